@@ -1,0 +1,174 @@
+import Config
+import Synchronization
+
+/// What role a plugin plays in a pipeline.
+public enum PluginKind: String, Sendable, CaseIterable, CustomStringConvertible {
+    case videoSource = "video-source"
+    case audioSource = "audio-source"
+    case imuSource = "imu-source"
+    case encoder
+    case detector
+    case sink
+
+    public var description: String { rawValue }
+
+    /// The kinds a manifest's `sources` array may name.
+    public static let sources: [PluginKind] = [.videoSource, .audioSource, .imuSource]
+}
+
+/// One parameter a plugin accepts, with its type, default and a one-line description.
+public struct PluginParameterSpec: Sendable {
+    public enum ValueType: Sendable, Equatable, CustomStringConvertible {
+        case integer, number, boolean, string
+        case numberArray
+        /// One of a fixed set of strings.
+        case choice([String])
+
+        public var description: String {
+            switch self {
+            case .integer: "integer"
+            case .number: "number"
+            case .boolean: "boolean"
+            case .string: "string"
+            case .numberArray: "array of numbers"
+            case .choice(let c): "one of " + c.map { "\"\($0)\"" }.joined(separator: ", ")
+            }
+        }
+    }
+
+    public let name: String
+    public let type: ValueType
+    /// The default; nil means the parameter is required.
+    public let defaultValue: JSONValue?
+    public let summary: String
+    /// Inclusive lower bound for numbers, if any.
+    public let minimum: Double?
+
+    public init(_ name: String, _ type: ValueType, default defaultValue: JSONValue?, minimum: Double? = nil, _ summary: String) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+        self.minimum = minimum
+        self.summary = summary
+    }
+
+    public var isRequired: Bool { defaultValue == nil }
+}
+
+/// What a plugin is: its name, kind, parameters and a one-line description.
+public struct PluginDescriptor: Sendable {
+    public let name: String
+    public let kind: PluginKind
+    public let summary: String
+    public let parameters: [PluginParameterSpec]
+
+    public init(name: String, kind: PluginKind, summary: String, parameters: [PluginParameterSpec]) {
+        self.name = name
+        self.kind = kind
+        self.summary = summary
+        self.parameters = parameters
+    }
+}
+
+/// A plugin's parameters after validation, defaults filled in.
+public struct PluginParameters: Sendable {
+    public let values: [String: JSONValue]
+    public init(_ values: [String: JSONValue]) { self.values = values }
+
+    public func integer(_ name: String) -> Int {
+        guard case .number(let d, _) = values[name] else { preconditionFailure("parameter \(name) is not a number") }
+        return Int(d)
+    }
+    public func number(_ name: String) -> Double {
+        guard case .number(let d, _) = values[name] else { preconditionFailure("parameter \(name) is not a number") }
+        return d
+    }
+    public func boolean(_ name: String) -> Bool {
+        guard case .bool(let b) = values[name] else { preconditionFailure("parameter \(name) is not a boolean") }
+        return b
+    }
+    public func string(_ name: String) -> String {
+        guard case .string(let s) = values[name] else { preconditionFailure("parameter \(name) is not a string") }
+        return s
+    }
+    public func numbers(_ name: String) -> [Double] {
+        guard case .array(let a) = values[name] else { preconditionFailure("parameter \(name) is not an array") }
+        return a.compactMap { if case .number(let d, _) = $0.value { d } else { nil } }
+    }
+}
+
+/// Makes one plugin instance from its validated parameters and the configuration in force.
+public struct PluginFactory: Sendable {
+    public typealias Make = @Sendable (PluginParameters, Configuration) throws -> any Sendable
+
+    public let descriptor: PluginDescriptor
+    public let make: Make
+
+    public init(_ descriptor: PluginDescriptor, make: @escaping Make) {
+        self.descriptor = descriptor
+        self.make = make
+    }
+}
+
+/// Named plugin factories by kind.
+///
+/// Tests build their own registry and pass it in, so they run in parallel without sharing state; ``default`` is the
+/// process-wide convenience that a tool fills with the built-in plugins at start (as swift-log's LoggingSystem).
+public final class PluginRegistry: Sendable {
+    private let factories: Mutex<[PluginKind: [String: PluginFactory]]>
+
+    public init(_ factories: [PluginFactory] = []) throws(RegistryError) {
+        self.factories = Mutex([:])
+        for f in factories { try register(f) }
+    }
+
+    /// The process-wide registry. Empty until a tool registers its built-ins.
+    public static let `default`: PluginRegistry = try! PluginRegistry()
+
+    /// Adds a factory; a second plugin of the same kind and name is refused.
+    public func register(_ factory: PluginFactory) throws(RegistryError) {
+        let d = factory.descriptor
+        let added = factories.withLock { table -> Bool in
+            if table[d.kind]?[d.name] != nil { return false }
+            table[d.kind, default: [:]][d.name] = factory
+            return true
+        }
+        if !added { throw RegistryError("a \(d.kind) plugin named '\(d.name)' is already registered") }
+    }
+
+    /// The factory for `name` among `kinds`, if registered.
+    public func factory(named name: String, kinds: [PluginKind]) -> PluginFactory? {
+        factories.withLock { table in
+            for k in kinds { if let f = table[k]?[name] { return f } }
+            return nil
+        }
+    }
+
+    /// Every descriptor of the given kinds, sorted by kind then name.
+    public func descriptors(kinds: [PluginKind] = PluginKind.allCases) -> [PluginDescriptor] {
+        factories.withLock { table in
+            kinds.flatMap { k in (table[k] ?? [:]).values.map(\.descriptor).sorted { $0.name < $1.name } }
+        }
+    }
+
+    /// Makes the plugin `name` of `kinds` as `T`; throws when it is unknown or not a `T`.
+    public func make<T>(
+        _ type: T.Type, named name: String, kinds: [PluginKind], parameters: PluginParameters,
+        config: Configuration
+    ) throws -> T {
+        guard let f = factory(named: name, kinds: kinds) else {
+            throw RegistryError("no \(kinds.map(\.rawValue).joined(separator: "/")) plugin named '\(name)'")
+        }
+        let made = try f.make(parameters, config)
+        guard let typed = made as? T else {
+            throw RegistryError("plugin '\(name)' made a \(Swift.type(of: made)), not a \(T.self)")
+        }
+        return typed
+    }
+}
+
+public struct RegistryError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,10 @@
+import Pipeline
+
+/// The plugins built into ppc-tool, registered in the process-wide registry at start.
+enum BuiltinPlugins {
+    static let all: [PluginFactory] = []
+
+    static func registerAll() {
+        for f in all { try! PluginRegistry.default.register(f) }
+    }
+}

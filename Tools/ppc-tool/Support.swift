@@ -1,0 +1,44 @@
+import CLI
+import Config
+import Foundation
+import Pipeline
+
+let ppcVersion = "0.1.0"
+
+/// Prints a Foundation JSON object, keys sorted, to stdout.
+func printJSON(_ object: Any) throws {
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    Terminal.out(String(decoding: data, as: UTF8.self))
+}
+
+/// The overrides `--set key=value` (and `--measured key=YYYY-MM-DD INSTRUMENT`) ask for, as a data error on bad input.
+func commandLineOverrides(_ inv: Invocation) throws -> [Override] {
+    var measured: [String: String] = [:]
+    for m in inv.values("measured") {
+        guard let eq = m.firstIndex(of: "=") else {
+            throw CommandFailure.usage("--measured '\(m)': expected KEY=YYYY-MM-DD INSTRUMENT")
+        }
+        measured[String(m[..<eq])] = String(m[m.index(after: eq)...])
+    }
+    var out: [Override] = []
+    var problems: [String] = []
+    for a in inv.values("set") {
+        let key = a.split(separator: "=", maxSplits: 1).first.map(String.init) ?? a
+        do {
+            out.append(try Configuration.override(assignment: a, measured: measured.removeValue(forKey: key)))
+        } catch {
+            problems += error.problems.map(\.message)
+        }
+    }
+    for key in measured.keys.sorted() {
+        problems.append("--measured \(key): no --set \(key)=VALUE to attach the measurement to")
+    }
+    if !problems.isEmpty { throw CommandFailure.dataError(problems.joined(separator: "\n")) }
+    return out
+}
+
+let setOption = Option.value("set", "key=value", repeatable: true, help: "Override a parameter (marked assumed).")
+let measuredOption = Option.value(
+    "measured", "key=YYYY-MM-DD instrument", repeatable: true,
+    help: "Attach a measurement record to a --set value, which makes it measured.")
+let jsonFlag = Option.flag("json", help: "Print machine-readable JSON.")

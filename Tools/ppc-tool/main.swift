@@ -1,0 +1,12 @@
+import CLI
+import Foundation
+
+/// `ppc-tool`: a subcommand per module, plus `run`.
+let root = Command(
+    "ppc-tool",
+    abstract: "PinPoint Capture for Linux: capture, ring, detect, mint and ship golf-swing clips.",
+    discussion: "Exit codes: 0 ok, 64 usage error, 65 bad input data, 1 runtime failure.",
+    subcommands: [ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RunCommand.command])
+
+BuiltinPlugins.registerAll()
+exit(Main.run(root, version: "ppc-tool \(ppcVersion)", arguments: Array(CommandLine.arguments.dropFirst())))
