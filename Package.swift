@@ -33,10 +33,16 @@ let package = Package(
         .target(name: "CLI", path: "Modules/CLI"),
         .testTarget(name: "CLITests", dependencies: ["CLI"], path: "Tests/CLITests"),
 
+        // MARK: - Plugins
+
+        /** Synthetic video, audio and IMU sources drawn from one known swing script: the built-in test session. */
+        .target(name: "Synthetic", dependencies: ["Pipeline", "Config"], path: "Plugins/Synthetic"),
+        .testTarget(name: "SyntheticTests", dependencies: ["Synthetic"], path: "Tests/SyntheticTests"),
+
         // MARK: - Tools
 
         /** `ppc-tool`: one subcommand per module, plus `run`. */
-        .executableTarget(name: "ppc-tool", dependencies: ["Config", "Pipeline", "CLI"], path: "Tools/ppc-tool"),
+        .executableTarget(name: "ppc-tool", dependencies: ["Config", "Pipeline", "CLI", "Synthetic"], path: "Tools/ppc-tool"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(name: "ToolTests", dependencies: ["ppc-tool"], path: "Tests/ToolTests"),
     ]

@@ -116,12 +116,17 @@ public enum Format {
 public enum Spelling {
     /// The candidate closest to `word` by edit distance, if it is close enough to be a plausible typo.
     public static func nearest<S: Sequence>(to word: String, among candidates: S) -> String? where S.Element == String {
-        var best: (String, Int)?
+        // Smallest edit distance; ties go to the longer shared prefix, then alphabetical order.
+        var best: (name: String, distance: Int, prefix: Int)?
+        let w = word.lowercased()
         for c in candidates {
-            let d = distance(word.lowercased(), c.lowercased())
-            if best == nil || d < best!.1 || (d == best!.1 && c < best!.0) { best = (c, d) }
+            let lc = c.lowercased()
+            let d = distance(w, lc)
+            let prefix = zip(w, lc).prefix { $0 == $1 }.count
+            if let b = best, (d, -prefix, c) >= (b.distance, -b.prefix, b.name) { continue }
+            best = (c, d, prefix)
         }
-        guard let (name, d) = best else { return nil }
+        guard let (name, d, _) = best else { return nil }
         return d <= max(2, word.count / 3) ? name : nil
     }
 

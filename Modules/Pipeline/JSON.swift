@@ -43,6 +43,13 @@ public struct JSONNode: Sendable, Equatable {
     public let value: JSONValue
     public let line: Int
     public let column: Int
+
+    /// A value with a position; 0 means it did not come from a text (a default, say).
+    public init(_ value: JSONValue, line: Int = 0, column: Int = 0) {
+        self.value = value
+        self.line = line
+        self.column = column
+    }
 }
 
 /// Malformed JSON, with where it went wrong.
@@ -95,14 +102,14 @@ public enum JSONReader {
             guard i < bytes.count else { throw error("unexpected end of input, expected a value") }
             let (l, c) = (line, column)
             switch bytes[i] {
-            case UInt8(ascii: "{"): return JSONNode(value: try object(depth: depth), line: l, column: c)
-            case UInt8(ascii: "["): return JSONNode(value: try array(depth: depth), line: l, column: c)
-            case UInt8(ascii: "\""): return JSONNode(value: .string(try string()), line: l, column: c)
-            case UInt8(ascii: "t"): try literal("true"); return JSONNode(value: .bool(true), line: l, column: c)
-            case UInt8(ascii: "f"): try literal("false"); return JSONNode(value: .bool(false), line: l, column: c)
-            case UInt8(ascii: "n"): try literal("null"); return JSONNode(value: .null, line: l, column: c)
+            case UInt8(ascii: "{"): return JSONNode(try object(depth: depth), line: l, column: c)
+            case UInt8(ascii: "["): return JSONNode(try array(depth: depth), line: l, column: c)
+            case UInt8(ascii: "\""): return JSONNode(.string(try string()), line: l, column: c)
+            case UInt8(ascii: "t"): try literal("true"); return JSONNode(.bool(true), line: l, column: c)
+            case UInt8(ascii: "f"): try literal("false"); return JSONNode(.bool(false), line: l, column: c)
+            case UInt8(ascii: "n"): try literal("null"); return JSONNode(.null, line: l, column: c)
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return JSONNode(value: try number(), line: l, column: c)
+                return JSONNode(try number(), line: l, column: c)
             default: throw error("unexpected '\(peekChar)', expected a value")
             }
         }
@@ -241,7 +248,11 @@ public enum JSONReader {
                 while c.i < c.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c.bytes[c.i]) { c.i += 1 }
                 return c.i - s
             }
+            let intStart = i
             guard digits(&self) > 0 else { throw error("invalid number") }
+            if bytes[intStart] == UInt8(ascii: "0"), i - intStart > 1 {
+                throw error("invalid number: leading zero")
+            }
             if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
                 isInteger = false
                 i += 1

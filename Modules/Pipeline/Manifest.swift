@@ -201,7 +201,10 @@ struct Checker {
             for p in error.problems {
                 let at = p.key.flatMap { overrideNodes[$0] }
                 let code: ManifestError.Code = p.code == .unknownKey ? .unknownKey : .invalidConfig
-                add(code, at?.path ?? "config", at?.node ?? root["config"], p.message)
+                // The path already says where; drop the override's own origin prefix.
+                var message = p.message
+                if let at, message.hasPrefix("manifest \(at.path): ") { message.removeFirst("manifest \(at.path): ".count) }
+                add(code, at?.path ?? "config", at?.node ?? root["config"], message)
             }
         }
         guard problems.isEmpty, let configuration else { return nil }

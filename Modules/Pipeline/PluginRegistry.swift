@@ -99,7 +99,8 @@ public struct PluginParameters: Sendable {
 
 /// Makes one plugin instance from its validated parameters and the configuration in force.
 public struct PluginFactory: Sendable {
-    public typealias Make = @Sendable (PluginParameters, Configuration) throws -> any Sendable
+    /// Makes an instance. Instances are owned by the one stage thread that drives them, so they need not be Sendable.
+    public typealias Make = @Sendable (PluginParameters, Configuration) throws -> AnyObject
 
     public let descriptor: PluginDescriptor
     public let make: Make

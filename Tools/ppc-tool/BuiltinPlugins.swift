@@ -1,8 +1,9 @@
 import Pipeline
+import Synthetic
 
 /// The plugins built into ppc-tool, registered in the process-wide registry at start.
 enum BuiltinPlugins {
-    static let all: [PluginFactory] = []
+    static let all: [PluginFactory] = SyntheticPlugins.all
 
     static func registerAll() {
         for f in all { try! PluginRegistry.default.register(f) }

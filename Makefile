@@ -1,0 +1,28 @@
+# ppc — the two commands: `make run` and `make test`. Both install missing Debian packages first.
+SWIFT ?= swift
+OUT ?= out
+BIN := .build/debug
+
+.PHONY: run test deps build check-architecture clean
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	$(SWIFT) build
+
+## make run: build, then run the default pipeline on the built-in synthetic source and say where its output went.
+run: build
+	$(BIN)/ppc-tool run Manifests/default.json --out $(OUT)
+
+## make test: the architecture check, then every test target (Specs included).
+test: deps check-architecture
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+check-architecture:
+	@scripts/check-architecture-selftest
+	@scripts/check-architecture
+
+clean:
+	rm -rf .build $(OUT)

@@ -1,0 +1,109 @@
+/// The stages a manifest composes, and what each takes and gives.
+///
+/// ```
+/// video source ─frames─▶ encoder ─fragments─▶ FragmentRing ─┐
+/// audio source ─samples─▶ Detect ─candidates─▶ TimelineIndex ─┴▶ PayloadSource (SwingWindow) ─▶ sinks
+/// imu source ─samples─▶ TimelineIndex
+/// ```
+///
+/// Every time is in nanoseconds on the **capture clock**: CLOCK_MONOTONIC of the capturing machine (or, for synthetic
+/// and file sources, a session clock that starts at the source's `startNs`). Sources fill buffers their caller owns
+/// and reuses, so the per-frame and per-sample paths allocate nothing.
+
+/// Pixel layouts a source can hand over. NV12 travels to the encoder without conversion.
+public enum PixelFormat: String, Sendable, CaseIterable {
+    /// 8-bit Y plane, then interleaved Cb/Cr at half resolution both ways (4:2:0).
+    case nv12
+    /// 8-bit packed 4:2:2 Y0 Cb Y1 Cr.
+    case yuyv
+
+    /// Bytes of one frame of `width`×`height`.
+    public func frameBytes(width: Int, height: Int) -> Int {
+        switch self {
+        case .nv12: width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+        case .yuyv: width * height * 2
+        }
+    }
+}
+
+/// A video stream's fixed format: one format for the life of a session.
+public struct VideoFormat: Sendable, Equatable, CustomStringConvertible {
+    public let width: Int
+    public let height: Int
+    public let framesPerSecond: Int
+    public let pixelFormat: PixelFormat
+
+    public init(width: Int, height: Int, framesPerSecond: Int, pixelFormat: PixelFormat = .nv12) {
+        self.width = width
+        self.height = height
+        self.framesPerSecond = framesPerSecond
+        self.pixelFormat = pixelFormat
+    }
+
+    public var frameBytes: Int { pixelFormat.frameBytes(width: width, height: height) }
+    /// Nominal frame interval in nanoseconds (rounded).
+    public var frameIntervalNs: Int64 { (1_000_000_000 + Int64(framesPerSecond) / 2) / Int64(framesPerSecond) }
+    public var description: String { "\(width)x\(height)@\(framesPerSecond) \(pixelFormat.rawValue)" }
+}
+
+/// What a video source says of one frame it wrote.
+public struct FrameInfo: Sendable, Equatable {
+    /// The source's frame sequence number (gaps mean the source dropped frames).
+    public var index: Int64
+    /// Capture-clock time of the frame, nanoseconds.
+    public var timeNs: Int64
+
+    public init(index: Int64, timeNs: Int64) {
+        self.index = index
+        self.timeNs = timeNs
+    }
+}
+
+/// Gives frames. Takes nothing. The caller owns the buffer and reuses it.
+public protocol VideoSource: AnyObject {
+    var format: VideoFormat { get }
+    /// Writes the next frame into `buffer` (at least `format.frameBytes` long); nil at the end of the stream.
+    func readFrame(into buffer: UnsafeMutableRawBufferPointer) throws -> FrameInfo?
+}
+
+/// What an audio source says of one block of samples it wrote.
+public struct AudioBlock: Sendable, Equatable {
+    /// Index of the block's first sample, counted from the stream's first sample.
+    public var firstSample: Int64
+    public var count: Int
+    /// Capture-clock time of the first sample, nanoseconds.
+    public var timeNs: Int64
+
+    public init(firstSample: Int64, count: Int, timeNs: Int64) {
+        self.firstSample = firstSample
+        self.count = count
+        self.timeNs = timeNs
+    }
+}
+
+/// Gives mono Float32 samples in [-1, 1]. Takes nothing.
+public protocol AudioSource: AnyObject {
+    var sampleRate: Int { get }
+    /// Writes up to `buffer.count` samples; nil at the end of the stream.
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> AudioBlock?
+}
+
+/// One inertial sample: acceleration in m/s² and rotation rate in rad/s, device axes.
+public struct IMUSample: Sendable, Equatable {
+    public var timeNs: Int64
+    public var acceleration: SIMD3<Float>
+    public var rotationRate: SIMD3<Float>
+
+    public init(timeNs: Int64, acceleration: SIMD3<Float>, rotationRate: SIMD3<Float>) {
+        self.timeNs = timeNs
+        self.acceleration = acceleration
+        self.rotationRate = rotationRate
+    }
+}
+
+/// Gives IMU samples. Takes nothing.
+public protocol IMUSource: AnyObject {
+    var rateHz: Int { get }
+    /// The next sample; nil at the end of the stream.
+    func next() throws -> IMUSample?
+}

@@ -1,0 +1,74 @@
+import Config
+import Pipeline
+
+/// The synthetic sources' registrations. Each shares `seconds` and `impacts` so one manifest can give all three the
+/// same script; defaults describe a 12 s session with three swings.
+public enum SyntheticPlugins {
+    static let defaultImpacts: JSONValue = .array([2.5, 5.5, 8.5].map { JSONNode(.number($0, isInteger: false)) })
+
+    static let sessionParameters: [PluginParameterSpec] = [
+        .init("seconds", .number, default: .number(12, isInteger: true), minimum: 0, "Length of the stream, seconds."),
+        .init("impacts", .numberArray, default: defaultImpacts, "Impact times, seconds from the start (the truth)."),
+        .init("startNs", .integer, default: .number(0, isInteger: true), minimum: 0,
+              "Capture-clock time of the first frame/sample, ns."),
+    ]
+
+    static func script(_ p: PluginParameters) -> SwingScript {
+        SwingScript(impactSeconds: p.numbers("impacts"), startNs: Int64(p.integer("startNs")))
+    }
+
+    public static let video = PluginFactory(
+        PluginDescriptor(
+            name: "synthetic.video", kind: .videoSource,
+            summary: "NV12 frames of a swinging club shaft with a known angle, a ball that leaves at impact, and a frame-counter bar code.",
+            parameters: [
+                .init("width", .integer, default: .number(640, isInteger: true), minimum: 160, "Frame width, pixels (even; the frame counter needs 160)."),
+                .init("height", .integer, default: .number(360, isInteger: true), minimum: 48, "Frame height, pixels (even)."),
+                .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, "Frames per second."),
+                .init("pace", .choice(SyntheticVideoSource.Pace.allCases.map(\.rawValue)), default: .string("asap"),
+                      "asap: as fast as read; realtime: no faster than a camera."),
+            ] + sessionParameters),
+        make: { p, _ in
+            let w = p.integer("width")
+            let h = p.integer("height")
+            guard w % 2 == 0, h % 2 == 0 else {
+                throw RegistryError("synthetic.video: width and height must be even for NV12, found \(w)x\(h)")
+            }
+            return SyntheticVideoSource(
+                format: VideoFormat(width: w, height: h, framesPerSecond: p.integer("fps")), script: script(p),
+                startNs: Int64(p.integer("startNs")), seconds: p.number("seconds"),
+                pace: SyntheticVideoSource.Pace(rawValue: p.string("pace"))!)
+        })
+
+    public static let audio = PluginFactory(
+        PluginDescriptor(
+            name: "synthetic.audio", kind: .audioSource,
+            summary: "Mono room noise, a whoosh before each impact and a sharp impact starting exactly at the impact sample.",
+            parameters: [
+                .init("sampleRate", .integer, default: .number(48_000, isInteger: true), minimum: 8000, "Samples per second."),
+                .init("noiseDbfs", .number, default: .number(-60, isInteger: true), "Room noise level, dBFS."),
+                .init("impactDbfs", .number, default: .number(-12, isInteger: true), "Impact peak level, dBFS."),
+                .init("seed", .integer, default: .number(1, isInteger: true), minimum: 0, "Noise generator seed."),
+            ] + sessionParameters),
+        make: { p, _ in
+            SyntheticAudioSource(
+                sampleRate: p.integer("sampleRate"), script: script(p), startNs: Int64(p.integer("startNs")),
+                seconds: p.number("seconds"), noiseDbfs: p.number("noiseDbfs"), impactDbfs: p.number("impactDbfs"),
+                seed: UInt64(p.integer("seed")))
+        })
+
+    public static let imu = PluginFactory(
+        PluginDescriptor(
+            name: "synthetic.imu", kind: .imuSource,
+            summary: "IMU samples (gravity, noise and the ground's shake at each impact) at a fixed rate.",
+            parameters: [
+                .init("rateHz", .integer, default: .number(100, isInteger: true), minimum: 1, "Samples per second.")
+            ] + sessionParameters),
+        make: { p, _ in
+            SyntheticIMUSource(
+                rateHz: p.integer("rateHz"), script: script(p), startNs: Int64(p.integer("startNs")),
+                seconds: p.number("seconds"))
+        })
+
+    public static let all = [video, audio, imu]
+}

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Pipeline
+
+/// `synthetic.video`: NV12 frames of any size and rate showing a club shaft whose angle per frame is known from the
+/// ``SwingScript``, a ball that leaves at each impact, and a ``FrameCounter`` bar code of the frame index.
+///
+/// Cost per frame: one fill of the buffer plus a few thousand pixels of drawing; nothing is allocated.
+public final class SyntheticVideoSource: VideoSource {
+    public let format: VideoFormat
+    public let script: SwingScript
+    let startNs: Int64
+    let frameCount: Int64
+    let pace: Pace
+    var next: Int64 = 0
+    var paceOriginNs: Int64 = 0
+
+    public enum Pace: String, Sendable, CaseIterable {
+        /// Frames as fast as the caller reads them (tests, benchmarks).
+        case asap
+        /// Each frame no earlier than its capture time would allow a camera to deliver it.
+        case realtime
+    }
+
+    public init(format: VideoFormat, script: SwingScript, startNs: Int64 = 0, seconds: Double, pace: Pace = .asap) {
+        precondition(format.pixelFormat == .nv12, "synthetic.video draws NV12")
+        self.format = format
+        self.script = script
+        self.startNs = startNs
+        self.frameCount = Int64((seconds * Double(format.framesPerSecond)).rounded())
+        self.pace = pace
+    }
+
+    /// Capture time of frame `i`: exact to the nanosecond (i × 1e9 / fps, rounded down).
+    public func timeNs(ofFrame i: Int64) -> Int64 {
+        startNs + i * 1_000_000_000 / Int64(format.framesPerSecond)
+    }
+
+    /// The first frame at or after `t` (so the frame that first shows the ball gone is `firstFrame(atOrAfter: impact)`).
+    public func firstFrame(atOrAfter t: Int64) -> Int64 {
+        let fps = Int64(format.framesPerSecond)
+        let rel = t - startNs
+        return (rel * fps + 999_999_999) / 1_000_000_000
+    }
+
+    public func readFrame(into buffer: UnsafeMutableRawBufferPointer) throws -> FrameInfo? {
+        guard next < frameCount else { return nil }
+        precondition(buffer.count >= format.frameBytes, "frame buffer too small")
+        let i = next
+        next += 1
+        let t = timeNs(ofFrame: i)
+        if pace == .realtime { waitUntil(t) }
+        let w = format.width
+        let h = format.height
+        let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        (base).update(repeating: 40, count: w * h)  // dark luma
+        (base + w * h).update(repeating: 128, count: format.frameBytes - w * h)  // neutral chroma
+
+        // Ball: a bright disc at the bottom centre while it is on the tee.
+        let r = max(2, h / 40)
+        let bx = w / 2
+        let by = h - 2 * r - 1
+        if script.ballPresent(at: t) {
+            for dy in -r...r {
+                let span = Int(Double(r * r - dy * dy).squareRoot())
+                (base + (by + dy) * w + bx - span).update(repeating: 250, count: 2 * span + 1)
+            }
+        }
+        // Shaft: from the grip above the ball, at the script's angle (0 = pointing straight down at the ball).
+        let radians = script.shaftDegrees(at: t) * Double.pi / 180
+        let gx = Double(bx)
+        let gy = Double(by) - Double(h) * 0.55
+        let length = Double(h) * 0.5
+        let (sx, sy) = (sin(radians), cos(radians))
+        let steps = Int(length)
+        for s in 0...steps {
+            let x = Int(gx + sx * Double(s))
+            let y = Int(gy + sy * Double(s))
+            if x >= 1, x < w - 1, y >= 0, y < h {
+                (base + y * w + x - 1).update(repeating: 220, count: 3)
+            }
+        }
+        FrameCounter.draw(i, into: base, width: w, height: h, stride: w)
+        return FrameInfo(index: i, timeNs: t)
+    }
+
+    func waitUntil(_ t: Int64) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowNs = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        if paceOriginNs == 0 { paceOriginNs = nowNs - (t - startNs) }
+        let due = paceOriginNs + (t - startNs)
+        guard due > nowNs else { return }
+        var ts = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+}

@@ -1,0 +1,212 @@
+import Config
+import Testing
+
+@testable import Pipeline
+
+/// A registry of this test's own, so tests run in parallel without touching the process-wide default.
+func testRegistry() throws -> PluginRegistry {
+    final class Dummy {}
+    return try PluginRegistry([
+        PluginFactory(
+            PluginDescriptor(
+                name: "test.video", kind: .videoSource, summary: "test",
+                parameters: [
+                    .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, "rate"),
+                    .init("width", .integer, default: .number(640, isInteger: true), "width"),
+                    .init("mode", .choice(["a", "b"]), default: .string("a"), "mode"),
+                    .init("times", .numberArray, default: .array([]), "times"),
+                ]), make: { _, _ in Dummy() }),
+        PluginFactory(
+            PluginDescriptor(
+                name: "test.audio", kind: .audioSource, summary: "test",
+                parameters: [.init("device", .string, default: nil, "required device name")]),
+            make: { _, _ in Dummy() }),
+        PluginFactory(
+            PluginDescriptor(name: "test.sink", kind: .sink, summary: "test", parameters: []), make: { _, _ in Dummy() }),
+    ])
+}
+
+@Suite("Manifest: bad input is refused precisely")
+struct ManifestTests {
+    func problems(_ text: String) throws -> [ManifestError.Problem] {
+        let registry = try testRegistry()
+        do {
+            _ = try Manifest.parse(text, registry: registry)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test func aValidManifestResolvesDefaults() throws {
+        let m = try Manifest.parse(
+            #"{"session": "s", "sources": [{"plugin": "test.video", "params": {"fps": 240}}, {"plugin": "test.audio", "params": {"device": "hw:0"}}], "sinks": [{"plugin": "test.sink"}]}"#,
+            registry: testRegistry())
+        #expect(m.session == "s")
+        #expect(m.sources.map(\.kind) == [.videoSource, .audioSource])
+        #expect(m.sources[0].parameters.integer("fps") == 240)
+        #expect(m.sources[0].parameters.integer("width") == 640)
+        #expect(m.sinks.first?.plugin == "test.sink")
+        #expect(m.configuration.validate().isEmpty)
+    }
+
+    @Test func unknownPluginListsTheKnownOnesOfThatKind() throws {
+        let p = try problems(#"{"session": "s", "sources": [{"plugin": "test.vidoe"}]}"#)
+        #expect(p.count == 1)
+        #expect(p[0].code == .unknownPlugin)
+        #expect(p[0].path == "sources[0].plugin")
+        #expect(p[0].message.contains("did you mean 'test.video'?"))
+        #expect(p[0].message.contains("known: test.video, test.audio"))
+        #expect(!p[0].message.contains("test.sink"))
+    }
+
+    @Test func unknownKeyNamesItsPathAndTheNearestKey() throws {
+        let p = try problems(
+            """
+            {
+              "session": "s",
+              "sources": [{"plugin": "test.video", "params": {"fsp": 120}}]
+            }
+            """)
+        #expect(p.count == 1)
+        #expect(p[0].code == .unknownKey)
+        #expect(p[0].path == "sources[0].params.fsp")
+        #expect(p[0].message.contains("did you mean 'fps'?"))
+        #expect(p[0].line == 3)
+    }
+
+    @Test(arguments: [
+        (#"{"fps": "120"}"#, "sources[0].params.fps", "expected integer, found string \"120\""),
+        (#"{"fps": 119.5}"#, "sources[0].params.fps", "expected integer, found number 119.5"),
+        (#"{"fps": 0}"#, "sources[0].params.fps", "below the minimum 1"),
+        (#"{"mode": "c"}"#, "sources[0].params.mode", "'c' is not one of \"a\", \"b\""),
+        (#"{"times": [1, "x"]}"#, "sources[0].params.times[1]", "expected number, found string \"x\""),
+        (#"{"width": true}"#, "sources[0].params.width", "expected integer, found boolean true"),
+    ])
+    func wrongTypeSaysExpectedAndFound(params: String, path: String, message: String) throws {
+        let p = try problems(#"{"session": "s", "sources": [{"plugin": "test.video", "params": \#(params)}]}"#)
+        #expect(p.count == 1)
+        #expect(p.first?.path == path)
+        #expect(p.first?.message.contains(message) == true, "\(p.first?.message ?? "")")
+    }
+
+    @Test func missingRequiredKeysAreEachNamed() throws {
+        let p = try problems(#"{"sources": [{"params": {}}, {"plugin": "test.audio"}]}"#)
+        #expect(p.map(\.path) == ["session", "sources[0].plugin", "sources[1].params.device"])
+        #expect(p.allSatisfy { $0.code == .missingRequired })
+    }
+
+    @Test(arguments: [
+        ("{\n  \"session\": \"s\",\n  \"sources\": [ ]\n  \"x\": 1\n}", 4, 3),
+        ("{\"session\": \"s\",}", 1, 17),
+        ("{\"a\": tru}", 1, 7),
+        ("{\"a\": \"unterminated}", 1, 21),
+        ("{\"a\": 1, \"a\": 2}", 1, 10),
+        ("", 1, 1),
+    ])
+    func malformedJSONGivesLineAndColumn(text: String, line: Int, column: Int) throws {
+        let p = try problems(text)
+        #expect(p.count == 1)
+        #expect(p.first?.code == .malformedJSON)
+        #expect(p.first?.line == line)
+        #expect(p.first?.column == column)
+    }
+
+    @Test func configSectionOverridesAreCheckedAndValidated() throws {
+        let p = try problems(
+            #"{"session": "s", "sources": [{"plugin": "test.video"}], "config": {"capture.clipPostNs": 9000000000}}"#)
+        #expect(p.count == 1)
+        #expect(p[0].path == "config.capture.clipPostNs")
+        #expect(p[0].message.contains("must fit in capture.ringSeconds"))
+        let q = try problems(
+            #"{"session": "s", "sources": [{"plugin": "test.video"}], "config": {"capture.ringSecs": 3}}"#)
+        #expect(q.first?.code == .unknownKey)
+        #expect(q.first?.message.contains("did you mean capture.ringSeconds?") == true)
+    }
+
+    @Test func configMeasurementRecordMakesItMeasured() throws {
+        let m = try Manifest.parse(
+            #"""
+            {"session": "s", "sources": [{"plugin": "test.video"}], "config": {
+              "capture.videoBitrateBps": {"value": 40000000, "measurement": {"date": "2026-11-30", "instrument": "E-M2 rig"}},
+              "capture.fragmentCapacity": 24
+            }}
+            """#, registry: testRegistry())
+        #expect(m.configuration["capture.videoBitrateBps"]?.provenance.mark == .measured)
+        #expect(m.configuration["capture.fragmentCapacity"]?.provenance.mark == .assumed)
+        #expect(m.configuration.real("capture.ringSeconds") == 12)
+    }
+
+    @Test func aMeasurementWithoutInstrumentIsRefused() throws {
+        let p = try problems(
+            #"{"session": "s", "sources": [{"plugin": "test.video"}], "config": {"capture.videoBitrateBps": {"value": 1, "measurement": {"date": "2026-11-30", "instrument": ""}}}}"#
+        )
+        #expect(p.first?.path == "config.capture.videoBitrateBps.measurement")
+    }
+
+    @Test func twoVideoSourcesAreTwoDevices() throws {
+        let p = try problems(#"{"session": "s", "sources": [{"plugin": "test.video"}, {"plugin": "test.video"}]}"#)
+        #expect(p.first?.message.contains("two viewpoints are two devices") == true)
+    }
+
+    @Test func everyProblemIsReportedNotJustTheFirst() throws {
+        let p = try problems(
+            #"{"session": 3, "sources": [{"plugin": "nope"}], "sinks": {}, "extra": 1, "config": {"capture.nope": 1}}"#)
+        #expect(Set(p.map(\.path)) == ["session", "sources[0].plugin", "sinks", "extra", "config.capture.nope"])
+    }
+}
+
+@Suite("PluginRegistry")
+struct RegistryTests {
+    @Test func duplicatesAreRefused() throws {
+        let r = try testRegistry()
+        #expect(throws: RegistryError.self) {
+            try r.register(PluginFactory(r.factory(named: "test.sink", kinds: [.sink])!.descriptor) { _, _ in r })
+        }
+    }
+
+    @Test func sameNameUnderAnotherKindIsDistinct() throws {
+        let r = try testRegistry()
+        final class Enc {}
+        try r.register(PluginFactory(PluginDescriptor(name: "test.video", kind: .encoder, summary: "", parameters: [])) { _, _ in Enc() })
+        #expect(r.descriptors(kinds: [.encoder]).map(\.name) == ["test.video"])
+    }
+
+    @Test func makeChecksTheType() throws {
+        let r = try testRegistry()
+        #expect(throws: RegistryError.self) {
+            _ = try r.make(
+                VideoSource.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters([:]),
+                config: .defaults)
+        }
+        #expect(throws: RegistryError.self) {
+            _ = try r.make(
+                AnyObject.self, named: "missing", kinds: [.videoSource], parameters: PluginParameters([:]),
+                config: .defaults)
+        }
+    }
+
+    @Test func testsGetTheirOwnRegistry() throws {
+        #expect(try testRegistry().descriptors().count == 3)
+        #expect(PluginRegistry.default.descriptors().isEmpty)  // nothing registered the built-ins in this process
+    }
+}
+
+@Suite("JSONReader")
+struct JSONReaderTests {
+    @Test func typesAndPositions() throws {
+        let n = try JSONReader.parse("{\n \"a\": [1, 2.5, -3e2],\n \"b\": \"\\u00e9\\n\", \"c\": null, \"d\": false}")
+        let a = try #require(n["a"])
+        #expect(a.line == 2 && a.column == 7)
+        #expect(a.value == .array([JSONNode(.number(1, isInteger: true)), JSONNode(.number(2.5, isInteger: false)), JSONNode(.number(-300, isInteger: false))]))
+        #expect(n["b"]?.value == .string("é\n"))
+        #expect(n["c"]?.value == .null)
+        #expect(n["d"]?.value == .bool(false))
+        #expect(n.members?.map(\.key) == ["a", "b", "c", "d"])  // order kept
+    }
+
+    @Test(arguments: ["[1,]", "01", "1.", "\"\\x\"", "[1] 2", "{\"a\" 1}", String(repeating: "[", count: 100)])
+    func rejects(text: String) {
+        #expect(throws: JSONSyntaxError.self) { try JSONReader.parse(text) }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Runs a built ppc binary and captures what it printed and its exit status.
+struct ToolRunner {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// The package root, from this file's path.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The directory holding the built products: the test bundle sits beside the executables.
+    static let productsDirectory: URL = {
+        if let dir = ProcessInfo.processInfo.environment["PPC_BIN_DIR"] { return URL(fileURLWithPath: dir) }
+        var url = Bundle.main.bundleURL
+        for _ in 0..<3 {
+            if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("ppc-tool").path) { return url }
+            url = url.deletingLastPathComponent()
+        }
+        return packageRoot.appendingPathComponent(".build/debug")
+    }()
+
+    static func fixture(_ path: String) -> String { packageRoot.appendingPathComponent("Tests/Fixtures/\(path)").path }
+    static func repoFile(_ path: String) -> String { packageRoot.appendingPathComponent(path).path }
+
+    static func run(_ arguments: [String], tool: String = "ppc-tool") throws -> Result {
+        let p = Process()
+        p.executableURL = productsDirectory.appendingPathComponent(tool)
+        p.arguments = arguments
+        p.currentDirectoryURL = packageRoot
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var errData = Data()
+        group.enter()
+        DispatchQueue.global().async {
+            errData = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        p.waitUntilExit()
+        return Result(
+            status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
