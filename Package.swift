@@ -15,11 +15,43 @@ let package = Package(
         .executable(name: "ppc-tool", targets: ["ppc-tool"])
     ],
     targets: [
+        // MARK: - C libraries (each imported by exactly one wrapper)
+
+        /** libxxhash, found by pkg-config; wrapped by Checksum. */
+        .systemLibrary(name: "CXXHash", path: "Modules/CXXHash", pkgConfig: "libxxhash"),
+        /** XXH3-64 checksums: the only importer of CXXHash. */
+        .target(name: "Checksum", dependencies: ["CXXHash"], path: "Modules/Checksum"),
+
+        // MARK: - Syscall
+
+        /** System calls through one EINTR-retrying, errno-typing helper; file descriptors that close themselves. */
+        .target(name: "Syscall", path: "Modules/Syscall"),
+
         // MARK: - Config
 
         /** Every parameter ppc is built with, each with its value, unit and provenance (measured/vendor/derived/assumed). */
         .target(name: "Config", path: "Modules/Config"),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests"),
+
+        // MARK: - FragmentRing
+
+        /** The last seconds on disk as a ring of encoded fragments, crash-safe, with pins and validated reads. */
+        .target(name: "FragmentRing", dependencies: ["Checksum", "Syscall"], path: "Modules/FragmentRing"),
+        .testTarget(name: "FragmentRingTests", dependencies: ["TestSupport", "FragmentRing"], path: "Tests/FragmentRingTests"),
+
+        // MARK: - TimelineIndex
+
+        /** Every source's entries (fragments, audio windows, IMU, interruptions, candidates) on one time axis. */
+        .target(name: "TimelineIndex", dependencies: ["Checksum"], path: "Modules/TimelineIndex"),
+        .testTarget(name: "TimelineIndexTests", dependencies: ["TestSupport", "TimelineIndex"], path: "Tests/TimelineIndexTests"),
+
+        // MARK: - PayloadSource
+
+        /** SwingWindow: a frozen time-range view over the live ring + index, or over a bundle read back. */
+        .target(
+            name: "PayloadSource", dependencies: ["FragmentRing", "TimelineIndex", "Checksum", "Syscall"],
+            path: "Modules/PayloadSource"),
+        .testTarget(name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource"], path: "Tests/PayloadSourceTests"),
 
         // MARK: - Pipeline
 
@@ -38,6 +70,15 @@ let package = Package(
         /** Synthetic video, audio and IMU sources drawn from one known swing script: the built-in test session. */
         .target(name: "Synthetic", dependencies: ["Pipeline", "Config"], path: "Plugins/Synthetic"),
         .testTarget(name: "SyntheticTests", dependencies: ["Synthetic"], path: "Tests/SyntheticTests"),
+
+        // MARK: - Test support and Specs
+
+        /** Helpers shared by test targets and Specs (temporary directories, deterministic fragments). */
+        .target(name: "TestSupport", dependencies: ["FragmentRing"], path: "Tests/TestSupport"),
+        /** Executable specifications: the buffer tests seed 000 asks to port, and crash safety. */
+        .testTarget(
+            name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall"],
+            path: "Specs"),
 
         // MARK: - Tools
 

@@ -1,0 +1,160 @@
+import Checksum
+import Foundation
+import Glibc
+import Syscall
+
+/// What a directory holds, read without changing anything: the basis of both recovery on open and
+/// `ppc-tool ring inspect/verify`.
+public struct RingScan: Sendable {
+    /// Whole, checksum-valid fragments of the current generation, ascending by sequence.
+    public var fragments: [FragmentInfo]
+    /// Pins recorded and not released.
+    public var pins: [PinToken]
+    public var generation: UInt32
+    /// The highest sequence any record names (the sequence continues after it).
+    public var highestSequence: SequenceNumber?
+    /// The highest sequence that was published and has since been recycled.
+    public var recycledThrough: SequenceNumber?
+    /// Files that must not be trusted, with why: orphans (no durable record), short or checksum-bad fragments,
+    /// fragments of an older generation.
+    public var rejected: [(file: String, reason: String)]
+    /// Bytes after the last whole, valid record of index.log (a torn append).
+    public var tornTailBytes: Int64
+    /// Records in the middle of the log whose own checksum failed.
+    public var damagedRecords: Int
+    let validLogLength: Int64
+
+    public var problems: [String] {
+        rejected.map { "\($0.file): \($0.reason)" }
+            + (tornTailBytes > 0 ? ["index.log: \(tornTailBytes) bytes of a torn record at the end"] : [])
+            + (damagedRecords > 0 ? ["index.log: \(damagedRecords) damaged records"] : [])
+    }
+}
+
+extension FragmentRing {
+    static let metadataFile = "ring.json"
+    static let indexFile = "index.log"
+    static let fragmentsDirectory = "fragments"
+    static let format = "ppc-fragment-ring"
+    static let formatVersion = 1
+
+    /// Reads a ring directory without changing it. `verifyChecksums` reads every fragment's bytes.
+    public static func scan(directory: String, verifyChecksums: Bool = true) throws(RingError) -> RingScan {
+        let metaPath = "\(directory)/\(metadataFile)"
+        guard FileSystem.exists(metaPath) else {
+            throw RingError(.badDirectory, "\(directory): not a fragment ring (no \(metadataFile))")
+        }
+        try checkMetadata(metaPath)
+        do {
+            let log = try IndexLog(path: "\(directory)/\(indexFile)", sync: false)
+            let (records, validLength, damaged) = try log.readAll()
+            return try scan(directory: directory, records: records, logLength: log.length, validLength: validLength,
+                damaged: damaged, verifyChecksums: verifyChecksums)
+        } catch let e as SystemError {
+            throw RingError(.io, "\(directory): \(e)", cause: e)
+        } catch let e as RingError {
+            throw e
+        } catch {
+            throw RingError(.io, "\(directory): \(error)")
+        }
+    }
+
+    static func checkMetadata(_ path: String) throws(RingError) {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw RingError(.badDirectory, "\(path): not readable JSON (\(error.localizedDescription))")
+        }
+        guard let o = object as? [String: Any], o["format"] as? String == format else {
+            throw RingError(.badDirectory, "\(path): 'format' is not \"\(format)\"")
+        }
+        guard let v = o["version"] as? Int, v == formatVersion else {
+            throw RingError(.badDirectory, "\(path): 'version' \(o["version"] ?? "missing") is not \(formatVersion)")
+        }
+    }
+
+    static func scan(
+        directory: String, records: [IndexRecord], logLength: Int64, validLength: Int64, damaged: Int,
+        verifyChecksums: Bool
+    ) throws -> RingScan {
+        var generation: UInt32 = 0
+        var byNumber: [SequenceNumber: FragmentInfo] = [:]
+        var pins: [UInt64: PinToken] = [:]
+        var highest: SequenceNumber?
+        for r in records {
+            switch r.kind {
+            case .generation: generation = max(generation, r.generation)
+            case .fragment:
+                let f = r.fragmentInfo
+                byNumber[f.sequence] = f
+                if highest == nil || highest! < f.sequence { highest = f.sequence }
+            case .pin:
+                pins[UInt64(bitPattern: r.a)] = PinToken(
+                    id: UInt64(bitPattern: r.a), first: SequenceNumber(r.sequence), last: SequenceNumber(UInt64(bitPattern: r.b)))
+            case .unpin:
+                pins[UInt64(bitPattern: r.a)] = nil
+            }
+        }
+        var live: [FragmentInfo] = []
+        var rejected: [(String, String)] = []
+        var present: Set<SequenceNumber> = []
+        let dir = "\(directory)/\(fragmentsDirectory)"
+        let names = FileSystem.exists(dir) ? try FileSystem.list(dir).sorted() : []
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        for name in names {
+            let path = "\(dir)/\(name)"
+            guard let dot = name.firstIndex(of: "."), let raw = UInt64(name[..<dot], radix: 16) else {
+                rejected.append((path, "not a fragment file name"))
+                continue
+            }
+            let seq = SequenceNumber(raw)
+            guard let info = byNumber[seq] else {
+                rejected.append((path, "orphan: no durable index record (written when the process stopped)"))
+                continue
+            }
+            guard info.generation == generation else {
+                rejected.append((path, "from generation \(info.generation), the ring is at \(generation)"))
+                continue
+            }
+            let fd = try FileDescriptor.open(path, O_RDONLY)
+            let size = try fd.size()
+            guard size == info.byteLength else {
+                rejected.append((path, "\(size) bytes, its record says \(info.byteLength)"))
+                continue
+            }
+            if verifyChecksums {
+                let hasher = XXH3.Hasher()
+                var offset: Int64 = 0
+                while offset < size {
+                    let n = try buffer.withUnsafeMutableBytes { try fd.read(into: $0, at: offset) }
+                    if n == 0 { break }
+                    buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                    offset += Int64(n)
+                }
+                guard hasher.digest == info.checksum else {
+                    rejected.append((path, "checksum \(hex(hasher.digest)) does not match its record's \(hex(info.checksum))"))
+                    continue
+                }
+            }
+            present.insert(seq)
+            live.append(info)
+        }
+        live.sort { $0.sequence < $1.sequence }
+        // A published fragment whose file is gone was recycled.
+        var recycledThrough: SequenceNumber?
+        for (seq, info) in byNumber where !present.contains(seq) && info.generation == generation {
+            if recycledThrough == nil || recycledThrough! < seq { recycledThrough = seq }
+        }
+        return RingScan(
+            fragments: live, pins: pins.values.sorted { $0.id < $1.id }, generation: generation, highestSequence: highest,
+            recycledThrough: recycledThrough, rejected: rejected, tornTailBytes: logLength - validLength,
+            damagedRecords: damaged, validLogLength: validLength)
+    }
+}
+
+/// Sixteen hex digits.
+func hex(_ v: UInt64) -> String {
+    let s = String(v, radix: 16)
+    return String(repeating: "0", count: 16 - s.count) + s
+}

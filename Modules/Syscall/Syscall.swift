@@ -1,0 +1,205 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A system call failed for a reason of the environment (a missing file, a full disk, a busy device).
+/// Carries errno, the operation and the path, so a message can say what was being done to what.
+public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let errno: Int32
+    public let operation: String
+    public let path: String?
+
+    public init(errno: Int32, operation: String, path: String? = nil) {
+        self.errno = errno
+        self.operation = operation
+        self.path = path
+    }
+
+    public var description: String {
+        let reason = String(cString: strerror(errno))
+        if let path { return "\(operation) \(path): \(reason) (errno \(errno))" }
+        return "\(operation): \(reason) (errno \(errno))"
+    }
+}
+
+/// Runs a system call, retrying on EINTR. A result of -1 becomes a ``SystemError``; EBADF and EFAULT are programmer
+/// errors and trap.
+@inlinable
+@discardableResult
+public func syscall<T: FixedWidthInteger>(
+    _ operation: @autoclosure () -> String, path: @autoclosure () -> String? = nil, _ body: () -> T
+) throws(SystemError) -> T {
+    while true {
+        let r = body()
+        if r != -1 { return r }
+        let e = errno
+        if e == EINTR { continue }
+        precondition(e != EBADF && e != EFAULT, "\(operation()): programmer error, errno \(e)")
+        throw SystemError(errno: e, operation: operation(), path: path())
+    }
+}
+
+/// An open file descriptor, closed exactly once when the value is consumed or dropped.
+public struct FileDescriptor: ~Copyable, Sendable {
+    public let rawValue: Int32
+    /// The path it was opened with, for messages.
+    public let path: String
+
+    public init(adopting fd: Int32, path: String) {
+        self.rawValue = fd
+        self.path = path
+    }
+
+    deinit { _ = Glibc.close(rawValue) }
+
+    /// Opens `path` with `flags` (O_CLOEXEC is always added) and `mode` for O_CREAT.
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
+        let fd = try syscall("open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        return FileDescriptor(adopting: fd, path: path)
+    }
+
+    /// Opens a directory for fsync and *at() calls.
+    public static func openDirectory(_ path: String) throws(SystemError) -> FileDescriptor {
+        try open(path, O_RDONLY | O_DIRECTORY)
+    }
+
+    /// Writes all of `bytes` (retrying short writes).
+    public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        var off = 0
+        while off < bytes.count {
+            let n = try syscall("write", path: path) { Glibc.write(rawValue, bytes.baseAddress! + off, bytes.count - off) }
+            off += n
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` (retrying short writes).
+    public func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) {
+        var off = 0
+        while off < bytes.count {
+            let n = try syscall("pwrite", path: path) {
+                Glibc.pwrite(rawValue, bytes.baseAddress! + off, bytes.count - off, off_t(offset) + off_t(off))
+            }
+            off += n
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many (0 at end of file).
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
+        var off = 0
+        while off < buffer.count {
+            let n = try syscall("pread", path: path) {
+                Glibc.pread(rawValue, buffer.baseAddress! + off, buffer.count - off, off_t(offset) + off_t(off))
+            }
+            if n == 0 { break }
+            off += n
+        }
+        return off
+    }
+
+    /// Flushes file data (and the metadata needed to read it back) to stable storage.
+    public func syncData() throws(SystemError) {
+        try syscall("fdatasync", path: path) { fdatasync(rawValue) }
+    }
+
+    /// Flushes data and all metadata (used on directories after a rename or unlink).
+    public func sync() throws(SystemError) {
+        try syscall("fsync", path: path) { fsync(rawValue) }
+    }
+
+    public func size() throws(SystemError) -> Int64 {
+        var st = stat()
+        try syscall("fstat", path: path) { fstat(rawValue, &st) }
+        return Int64(st.st_size)
+    }
+
+    public func truncate(_ length: Int64) throws(SystemError) {
+        try syscall("ftruncate", path: path) { ftruncate(rawValue, off_t(length)) }
+    }
+}
+
+/// Small filesystem operations, each through ``syscall(_:path:_:)``.
+public enum FileSystem {
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+        do {
+            try syscall("mkdir", path: path) { mkdir(path, mode) }
+        } catch where error.errno == EEXIST {
+            return
+        }
+    }
+
+    public static func unlink(_ path: String) throws(SystemError) {
+        try syscall("unlink", path: path) { Glibc.unlink(path) }
+    }
+
+    /// Unlinks `path` if it exists.
+    public static func removeIfPresent(_ path: String) throws(SystemError) {
+        do { try unlink(path) } catch where error.errno == ENOENT {}
+    }
+
+    public static func rename(_ from: String, _ to: String) throws(SystemError) {
+        try syscall("rename", path: "\(from) → \(to)") { Glibc.rename(from, to) }
+    }
+
+    public static func link(_ from: String, _ to: String) throws(SystemError) {
+        try syscall("link", path: "\(from) → \(to)") { Glibc.link(from, to) }
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Names in a directory, without "." and "..".
+    public static func list(_ path: String) throws(SystemError) -> [String] {
+        guard let dir = opendir(path) else { throw SystemError(errno: errno, operation: "opendir", path: path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Fsyncs a directory so that renames and unlinks in it are durable.
+    public static func syncDirectory(_ path: String) throws(SystemError) {
+        let fd = try FileDescriptor.openDirectory(path)
+        try fd.sync()
+    }
+
+    /// Copies `from` to a new file `to` without passing the bytes through user space: a hard link when both are on one
+    /// filesystem, else a reflink (FICLONE), else an in-kernel copy (sendfile). Returns which one was used.
+    public static func cloneFile(_ from: String, _ to: String) throws(SystemError) -> CloneMethod {
+        do {
+            try link(from, to)
+            return .hardLink
+        } catch where error.errno == EXDEV || error.errno == EPERM || error.errno == EMLINK {}
+        let src = try FileDescriptor.open(from, O_RDONLY)
+        let dst = try FileDescriptor.open(to, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        let ficlone: UInt = 0x4004_9409
+        if ioctl(dst.rawValue, ficlone, src.rawValue) == 0 { return .reflink }
+        var remaining = try src.size()
+        while remaining > 0 {
+            let n = try syscall("sendfile", path: "\(from) → \(to)") {
+                sendfile(dst.rawValue, src.rawValue, nil, Int(min(remaining, 1 << 30)))
+            }
+            if n == 0 { break }
+            remaining -= Int64(n)
+        }
+        return .kernelCopy
+    }
+
+    public enum CloneMethod: String, Sendable {
+        case hardLink = "hard-link"
+        case reflink
+        /// sendfile(2): copied inside the kernel, not through user space.
+        case kernelCopy = "kernel-copy"
+    }
+}
+
+/// Nanoseconds on CLOCK_MONOTONIC: the capture clock.
+@inlinable
+public func monotonicNowNs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}

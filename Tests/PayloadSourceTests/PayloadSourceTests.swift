@@ -1,0 +1,105 @@
+import Foundation
+import FragmentRing
+import Syscall
+import TestSupport
+import Testing
+import TimelineIndex
+
+@testable import PayloadSource
+
+/// A ring of 20 × 0.5 s fragments and a timeline with video, audio and IMU entries over the same 10 s.
+func liveSession(_ tmp: TemporaryDirectory) throws -> RingPayloadSource {
+    let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none))
+    let index = TimelineIndex()
+    let video = index.register(SourceID(1), name: "video", rateHz: 2, windowSeconds: 10)
+    let audio = index.register(SourceID(2), name: "audio", rateHz: 100, windowSeconds: 10)
+    let imu = index.register(SourceID(3), name: "imu", rateHz: 100, windowSeconds: 10)
+    for i in 0..<20 {
+        let start = Int64(i) * 500_000_000
+        let f = try #require(try publishFragment(ring, startNs: start, size: 1000 + i).published)
+        video.append(timeNs: start, kind: .videoFragment, reference: f.sequence.rawValue, value: 500_000_000)
+    }
+    for i in 0..<1000 {
+        audio.append(timeNs: Int64(i) * 10_000_000, kind: .audioWindow, reference: UInt64(i * 480), value: 480)
+        imu.append(timeNs: Int64(i) * 10_000_000, kind: .imuSample, reference: UInt64(i))
+    }
+    return RingPayloadSource(ring: ring, index: index)
+}
+
+@Suite("PayloadSource: one SwingWindow API over the live ring and a bundle")
+struct PayloadSourceTests {
+    @Test func ringToBundleToReadBackIsIdentical() throws {
+        let tmp = TemporaryDirectory()
+        let live = try liveSession(tmp)
+        let w = try live.freeze(startNs: 2_600_000_000, endNs: 6_100_000_000)
+        #expect(w.fragments.first?.info.startNs == 2_500_000_000)
+        #expect(w.fragments.last?.info.endNs == 6_500_000_000)
+        #expect(w.timeline.entries(of: .audioWindow).count == 351)
+
+        let report = try BundleWriter.write(w, to: tmp.sub("bundle"), sync: false)
+        #expect(report.fragments == w.fragments.count)
+        #expect(report.methods.allSatisfy { $0 == .hardLink })
+
+        let bundle = try BundlePayloadSource(path: tmp.sub("bundle"))
+        let back = bundle.window()
+        #expect(back.fragments.map(\.info) == w.fragments.map(\.info))
+        #expect(back.timeline.entries == w.timeline.entries)
+        for (a, b) in zip(w.fragments, back.fragments) {
+            #expect(try w.bytes(of: a) == back.bytes(of: b))
+        }
+        // The same sub-window through either backing gives the same fragments and entries.
+        let fromRing = try live.freeze(startNs: 3_000_000_000, endNs: 4_000_000_000)
+        let fromBundle = try bundle.freeze(startNs: 3_000_000_000, endNs: 4_000_000_000)
+        #expect(fromRing.fragments.map(\.info) == fromBundle.fragments.map(\.info))
+        #expect(fromRing.timeline.entries == fromBundle.timeline.entries)
+        try live.release(w)
+        try live.release(fromRing)
+    }
+
+    @Test func aFrozenWindowIsPinnedUntilReleased() throws {
+        let tmp = TemporaryDirectory()
+        let live = try liveSession(tmp)
+        let w = try live.freeze(startNs: 0, endNs: 900_000_000)
+        #expect(w.pin != nil)
+        // The ring is full: new fragments recycle the oldest *unpinned*, never the window's.
+        for i in 20..<25 { try publishFragment(live.ring, startNs: Int64(i) * 500_000_000) }
+        #expect(live.ring.fragments.prefix(2).map(\.sequence) == w.fragments.map(\.info.sequence))
+        for f in w.fragments { #expect(try w.bytes(of: f).count == Int(f.info.byteLength)) }
+        try live.release(w)
+        try publishFragment(live.ring, startNs: 12_500_000_000)
+        #expect(!live.ring.fragments.contains { $0.sequence == w.fragments[0].info.sequence })
+    }
+
+    @Test func aWindowNotYetWrittenSaysSo() throws {
+        let tmp = TemporaryDirectory()
+        let live = try liveSession(tmp)
+        let error = #expect(throws: PayloadError.self) { try live.freeze(startNs: 9_000_000_000, endNs: 11_000_000_000) }
+        #expect(error?.code == .notYetWritten)
+    }
+
+    @Test func aBundleIsNeverHalfWrittenUnderItsName() throws {
+        let tmp = TemporaryDirectory()
+        let live = try liveSession(tmp)
+        let w = try live.freeze(startNs: 0, endNs: 900_000_000)
+        try FileSystem.makeDirectory(tmp.sub("taken"))
+        #expect(throws: PayloadError.self) { try BundleWriter.write(w, to: tmp.sub("taken"), sync: false) }
+        // Only the pre-existing names: no partial directory left behind.
+        #expect(try FileSystem.list(tmp.path).sorted() == ["ring", "taken"])
+    }
+
+    @Test func aDamagedBundleIsRefusedNamingTheFile() throws {
+        let tmp = TemporaryDirectory()
+        let live = try liveSession(tmp)
+        let w = try live.freeze(startNs: 0, endNs: 900_000_000)
+        _ = try BundleWriter.write(w, to: tmp.sub("b"), sync: false)
+        let file = tmp.sub("b/fragments/\(w.fragments[0].info.sequence.hex).bin")
+        try FileSystem.unlink(file)  // break the hard link so the ring's copy stays intact
+        try Data(repeating: 7, count: Int(w.fragments[0].info.byteLength)).write(to: URL(fileURLWithPath: file))
+        let bundle = try BundlePayloadSource(path: tmp.sub("b"))
+        let error = #expect(throws: PayloadError.self) { try bundle.window().bytes(of: bundle.window().fragments[0]) }
+        #expect(error?.message.contains(file) == true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: tmp.sub("b/bundle.json")))
+        let bad = #expect(throws: PayloadError.self) { try BundlePayloadSource(path: tmp.sub("b")) }
+        #expect(bad?.message.contains("bundle.json") == true)
+    }
+}
