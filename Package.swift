@@ -77,14 +77,15 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["FragmentRing"], path: "Tests/TestSupport"),
         /** Executable specifications: the buffer tests seed 000 asks to port, and crash safety. */
         .testTarget(
-            name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall"],
+            name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall", "ppc-tool"],
             path: "Specs"),
 
         // MARK: - Tools
 
         /** `ppc-tool`: one subcommand per module, plus `run`. */
-        .executableTarget(name: "ppc-tool", dependencies: ["Config", "Pipeline", "CLI", "Synthetic"], path: "Tools/ppc-tool"),
+        .executableTarget(name: "ppc-tool", dependencies: ["Config", "Pipeline", "CLI", "Synthetic", "FragmentRing", "TimelineIndex", "PayloadSource", "Syscall"],
+            path: "Tools/ppc-tool"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
-        .testTarget(name: "ToolTests", dependencies: ["ppc-tool"], path: "Tests/ToolTests"),
+        .testTarget(name: "ToolTests", dependencies: ["ppc-tool", "TestSupport"], path: "Tests/ToolTests"),
     ]
 )

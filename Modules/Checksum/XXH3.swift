@@ -15,6 +15,12 @@ public enum XXH3 {
         bytes.withUnsafeBytes { hash($0) }
     }
 
+    /// A checksum as sixteen lowercase hex digits, as ppc writes them in JSON.
+    public static func hex(_ v: UInt64) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+
     /// A streaming XXH3-64 over data that arrives in pieces; owns its libxxhash state.
     public final class Hasher {
         private let state: OpaquePointer

@@ -133,7 +133,7 @@ extension FragmentRing {
                     offset += Int64(n)
                 }
                 guard hasher.digest == info.checksum else {
-                    rejected.append((path, "checksum \(hex(hasher.digest)) does not match its record's \(hex(info.checksum))"))
+                    rejected.append((path, "checksum \(XXH3.hex(hasher.digest)) does not match its record's \(XXH3.hex(info.checksum))"))
                     continue
                 }
             }
@@ -151,10 +151,4 @@ extension FragmentRing {
             recycledThrough: recycledThrough, rejected: rejected, tornTailBytes: logLength - validLength,
             damagedRecords: damaged, validLogLength: validLength)
     }
-}
-
-/// Sixteen hex digits.
-func hex(_ v: UInt64) -> String {
-    let s = String(v, radix: 16)
-    return String(repeating: "0", count: 16 - s.count) + s
 }

@@ -1,3 +1,5 @@
+import Checksum
+
 /// A fragment's 64-bit sequence number, compared with serial-number arithmetic (RFC 1982) so ordering survives
 /// wrap-around: `a < b` when `b` is less than 2^63 steps after `a`. Live sequence numbers in a ring are always within a
 /// few thousand of each other, far inside that bound.
@@ -16,10 +18,7 @@ public struct SequenceNumber: Hashable, Comparable, Sendable, CustomStringConver
     public func distance(to other: SequenceNumber) -> Int64 { Int64(bitPattern: other.rawValue &- rawValue) }
 
     /// Sixteen hex digits: fragment file names sort with it (within one wrap).
-    public var hex: String {
-        let s = String(rawValue, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
-    }
+    public var hex: String { XXH3.hex(rawValue) }
 
     public var description: String { String(rawValue) }
 }
@@ -76,6 +75,9 @@ public struct FragmentInfo: Sendable, Equatable {
         self.byteLength = byteLength
         self.checksum = checksum
     }
+
+    /// The checksum as sixteen hex digits.
+    public var checksumHex: String { XXH3.hex(checksum) }
 
     /// A handle a reader holds: valid only while this exact fragment is retained.
     public var handle: FragmentHandle { FragmentHandle(sequence: sequence, generation: generation) }

@@ -50,7 +50,7 @@ public enum BundleWriter {
                     "file": name, "sequence": f.info.sequence.rawValue, "generation": f.info.generation,
                     "startNs": f.info.startNs, "endNs": f.info.endNs, "frameCount": f.info.frameCount,
                     "keyframe": f.info.startsWithKeyframe, "codec": f.info.codec.rawValue, "bytes": f.info.byteLength,
-                    "xxh3": hex16(f.info.checksum),
+                    "xxh3": XXH3.hex(f.info.checksum),
                 ])
             }
             let index = window.timeline.encoded()
@@ -58,7 +58,7 @@ public enum BundleWriter {
             let meta: [String: Any] = [
                 "format": format, "version": 1, "clock": "CLOCK_MONOTONIC", "startNs": window.startNs,
                 "endNs": window.endNs, "fragments": entries,
-                "index": ["file": "index.bin", "entries": window.timeline.entries.count, "xxh3": hex16(XXH3.hash(index))],
+                "index": ["file": "index.bin", "entries": window.timeline.entries.count, "xxh3": XXH3.hex(XXH3.hash(index))],
                 "gaps": window.gaps.map { ["after": $0.after.rawValue, "before": $0.before.rawValue, "missingNs": $0.missingNs] },
             ]
             let json = try JSONSerialization.data(withJSONObject: meta, options: [.prettyPrinted, .sortedKeys])
@@ -214,9 +214,4 @@ public struct BundlePayloadSource: PayloadBacking {
     }
 
     public func release(_ window: SwingWindow<BundlePayloadSource>) throws(PayloadError) {}
-}
-
-func hex16(_ v: UInt64) -> String {
-    let s = String(v, radix: 16)
-    return String(repeating: "0", count: 16 - s.count) + s
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
 /// A system call failed for a reason of the environment (a missing file, a full disk, a busy device).
 /// Carries errno, the operation and the path, so a message can say what was being done to what.
@@ -186,6 +187,24 @@ public enum FileSystem {
             remaining -= Int64(n)
         }
         return .kernelCopy
+    }
+
+    /// The filesystem type (ext4, xfs, tmpfs, …) `path` lives on, from the longest matching mount point in
+    /// /proc/self/mounts; nil if it cannot be told.
+    public static func mountType(of path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        let target = String(cString: real)
+        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return nil }
+        var best: (String, String)?
+        for line in mounts.split(separator: "\n") {
+            let f = line.split(separator: " ")
+            guard f.count >= 3 else { continue }
+            let point = String(f[1])
+            let within = target == point || target.hasPrefix(point == "/" ? "/" : point + "/")
+            if within, best == nil || point.count > best!.0.count { best = (point, String(f[2])) }
+        }
+        return best?.1
     }
 
     public enum CloneMethod: String, Sendable {

@@ -102,16 +102,27 @@ public final class SourceTimeline: @unchecked Sendable {
     let outOfOrder = Atomic<UInt64>(0)
     static let words = 5
 
+    /// Position of the first entry ever appended. Positions count with wrapping arithmetic, so a timeline may start
+    /// anywhere (a specification starts one just short of 2^64 to prove the wrap is harmless).
+    let firstPosition: UInt64
+
     /// A ring of at least `minimumCapacity` entries (rounded up to a power of two).
-    public init(source: SourceID, minimumCapacity: Int) {
+    public convenience init(source: SourceID, minimumCapacity: Int) {
+        self.init(source: source, minimumCapacity: minimumCapacity, firstPosition: 0)
+    }
+
+    init(source: SourceID, minimumCapacity: Int, firstPosition: UInt64) {
         precondition(minimumCapacity > 0)
         var c = 1
         while c < minimumCapacity { c <<= 1 }
         self.source = source
         self.capacity = c
         self.mask = UInt64(c - 1)
+        self.firstPosition = firstPosition
+        head.store(firstPosition, ordering: .relaxed)
         slots = .allocate(capacity: c * Self.words)
-        for i in 0..<(c * Self.words) { (slots + i).initialize(to: Atomic(0)) }
+        // Mark every slot as holding no position: its sequence word can never equal 2p+2 for a live p.
+        for i in 0..<(c * Self.words) { (slots + i).initialize(to: Atomic(i % Self.words == 0 ? 1 : 0)) }
     }
 
     deinit {
@@ -150,7 +161,10 @@ public final class SourceTimeline: @unchecked Sendable {
     }
 
     /// Entries ever appended.
-    public var count: UInt64 { head.load(ordering: .acquiring) }
+    public var count: UInt64 { head.load(ordering: .acquiring) &- firstPosition }
+
+    /// The next position to be written (wrapping).
+    public var headPosition: UInt64 { head.load(ordering: .acquiring) }
 
     /// Appends refused because their time went backwards.
     public var outOfOrderCount: UInt64 { outOfOrder.load(ordering: .relaxed) }
@@ -170,30 +184,32 @@ public final class SourceTimeline: @unchecked Sendable {
         return TimelineEntry(timeNs: Int64(bitPattern: t), tag: tag, reference: r, value: Int64(bitPattern: v))
     }
 
-    /// The positions currently readable: the last `capacity` appended.
-    public var retained: Range<UInt64> {
+    /// The positions currently readable, the last `capacity` appended: `count` positions from `first` (wrapping).
+    public var retained: (first: UInt64, count: UInt64) {
         let h = head.load(ordering: .acquiring)
-        return (h > UInt64(capacity) ? h - UInt64(capacity) : 0)..<h
+        let n = min(h &- firstPosition, UInt64(capacity))
+        return (h &- n, n)
     }
 
     /// Appends to `out` every entry with `startNs <= timeNs <= endNs`, in time order, as a consistent copy.
     /// Entries overwritten while being read are skipped (they were outside the ring's window by then).
     public func collect(startNs: Int64, endNs: Int64, into out: inout [TimelineEntry]) {
-        var range = retained
-        // Binary search for the first position with time >= startNs.
-        var lo = range.lowerBound
-        var hi = range.upperBound
+        let (first, n) = retained
+        // Binary search (over offsets from `first`, so positions may wrap) for the first entry with time >= startNs.
+        var lo: UInt64 = 0
+        var hi = n
         while lo < hi {
             let mid = lo + (hi - lo) / 2
-            guard let e = read(position: mid) else {
+            guard let e = read(position: first &+ mid) else {
                 lo = mid + 1  // overwritten: everything older is gone too
                 continue
             }
             if e.timeNs < startNs { lo = mid + 1 } else { hi = mid }
         }
-        range = lo..<range.upperBound
-        for p in range {
-            guard let e = read(position: p) else { continue }
+        var off = lo
+        while off < n {
+            defer { off += 1 }
+            guard let e = read(position: first &+ off) else { continue }
             if e.timeNs > endNs { break }
             out.append(e)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("ppc-tool end to end: exit codes 0 / 64 / 65 / 1 and what it prints")

@@ -6,7 +6,10 @@ let root = Command(
     "ppc-tool",
     abstract: "PinPoint Capture for Linux: capture, ring, detect, mint and ship golf-swing clips.",
     discussion: "Exit codes: 0 ok, 64 usage error, 65 bad input data, 1 runtime failure.",
-    subcommands: [ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RunCommand.command])
+    subcommands: [
+        ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RingCommand.command, IndexCommand.command,
+        BenchCommand.command, RunCommand.command,
+    ])
 
 BuiltinPlugins.registerAll()
 exit(Main.run(root, version: "ppc-tool \(ppcVersion)", arguments: Array(CommandLine.arguments.dropFirst())))

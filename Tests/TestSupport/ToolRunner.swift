@@ -1,19 +1,22 @@
 import Foundation
 
 /// Runs a built ppc binary and captures what it printed and its exit status.
-struct ToolRunner {
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+public struct ToolRunner {
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
     }
 
-    /// The package root, from this file's path.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    /// The package root, from this file's path (Tests/TestSupport/ToolRunner.swift).
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
+    /// The path of a built tool.
+    public static func executable(_ tool: String = "ppc-tool") -> String { productsDirectory.appendingPathComponent(tool).path }
+
     /// The directory holding the built products: the test bundle sits beside the executables.
-    static let productsDirectory: URL = {
+    public static let productsDirectory: URL = {
         if let dir = ProcessInfo.processInfo.environment["PPC_BIN_DIR"] { return URL(fileURLWithPath: dir) }
         var url = Bundle.main.bundleURL
         for _ in 0..<3 {
@@ -23,10 +26,10 @@ struct ToolRunner {
         return packageRoot.appendingPathComponent(".build/debug")
     }()
 
-    static func fixture(_ path: String) -> String { packageRoot.appendingPathComponent("Tests/Fixtures/\(path)").path }
-    static func repoFile(_ path: String) -> String { packageRoot.appendingPathComponent(path).path }
+    public static func fixture(_ path: String) -> String { packageRoot.appendingPathComponent("Tests/Fixtures/\(path)").path }
+    public static func repoFile(_ path: String) -> String { packageRoot.appendingPathComponent(path).path }
 
-    static func run(_ arguments: [String], tool: String = "ppc-tool") throws -> Result {
+    public static func run(_ arguments: [String], tool: String = "ppc-tool") throws -> Result {
         let p = Process()
         p.executableURL = productsDirectory.appendingPathComponent(tool)
         p.arguments = arguments

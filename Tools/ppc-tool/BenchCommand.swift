@@ -1,0 +1,230 @@
+import CLI
+import Foundation
+import FragmentRing
+import Glibc
+import Synchronization
+import Syscall
+import TimelineIndex
+
+/// `ppc-tool bench <area> --json`: speed figures, each measured in this run, beside what it is compared against.
+enum BenchCommand {
+    static let command = Command(
+        "bench", abstract: "Measure speed; every figure is marked measured, with date, machine and baseline.",
+        discussion: "Build with `swift build -c release` (or `make bench`) first: a debug build's figures say so and mean little.",
+        subcommands: [
+            Command(
+                "ring",
+                abstract: "FragmentRing writes vs a plain sequential write of the same bytes, same durability, same filesystem.",
+                options: [
+                    jsonFlag, .value("dir", "dir", help: "Where to write (default: a new directory under /tmp)."),
+                    .value("fragments", "n", help: "Fragments per round (default 40)."),
+                    .value("bytes", "n", help: "Bytes per fragment (default 3125000: 0.5 s at 50 Mbit/s)."),
+                    .value("rounds", "n", help: "Alternating rounds of ring and plain (default 3)."),
+                    .value("durability", "fsync|none", help: "Durability for both (default fsync)."),
+                ], run: ring),
+            Command(
+                "index",
+                abstract: "TimelineIndex appends/s, 4-source merge rate, 10 s snapshot latency.",
+                options: [jsonFlag, .value("appends", "n", help: "Appends to time (default 50000000).")], run: index),
+        ])
+
+    static var build: String {
+        #if DEBUG
+        "debug"
+        #else
+        "release"
+        #endif
+    }
+
+    /// Who measured what, when, on what.
+    static func provenance() -> [String: Any] {
+        var u = utsname()
+        uname(&u)
+        func field<T>(_ v: T) -> String { withUnsafeBytes(of: v) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
+        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
+            .first { $0.hasPrefix("model name") }.map { String($0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces)) }
+        let df = ISO8601DateFormatter()
+        return [
+            "provenance": "measured", "date": df.string(from: Date()), "build": build,
+            "machine": ["kernel": "\(field(u.sysname)) \(field(u.release))", "arch": field(u.machine),
+                        "cpus": ProcessInfo.processInfo.activeProcessorCount, "cpu": cpu ?? "unknown"],
+        ]
+    }
+
+    static func emit(_ result: [String: Any], json: Bool, lines: [String]) throws {
+        if json {
+            try printJSON(result)
+        } else {
+            for l in lines { Terminal.out(l) }
+            Terminal.out("(measured \(result["date"] ?? "") on a \(build) build)")
+        }
+    }
+
+    // MARK: ring
+
+    static func ring(_ inv: Invocation) throws -> ExitCode {
+        let fragments = try inv.parsed("fragments", as: Int.self) ?? 40
+        let bytes = try inv.parsed("bytes", as: Int.self) ?? 3_125_000
+        let rounds = try inv.parsed("rounds", as: Int.self) ?? 3
+        guard let durability = FragmentRing.Durability(rawValue: inv.value("durability") ?? "fsync") else {
+            throw CommandFailure.usage("--durability: expected fsync or none")
+        }
+        guard fragments > 0, bytes > 0, rounds > 0 else { throw CommandFailure.usage("--fragments, --bytes, --rounds must be positive") }
+        let base = inv.value("dir") ?? NSTemporaryDirectory() + "ppc-bench-ring-\(getpid())"
+        try FileSystem.makeDirectory(base)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        var payload = [UInt8](repeating: 0, count: bytes)
+        for i in 0..<bytes { payload[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 13) }
+        let sync = durability == .fsync
+
+        var ringRates: [Double] = []
+        var plainRates: [Double] = []
+        for round in 0..<rounds {
+            // Plain: the same bytes, one file per fragment, same sync, recycled the same way — no index, no checksum.
+            let plainDir = "\(base)/plain-\(round)"
+            try FileSystem.makeDirectory(plainDir)
+            let t0 = monotonicNowNs()
+            for f in 0..<fragments {
+                let fd = try FileDescriptor.open("\(plainDir)/\(f).bin", O_WRONLY | O_CREAT | O_TRUNC)
+                try payload.withUnsafeBytes { try fd.writeAll($0) }
+                if sync { try fd.syncData() }
+                if f >= 20 { try FileSystem.unlink("\(plainDir)/\(f - 20).bin") }
+            }
+            plainRates.append(Double(fragments * bytes) / (Double(monotonicNowNs() - t0) / 1e9) / 1e6)
+
+            let ringDir = "\(base)/ring-\(round)"
+            let ring = try FragmentRing(directory: ringDir, configuration: .init(capacity: 20, durability: durability))
+            let t1 = monotonicNowNs()
+            for f in 0..<fragments {
+                var r = try ring.reserve()
+                try payload.withUnsafeBytes { try r.write($0) }
+                _ = try ring.publish(
+                    r, FragmentTiming(startNs: Int64(f) * 500_000_000, endNs: Int64(f + 1) * 500_000_000, frameCount: 60,
+                        startsWithKeyframe: true, codec: .h264))
+            }
+            ringRates.append(Double(fragments * bytes) / (Double(monotonicNowNs() - t1) / 1e9) / 1e6)
+        }
+        func median(_ a: [Double]) -> Double { a.sorted()[a.count / 2] }
+        let ringMBs = median(ringRates)
+        let plainMBs = median(plainRates)
+        var result = provenance()
+        result["area"] = "ring"
+        result["workload"] = [
+            "fragments": fragments, "bytesPerFragment": bytes, "rounds": rounds, "durability": durability.rawValue,
+            "directory": base, "filesystem": FileSystem.mountType(of: base) ?? "unknown",
+        ]
+        result["ringMBps"] = ringMBs
+        result["plainWriteMBps"] = plainMBs
+        result["ratio"] = ringMBs / plainMBs
+        result["target"] = ["ratio": 0.9]
+        result["baseline"] = "plain sequential write of the same bytes, one file per fragment, same durability, same filesystem, in the same run (median of alternating rounds)"
+        try emit(result, json: inv.flag("json"), lines: [
+            "ring:  \(String(format: "%.1f", ringMBs)) MB/s",
+            "plain: \(String(format: "%.1f", plainMBs)) MB/s  (same bytes, same durability '\(durability.rawValue)', same filesystem)",
+            "ratio: \(String(format: "%.3f", ringMBs / plainMBs))  (target ≥ 0.9)",
+        ])
+        return .success
+    }
+
+    // MARK: index
+
+    static func index(_ inv: Invocation) throws -> ExitCode {
+        let appends = try inv.parsed("appends", as: Int.self) ?? 50_000_000
+
+        // 1. One producer appending into a 4096-entry ring.
+        let t = SourceTimeline(source: SourceID(1), minimumCapacity: 4096)
+        let a0 = monotonicNowNs()
+        for k in 0..<appends { t.append(timeNs: Int64(k), kind: .imuSample, reference: UInt64(k)) }
+        let appendSeconds = Double(monotonicNowNs() - a0) / 1e9
+        let appendsPerSecond = Double(appends) / appendSeconds
+
+        // 2. A 10 s window of a real session: 120 fps frames + 2 fragments/s (video), 100 audio windows/s
+        //    (480 samples at 48 kHz), 100 IMU samples/s.
+        let index = TimelineIndex()
+        let video = index.register(SourceID(1), name: "video", rateHz: 122, windowSeconds: 12)
+        let audio = index.register(SourceID(2), name: "audio", rateHz: 100, windowSeconds: 12)
+        let imu = index.register(SourceID(3), name: "imu", rateHz: 100, windowSeconds: 12)
+        let events = index.register(SourceID(4), name: "detect", rateHz: 2, windowSeconds: 12)
+        let seconds: Int64 = 12
+        var frame: Int64 = 0
+        for ms in 0..<(seconds * 1000) {
+            let ns = ms * 1_000_000
+            while frame * 1_000_000_000 / 120 <= ns {
+                let ft = frame * 1_000_000_000 / 120
+                if frame % 60 == 0 { video.append(timeNs: ft, kind: .videoFragment, reference: UInt64(frame / 60), value: 500_000_000) }
+                video.append(timeNs: ft, kind: .videoFrame, reference: UInt64(frame), value: frame / 60)
+                frame += 1
+            }
+            if ms % 10 == 0 {
+                audio.append(timeNs: ns, kind: .audioWindow, reference: UInt64(ms * 48), value: 480)
+                imu.append(timeNs: ns, kind: .imuSample, reference: UInt64(ms / 10))
+            }
+            if ms % 1500 == 0 { events.append(timeNs: ns, kind: .candidate, reference: UInt64(ms), value: ms * 48) }
+        }
+        let windowStart: Int64 = 1_000_000_000
+        let windowEnd: Int64 = 11_000_000_000
+        var latencies: [Double] = []
+        var entries = 0
+        for _ in 0..<2000 {
+            let s0 = monotonicNowNs()
+            let snap = index.snapshot(startNs: windowStart, endNs: windowEnd)
+            latencies.append(Double(monotonicNowNs() - s0) / 1000)
+            entries = snap.entries.count
+        }
+        latencies.sort()
+        let p50 = latencies[latencies.count / 2]
+        let p99 = latencies[latencies.count * 99 / 100]
+
+        // 3. Merge rate: entries merged per second across 4 sources while all 4 producers keep appending on threads.
+        let live = TimelineIndex()
+        let producers = (0..<4).map { live.register(SourceID(UInt16(10 + $0)), name: "p\($0)", minimumCapacity: 4096) }
+        let stop = StopFlag()
+        let group = DispatchGroup()
+        for (i, p) in producers.enumerated() {
+            group.enter()
+            Thread {
+                var k: Int64 = 0
+                while !stop.isSet {
+                    p.append(timeNs: k * 4 + Int64(i), kind: .audioWindow, reference: UInt64(k))
+                    k += 1
+                }
+                group.leave()
+            }.start()
+        }
+        var merged = 0
+        let m0 = monotonicNowNs()
+        while monotonicNowNs() - m0 < 1_000_000_000 {
+            merged += live.snapshot(startNs: 0, endNs: .max).entries.count
+        }
+        let mergeSeconds = Double(monotonicNowNs() - m0) / 1e9
+        stop.set()
+        group.wait()
+        let mergeRate = Double(merged) / mergeSeconds
+
+        var result = provenance()
+        result["area"] = "index"
+        result["appendsPerSecond"] = appendsPerSecond
+        result["appendNs"] = appendSeconds * 1e9 / Double(appends)
+        result["snapshot10s"] = [
+            "entries": entries, "p50Us": p50, "p99Us": p99, "runs": latencies.count,
+            "window": "10 s of 120 fps frames + fragment entries, 100 Hz audio windows, 100 Hz IMU, candidates",
+        ]
+        result["mergeEntriesPerSecond"] = mergeRate
+        result["mergeWorkload"] = "4 sources × 4096-entry rings, snapshots of everything while 4 producer threads append"
+        result["targets"] = ["appendsPerSecond": 20_000_000, "snapshot10sUs": 20]
+        result["baseline"] = "none external: targets from the buffer-core issue"
+        try emit(result, json: inv.flag("json"), lines: [
+            "appends:  \(String(format: "%.1f", appendsPerSecond / 1e6)) M/s (\(String(format: "%.2f", appendSeconds * 1e9 / Double(appends))) ns each; target ≥ 20 M/s)",
+            "snapshot: 10 s window of \(entries) entries: p50 \(String(format: "%.1f", p50)) µs, p99 \(String(format: "%.1f", p99)) µs (target ≤ 20 µs)",
+            "merge:    \(String(format: "%.1f", mergeRate / 1e6)) M entries/s from 4 sources under live appends",
+        ])
+        return .success
+    }
+}
+
+/// A flag one thread sets and others poll.
+final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
+}
