@@ -24,8 +24,10 @@ let package = Package(
 
         // MARK: - Syscall
 
+        /** glibc's <malloc.h> (mallopt); part of libc, so no pkg-config and no link line. Wrapped by Syscall. */
+        .systemLibrary(name: "CMalloc", path: "Modules/CMalloc"),
         /** System calls through one EINTR-retrying, errno-typing helper; file descriptors that close themselves. */
-        .target(name: "Syscall", path: "Modules/Syscall"),
+        .target(name: "Syscall", dependencies: ["CMalloc"], path: "Modules/Syscall"),
 
         // MARK: - Config
 
@@ -83,7 +85,9 @@ let package = Package(
         // MARK: - Tools
 
         /** `ppc-tool`: one subcommand per module, plus `run`. */
-        .executableTarget(name: "ppc-tool", dependencies: ["Config", "Pipeline", "CLI", "Synthetic", "FragmentRing", "TimelineIndex", "PayloadSource", "Syscall"],
+        .executableTarget(name: "ppc-tool", dependencies: [
+                "Config", "Pipeline", "CLI", "Synthetic", "FragmentRing", "TimelineIndex", "PayloadSource", "Syscall", "Checksum",
+            ],
             path: "Tools/ppc-tool"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(name: "ToolTests", dependencies: ["ppc-tool", "TestSupport"], path: "Tests/ToolTests"),

@@ -53,7 +53,7 @@ struct OverrunNoCorruption {
     }
 
     @Test func index() {
-        let timeline = SourceTimeline(source: SourceID(1), minimumCapacity: 256)
+        let timeline = SourceTimeline(source: SourceID(1), minimumCapacity: 255)  // 256 slots, 255 retained
         let bad = Violations()
         let snapshots = Tally()
         concurrently(
@@ -65,7 +65,7 @@ struct OverrunNoCorruption {
                 var out: [TimelineEntry] = []
                 timeline.collect(startNs: 0, endNs: .max, into: &out)
                 snapshots.add()
-                guard out.count <= 256 else { return bad.record("snapshot of \(out.count) from a 256-entry ring") }
+                guard out.count <= timeline.capacity else { return bad.record("snapshot of \(out.count) from a \(timeline.capacity)-entry ring") }
                 for e in out where e.timeNs != Int64(e.reference) * 10 { bad.record("corrupt \(e)") }
                 for (a, b) in zip(out, out.dropFirst()) where b.reference <= a.reference {
                     bad.record("out of order: \(a.reference) then \(b.reference)")
@@ -75,6 +75,6 @@ struct OverrunNoCorruption {
         #expect(snapshots.total > 0)
         var final: [TimelineEntry] = []
         timeline.collect(startNs: 0, endNs: .max, into: &final)
-        #expect(final.map(\.reference) == Array(UInt64(200_000 - 256)..<200_000))
+        #expect(final.map(\.reference) == Array(UInt64(200_000 - timeline.capacity)..<200_000))
     }
 }

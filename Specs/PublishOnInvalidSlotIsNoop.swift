@@ -61,12 +61,12 @@ struct PublishOnInvalidSlotIsNoop {
     /// The index's intent: a reader holding a position whose slot has since been rewritten gets a clean miss, never
     /// the newer entry in its place.
     @Test func indexPositionRolledAway() {
-        let t = SourceTimeline(source: SourceID(1), minimumCapacity: 8)
+        let t = SourceTimeline(source: SourceID(1), minimumCapacity: 7)  // 8 slots
         for k in 0..<8 { t.append(timeNs: Int64(k), kind: .candidate, reference: UInt64(k)) }
         let held: UInt64 = 2
         #expect(t.read(position: held)?.reference == 2)
         for k in 8..<20 { t.append(timeNs: Int64(k), kind: .candidate, reference: UInt64(k)) }
         #expect(t.read(position: held) == nil)
-        #expect(t.read(position: held + 16)?.reference == 18)  // same slot, the newer entry, only by its own position
+        #expect(t.read(position: held + 16)?.reference == 18)  // same slot (8 slots), the newer entry, by its own position
     }
 }

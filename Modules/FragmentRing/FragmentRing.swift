@@ -105,9 +105,9 @@ public final class FragmentRing: Sendable {
             try Self.writeMetadata(directory: directory, configuration: configuration, sync: sync)
 
             let log = try IndexLog(path: "\(directory)/\(Self.indexFile)", sync: sync)
-            let (records, validLength, damaged) = try log.readAll()
+            let (records, validLength, damaged, torn) = try log.readAll()
             var scan = try Self.scan(
-                directory: directory, records: records, logLength: log.length, validLength: validLength, damaged: damaged,
+                directory: directory, records: records, tornBytes: torn, validLength: validLength, damaged: damaged,
                 verifyChecksums: configuration.verifyOnOpen)
             for (file, _) in scan.rejected { try FileSystem.removeIfPresent(file) }
 
@@ -250,7 +250,7 @@ public final class FragmentRing: Sendable {
         }
 
         do {
-            try log.withLock { log throws(SystemError) in try log.append(.fragment(info)) }
+            try log.withLock { log in try log.append(.fragment(info)) }
         } catch {
             try? FileSystem.removeIfPresent(path)
             throw RingError(.io, "commit fragment \(seq) to index.log: \(error)", cause: error)
@@ -303,7 +303,7 @@ public final class FragmentRing: Sendable {
             return (s.generation, victims)
         }
         do {
-            try log.withLock { log throws(SystemError) in try log.append(IndexRecord(kind: .generation, generation: generation)) }
+            try log.withLock { log in try log.append(IndexRecord(kind: .generation, generation: generation)) }
         } catch {
             throw RingError(.io, "reset: \(error)", cause: error)
         }
@@ -422,7 +422,7 @@ public final class FragmentRing: Sendable {
         }
         guard let token else { throw RingError(.rolledAway, "cannot pin \(first)…\(last): not all of them are retained") }
         do {
-            try log.withLock { log throws(SystemError) in
+            try log.withLock { log in
                 try log.append(IndexRecord(
                     kind: .pin, sequence: first.rawValue, a: Int64(bitPattern: token.id), b: Int64(bitPattern: last.rawValue)))
             }
@@ -439,7 +439,7 @@ public final class FragmentRing: Sendable {
             throw RingError(.unknownPin, "\(token) is not held")
         }
         do {
-            try log.withLock { log throws(SystemError) in
+            try log.withLock { log in
                 try log.append(IndexRecord(kind: .unpin, a: Int64(bitPattern: token.id)))
             }
         } catch {

@@ -90,74 +90,99 @@ struct IndexRecord: Equatable {
 
 /// The append-only `index.log`. Appends are serialised by the ring's log lock; each append is made durable with
 /// fdatasync when the ring's durability is `.fsync`.
+///
+/// The file is preallocated with written zeros in steps of ``preallocation`` bytes, so an append overwrites blocks
+/// that already exist and its fdatasync flushes one data block without a journal commit for a size change. The log
+/// ends at the last valid record; all-zero records after it are preallocation, not damage.
 final class IndexLog {
+    static let preallocation = 1 << 18
+
     let path: String
     private(set) var fd: FileDescriptor
+    /// End of the last record written (the logical length).
     private(set) var length: Int64
-    private(set) var records: Int
+    /// Bytes the file holds (≥ length; the rest is zeros).
+    private(set) var allocated: Int64
     let sync: Bool
 
     init(path: String, sync: Bool) throws(SystemError) {
         self.path = path
         self.sync = sync
         self.fd = try FileDescriptor.open(path, O_RDWR | O_CREAT)
-        self.length = try fd.size()
-        self.records = Int(length) / IndexRecord.size
+        self.allocated = try fd.size()
+        self.length = allocated  // until readAll finds the end
     }
 
-    /// Every whole, valid record in order, and the byte offset after the last good one (a torn tail starts there).
-    func readAll() throws -> (records: [IndexRecord], validLength: Int64, damaged: Int) {
+    var records: Int { Int(length) / IndexRecord.size }
+
+    /// Every whole, valid record in order; the offset after the last good one; how many damaged records lie before
+    /// it; and how many non-zero bytes lie after it (a torn append).
+    func readAll() throws -> (records: [IndexRecord], validLength: Int64, damaged: Int, tornBytes: Int64) {
         let size = try fd.size()
         var out: [IndexRecord] = []
         var badOffsets: [Int64] = []
         var validLength: Int64 = 0
+        var lastNonZero: Int64 = 0
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var offset: Int64 = 0
         while offset < size {
             let n = try buffer.withUnsafeMutableBytes { b in try fd.read(into: b, at: offset) }
             if n == 0 { break }
-            let whole = n / IndexRecord.size
             buffer.withUnsafeBytes { b in
-                for i in 0..<whole {
-                    let slice = UnsafeRawBufferPointer(rebasing: b[(i * IndexRecord.size)..<((i + 1) * IndexRecord.size)])
-                    if let r = IndexRecord.decode(slice) {
+                for i in stride(from: 0, to: n, by: IndexRecord.size) {
+                    let end = min(n, i + IndexRecord.size)
+                    let slice = UnsafeRawBufferPointer(rebasing: b[i..<end])
+                    guard let last = slice.lastIndex(where: { $0 != 0 }) else { continue }
+                    lastNonZero = offset + Int64(i + last + 1)
+                    if end - i == IndexRecord.size, let r = IndexRecord.decode(slice) {
                         out.append(r)
-                        validLength = offset + Int64((i + 1) * IndexRecord.size)
+                        validLength = offset + Int64(end)
                     } else {
-                        badOffsets.append(offset + Int64(i * IndexRecord.size))
+                        badOffsets.append(offset + Int64(i))
                     }
                 }
             }
-            if whole == 0 { break }
-            offset += Int64(whole * IndexRecord.size)
+            offset += Int64(n)
         }
+        length = validLength
         // Bad records after the last good one are a torn tail, not damage in the middle.
-        return (out, validLength, badOffsets.filter { $0 < validLength }.count)
+        return (out, validLength, badOffsets.filter { $0 < validLength }.count, max(0, lastNonZero - validLength))
     }
 
-    /// Drops everything after `length` (a torn tail left by a crash mid-append).
-    func truncate(to length: Int64) throws(SystemError) {
-        try fd.truncate(length)
+    /// Zeroes everything after `length` (a torn record left by a crash mid-append), keeping the preallocation.
+    func truncate(to length: Int64) throws {
+        let zeros = [UInt8](repeating: 0, count: Int(max(0, allocated - length)))
+        try zeros.withUnsafeBytes { z in try fd.writeAll(z, at: length) }
         self.length = length
-        self.records = Int(length) / IndexRecord.size
     }
 
-    func append(_ record: IndexRecord) throws(SystemError) {
+    /// Makes sure `bytes` more fit in the preallocated region, growing it by written zeros if not.
+    private func reserve(_ bytes: Int) throws {
+        guard length + Int64(bytes) > allocated else { return }
+        let zeros = [UInt8](repeating: 0, count: Self.preallocation)
+        try zeros.withUnsafeBytes { z in try fd.writeAll(z, at: allocated) }
+        allocated += Int64(Self.preallocation)
+        if sync { try fd.sync() }  // the size changed: a full fsync, once per 4096 records
+    }
+
+    func append(_ record: IndexRecord) throws {
+        try reserve(IndexRecord.size)
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        try withUnsafeMutableBytes(of: &bytes) { p throws(SystemError) in
+        try withUnsafeMutableBytes(of: &bytes) { p in
             record.encode(into: p)
             try fd.writeAll(UnsafeRawBufferPointer(p), at: length)
         }
         if sync { try fd.syncData() }
         length += Int64(IndexRecord.size)
-        records += 1
     }
 
-    /// Replaces the log with `records`, atomically (write aside, fsync, rename, fsync the directory).
+    /// Replaces the log with `records`, atomically (write aside, fsync, rename, fsync the directory), preallocated.
     func rewrite(_ records: [IndexRecord], directory: String) throws {
         let tmp = path + ".compact"
         try FileSystem.removeIfPresent(tmp)
-        var bytes = [UInt8](repeating: 0, count: records.count * IndexRecord.size)
+        let used = records.count * IndexRecord.size
+        let size = (used / Self.preallocation + 1) * Self.preallocation
+        var bytes = [UInt8](repeating: 0, count: size)
         bytes.withUnsafeMutableBytes { p in
             for (i, r) in records.enumerated() {
                 r.encode(into: UnsafeMutableRawBufferPointer(rebasing: p[(i * IndexRecord.size)..<((i + 1) * IndexRecord.size)]))
@@ -171,7 +196,7 @@ final class IndexLog {
         try FileSystem.rename(tmp, path)
         if sync { try FileSystem.syncDirectory(directory) }
         fd = try FileDescriptor.open(path, O_RDWR)
-        length = Int64(bytes.count)
-        self.records = records.count
+        length = Int64(used)
+        allocated = Int64(size)
     }
 }

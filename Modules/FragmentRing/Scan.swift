@@ -18,7 +18,7 @@ public struct RingScan: Sendable {
     /// Files that must not be trusted, with why: orphans (no durable record), short or checksum-bad fragments,
     /// fragments of an older generation.
     public var rejected: [(file: String, reason: String)]
-    /// Bytes after the last whole, valid record of index.log (a torn append).
+    /// Non-zero bytes after the last whole, valid record of index.log (a torn append; zeros are preallocation).
     public var tornTailBytes: Int64
     /// Records in the middle of the log whose own checksum failed.
     public var damagedRecords: Int
@@ -47,8 +47,8 @@ extension FragmentRing {
         try checkMetadata(metaPath)
         do {
             let log = try IndexLog(path: "\(directory)/\(indexFile)", sync: false)
-            let (records, validLength, damaged) = try log.readAll()
-            return try scan(directory: directory, records: records, logLength: log.length, validLength: validLength,
+            let (records, validLength, damaged, torn) = try log.readAll()
+            return try scan(directory: directory, records: records, tornBytes: torn, validLength: validLength,
                 damaged: damaged, verifyChecksums: verifyChecksums)
         } catch let e as SystemError {
             throw RingError(.io, "\(directory): \(e)", cause: e)
@@ -75,7 +75,7 @@ extension FragmentRing {
     }
 
     static func scan(
-        directory: String, records: [IndexRecord], logLength: Int64, validLength: Int64, damaged: Int,
+        directory: String, records: [IndexRecord], tornBytes: Int64, validLength: Int64, damaged: Int,
         verifyChecksums: Bool
     ) throws -> RingScan {
         var generation: UInt32 = 0
@@ -148,7 +148,7 @@ extension FragmentRing {
         }
         return RingScan(
             fragments: live, pins: pins.values.sorted { $0.id < $1.id }, generation: generation, highestSequence: highest,
-            recycledThrough: recycledThrough, rejected: rejected, tornTailBytes: logLength - validLength,
+            recycledThrough: recycledThrough, rejected: rejected, tornTailBytes: tornBytes,
             damagedRecords: damaged, validLogLength: validLength)
     }
 }

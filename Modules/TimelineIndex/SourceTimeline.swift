@@ -50,12 +50,13 @@ public struct EntryKind: RawRepresentable, Hashable, Sendable, CustomStringConve
 
 /// One fixed-size record on the timeline: when, from which source, what, and a reference to its payload.
 /// Entries are not payloads: a video fragment entry names a fragment sequence, not its bytes.
+///
+/// Stored as four 64-bit words — the same four the ring holds — so copying one is four loads and four stores.
 public struct TimelineEntry: Sendable, Equatable, CustomStringConvertible {
     /// Nanoseconds on the capture clock (monotonic). Never microseconds.
     public var timeNs: Int64
-    public var source: SourceID
-    public var kind: EntryKind
-    public var flags: UInt8
+    /// source | kind << 16 | flags << 24.
+    var tag: UInt64
     /// The payload reference (kind-specific: a fragment sequence, a sample index, an id).
     public var reference: UInt64
     /// A kind-specific value (a duration, a count, an onset).
@@ -63,70 +64,79 @@ public struct TimelineEntry: Sendable, Equatable, CustomStringConvertible {
 
     public init(timeNs: Int64, source: SourceID, kind: EntryKind, flags: UInt8 = 0, reference: UInt64, value: Int64 = 0) {
         self.timeNs = timeNs
-        self.source = source
-        self.kind = kind
-        self.flags = flags
+        self.tag = UInt64(source.rawValue) | UInt64(kind.rawValue) << 16 | UInt64(flags) << 24
         self.reference = reference
         self.value = value
     }
 
-    var tag: UInt64 { UInt64(source.rawValue) | UInt64(kind.rawValue) << 16 | UInt64(flags) << 24 }
-
+    @inline(__always)
     init(timeNs: Int64, tag: UInt64, reference: UInt64, value: Int64) {
-        self.init(
-            timeNs: timeNs, source: SourceID(UInt16(truncatingIfNeeded: tag)),
-            kind: EntryKind(rawValue: UInt8(truncatingIfNeeded: tag >> 16)), flags: UInt8(truncatingIfNeeded: tag >> 24),
-            reference: reference, value: value)
+        self.timeNs = timeNs
+        self.tag = tag
+        self.reference = reference
+        self.value = value
     }
+
+    public var source: SourceID { SourceID(UInt16(truncatingIfNeeded: tag)) }
+    public var kind: EntryKind { EntryKind(rawValue: UInt8(truncatingIfNeeded: tag >> 16)) }
+    public var flags: UInt8 { UInt8(truncatingIfNeeded: tag >> 24) }
 
     public var description: String { "\(timeNs) ns \(source) \(kind) ref=\(reference) value=\(value)" }
 }
 
 /// A power-of-two ring of timeline entries for one source: one producer, any number of readers.
 ///
-/// Each slot is five 64-bit words: a sequence word, then time, tag, reference and value. The producer marks the
-/// slot odd (`2p+1`), writes the four data words, then marks it `2p+2` with release ordering; a reader loads the
-/// sequence (acquire), the data (relaxed), fences, and loads the sequence again: the read counts only when both loads
-/// say `2p+2` for the very position it wanted. Data words are atomics, so a torn read is a detected retry, never a data
-/// race. Appending takes no lock and allocates nothing.
+/// Each slot is four 64-bit words — time, tag, reference, value — and `head` counts the positions ever written. The
+/// producer, for position q: issues a release fence, writes the four words (relaxed), then stores `head = q + 1`
+/// (release). A reader loads `head` (acquire), copies the positions it wants (relaxed loads), issues an acquire fence
+/// and loads `head` again as h: the copy of position p counts only if `h − p < slots`. The producer rewrites p's slot
+/// only while writing position `p + slots`, which it starts when `head == p + slots`; and any write the reader saw
+/// implies `head` had already reached that write's position (the release fence orders the earlier `head` store before
+/// the data writes). So a ring of `slots` slots reliably holds `slots − 1` entries: that is its ``capacity``.
+/// This is a seqlock whose sequence is the ring's head: a torn read is detected and dropped, never returned. Every
+/// word is an Atomic, so nothing races in the language's sense. Appending takes no lock and allocates nothing.
 public final class SourceTimeline: @unchecked Sendable {
     // @unchecked: `slots` is written only by the single producer (documented on `append`) and read through the
-    // seqlock protocol above; every word is an Atomic, so concurrent access is well-defined.
+    // protocol above; every word is an Atomic, so concurrent access is well-defined.
     public let source: SourceID
+    /// Entries reliably retained: one less than the slots, since the slot being rewritten is not readable.
     public let capacity: Int
+    /// Slots in the ring (a power of two).
+    let slotCount: Int
     let mask: UInt64
     let slots: UnsafeMutablePointer<Atomic<UInt64>>
-    /// Entries ever appended; the next position.
-    let head = Atomic<UInt64>(0)
+    /// The next position to write (wrapping); positions `< head` are published.
+    let head: Atomic<UInt64>
     let lastTime = Atomic<Int64>(Int64.min)
     let outOfOrder = Atomic<UInt64>(0)
-    static let words = 5
+    /// Words per slot: time, tag, reference, value.
+    static let words = 4
 
     /// Position of the first entry ever appended. Positions count with wrapping arithmetic, so a timeline may start
     /// anywhere (a specification starts one just short of 2^64 to prove the wrap is harmless).
     let firstPosition: UInt64
 
-    /// A ring of at least `minimumCapacity` entries (rounded up to a power of two).
+    /// A ring retaining at least `minimumCapacity` entries (slots rounded up to a power of two above it).
     public convenience init(source: SourceID, minimumCapacity: Int) {
         self.init(source: source, minimumCapacity: minimumCapacity, firstPosition: 0)
     }
 
     init(source: SourceID, minimumCapacity: Int, firstPosition: UInt64) {
         precondition(minimumCapacity > 0)
-        var c = 1
-        while c < minimumCapacity { c <<= 1 }
+        var c = 2
+        while c < minimumCapacity + 1 { c <<= 1 }
         self.source = source
-        self.capacity = c
+        self.slotCount = c
+        self.capacity = c - 1
         self.mask = UInt64(c - 1)
         self.firstPosition = firstPosition
-        head.store(firstPosition, ordering: .relaxed)
-        slots = .allocate(capacity: c * Self.words)
-        // Mark every slot as holding no position: its sequence word can never equal 2p+2 for a live p.
-        for i in 0..<(c * Self.words) { (slots + i).initialize(to: Atomic(i % Self.words == 0 ? 1 : 0)) }
+        self.head = Atomic(firstPosition)
+        slots = .allocate(capacity: c * 4)
+        for i in 0..<(c * 4) { (slots + i).initialize(to: Atomic(0)) }
     }
 
     deinit {
-        slots.deinitialize(count: capacity * Self.words)
+        slots.deinitialize(count: slotCount * 4)
         slots.deallocate()
     }
 
@@ -140,16 +150,14 @@ public final class SourceTimeline: @unchecked Sendable {
             return false
         }
         lastTime.store(timeNs, ordering: .relaxed)
-        let p = head.load(ordering: .relaxed)
-        let base = slots + Int(p & mask) * Self.words
-        base[0].store(2 &* p &+ 1, ordering: .relaxed)
+        let q = head.load(ordering: .relaxed)
+        let slot = slots + Int(q & mask) * 4
         atomicMemoryFence(ordering: .releasing)
-        base[1].store(UInt64(bitPattern: timeNs), ordering: .relaxed)
-        base[2].store(UInt64(source.rawValue) | UInt64(kind.rawValue) << 16 | UInt64(flags) << 24, ordering: .relaxed)
-        base[3].store(reference, ordering: .relaxed)
-        base[4].store(UInt64(bitPattern: value), ordering: .relaxed)
-        base[0].store(2 &* p &+ 2, ordering: .releasing)
-        head.store(p &+ 1, ordering: .releasing)
+        slot[0].store(UInt64(bitPattern: timeNs), ordering: .relaxed)
+        slot[1].store(UInt64(source.rawValue) | UInt64(kind.rawValue) << 16 | UInt64(flags) << 24, ordering: .relaxed)
+        slot[2].store(reference, ordering: .relaxed)
+        slot[3].store(UInt64(bitPattern: value), ordering: .relaxed)
+        head.store(q &+ 1, ordering: .releasing)
         return true
     }
 
@@ -169,19 +177,31 @@ public final class SourceTimeline: @unchecked Sendable {
     /// Appends refused because their time went backwards.
     public var outOfOrderCount: UInt64 { outOfOrder.load(ordering: .relaxed) }
 
-    /// The entry at `position`, if it is still in the ring and was not torn by a concurrent overwrite.
+    @inline(__always)
+    func load(_ p: UInt64) -> TimelineEntry {
+        let slot = slots + Int(p & mask) * 4
+        return TimelineEntry(
+            timeNs: Int64(bitPattern: slot[0].load(ordering: .relaxed)), tag: slot[1].load(ordering: .relaxed),
+            reference: slot[2].load(ordering: .relaxed), value: Int64(bitPattern: slot[3].load(ordering: .relaxed)))
+    }
+
+    /// Whether a copy of position `p` made before now is still whole: the producer has not begun rewriting its slot.
+    @inline(__always)
+    func stillValid(_ p: UInt64) -> Bool {
+        atomicMemoryFence(ordering: .acquiring)
+        let h = head.load(ordering: .relaxed)
+        return (h &- p) <= UInt64(capacity)  // h − p < slots
+    }
+
+    /// The entry at `position`, if it has been written and not yet overwritten; nil otherwise — never a torn entry and
+    /// never the entry that replaced it.
     @inline(__always)
     public func read(position p: UInt64) -> TimelineEntry? {
-        let base = slots + Int(p & mask) * Self.words
-        let want = 2 &* p &+ 2
-        guard base[0].load(ordering: .acquiring) == want else { return nil }
-        let t = base[1].load(ordering: .relaxed)
-        let tag = base[2].load(ordering: .relaxed)
-        let r = base[3].load(ordering: .relaxed)
-        let v = base[4].load(ordering: .relaxed)
-        atomicMemoryFence(ordering: .acquiring)
-        guard base[0].load(ordering: .relaxed) == want else { return nil }
-        return TimelineEntry(timeNs: Int64(bitPattern: t), tag: tag, reference: r, value: Int64(bitPattern: v))
+        let h = head.load(ordering: .acquiring)
+        let behind = h &- p  // 1 for the newest; > capacity when (being) overwritten; huge when p is in the future
+        guard behind >= 1, behind <= UInt64(capacity) else { return nil }
+        let e = load(p)
+        return stillValid(p) ? e : nil
     }
 
     /// The positions currently readable, the last `capacity` appended: `count` positions from `first` (wrapping).
@@ -191,11 +211,10 @@ public final class SourceTimeline: @unchecked Sendable {
         return (h &- n, n)
     }
 
-    /// Appends to `out` every entry with `startNs <= timeNs <= endNs`, in time order, as a consistent copy.
-    /// Entries overwritten while being read are skipped (they were outside the ring's window by then).
-    public func collect(startNs: Int64, endNs: Int64, into out: inout [TimelineEntry]) {
-        let (first, n) = retained
-        // Binary search (over offsets from `first`, so positions may wrap) for the first entry with time >= startNs.
+    /// The offset (from `first`) of the first entry whose time is not below `bound` (`strict`: above `bound`).
+    /// Entries overwritten during the search count as older than everything still retained.
+    @inline(__always)
+    func lowerOffset(first: UInt64, count n: UInt64, bound: Int64, strict: Bool) -> UInt64 {
         var lo: UInt64 = 0
         var hi = n
         while lo < hi {
@@ -204,14 +223,55 @@ public final class SourceTimeline: @unchecked Sendable {
                 lo = mid + 1  // overwritten: everything older is gone too
                 continue
             }
-            if e.timeNs < startNs { lo = mid + 1 } else { hi = mid }
+            if e.timeNs < bound || (strict && e.timeNs == bound) { lo = mid + 1 } else { hi = mid }
         }
+        return lo
+    }
+
+    /// How many entries [startNs, endNs] holds now, for sizing a buffer before collecting.
+    public func estimate(startNs: Int64, endNs: Int64) -> Int {
+        let (first, n) = retained
+        let lo = lowerOffset(first: first, count: n, bound: startNs, strict: false)
+        let hi = lowerOffset(first: first, count: n, bound: endNs, strict: true)
+        return hi > lo ? Int(hi - lo) : 0
+    }
+
+    /// Appends to `out` every entry with `startNs <= timeNs <= endNs`, in time order, as a consistent copy.
+    /// Entries overwritten while being read are dropped (they had left the ring's window by then).
+    public func collect(startNs: Int64, endNs: Int64, into out: inout [TimelineEntry]) {
+        let room = estimate(startNs: startNs, endNs: endNs) + 64
+        let filled = [TimelineEntry](unsafeUninitializedCapacity: room) { buffer, written in
+            written = collect(startNs: startNs, endNs: endNs, into: buffer.baseAddress!, capacity: room)
+        }
+        out += filled
+    }
+
+    /// Writes up to `capacity` entries of [startNs, endNs] to `buffer`, in time order; returns how many.
+    /// The hot path of ``TimelineIndex/snapshot(startNs:endNs:)``: a straight copy, then one validation of the whole
+    /// run against `head`. No allocation, no lock.
+    @inline(__always)
+    func collect(startNs: Int64, endNs: Int64, into buffer: UnsafeMutablePointer<TimelineEntry>, capacity room: Int) -> Int {
+        let (first, n) = retained
+        let lo = lowerOffset(first: first, count: n, bound: startNs, strict: false)
         var off = lo
-        while off < n {
-            defer { off += 1 }
-            guard let e = read(position: first &+ off) else { continue }
+        var written = 0
+        while off < n, written < room {
+            let e = load(first &+ off)
             if e.timeNs > endNs { break }
-            out.append(e)
+            (buffer + written).initialize(to: e)
+            written += 1
+            off += 1
         }
+        // Drop the prefix whose slots the producer may have begun rewriting while we copied.
+        atomicMemoryFence(ordering: .acquiring)
+        let h = head.load(ordering: .relaxed)
+        let oldestSafe = h &- UInt64(capacity)  // whole iff h − p ≤ capacity, i.e. h − p < slots
+        var drop = 0
+        while drop < written, Int64(bitPattern: (first &+ lo &+ UInt64(drop)) &- oldestSafe) < 0 { drop += 1 }
+        if drop > 0 {
+            buffer.update(from: buffer + drop, count: written - drop)
+            (buffer + written - drop).deinitialize(count: drop)
+        }
+        return written - drop
     }
 }

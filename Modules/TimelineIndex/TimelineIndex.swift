@@ -4,7 +4,8 @@ import Synchronization
 /// Every source's timeline, merged onto one time axis on demand.
 ///
 /// Each source has its own ``SourceTimeline`` with one producer; `snapshot(startNs:endNs:)` copies each source's
-/// entries in the window and merges them by (time, source, kind). Readers never block producers.
+/// entries in the window and merges them by time (ties: lower SourceID first, then append order). Readers never
+/// block producers.
 public final class TimelineIndex: Sendable {
     private let sources = Mutex<[SourceTimeline]>([])
     private let names = Mutex<[SourceID: String]>([:])
@@ -22,6 +23,7 @@ public final class TimelineIndex: Sendable {
         sources.withLock { list in
             precondition(!list.contains { $0.source == source }, "\(source) registered twice")
             list.append(t)
+            list.sort { $0.source < $1.source }  // merge ties go to the lower SourceID
         }
         names.withLock { $0[source] = name }
         return t
@@ -30,42 +32,73 @@ public final class TimelineIndex: Sendable {
     public var timelines: [SourceTimeline] { sources.withLock { $0 } }
 
     /// A frozen copy of every entry in [startNs, endNs], merged across sources in time order.
+    ///
+    /// Each source's run is copied out (no lock on any producer), then adjacent runs are merged pairwise, ⌈log₂ k⌉
+    /// passes ping-ponging between one scratch buffer and the result, arranged so the last pass lands in the result.
     public func snapshot(startNs: Int64, endNs: Int64) -> TimelineSnapshot {
         let list = sources.withLock { $0 }
-        var perSource: [[TimelineEntry]] = []
-        perSource.reserveCapacity(list.count)
+        var room = [Int](repeating: 0, count: list.count)
         var total = 0
-        for t in list {
-            var part: [TimelineEntry] = []
-            part.reserveCapacity(256)
-            t.collect(startNs: startNs, endNs: endNs, into: &part)
-            total += part.count
-            perSource.append(part)
+        for (i, t) in list.enumerated() {
+            room[i] = t.estimate(startNs: startNs, endNs: endNs) + 64  // + what may be appended meanwhile
+            total += room[i]
         }
-        return TimelineSnapshot(
-            startNs: startNs, endNs: endNs, entries: Self.merge(perSource, total: total),
-            sourceNames: names.withLock { $0 })
+        var passes = 0
+        while (1 << passes) < list.count { passes += 1 }
+        let entries = [TimelineEntry](unsafeUninitializedCapacity: total) { result, written in
+            withUnsafeTemporaryAllocation(of: TimelineEntry.self, capacity: total) { scratch in
+                let out = result.baseAddress!
+                let tmp = scratch.baseAddress!
+                // Collect where an even number of passes brings the data back to `out`.
+                var from = passes % 2 == 0 ? out : tmp
+                var to = passes % 2 == 0 ? tmp : out
+                var bounds = [0]
+                bounds.reserveCapacity(list.count + 1)
+                for (i, t) in list.enumerated() {
+                    bounds.append(bounds.last! + t.collect(startNs: startNs, endNs: endNs, into: from + bounds.last!, capacity: room[i]))
+                }
+                while bounds.count > 2 {
+                    var next = [0]
+                    var r = 0
+                    while r + 2 < bounds.count {
+                        Self.merge2(from, bounds[r], bounds[r + 1], bounds[r + 2], into: to)
+                        next.append(bounds[r + 2])
+                        r += 2
+                    }
+                    if r + 1 < bounds.count {  // an odd run out: carried across unchanged
+                        (to + bounds[r]).update(from: from + bounds[r], count: bounds[r + 1] - bounds[r])
+                        next.append(bounds[r + 1])
+                    }
+                    swap(&from, &to)
+                    bounds = next
+                }
+                written = bounds.last!
+            }
+        }
+        return TimelineSnapshot(startNs: startNs, endNs: endNs, entries: entries, sourceNames: names.withLock { $0 })
     }
 
-    /// k-way merge of per-source arrays already in time order; ties broken by source then kind, so the result is
-    /// deterministic.
-    static func merge(_ parts: [[TimelineEntry]], total: Int) -> [TimelineEntry] {
-        if parts.count == 1 { return parts[0] }
-        var out: [TimelineEntry] = []
-        out.reserveCapacity(total)
-        var idx = [Int](repeating: 0, count: parts.count)
-        while out.count < total {
-            var best = -1
-            for k in 0..<parts.count where idx[k] < parts[k].count {
-                if best < 0 { best = k; continue }
-                let a = parts[k][idx[k]]
-                let b = parts[best][idx[best]]
-                if (a.timeNs, a.source.rawValue, a.kind.rawValue) < (b.timeNs, b.source.rawValue, b.kind.rawValue) { best = k }
+    /// Merges src[lo..<mid] and src[mid..<hi] into dst[lo..<hi] by time; ties take the first run.
+    @inline(__always)
+    static func merge2(
+        _ src: UnsafeMutablePointer<TimelineEntry>, _ lo: Int, _ mid: Int, _ hi: Int,
+        into dst: UnsafeMutablePointer<TimelineEntry>
+    ) {
+        var i = lo
+        var j = mid
+        var o = lo
+        while i < mid && j < hi {
+            if src[j].timeNs < src[i].timeNs {
+                (dst + o).initialize(to: src[j])
+                j += 1
+            } else {
+                (dst + o).initialize(to: src[i])
+                i += 1
             }
-            out.append(parts[best][idx[best]])
-            idx[best] += 1
+            o += 1
         }
-        return out
+        if i < mid { (dst + o).initialize(from: src + i, count: mid - i) }
+        if j < hi { (dst + o).initialize(from: src + j, count: hi - j) }
     }
 }
 

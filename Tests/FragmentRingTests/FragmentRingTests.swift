@@ -64,8 +64,11 @@ struct FragmentRingTests {
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: f2)))
         bytes[10] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: f2))
+        // A torn append lands right after the last record (the rest of the file is preallocated zeros).
+        let logBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: tmp.sub("index.log"))))
+        let end = ((logBytes.lastIndex { $0 != 0 } ?? 0) / 64 + 1) * 64
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: tmp.sub("index.log")))
-        log.seekToEndOfFile()
+        try log.seek(toOffset: UInt64(end))
         log.write(Data(repeating: 0x50, count: 30))
         try log.close()
 

@@ -4,10 +4,12 @@ import Testing
 
 @Suite("TimelineIndex: many sources on one time axis")
 struct TimelineIndexTests {
-    @Test func capacityIsTheNextPowerOfTwo() {
+    /// Slots are a power of two; one is always the slot being rewritten, so a ring of 2^n slots retains 2^n − 1.
+    @Test func capacityCoversWhatWasAskedFor() {
         let index = TimelineIndex()
-        #expect(index.register(SourceID(1), name: "audio", rateHz: 100, windowSeconds: 10).capacity == 1024)
-        #expect(index.register(SourceID(2), name: "video", minimumCapacity: 16).capacity == 16)
+        #expect(index.register(SourceID(1), name: "audio", rateHz: 100, windowSeconds: 10).capacity == 1023)
+        #expect(index.register(SourceID(2), name: "video", minimumCapacity: 16).capacity == 31)
+        #expect(index.register(SourceID(3), name: "imu", minimumCapacity: 15).capacity == 15)
     }
 
     @Test func snapshotReturnsTheWindowInclusiveAndInOrder() {
@@ -19,11 +21,11 @@ struct TimelineIndexTests {
     }
 
     @Test func onlyTheNewestCapacityEntriesAreRetained() {
-        let t = SourceTimeline(source: SourceID(1), minimumCapacity: 8)
+        let t = SourceTimeline(source: SourceID(1), minimumCapacity: 7)  // 8 slots, 7 retained
         for i in 0..<20 { t.append(timeNs: Int64(i), kind: .imuSample, reference: UInt64(i)) }
         var out: [TimelineEntry] = []
         t.collect(startNs: 0, endNs: 100, into: &out)
-        #expect(out.map(\.reference) == Array(12..<20))
+        #expect(out.map(\.reference) == Array(13..<20))
         #expect(t.read(position: 3) == nil)
         #expect(t.read(position: 19)?.reference == 19)
         #expect(t.read(position: 20) == nil)  // not yet written

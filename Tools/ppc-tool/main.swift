@@ -1,5 +1,6 @@
 import CLI
 import Foundation
+import Syscall
 
 /// `ppc-tool`: a subcommand per module, plus `run`.
 let root = Command(
@@ -11,5 +12,6 @@ let root = Command(
         BenchCommand.command, RunCommand.command,
     ])
 
+MemoryPolicy.keepFreedMemory()
 BuiltinPlugins.registerAll()
 exit(Main.run(root, version: "ppc-tool \(ppcVersion)", arguments: Array(CommandLine.arguments.dropFirst())))
