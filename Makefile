@@ -3,7 +3,7 @@ SWIFT ?= swift
 OUT ?= out
 BIN := .build/debug
 
-.PHONY: run test deps build check-architecture clean
+.PHONY: run test bench deps build check-architecture clean
 
 deps:
 	@scripts/install-deps
@@ -19,6 +19,12 @@ run: build
 test: deps check-architecture
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+## make bench: release build, then every benchmark as JSON (figures are measured, with date and machine).
+bench: deps
+	$(SWIFT) build -c release --product ppc-tool
+	.build/release/ppc-tool bench index --json
+	.build/release/ppc-tool bench ring --json
 
 check-architecture:
 	@scripts/check-architecture-selftest
