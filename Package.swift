@@ -90,6 +90,7 @@ let package = Package(
             ],
             path: "Tools/ppc-tool"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
-        .testTarget(name: "ToolTests", dependencies: ["ppc-tool", "TestSupport"], path: "Tests/ToolTests"),
+        .testTarget(
+            name: "ToolTests", dependencies: ["ppc-tool", "TestSupport", "FragmentRing", "TimelineIndex"], path: "Tests/ToolTests"),
     ]
 )
