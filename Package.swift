@@ -22,12 +22,18 @@ let package = Package(
         /** XXH3-64 checksums: the only importer of CXXHash. */
         .target(name: "Checksum", dependencies: ["CXXHash"], path: "Modules/Checksum"),
 
+        /** FFmpeg 5.1 (libavcodec, libavformat, libavutil, libswscale), found by pkg-config; wrapped by Media. */
+        .systemLibrary(name: "CFFmpeg", path: "Modules/CFFmpeg", pkgConfig: "libavformat"),
+        /** Encode to keyframe-aligned MPEG-TS fragments and remux clips to MP4: the only importer of CFFmpeg. */
+        .target(name: "Media", dependencies: ["CFFmpeg"], path: "Modules/Media"),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"], path: "Tests/MediaTests"),
+
         // MARK: - Syscall
 
-        /** glibc's <malloc.h> (mallopt); part of libc, so no pkg-config and no link line. Wrapped by Syscall. */
-        .systemLibrary(name: "CMalloc", path: "Modules/CMalloc"),
+        /** glibc's Linux-only calls (mallopt, gettid); part of libc, so no pkg-config and no link line. Wrapped by Syscall. */
+        .systemLibrary(name: "CLinux", path: "Modules/CLinux"),
         /** System calls through one EINTR-retrying, errno-typing helper; file descriptors that close themselves. */
-        .target(name: "Syscall", dependencies: ["CMalloc"], path: "Modules/Syscall"),
+        .target(name: "Syscall", dependencies: ["CLinux"], path: "Modules/Syscall"),
 
         // MARK: - Config
 
@@ -55,6 +61,17 @@ let package = Package(
             path: "Modules/PayloadSource"),
         .testTarget(name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource"], path: "Tests/PayloadSourceTests"),
 
+        // MARK: - Capture
+
+        /** Source → encoder → FragmentRing (+ TimelineIndex), and window → clip.mp4. */
+        .target(
+            name: "Capture",
+            dependencies: ["Pipeline", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Syscall"],
+            path: "Modules/Capture"),
+        .testTarget(
+            name: "CaptureTests", dependencies: ["Capture", "Synthetic", "LibavEncoder", "TestSupport"],
+            path: "Tests/CaptureTests"),
+
         // MARK: - Pipeline
 
         /** The plugin registry and the JSON manifest that composes plugins into a pipeline. */
@@ -81,6 +98,9 @@ let package = Package(
         .testTarget(
             name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall", "ppc-tool"],
             path: "Specs"),
+
+        /** x264 and x265 encoder plugins over Media: keyframe-aligned MPEG-TS fragments. */
+        .target(name: "LibavEncoder", dependencies: ["Media", "Pipeline", "Config"], path: "Plugins/LibavEncoder"),
 
         // MARK: - Tools
 

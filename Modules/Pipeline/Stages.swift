@@ -59,11 +59,75 @@ public struct FrameInfo: Sendable, Equatable {
     }
 }
 
-/// Gives frames. Takes nothing. The caller owns the buffer and reuses it.
+/// Where a source writes one NV12 frame: a luma plane and an interleaved chroma plane, each with its row stride.
+/// The memory belongs to the caller (an encoder's frame pool, say) and is reused; a source never allocates it.
+public struct VideoFrameBuffer {
+    public var luma: UnsafeMutablePointer<UInt8>
+    public var lumaStride: Int
+    public var chroma: UnsafeMutablePointer<UInt8>
+    public var chromaStride: Int
+
+    public init(luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, chroma: UnsafeMutablePointer<UInt8>, chromaStride: Int) {
+        self.luma = luma
+        self.lumaStride = lumaStride
+        self.chroma = chroma
+        self.chromaStride = chromaStride
+    }
+
+    /// One contiguous NV12 buffer (Y rows of `width` bytes, then UV rows), e.g. a V4L2 buffer or a test's array.
+    public init(contiguous base: UnsafeMutableRawPointer, width: Int, height: Int) {
+        let y = base.assumingMemoryBound(to: UInt8.self)
+        self.init(luma: y, lumaStride: width, chroma: y + width * height, chromaStride: width)
+    }
+}
+
+/// Gives frames. Takes nothing. The caller owns the frame memory and reuses it.
 public protocol VideoSource: AnyObject {
     var format: VideoFormat { get }
-    /// Writes the next frame into `buffer` (at least `format.frameBytes` long); nil at the end of the stream.
-    func readFrame(into buffer: UnsafeMutableRawBufferPointer) throws -> FrameInfo?
+    /// Writes the next frame into `frame`; nil at the end of the stream.
+    func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo?
+}
+
+/// One encoded fragment as an encoder finished it: its span on the capture clock and what it holds.
+public struct FragmentDescription: Sendable, Equatable {
+    /// First frame's capture time, ns.
+    public var startNs: Int64
+    /// The next fragment's first frame time (or, for the last, the last frame's time plus one interval), ns.
+    public var endNs: Int64
+    public var frameCount: Int
+    public var startsWithKeyframe: Bool
+    /// `h264`, `hevc`, `zstd-nv12`.
+    public var codec: String
+
+    public init(startNs: Int64, endNs: Int64, frameCount: Int, startsWithKeyframe: Bool, codec: String) {
+        self.startNs = startNs
+        self.endNs = endNs
+        self.frameCount = frameCount
+        self.startsWithKeyframe = startsWithKeyframe
+        self.codec = codec
+    }
+}
+
+/// Takes encoded fragments, byte by byte, as an encoder produces them (the capture session puts them in the ring).
+public protocol FragmentOutput: AnyObject {
+    func beginFragment() throws
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    func endFragment(_ description: FragmentDescription) throws
+}
+
+/// Takes frames, gives keyframe-aligned fragments to a ``FragmentOutput``.
+public protocol VideoEncoder: AnyObject {
+    /// Opens the encode session for `format`; fragments of `fragmentNs` (each starting on a keyframe) go to `output`.
+    /// One encode session per armed pipeline (seed 000).
+    func start(format: VideoFormat, fragmentNs: Int64, output: FragmentOutput) throws
+    /// The frame memory to fill next: the encoder's own, so the frame reaches the codec without a copy.
+    func nextFrameBuffer() throws -> VideoFrameBuffer
+    /// Encodes the frame last returned by `nextFrameBuffer()`, captured as `info` says.
+    func encodeFrame(_ info: FrameInfo) throws
+    /// Flushes the encoder and closes the last fragment.
+    func finish() throws
+    /// Container file extension of the fragments (`ts`, `zst`).
+    var fragmentExtension: String { get }
 }
 
 /// What an audio source says of one block of samples it wrote.

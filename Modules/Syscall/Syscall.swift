@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CMalloc
+import CLinux
 import Foundation
 
 /// A system call failed for a reason of the environment (a missing file, a full disk, a busy device).
@@ -233,5 +233,32 @@ public enum MemoryPolicy {
     public static func keepFreedMemory() {
         _ = mallopt(M_TRIM_THRESHOLD, 512 << 20)
         _ = mallopt(M_MMAP_THRESHOLD, 32 << 20)
+    }
+}
+
+/// Scheduling priority of the calling thread.
+public enum ThreadPriority {
+    /// Raises the calling thread's priority (lower nice value) so capture runs ahead of merge and mint work
+    /// (seed 000 gave the capture callback the highest tier). Returns what the OS granted, in words, for the report:
+    /// an unprivileged process may not lower its nice value, and that is said, not hidden.
+    @discardableResult
+    public static func raiseCurrent(nice: Int32 = -10) -> String {
+        let tid = id_t(ppc_gettid())
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        let before = getpriority(which, tid)
+        if setpriority(which, tid, nice) == 0 {
+            return "nice \(getpriority(which, tid)) (raised from \(before))"
+        }
+        let reason = String(cString: strerror(errno))
+        return "nice \(before) (asked for \(nice): \(reason))"
+    }
+
+    /// Lowers the calling thread's priority (mint and merge work yield to capture).
+    @discardableResult
+    public static func lowerCurrent(nice: Int32 = 5) -> String {
+        let tid = id_t(ppc_gettid())
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        _ = setpriority(which, tid, nice)
+        return "nice \(getpriority(which, tid))"
     }
 }

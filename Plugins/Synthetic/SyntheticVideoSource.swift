@@ -44,18 +44,18 @@ public final class SyntheticVideoSource: VideoSource {
         return (rel * fps + 999_999_999) / 1_000_000_000
     }
 
-    public func readFrame(into buffer: UnsafeMutableRawBufferPointer) throws -> FrameInfo? {
+    public func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo? {
         guard next < frameCount else { return nil }
-        precondition(buffer.count >= format.frameBytes, "frame buffer too small")
         let i = next
         next += 1
         let t = timeNs(ofFrame: i)
         if pace == .realtime { waitUntil(t) }
         let w = format.width
         let h = format.height
-        let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        (base).update(repeating: 40, count: w * h)  // dark luma
-        (base + w * h).update(repeating: 128, count: format.frameBytes - w * h)  // neutral chroma
+        let stride = frame.lumaStride
+        let base = frame.luma
+        for row in 0..<h { (base + row * stride).update(repeating: 40, count: w) }  // dark luma
+        for row in 0..<(h + 1) / 2 { (frame.chroma + row * frame.chromaStride).update(repeating: 128, count: w) }  // neutral chroma
 
         // Ball: a bright disc at the bottom centre while it is on the tee.
         let r = max(2, h / 40)
@@ -64,7 +64,7 @@ public final class SyntheticVideoSource: VideoSource {
         if script.ballPresent(at: t) {
             for dy in -r...r {
                 let span = Int(Double(r * r - dy * dy).squareRoot())
-                (base + (by + dy) * w + bx - span).update(repeating: 250, count: 2 * span + 1)
+                (base + (by + dy) * stride + bx - span).update(repeating: 250, count: 2 * span + 1)
             }
         }
         // Shaft: from the grip above the ball, at the script's angle (0 = pointing straight down at the ball).
@@ -78,10 +78,10 @@ public final class SyntheticVideoSource: VideoSource {
             let x = Int(gx + sx * Double(s))
             let y = Int(gy + sy * Double(s))
             if x >= 1, x < w - 1, y >= 0, y < h {
-                (base + y * w + x - 1).update(repeating: 220, count: 3)
+                (base + y * stride + x - 1).update(repeating: 220, count: 3)
             }
         }
-        FrameCounter.draw(i, into: base, width: w, height: h, stride: w)
+        FrameCounter.draw(i, into: base, width: w, height: h, stride: stride)
         return FrameInfo(index: i, timeNs: t)
     }
 

@@ -25,7 +25,7 @@ struct SyntheticTests {
         let src = SyntheticVideoSource(format: fmt, script: SwingScript(impactsNs: [1_000_000_000]), startNs: 5_000, seconds: 0.5)
         var buffer = [UInt8](repeating: 0, count: fmt.frameBytes)
         var count: Int64 = 0
-        while let info = try buffer.withUnsafeMutableBytes({ try src.readFrame(into: $0) }) {
+        while let info = try buffer.withUnsafeMutableBytes({ try src.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: fmt.width, height: fmt.height)) }) {
             #expect(info.index == count)
             #expect(info.timeNs == 5_000 + count * 1_000_000_000 / 120)
             #expect(buffer.withUnsafeBytes { FrameCounter.read(from: $0, width: 320, height: 180, stride: 320) } == count)
@@ -43,7 +43,7 @@ struct SyntheticTests {
         let r = max(2, 180 / 40)
         let ballPixel = (180 - 2 * r - 1) * 320 + 160
         var present: [Int64: Bool] = [:]
-        while let info = try buffer.withUnsafeMutableBytes({ try src.readFrame(into: $0) }) {
+        while let info = try buffer.withUnsafeMutableBytes({ try src.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: fmt.width, height: fmt.height)) }) {
             present[info.index] = buffer[ballPixel] == 250
         }
         #expect(present[120] == true)

@@ -30,9 +30,19 @@ public struct ToolRunner {
     public static func repoFile(_ path: String) -> String { packageRoot.appendingPathComponent(path).path }
 
     public static func run(_ arguments: [String], tool: String = "ppc-tool") throws -> Result {
+        let r = try runProgram(productsDirectory.appendingPathComponent(tool).path, arguments)
+        return Result(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: r.stderr)
+    }
+
+    /// Runs any program (ffmpeg, ffprobe, …) by path or by name on PATH; stdout as bytes.
+    public static func runProgram(_ program: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
         let p = Process()
-        p.executableURL = productsDirectory.appendingPathComponent(tool)
-        p.arguments = arguments
+        if program.contains("/") {
+            p.executableURL = URL(fileURLWithPath: program)
+        } else {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        }
+        p.arguments = program.contains("/") ? arguments : [program] + arguments
         p.currentDirectoryURL = packageRoot
         let out = Pipe()
         let err = Pipe()
@@ -51,8 +61,6 @@ public struct ToolRunner {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         p.waitUntilExit()
-        return Result(
-            status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        return (p.terminationStatus, outData, String(decoding: errData, as: UTF8.self))
     }
 }

@@ -1,0 +1,168 @@
+import FragmentRing
+import Pipeline
+import Syscall
+import TimelineIndex
+
+/// Drives one video source through one encoder into the FragmentRing, indexing each fragment on the timeline.
+///
+/// ```
+/// VideoSource ─frame (into the encoder's own buffer)─▶ VideoEncoder ─bytes─▶ RingFragmentOutput ─▶ FragmentRing
+///                                                                                     └─ fragment entry ─▶ TimelineIndex
+/// ```
+///
+/// The loop runs on the calling thread, which it raises in priority first (what the OS granted is in the statistics).
+/// Per frame it allocates nothing and takes no lock: the source fills the encoder's frame, the encoder's muxer writes
+/// through to the ring reservation, and statistics go into preallocated storage.
+public final class CaptureSession {
+    public struct Options: Sendable {
+        /// Drop a frame that arrives more than one frame interval late instead of encoding it (the self-test wants
+        /// drops visible; a capture session keeps every frame, seed 000 §9.2).
+        public var dropLateFrames: Bool
+        /// Stop after this long on the capture clock (nil: at the end of the source).
+        public var durationNs: Int64?
+        /// Keep per-frame encode times for percentiles (at most this many).
+        public var encodeTimeSamples: Int
+
+        public init(dropLateFrames: Bool = false, durationNs: Int64? = nil, encodeTimeSamples: Int = 1 << 16) {
+            self.dropLateFrames = dropLateFrames
+            self.durationNs = durationNs
+            self.encodeTimeSamples = encodeTimeSamples
+        }
+    }
+
+    /// What a run did. Every count is a count, never an estimate.
+    public struct Statistics: Sendable {
+        public var framesCaptured = 0
+        public var framesEncoded = 0
+        /// Dropped because they arrived late (only with `dropLateFrames`).
+        public var framesDroppedLate = 0
+        /// Missing from the source's own sequence (gaps in `FrameInfo.index`).
+        public var framesMissingAtSource = 0
+        public var fragmentsPublished = 0
+        public var fragmentsRefused = 0
+        public var firstFrameNs: Int64?
+        public var lastFrameNs: Int64?
+        /// Wall-clock duration of the run, ns (CLOCK_MONOTONIC).
+        public var wallNs: Int64 = 0
+        /// Encode time per frame, ns: mean, median, 95th percentile, max.
+        public var encodeMeanNs: Double = 0
+        public var encodeP50Ns: Int64 = 0
+        public var encodeP95Ns: Int64 = 0
+        public var encodeMaxNs: Int64 = 0
+        /// The capture thread's scheduling priority as granted.
+        public var capturePriority = ""
+
+        /// Frames encoded per second of wall time.
+        public var achievedFramesPerSecond: Double { wallNs > 0 ? Double(framesEncoded) * 1e9 / Double(wallNs) : 0 }
+    }
+
+    let source: VideoSource
+    let encoder: VideoEncoder
+    let output: RingFragmentOutput
+    let fragmentNs: Int64
+
+    public init(source: VideoSource, encoder: VideoEncoder, ring: FragmentRing, timeline: SourceTimeline?, fragmentNs: Int64) {
+        self.source = source
+        self.encoder = encoder
+        self.output = RingFragmentOutput(ring: ring, timeline: timeline)
+        self.fragmentNs = fragmentNs
+    }
+
+    /// Runs until the source ends, `options.durationNs` passes, or `shouldStop` says so (checked once per frame).
+    public func run(_ options: Options = .init(), shouldStop: () -> Bool = { false }) throws -> Statistics {
+        var stats = Statistics()
+        stats.capturePriority = ThreadPriority.raiseCurrent()
+        try encoder.start(format: source.format, fragmentNs: fragmentNs, output: output)
+        let interval = source.format.frameIntervalNs
+        var samples = [Int64](repeating: 0, count: max(1, options.encodeTimeSamples))
+        var sampleCount = 0
+        var encodeTotal: Int64 = 0
+        var lastIndex: Int64?
+        let wallStart = monotonicNowNs()
+        while !shouldStop() {
+            let buffer = try encoder.nextFrameBuffer()
+            guard let info = try source.readFrame(into: buffer) else { break }
+            stats.framesCaptured += 1
+            if let last = lastIndex, info.index > last + 1 { stats.framesMissingAtSource += Int(info.index - last - 1) }
+            lastIndex = info.index
+            let first = stats.firstFrameNs ?? info.timeNs
+            stats.firstFrameNs = first
+            if let d = options.durationNs, info.timeNs - first >= d { break }
+            if options.dropLateFrames {
+                // Late: the pipeline is more than one frame behind the frame's place in time.
+                let behind = (monotonicNowNs() - wallStart) - (info.timeNs - first)
+                if behind > interval {
+                    stats.framesDroppedLate += 1
+                    continue
+                }
+            }
+            let t0 = monotonicNowNs()
+            try encoder.encodeFrame(info)
+            let spent = monotonicNowNs() - t0
+            encodeTotal += spent
+            if sampleCount < samples.count { samples[sampleCount] = spent }
+            sampleCount += 1
+            stats.framesEncoded += 1
+            stats.lastFrameNs = info.timeNs
+        }
+        try encoder.finish()
+        stats.wallNs = monotonicNowNs() - wallStart
+        stats.fragmentsPublished = output.published
+        stats.fragmentsRefused = output.refused
+        if stats.framesEncoded > 0 {
+            stats.encodeMeanNs = Double(encodeTotal) / Double(stats.framesEncoded)
+            let kept = samples[0..<min(sampleCount, samples.count)].sorted()
+            stats.encodeP50Ns = kept[kept.count / 2]
+            stats.encodeP95Ns = kept[min(kept.count - 1, kept.count * 95 / 100)]
+            stats.encodeMaxNs = kept.last!
+        }
+        return stats
+    }
+}
+
+/// The encoder's fragments into the ring: reserve on begin, append bytes, publish on end, and an entry on the
+/// timeline for each published fragment. A refused publish (ring full of pinned clips) is counted, never hidden.
+final class RingFragmentOutput: FragmentOutput {
+    let ring: FragmentRing
+    let timeline: SourceTimeline?
+    var reservation: FragmentReservation?
+    var published = 0
+    var refused = 0
+
+    init(ring: FragmentRing, timeline: SourceTimeline?) {
+        self.ring = ring
+        self.timeline = timeline
+    }
+
+    func beginFragment() throws {
+        if reservation != nil { throw RingError(.io, "a fragment was begun before the previous one ended") }
+        reservation = try ring.reserve()
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard reservation != nil else { throw RingError(.io, "bytes written outside a fragment") }
+        try reservation!.write(bytes)
+    }
+
+    func endFragment(_ d: FragmentDescription) throws {
+        guard let r = reservation.take() else { throw RingError(.io, "a fragment was ended that was never begun") }
+        let codec: FragmentCodec =
+            switch d.codec {
+            case "h264": .h264
+            case "hevc": .hevc
+            case "zstd-nv12": .zstdNV12
+            default: .opaque
+            }
+        let outcome = try ring.publish(
+            r,
+            FragmentTiming(startNs: d.startNs, endNs: d.endNs, frameCount: UInt32(d.frameCount),
+                startsWithKeyframe: d.startsWithKeyframe, codec: codec))
+        switch outcome {
+        case .published(let f, _):
+            published += 1
+            timeline?.append(timeNs: f.startNs, kind: .videoFragment, reference: f.sequence.rawValue, value: f.endNs - f.startNs)
+        case .refused, .noop:
+            refused += 1
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Config
+import Media
+import Pipeline
+
+/// `x264` / `x265`: libavcodec encoders producing MPEG-TS fragments that each start on an IDR.
+///
+/// Fragment boundaries sit on a grid of `fragmentNs` anchored at the first frame and are decided by frame *time*, not
+/// frame count, so a dropped frame never shifts a boundary: the first frame at or after each grid line is a forced IDR
+/// and opens a new fragment.
+public final class LibavVideoEncoder: VideoEncoder {
+    public let codec: EncoderSession.Settings.Codec
+    let bitrateBps: Int
+    let preset: String
+    let threads: Int
+    var session: EncoderSession?
+    var muxer: FragmentMuxer?
+    var output: FragmentOutput?
+    var format: VideoFormat?
+    var fragmentNs: Int64 = 0
+    var originNs: Int64?
+    var fragmentIndex: Int64 = -1
+    var fragmentStartNs: Int64 = 0
+    var framesInFragment = 0
+    var lastFrameNs: Int64 = 0
+
+    public init(codec: EncoderSession.Settings.Codec, bitrateBps: Int, preset: String, threads: Int) {
+        self.codec = codec
+        self.bitrateBps = bitrateBps
+        self.preset = preset
+        self.threads = threads
+    }
+
+    public var fragmentExtension: String { "ts" }
+
+    public func start(format: VideoFormat, fragmentNs: Int64, output: FragmentOutput) throws {
+        guard format.pixelFormat == .nv12 else {
+            throw MediaError(operation: "start encoder", "\(codec) takes NV12 frames; the source gives \(format.pixelFormat)")
+        }
+        let gop = Int((Int64(format.framesPerSecond) * fragmentNs + 500_000_000) / 1_000_000_000)
+        let s = try EncoderSession(
+            .init(codec: codec, width: format.width, height: format.height, framesPerSecond: format.framesPerSecond,
+                bitrateBps: bitrateBps, gopFrames: max(1, gop), preset: preset, threads: threads))
+        session = s
+        muxer = try FragmentMuxer(encoder: s) { [unowned output] bytes in try output.write(bytes) }
+        self.output = output
+        self.format = format
+        self.fragmentNs = fragmentNs
+    }
+
+    public func nextFrameBuffer() throws -> VideoFrameBuffer {
+        guard let session else { throw MediaError(operation: "encode", "encoder not started") }
+        let p = try session.nextFrame()
+        return VideoFrameBuffer(luma: p.luma, lumaStride: p.lumaStride, chroma: p.chroma, chromaStride: p.chromaStride)
+    }
+
+    public func encodeFrame(_ info: FrameInfo) throws {
+        guard let session, let muxer, let output, let format else { throw MediaError(operation: "encode", "encoder not started") }
+        let origin = originNs ?? info.timeNs
+        originNs = origin
+        // Which grid cell the frame falls in (half a frame of tolerance for timestamp jitter).
+        let cell = (info.timeNs - origin + format.frameIntervalNs / 2) / fragmentNs
+        let boundary = cell > fragmentIndex
+        if boundary {
+            if fragmentIndex >= 0 { try closeFragment(endNs: info.timeNs) }
+            try output.beginFragment()
+            try muxer.begin()
+            fragmentIndex = cell
+            fragmentStartNs = info.timeNs
+            framesInFragment = 0
+        }
+        try session.encode(pts: ticks90k(info.timeNs - origin), forceKeyframe: boundary) { try muxer.write($0) }
+        framesInFragment += 1
+        lastFrameNs = info.timeNs
+    }
+
+    public func finish() throws {
+        guard let session, let muxer, let format, fragmentIndex >= 0 else { return }
+        try session.flush { try muxer.write($0) }
+        try closeFragment(endNs: lastFrameNs + format.frameIntervalNs)
+        fragmentIndex = -1
+    }
+
+    func closeFragment(endNs: Int64) throws {
+        try muxer!.end()
+        try output!.endFragment(
+            FragmentDescription(
+                startNs: fragmentStartNs, endNs: endNs, frameCount: framesInFragment, startsWithKeyframe: true,
+                codec: codec.rawValue))
+    }
+}
+
+/// The registrations.
+public enum LibavEncoderPlugins {
+    static func parameters(defaultPreset: String) -> [PluginParameterSpec] {
+        [
+            .init("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
+                  default: .string(defaultPreset), "Encoder speed/quality preset."),
+            .init("threads", .integer, default: .number(0, isInteger: true), minimum: 0, "Encoder threads (0: codec decides)."),
+        ]
+    }
+
+    public static let x264 = PluginFactory(
+        PluginDescriptor(
+            name: "x264", kind: .encoder,
+            summary: "H.264 (libx264 via libavcodec): IDR per fragment, no B-frames, zero latency, MPEG-TS fragments.",
+            parameters: parameters(defaultPreset: "ultrafast")),
+        make: { p, config in
+            LibavVideoEncoder(
+                codec: .h264, bitrateBps: Int(config.integer("capture.videoBitrateBps")), preset: p.string("preset"),
+                threads: p.integer("threads"))
+        })
+
+    public static let x265 = PluginFactory(
+        PluginDescriptor(
+            name: "x265", kind: .encoder,
+            summary: "HEVC (libx265 via libavcodec), the seed's codec: same fragment rules as x264; slower on a CPU.",
+            parameters: parameters(defaultPreset: "ultrafast")),
+        make: { p, config in
+            LibavVideoEncoder(
+                codec: .hevc, bitrateBps: Int(config.integer("capture.videoBitrateBps")), preset: p.string("preset"),
+                threads: p.integer("threads"))
+        })
+
+    public static let all = [x264, x265]
+}

@@ -1,0 +1,136 @@
+import Foundation
+import FragmentRing
+import Media
+import PayloadSource
+import Pipeline
+import TestSupport
+import Testing
+import TimelineIndex
+
+@testable import Capture
+@testable import LibavEncoder
+@testable import Synthetic
+
+/// Source → encoder → ring → clip, judged by ffprobe and ffmpeg, never by ppc's own decoder.
+@Suite("Capture: fragments and clips that provably decode")
+struct CaptureTests {
+    struct Run {
+        let tmp: TemporaryDirectory
+        let ring: FragmentRing
+        let index: TimelineIndex
+        let source: SyntheticVideoSource
+        let stats: CaptureSession.Statistics
+        let format: VideoFormat
+    }
+
+    static let impactNs: Int64 = 2_004_000_000  // between frames 240 (2.0 s) and 241 at 120 fps
+
+    static func capture(codec: EncoderSession.Settings.Codec, seconds: Double = 4) throws -> Run {
+        let tmp = TemporaryDirectory("ppc-capture")
+        let ring = try FragmentRing(
+            directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "ts"))
+        let index = TimelineIndex()
+        let video = index.register(SourceID(1), name: "video", rateHz: 2, windowSeconds: 12)
+        let format = VideoFormat(width: 320, height: 180, framesPerSecond: 120)
+        let source = SyntheticVideoSource(format: format, script: SwingScript(impactsNs: [impactNs]), seconds: seconds)
+        let encoder = LibavVideoEncoder(codec: codec, bitrateBps: 2_000_000, preset: "ultrafast", threads: 1)
+        let session = CaptureSession(source: source, encoder: encoder, ring: ring, timeline: video, fragmentNs: 500_000_000)
+        let stats = try session.run()
+        return Run(tmp: tmp, ring: ring, index: index, source: source, stats: stats, format: format)
+    }
+
+    static func ffprobeFirstFrame(_ path: String) throws -> (keyframe: Bool, pictType: String) {
+        let r = try ToolRunner.runProgram(
+            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1", "-show_entries",
+                        "frame=key_frame,pict_type", "-of", "csv=p=0", path])
+        let line = String(decoding: r.stdout, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        let parts = line.split(separator: ",").map(String.init)
+        return (parts.first == "1", parts.count > 1 ? parts[1] : "")
+    }
+
+    /// Decodes a file with the ffmpeg CLI into gray frames and reads each one's frame counter.
+    static func decodedCounters(_ path: String, width: Int, height: Int) throws -> (counters: [Int64?], ballPresent: [Bool]) {
+        let r = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+        #expect(r.status == 0, "ffmpeg: \(r.stderr)")
+        let size = width * height
+        let frames = r.stdout.count / size
+        var counters: [Int64?] = []
+        var ball: [Bool] = []
+        let radius = max(2, height / 40)
+        let ballOffset = (height - 2 * radius - 1) * width + width / 2
+        r.stdout.withUnsafeBytes { all in
+            for i in 0..<frames {
+                let frame = UnsafeRawBufferPointer(rebasing: all[(i * size)..<((i + 1) * size)])
+                counters.append(FrameCounter.read(from: frame, width: width, height: height, stride: width))
+                ball.append(frame[ballOffset] > 150)
+            }
+        }
+        return (counters, ball)
+    }
+
+    @Test(arguments: [EncoderSession.Settings.Codec.h264, .hevc])
+    func everyFragmentStartsOnAKeyframeAndDecodesAlone(codec: EncoderSession.Settings.Codec) throws {
+        let run = try Self.capture(codec: codec, seconds: 2)
+        #expect(run.stats.framesEncoded == 240)
+        #expect(run.stats.fragmentsPublished == 4)
+        #expect(run.ring.fragments.map(\.frameCount) == [60, 60, 60, 60])
+        for f in run.ring.fragments {
+            let path = run.ring.path(of: f.sequence)
+            let first = try Self.ffprobeFirstFrame(path)
+            #expect(first.keyframe && first.pictType == "I", "fragment \(f.sequence) starts with \(first)")
+            let decode = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
+            #expect(decode.status == 0 && decode.stderr.isEmpty, "fragment \(f.sequence): \(decode.stderr)")
+            let (counters, _) = try Self.decodedCounters(path, width: 320, height: 180)
+            #expect(counters.count == 60)
+        }
+        // Fragments are on the timeline too.
+        #expect(run.index.snapshot(startNs: 0, endNs: .max).entries(of: .videoFragment).count == 4)
+    }
+
+    @Test func theClipDecodesCleanlyWithEveryFrameInOrderAndTheImpactWhereT0Says() throws {
+        let run = try Self.capture(codec: .h264)
+        #expect(run.stats.framesEncoded == 480)
+        #expect(run.stats.framesDroppedLate == 0 && run.stats.framesMissingAtSource == 0)
+        let live = RingPayloadSource(ring: run.ring, index: run.index)
+        let window = try live.freeze(startNs: Self.impactNs - 1_000_000_000, endNs: Self.impactNs + 1_000_000_000)
+        defer { try? live.release(window) }
+        let clipPath = run.tmp.sub("clip.mp4")
+        let clip = try ClipMinter.mint(window, to: clipPath, frameIntervalNs: run.format.frameIntervalNs)
+        #expect(clip.frames == window.frameCount)
+
+        // 1. ffmpeg decodes it without a word.
+        let decode = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", clipPath, "-f", "null", "-"])
+        #expect(decode.status == 0)
+        #expect(decode.stderr.isEmpty, "ffmpeg said: \(decode.stderr)")
+        // 2. First frame a keyframe; timestamps start at 0.
+        let first = try Self.ffprobeFirstFrame(clipPath)
+        #expect(first.keyframe)
+        let start = try ToolRunner.runProgram(
+            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time,nb_frames", "-of", "csv=p=0", clipPath])
+        let fields = String(decoding: start.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+        #expect(Double(fields.first ?? "") == 0)
+        #expect(Int(fields.last ?? "") == window.frameCount)
+        // 3. Faststart: the moov box comes before mdat.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: clipPath))
+        let moov = bytes.range(of: Data("moov".utf8))!.lowerBound
+        let mdat = bytes.range(of: Data("mdat".utf8))!.lowerBound
+        #expect(moov < mdat)
+        // 4. Every frame decoded, counters contiguous from the window's first frame.
+        let (counters, ball) = try Self.decodedCounters(clipPath, width: 320, height: 180)
+        #expect(counters.count == window.frameCount)
+        let firstCounter = try #require(counters.first ?? nil)
+        #expect(firstCounter == run.source.firstFrame(atOrAfter: window.fragments[0].info.startNs))
+        #expect(counters == (0..<Int64(counters.count)).map { Optional(firstCounter + $0) })
+        // 5. The first frame without the ball is the first at or after t0, at the position t0 gives in the clip.
+        let impactFrame = run.source.firstFrame(atOrAfter: Self.impactNs)
+        let gone = try #require(ball.firstIndex(of: false))
+        #expect(Int64(gone) == impactFrame - firstCounter)
+        #expect(ball[..<gone].allSatisfy { $0 })
+    }
+
+    @Test func aWindowTheRingNoLongerHoldsIsRefused() throws {
+        let run = try Self.capture(codec: .h264, seconds: 2)
+        let live = RingPayloadSource(ring: run.ring, index: run.index)
+        #expect(throws: PayloadError.self) { try live.freeze(startNs: 1_000_000_000, endNs: 5_000_000_000) }
+    }
+}
