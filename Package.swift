@@ -106,7 +106,8 @@ let package = Package(
 
         /** `ppc-tool`: one subcommand per module, plus `run`. */
         .executableTarget(name: "ppc-tool", dependencies: [
-                "Config", "Pipeline", "CLI", "Synthetic", "FragmentRing", "TimelineIndex", "PayloadSource", "Syscall", "Checksum",
+                "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
+                "PayloadSource", "Syscall", "Checksum", "Media",
             ],
             path: "Tools/ppc-tool"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */

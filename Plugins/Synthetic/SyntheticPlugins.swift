@@ -27,6 +27,8 @@ public enum SyntheticPlugins {
                 .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, "Frames per second."),
                 .init("pace", .choice(SyntheticVideoSource.Pace.allCases.map(\.rawValue)), default: .string("asap"),
                       "asap: as fast as read; realtime: no faster than a camera."),
+                .init("texture", .choice(SyntheticVideoSource.Texture.allCases.map(\.rawValue)), default: .string("noise"),
+                      "noise: a sensor-like picture that costs an encoder what a camera would; flat: nearly free."),
             ] + sessionParameters),
         make: { p, _ in
             let w = p.integer("width")
@@ -37,7 +39,8 @@ public enum SyntheticPlugins {
             return SyntheticVideoSource(
                 format: VideoFormat(width: w, height: h, framesPerSecond: p.integer("fps")), script: script(p),
                 startNs: Int64(p.integer("startNs")), seconds: p.number("seconds"),
-                pace: SyntheticVideoSource.Pace(rawValue: p.string("pace"))!)
+                pace: SyntheticVideoSource.Pace(rawValue: p.string("pace"))!,
+                texture: SyntheticVideoSource.Texture(rawValue: p.string("texture"))!)
         })
 
     public static let audio = PluginFactory(

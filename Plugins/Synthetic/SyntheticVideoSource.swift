@@ -13,8 +13,22 @@ public final class SyntheticVideoSource: VideoSource {
     let startNs: Int64
     let frameCount: Int64
     let pace: Pace
+    let texture: Texture
+    /// Two noise fields, each `fieldWidth` × height, values 0…23 (texture .noise only).
+    let fieldA: [UInt8]
+    let fieldB: [UInt8]
+    let fieldWidth: Int
     var next: Int64 = 0
     var paceOriginNs: Int64 = 0
+
+    /// The background the shaft is drawn over.
+    public enum Texture: String, Sendable, CaseIterable {
+        /// Flat dark grey: nearly free to encode; fine for tests of timing and counting.
+        case flat
+        /// Two noise fields sliding at different speeds, summed: changes everywhere every frame, as a sensor's picture
+        /// does, so an encoder pays what it would for a camera. The default, so a self-test does not flatter the CPU.
+        case noise
+    }
 
     public enum Pace: String, Sendable, CaseIterable {
         /// Frames as fast as the caller reads them (tests, benchmarks).
@@ -23,13 +37,26 @@ public final class SyntheticVideoSource: VideoSource {
         case realtime
     }
 
-    public init(format: VideoFormat, script: SwingScript, startNs: Int64 = 0, seconds: Double, pace: Pace = .asap) {
+    public init(
+        format: VideoFormat, script: SwingScript, startNs: Int64 = 0, seconds: Double, pace: Pace = .asap,
+        texture: Texture = .flat
+    ) {
         precondition(format.pixelFormat == .nv12, "synthetic.video draws NV12")
         self.format = format
         self.script = script
         self.startNs = startNs
         self.frameCount = Int64((seconds * Double(format.framesPerSecond)).rounded())
         self.pace = pace
+        self.texture = texture
+        fieldWidth = format.width + 256
+        if texture == .noise {
+            var rng = SplitMix64(seed: 42)
+            fieldA = (0..<(fieldWidth * format.height)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 24) }
+            fieldB = (0..<(fieldWidth * format.height)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 24) }
+        } else {
+            fieldA = []
+            fieldB = []
+        }
     }
 
     /// Capture time of frame `i`: exact to the nanosecond (i × 1e9 / fps, rounded down).
@@ -54,7 +81,23 @@ public final class SyntheticVideoSource: VideoSource {
         let h = format.height
         let stride = frame.lumaStride
         let base = frame.luma
-        for row in 0..<h { (base + row * stride).update(repeating: 40, count: w) }  // dark luma
+        if texture == .noise {
+            // Background 28…74: field A slides right 1 px a frame, field B left 3 px a frame.
+            let offA = Int(i % 256)
+            let offB = 255 - Int((i * 3) % 256)
+            fieldA.withUnsafeBufferPointer { a in
+                fieldB.withUnsafeBufferPointer { b in
+                    for row in 0..<h {
+                        let dst = base + row * stride
+                        let ra = a.baseAddress! + row * fieldWidth + offA
+                        let rb = b.baseAddress! + row * fieldWidth + offB
+                        for x in 0..<w { dst[x] = 28 &+ ra[x] &+ rb[x] }
+                    }
+                }
+            }
+        } else {
+            for row in 0..<h { (base + row * stride).update(repeating: 40, count: w) }  // dark luma
+        }
         for row in 0..<(h + 1) / 2 { (frame.chroma + row * frame.chromaStride).update(repeating: 128, count: w) }  // neutral chroma
 
         // Ball: a bright disc at the bottom centre while it is on the tee.

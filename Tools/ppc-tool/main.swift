@@ -1,5 +1,6 @@
 import CLI
 import Foundation
+import Media
 import Syscall
 
 /// `ppc-tool`: a subcommand per module, plus `run`.
@@ -9,9 +10,10 @@ let root = Command(
     discussion: "Exit codes: 0 ok, 64 usage error, 65 bad input data, 1 runtime failure.",
     subcommands: [
         ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RingCommand.command, IndexCommand.command,
-        BenchCommand.command, RunCommand.command,
+        SelftestCommand.command, BenchCommand.command, RunCommand.command,
     ])
 
 MemoryPolicy.keepFreedMemory()
+MediaLog.quiet()
 BuiltinPlugins.registerAll()
 exit(Main.run(root, version: "ppc-tool \(ppcVersion)", arguments: Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,37 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("ppc-tool selftest: measured, drops counted, plain verdict")
+struct SelftestToolTests {
+    @Test func aSmallFormatIsSustainedAndEveryFigureIsMarkedMeasured() throws {
+        let r = try ToolRunner.run(["selftest", "--source", "synthetic:320x180@30", "--seconds", "1", "--json"])
+        #expect(r.status == 0, "\(r.stderr)\(r.stdout)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(o["provenance"] as? String == "measured")
+        #expect(o["date"] is String && o["machine"] is [String: Any])
+        #expect((o["requestedFps"] as? NSNumber)?.doubleValue == 30)
+        #expect(o["sustained"] as? Bool == true)
+        #expect((o["framesDroppedLate"] as? NSNumber)?.intValue == 0)
+        #expect(((o["encodeMsPerFrame"] as? [String: Any])?["p95"] as? NSNumber) != nil)
+        #expect((o["capturePriority"] as? String)?.hasPrefix("nice") == true)
+    }
+
+    @Test func anImpossibleFormatSaysSoAndSuggestsOneThatFits() throws {
+        let r = try ToolRunner.run(["selftest", "--source", "synthetic:320x180@5000", "--seconds", "1"])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("cannot sustain 320x180@5000"))
+        #expect(r.stdout.contains("dropped late"))
+    }
+
+    @Test(arguments: [["--source", "bogus"], ["--source", "synthetic:big"], ["--seconds", "0"]])
+    func badArgumentsAreUsageErrors(args: [String]) throws {
+        #expect(try ToolRunner.run(["selftest"] + args).status == 64)
+    }
+
+    @Test func anUnknownEncoderIsNamed() throws {
+        let r = try ToolRunner.run(["selftest", "--encoder", "x266", "--seconds", "1"])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("x266") && r.stderr.contains("x264"))
+    }
+}
