@@ -28,6 +28,11 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg"], path: "Modules/Media"),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"], path: "Tests/MediaTests"),
 
+        /** libzstd, found by pkg-config; wrapped by Compression. */
+        .systemLibrary(name: "CZstd", path: "Modules/CZstd", pkgConfig: "libzstd"),
+        /** zstd compression with reused contexts: the only importer of CZstd. */
+        .target(name: "Compression", dependencies: ["CZstd"], path: "Modules/Compression"),
+
         // MARK: - Syscall
 
         /** glibc's Linux-only calls (mallopt, gettid); part of libc, so no pkg-config and no link line. Wrapped by Syscall. */
@@ -69,7 +74,7 @@ let package = Package(
             dependencies: ["Pipeline", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Syscall"],
             path: "Modules/Capture"),
         .testTarget(
-            name: "CaptureTests", dependencies: ["Capture", "Synthetic", "LibavEncoder", "TestSupport"],
+            name: "CaptureTests", dependencies: ["Capture", "Synthetic", "LibavEncoder", "ZstdCodec", "MediaSource", "TestSupport"],
             path: "Tests/CaptureTests"),
 
         // MARK: - Pipeline
@@ -102,12 +107,17 @@ let package = Package(
         /** x264 and x265 encoder plugins over Media: keyframe-aligned MPEG-TS fragments. */
         .target(name: "LibavEncoder", dependencies: ["Media", "Pipeline", "Config"], path: "Plugins/LibavEncoder"),
 
+        /** `file` and `network` sources: video and audio from anything libavformat opens. */
+        .target(name: "MediaSource", dependencies: ["Media", "Pipeline", "Config"], path: "Plugins/MediaSource"),
+        /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
+        .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config"], path: "Plugins/ZstdCodec"),
+
         // MARK: - Tools
 
         /** `ppc-tool`: one subcommand per module, plus `run`. */
         .executableTarget(name: "ppc-tool", dependencies: [
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
-                "PayloadSource", "Syscall", "Checksum", "Media",
+                "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource",
             ],
             path: "Tools/ppc-tool"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */

@@ -10,6 +10,7 @@ import TimelineIndex
 @testable import Capture
 @testable import LibavEncoder
 @testable import Synthetic
+@testable import ZstdCodec
 
 /// Source → encoder → ring → clip, judged by ffprobe and ffmpeg, never by ppc's own decoder.
 @Suite("Capture: fragments and clips that provably decode")
@@ -132,5 +133,40 @@ struct CaptureTests {
         let run = try Self.capture(codec: .h264, seconds: 2)
         let live = RingPayloadSource(ring: run.ring, index: run.index)
         #expect(throws: PayloadError.self) { try live.freeze(startNs: 1_000_000_000, endNs: 5_000_000_000) }
+    }
+}
+
+@Suite("zstd: lossless fragments")
+struct ZstdFragmentTests {
+    @Test func framesComeBackBitExactWithTheirTimes() throws {
+        let tmp = TemporaryDirectory("ppc-zstd")
+        let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "zst"))
+        let format = VideoFormat(width: 160, height: 90, framesPerSecond: 60)
+        let source = SyntheticVideoSource(format: format, script: SwingScript(impactsNs: [500_000_000]), seconds: 1, texture: .noise)
+        let encoder = ZstdFragmentEncoder(level: 1)
+        let stats = try CaptureSession(source: source, encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000).run()
+        #expect(stats.framesEncoded == 60)
+        #expect(ring.fragments.map(\.frameCount) == [30, 30])
+        #expect(ring.fragments.allSatisfy { $0.codec == .zstdNV12 })
+        // Render the same frames again and compare byte for byte.
+        let again = SyntheticVideoSource(format: format, script: SwingScript(impactsNs: [500_000_000]), seconds: 1, texture: .noise)
+        var expected = [UInt8](repeating: 0, count: format.frameBytes)
+        for f in ring.fragments {
+            let decoded = try ZstdFragmentEncoder.decode(try ring.read(f.handle))
+            #expect(decoded.width == 160 && decoded.height == 90 && decoded.frames.count == 30)
+            for frame in decoded.frames {
+                let info = try #require(try expected.withUnsafeMutableBytes { try again.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: 160, height: 90)) })
+                #expect(frame.timeNs == info.timeNs)
+                #expect(frame.nv12 == expected)
+            }
+        }
+    }
+
+    @Test func aDamagedFragmentIsNamedNotCrashed() throws {
+        #expect(throws: ZstdCodecError.self) { try ZstdFragmentEncoder.decode(Array("PPCZ".utf8)) }
+        var bytes = Array("PPCZ".utf8) + [1, 1, 0, 0] + [UInt8](repeating: 0, count: 12) + [1, 0, 0, 0, 0, 0, 0, 0, 200, 0, 0, 0]
+        #expect(throws: ZstdCodecError.self) { try ZstdFragmentEncoder.decode(bytes) }
+        bytes += [UInt8](repeating: 9, count: 200)
+        #expect(throws: (any Error).self) { try ZstdFragmentEncoder.decode(bytes) }
     }
 }

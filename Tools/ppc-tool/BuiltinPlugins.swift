@@ -1,10 +1,12 @@
 import LibavEncoder
+import MediaSource
 import Pipeline
 import Synthetic
+import ZstdCodec
 
 /// The plugins built into ppc-tool, registered in the process-wide registry at start.
 enum BuiltinPlugins {
-    static let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all
+    static let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all
 
     static func registerAll() {
         for f in all { try! PluginRegistry.default.register(f) }

@@ -1,0 +1,4 @@
+#ifndef PPC_CZSTD_SHIM_H
+#define PPC_CZSTD_SHIM_H
+#include <zstd.h>
+#endif
