@@ -66,6 +66,12 @@ let package = Package(
             path: "Modules/PayloadSource"),
         .testTarget(name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource"], path: "Tests/PayloadSourceTests"),
 
+        // MARK: - Detect
+
+        /** Streaming club–ball impact detection to the sample; scoring against truth. */
+        .target(name: "Detect", path: "Modules/Detect"),
+        .testTarget(name: "DetectTests", dependencies: ["Detect", "Synthetic", "TestSupport"], path: "Tests/DetectTests"),
+
         // MARK: - Capture
 
         /** Source → encoder → FragmentRing (+ TimelineIndex), and window → clip.mp4. */

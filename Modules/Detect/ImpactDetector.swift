@@ -1,0 +1,317 @@
+import Foundation
+
+/// One detected club–ball impact candidate.
+public struct Candidate: Sendable, Equatable {
+    /// Sequential id within a detector run.
+    public var id: UInt64
+    /// Sample index of the onset at the microphone, counted from the stream's first sample.
+    public var onsetSample: Int64
+    /// The impact instant in samples: onset − time of flight (equal to the onset when no distance is declared).
+    public var impactSample: Double
+    /// Impact time, ns on the capture clock.
+    public var t0Ns: Int64
+    /// 0…1: how clearly this is an impact (SNR, sharpness, decay, broadband content combined).
+    public var score: Double
+    public var features: Features
+    /// The time-of-flight correction applied, in samples, or nil when the session declared no distance.
+    public var tofCorrectionSamples: Double?
+    /// Where the distance came from ("declared in the manifest (assumed)"), or why there is none.
+    public var tofProvenance: String
+    /// Sample at which the detector decided (for latency: decided − onset).
+    public var decidedAtSample: Int64
+
+    public struct Features: Sendable, Equatable {
+        /// Peak block energy over the noise floor, dB.
+        public var snrDb: Double
+        /// Blocks from the trigger to the energy peak.
+        public var riseBlocks: Int
+        /// How far the energy fell within the decay window, dB.
+        public var decayDb: Double
+        /// Energy above 6 kHz over energy above 2 kHz at the peak (0…1).
+        public var broadband: Double
+    }
+}
+
+/// A streaming detector of club–ball impacts in mono audio: sharp, broadband, quickly decaying transients.
+///
+/// Per sample: two causal biquad high-passes (2 kHz for the event, 6 kHz for how broadband it is), energy accumulated
+/// in blocks of ~0.67 ms, the 2 kHz output kept in a small history ring. Per block: an adaptive noise floor; a trigger
+/// when the block rises `triggerDb` above it; then, 10 ms later, gates on rise (sharpness), decay and broadband
+/// content; the onset refined to a sample by an AIC change-point picker on the high-passed history; a refractory
+/// period. Nothing is allocated after `init`. Durations scale with the sample rate, so any rate works.
+public final class ImpactDetector {
+    public struct Settings: Sendable, Equatable {
+        public var sampleRate: Int
+        /// Block energy above the noise floor that opens an event, dB.
+        public var triggerDb: Double = 10
+        /// …and above the loudest of the previous four blocks, dB: an impact jumps; a whoosh, a voice or a fade swells.
+        public var jumpDb: Double = 9
+        /// Most blocks from trigger to peak for an impact (sharpness gate).
+        public var maxRiseBlocks: Int = 2
+        /// Least fall of energy from the peak within `decaySeconds`, dB (decay gate).
+        public var minDecayDb: Double = 15
+        public var decaySeconds: Double = 0.010
+        /// Least share of energy above 6 kHz in energy above 2 kHz at the peak (broadband gate).
+        public var minBroadband: Double = 0.2
+        /// No second candidate within this time of one, s.
+        public var refractorySeconds: Double = 0.25
+        /// Candidates below this score are not reported.
+        public var minScore: Double = 0.0
+        /// Mic-to-ball distance if the session declares one (m); nil: no time-of-flight correction.
+        public var micToBallMetres: Double?
+        public var speedOfSoundMps: Double = 343.42
+        /// Where the distance came from, for the candidate's provenance.
+        public var distanceProvenance: String = "declared in the manifest (assumed)"
+
+        public init(sampleRate: Int) { self.sampleRate = sampleRate }
+    }
+
+    public let settings: Settings
+    let blockSize: Int
+    let historyMask: Int
+    var history: UnsafeMutablePointer<Float>
+    // Biquad states (transposed direct form II).
+    var hp2: Biquad
+    var hp6: Biquad
+    // Block accumulation.
+    var sample: Int64 = 0
+    var blockEnergy: Double = 0
+    var blockEnergyHF: Double = 0
+    var inBlock = 0
+    var floor: Double = 1e-9
+    var warmUp: Double = 0
+    var blocksSeen = 0
+    /// Blocks (≈ 11 ms at 48 kHz) whose mean seeds the noise floor; no event opens before they are seen.
+    static let warmUpBlocks = 16
+    // An open event.
+    var eventOpen = false
+    var eventTriggerBlockStart: Int64 = 0
+    var eventBlocks = 0
+    var eventPeak: Double = 0
+    var eventPeakHF: Double = 0
+    var eventPeakBlock = 0
+    var eventLastEnergy: Double = 0
+    var refractoryUntil: Int64 = -1
+    var nextID: UInt64 = 1
+    let decayBlocks: Int
+    let refractorySamples: Int64
+    let triggerRatio: Double
+    let jumpRatio: Double
+    /// The previous blocks' energies (most recent last), for the jump test.
+    var recent: (Double, Double, Double, Double) = (0, 0, 0, 0)
+    /// Called once per decided event with its features and whether (and why not) it was accepted. Not on the per-sample
+    /// path; nil in production.
+    public var trace: ((_ triggerSample: Int64, _ features: Candidate.Features, _ rejected: String?) -> Void)?
+    let tofSamples: Double?
+    /// The capture-clock time of sample 0, ns.
+    public var streamStartNs: Int64 = 0
+
+    public init(_ settings: Settings) {
+        precondition(settings.sampleRate >= 8000, "sample rate \(settings.sampleRate) Hz is below 8 kHz")
+        self.settings = settings
+        let fs = Double(settings.sampleRate)
+        blockSize = max(8, Int((fs * 32 / 48_000).rounded()))
+        var h = 1
+        while h < Int(fs * 0.08) { h <<= 1 }  // ≥ 80 ms of history
+        historyMask = h - 1
+        history = .allocate(capacity: h)
+        history.initialize(repeating: 0, count: h)
+        hp2 = Biquad(highPassAt: min(2000, fs * 0.2), sampleRate: fs)
+        hp6 = Biquad(highPassAt: min(6000, fs * 0.4), sampleRate: fs)
+        decayBlocks = max(2, Int((settings.decaySeconds * fs / Double(blockSize)).rounded()))
+        refractorySamples = Int64(settings.refractorySeconds * fs)
+        triggerRatio = pow(10, settings.triggerDb / 10)
+        jumpRatio = pow(10, settings.jumpDb / 10)
+        tofSamples = settings.micToBallMetres.map { $0 / settings.speedOfSoundMps * fs }
+    }
+
+    deinit { history.deallocate() }
+
+    /// Feeds samples; calls `emit` for each candidate as soon as it is decided (about 10 ms after the onset).
+    @inline(__always)
+    public func process(_ samples: UnsafeBufferPointer<Float>, emit: (Candidate) -> Void) {
+        for x in samples {
+            let y = hp2.step(x)
+            let z = hp6.step(y)
+            history[Int(sample) & historyMask] = y
+            blockEnergy += Double(y * y)
+            blockEnergyHF += Double(z * z)
+            sample += 1
+            inBlock += 1
+            if inBlock == blockSize {
+                endBlock(emit: emit)
+                inBlock = 0
+                blockEnergy = 0
+                blockEnergyHF = 0
+            }
+        }
+    }
+
+    func endBlock(emit: (Candidate) -> Void) {
+        let e = blockEnergy / Double(blockSize)
+        let hf = blockEnergyHF / Double(blockSize)
+        blocksSeen += 1
+        if eventOpen {
+            eventBlocks += 1
+            // A new jump well above everything in the open event (an impact while someone talks) restarts the event
+            // there, rather than being swallowed as that event's late peak.
+            let before = max(recent.0, recent.1, recent.2, recent.3)
+            recent = (recent.1, recent.2, recent.3, e)
+            if e > eventPeak * jumpRatio && e > before * jumpRatio {
+                eventTriggerBlockStart = sample - Int64(blockSize)
+                eventBlocks = 0
+                eventPeak = e
+                eventPeakHF = hf
+                eventPeakBlock = 0
+                eventLastEnergy = e
+                return
+            }
+            if e > eventPeak {
+                eventPeak = e
+                eventPeakHF = hf
+                eventPeakBlock = eventBlocks
+            }
+            eventLastEnergy = e
+            if eventBlocks >= eventPeakBlock + decayBlocks { decide(emit: emit) }
+            return
+        }
+        let blockStart = sample - Int64(blockSize)
+        let before = max(recent.0, recent.1, recent.2, recent.3)
+        recent = (recent.1, recent.2, recent.3, e)
+        if e > floor * triggerRatio, e > before * jumpRatio, blockStart >= refractoryUntil, blocksSeen > Self.warmUpBlocks {
+            eventOpen = true
+            eventTriggerBlockStart = blockStart
+            eventBlocks = 0
+            eventPeak = e
+            eventPeakHF = hf
+            eventPeakBlock = 0
+            return
+        }
+        // The floor: the mean of the first blocks, then following quiet blocks quickly downwards and slowly upwards
+        // (about 1 s), and loud blocks that opened no event (a fan, a room getting louder) more slowly still.
+        let alphaUp = Double(blockSize) / (Double(settings.sampleRate) * 1.0)
+        if blocksSeen <= Self.warmUpBlocks {
+            warmUp += e
+            floor = warmUp / Double(blocksSeen)
+        } else if e < floor {
+            floor += (e - floor) * min(1, alphaUp * 8)
+        } else if e < floor * triggerRatio {
+            floor += (e - floor) * alphaUp
+        } else {
+            floor += (e - floor) * alphaUp / 8
+        }
+        floor = max(floor, 1e-14)
+    }
+
+    func decide(emit: (Candidate) -> Void) {
+        eventOpen = false
+        let snrDb = 10 * log10(eventPeak / floor)
+        let decayDb = 10 * log10(eventPeak / max(eventLastEnergy, 1e-20))
+        let broadband = eventPeakHF / max(eventPeak, 1e-20)
+        let sharp = eventPeakBlock <= settings.maxRiseBlocks
+        // Decayed: fell by minDecayDb, or (a quiet impact with less headroom than that) back to within 3 dB of the floor.
+        let decays = decayDb >= settings.minDecayDb || eventLastEnergy <= floor * 2
+        let wide = broadband >= settings.minBroadband
+        // Even a rejected event starts the refractory period: its tail must not retrigger.
+        refractoryUntil = sample
+        let features = Candidate.Features(snrDb: snrDb, riseBlocks: eventPeakBlock, decayDb: decayDb, broadband: broadband)
+        guard sharp, decays, wide else {
+            trace?(eventTriggerBlockStart, features, !sharp ? "slow rise" : !decays ? "slow decay" : "narrowband")
+            return
+        }
+        trace?(eventTriggerBlockStart, features, nil)
+        let onset = refineOnset()
+        refractoryUntil = onset + refractorySamples
+        let score = min(1, max(0, (snrDb - settings.triggerDb) / 30)) * 0.4
+            + min(1, (decayDb - settings.minDecayDb) / 20 + 0.5) * 0.2
+            + min(1, broadband / 0.8) * 0.2 + (eventPeakBlock <= 1 ? 0.2 : 0.1)
+        guard score >= settings.minScore else { return }
+        let tof = tofSamples
+        let impact = Double(onset) - (tof ?? 0)
+        let t0 = streamStartNs + Int64((impact / Double(settings.sampleRate) * 1e9).rounded())
+        emit(
+            Candidate(
+                id: nextID, onsetSample: onset, impactSample: impact, t0Ns: t0, score: score,
+                features: features,
+                tofCorrectionSamples: tof, tofProvenance: tof == nil ? "no tof_correction: the session declared no mic-to-ball distance" : settings.distanceProvenance,
+                decidedAtSample: sample))
+        nextID += 1
+    }
+
+    /// The onset: the AIC change point of the high-passed signal in [trigger block − 4 blocks, peak block end].
+    func refineOnset() -> Int64 {
+        let peakEnd = eventTriggerBlockStart + Int64((eventPeakBlock + 1) * blockSize)
+        let from = max(sample - Int64(historyMask), eventTriggerBlockStart - Int64(4 * blockSize), 0)
+        let to = min(peakEnd, sample)
+        let n = Int(to - from)
+        guard n > 8 else { return eventTriggerBlockStart }
+        // AIC(k) = k·ln(var(x[0..<k])) + (n−k)·ln(var(x[k..<n])), from prefix sums of squares (means ≈ 0 after the
+        // high-pass). The onset is the first sample of the second segment.
+        var total: Double = 0
+        for i in 0..<n {
+            let v = Double(history[Int(from + Int64(i)) & historyMask])
+            total += v * v
+        }
+        var best = 0
+        var bestAIC = Double.infinity
+        var left: Double = 0
+        for k in 1..<(n - 1) {
+            let v = Double(history[Int(from + Int64(k - 1)) & historyMask])
+            left += v * v
+            let right = total - left
+            let aic = Double(k) * log(max(left / Double(k), 1e-30)) + Double(n - k) * log(max(right / Double(n - k), 1e-30))
+            if aic < bestAIC {
+                bestAIC = aic
+                best = k
+            }
+        }
+        // AIC lands where the variance changes most, a few samples into a ramped rise; walk back while a 3-sample
+        // energy stays clearly above the noise before the event (estimated from the window's first two blocks).
+        var noise: Double = 0
+        let quiet = min(best, 2 * blockSize)
+        for i in 0..<quiet {
+            let v = Double(history[Int(from + Int64(i)) & historyMask])
+            noise += v * v
+        }
+        noise = max(noise / Double(max(1, quiet)), 1e-20)
+        func energy3(_ k: Int) -> Double {
+            var e: Double = 0
+            for j in max(0, k - 1)...min(n - 1, k + 1) {
+                let v = Double(history[Int(from + Int64(j)) & historyMask])
+                e += v * v
+            }
+            return e / 3
+        }
+        var onset = best
+        while onset > quiet + 1, energy3(onset - 1) > noise * 6 { onset -= 1 }
+        return from + Int64(onset)
+    }
+}
+
+/// A second-order IIR section (transposed direct form II), Butterworth high-pass.
+struct Biquad {
+    var b0, b1, b2, a1, a2: Float
+    var z1: Float = 0
+    var z2: Float = 0
+
+    init(highPassAt fc: Double, sampleRate fs: Double) {
+        let w = 2 * Double.pi * fc / fs
+        let q = 1 / 2.0.squareRoot()
+        let alpha = sin(w) / (2 * q)
+        let cw = cos(w)
+        let a0 = 1 + alpha
+        b0 = Float((1 + cw) / 2 / a0)
+        b1 = Float(-(1 + cw) / a0)
+        b2 = Float((1 + cw) / 2 / a0)
+        a1 = Float(-2 * cw / a0)
+        a2 = Float((1 - alpha) / a0)
+    }
+
+    @inline(__always)
+    mutating func step(_ x: Float) -> Float {
+        let y = b0 * x + z1
+        z1 = b1 * x - a1 * y + z2
+        z2 = b2 * x - a2 * y
+        return y
+    }
+}

@@ -1,0 +1,38 @@
+import Testing
+
+@testable import Detect
+@testable import Synthetic
+
+func detect(_ samples: [Float], sampleRate: Int, settings: ((inout ImpactDetector.Settings) -> Void)? = nil) -> [Candidate] {
+    var s = ImpactDetector.Settings(sampleRate: sampleRate)
+    settings?(&s)
+    let d = ImpactDetector(s)
+    var out: [Candidate] = []
+    samples.withUnsafeBufferPointer { all in
+        var i = 0
+        while i < all.count {
+            let n = min(480, all.count - i)
+            d.process(UnsafeBufferPointer(rebasing: all[i..<(i + n)])) { out.append($0) }
+            i += n
+        }
+    }
+    return out
+}
+
+@Suite("Detect: impacts found to the sample, distractors ignored")
+struct DetectTests {
+    @Test(arguments: ImpactCorpus.Kind.allCases)
+    func corpusScores(kind: ImpactCorpus.Kind) {
+        var score = DetectionScore()
+        for seed in UInt64(1)...12 {
+            let s = ImpactCorpus.session(kind, seed: seed, seconds: 20)
+            let found = detect(s.samples, sampleRate: s.sampleRate)
+            score.add(detected: found.map(\.onsetSample), truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
+        }
+        let e = score.errorStatistics
+        print("\(kind): P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)")
+        #expect(score.f >= (kind == .clean ? 0.99 : 0.90))
+        #expect(e.medianAbs <= 1)
+        #expect(e.p95Abs <= 4)
+    }
+}
