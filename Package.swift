@@ -66,6 +66,11 @@ let package = Package(
             path: "Modules/PayloadSource"),
         .testTarget(name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource"], path: "Tests/PayloadSourceTests"),
 
+        // MARK: - Audio
+
+        /** The last seconds of audio for candidate windows; WAV writing. */
+        .target(name: "Audio", path: "Modules/Audio"),
+
         // MARK: - Detect
 
         /** Streaming club–ball impact detection to the sample; scoring against truth. */
@@ -82,6 +87,14 @@ let package = Package(
         .testTarget(
             name: "CaptureTests", dependencies: ["Capture", "Synthetic", "LibavEncoder", "ZstdCodec", "MediaSource", "TestSupport"],
             path: "Tests/CaptureTests"),
+
+        // MARK: - Session
+
+        /** One capture session: every stage composed on per-source threads, DetectAndMint, report and timeline. */
+        .target(
+            name: "Session",
+            dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall"],
+            path: "Modules/Session"),
 
         // MARK: - Pipeline
 
@@ -115,6 +128,10 @@ let package = Package(
 
         /** `file` and `network` sources: video and audio from anything libavformat opens. */
         .target(name: "MediaSource", dependencies: ["Media", "Pipeline", "Config"], path: "Plugins/MediaSource"),
+        /** The `file` clip sink: bundles written atomically under DIR/clips/<clipId>/. */
+        .target(name: "FileSink", dependencies: ["Pipeline", "Config", "Syscall"], path: "Plugins/FileSink"),
+        /** The `impact` detector stage over Modules/Detect. */
+        .target(name: "Detectors", dependencies: ["Detect", "Pipeline", "Config"], path: "Plugins/Detectors"),
         /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
         .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config"], path: "Plugins/ZstdCodec"),
 
@@ -123,11 +140,13 @@ let package = Package(
         /** `ppc-tool`: one subcommand per module, plus `run`. */
         .executableTarget(name: "ppc-tool", dependencies: [
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
-                "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource",
+                "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
+                "Session", "Audio",
             ],
             path: "Tools/ppc-tool"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
-            name: "ToolTests", dependencies: ["ppc-tool", "TestSupport", "FragmentRing", "TimelineIndex"], path: "Tests/ToolTests"),
+            name: "ToolTests", dependencies: ["ppc-tool", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum"],
+            path: "Tests/ToolTests"),
     ]
 )

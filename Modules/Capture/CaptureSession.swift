@@ -61,6 +61,15 @@ public final class CaptureSession {
     let output: RingFragmentOutput
     let fragmentNs: Int64
 
+    /// Called on the capture thread after each fragment is published (to wake whoever waits on the ring).
+    public var onPublish: ((FragmentInfo) -> Void)? {
+        get { output.onPublish }
+        set { output.onPublish = newValue }
+    }
+
+    /// Fragments published and refused so far (read by a progress display; updated once per fragment).
+    public var fragmentCounts: (published: Int, refused: Int) { (output.published, output.refused) }
+
     public init(source: VideoSource, encoder: VideoEncoder, ring: FragmentRing, timeline: SourceTimeline?, fragmentNs: Int64) {
         self.source = source
         self.encoder = encoder
@@ -128,6 +137,7 @@ final class RingFragmentOutput: FragmentOutput {
     var reservation: FragmentReservation?
     var published = 0
     var refused = 0
+    var onPublish: ((FragmentInfo) -> Void)?
 
     init(ring: FragmentRing, timeline: SourceTimeline?) {
         self.ring = ring
@@ -161,6 +171,7 @@ final class RingFragmentOutput: FragmentOutput {
         case .published(let f, _):
             published += 1
             timeline?.append(timeNs: f.startNs, kind: .videoFragment, reference: f.sequence.rawValue, value: f.endNs - f.startNs)
+            onPublish?(f)
         case .refused, .noop:
             refused += 1
         }

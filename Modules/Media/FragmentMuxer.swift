@@ -156,6 +156,9 @@ public enum ClipRemuxer {
                 try check(avcodec_parameters_copy(s.pointee.codecpar, inStream.pointee.codecpar), "copy codec parameters")
                 s.pointee.codecpar.pointee.codec_tag = 0
                 s.pointee.time_base = mpegTimeBase
+                // Declare the exact rate (90 kHz / ticks per frame), not an average MP4 would estimate.
+                s.pointee.avg_frame_rate = ppc_rational(90_000, Int32(frameIntervalTicks))
+                s.pointee.r_frame_rate = s.pointee.avg_frame_rate
                 try check(avio_open(&oc.pointee.pb, output, AVIO_FLAG_WRITE), "create", path: output)
                 var options: OpaquePointer?
                 av_dict_set(&options, "movflags", "+faststart", 0)

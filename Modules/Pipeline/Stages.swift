@@ -171,3 +171,65 @@ public protocol IMUSource: AnyObject {
     /// The next sample; nil at the end of the stream.
     func next() throws -> IMUSample?
 }
+
+/// One impact a detector found.
+public struct DetectedImpact: Sendable, Equatable {
+    public var id: UInt64
+    /// Onset at the microphone, samples from the stream's first sample.
+    public var onsetSample: Int64
+    /// Onset − time of flight, samples (fractional).
+    public var impactSample: Double
+    /// Impact time, ns on the capture clock.
+    public var t0Ns: Int64
+    public var score: Double
+    public var features: [String: Double]
+    /// Time-of-flight correction applied (samples), or nil when no distance was declared.
+    public var tofCorrectionSamples: Double?
+    public var tofProvenance: String
+    /// Sample at which it was decided.
+    public var decidedAtSample: Int64
+
+    public init(
+        id: UInt64, onsetSample: Int64, impactSample: Double, t0Ns: Int64, score: Double, features: [String: Double],
+        tofCorrectionSamples: Double?, tofProvenance: String, decidedAtSample: Int64
+    ) {
+        self.id = id
+        self.onsetSample = onsetSample
+        self.impactSample = impactSample
+        self.t0Ns = t0Ns
+        self.score = score
+        self.features = features
+        self.tofCorrectionSamples = tofCorrectionSamples
+        self.tofProvenance = tofProvenance
+        self.decidedAtSample = decidedAtSample
+    }
+}
+
+/// Takes audio, gives impact candidates.
+public protocol ImpactDetecting: AnyObject {
+    /// Prepares for a stream at `sampleRate` whose sample 0 is at `streamStartNs` on the capture clock.
+    func start(sampleRate: Int, streamStartNs: Int64) throws
+    func process(_ samples: UnsafeBufferPointer<Float>, emit: (DetectedImpact) -> Void)
+}
+
+/// Where a session's output lives and who it is.
+public struct SessionContext: Sendable {
+    public var outputDirectory: String
+    public var deviceID: String
+    public var session: String
+
+    public init(outputDirectory: String, deviceID: String, session: String) {
+        self.outputDirectory = outputDirectory
+        self.deviceID = deviceID
+        self.session = session
+    }
+}
+
+/// Takes minted clip bundles. A bundle is delivered as a finished directory (clip.mp4, audio.wav, index.bin,
+/// meta.json); `deliver` returns once the sink holds it durably — that confirmation releases the clip's fragments.
+public protocol ClipSink: AnyObject {
+    func open(_ context: SessionContext) throws
+    /// Takes the bundle at `staged` (which it may move); returns where it now is.
+    func deliver(staged: String, clipID: String) throws -> String
+    func finish() throws
+}

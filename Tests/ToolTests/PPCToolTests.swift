@@ -143,10 +143,4 @@ struct PPCToolTests {
         #expect(r.stderr.contains("USAGE:"))
     }
 
-    @Test func runSaysPlainlyThatThePipelineIsNotBuilt() throws {
-        let r = try ToolRunner.run(["run", ToolRunner.repoFile("Manifests/default.json")])
-        #expect(r.status == 1)
-        #expect(r.stderr.contains("not built yet"))
-        #expect(r.stderr.contains("no clips were written"))
-    }
 }

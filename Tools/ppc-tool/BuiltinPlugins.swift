@@ -1,3 +1,5 @@
+import Detectors
+import FileSink
 import LibavEncoder
 import MediaSource
 import Pipeline
@@ -6,7 +8,7 @@ import ZstdCodec
 
 /// The plugins built into ppc-tool, registered in the process-wide registry at start.
 enum BuiltinPlugins {
-    static let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all
+    static let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all + [FileSink.factory, ImpactDetectorStage.factory]
 
     static func registerAll() {
         for f in all { try! PluginRegistry.default.register(f) }

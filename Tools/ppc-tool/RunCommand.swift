@@ -1,28 +1,94 @@
 import CLI
+import Config
+import FileSink
 import Foundation
 import Pipeline
+import Session
+import Syscall
 
-/// `ppc-tool run MANIFEST`: runs a pipeline. Until the capture path exists it checks the manifest and says plainly
-/// that nothing is captured yet, rather than pretending.
+/// `ppc-tool run MANIFEST`: the main job — capture, detect, mint clips, report.
 enum RunCommand {
     static let command = Command(
-        "run", abstract: "Run a pipeline manifest (not yet built: checks the manifest and says so).",
-        options: [Option.value("out", "dir", help: "Where the session's output goes."), setOption, measuredOption],
+        "run", abstract: "Run a pipeline manifest: capture into the ring, detect impacts, mint clips, write a report.",
+        discussion: "Writes OUT/ring/ (the fragment ring), OUT/clips/<clipId>/, OUT/report.json and OUT/timeline.svg.",
+        options: [
+            Option.value("out", "dir", help: "Where the session's output goes (default ./out)."),
+            Option.value("duration", "seconds", help: "Stop after this long (default: the end of the source)."),
+            Option.value("device-id", "id", help: "This device's name in bundles and reports (default: the host name)."),
+            setOption, measuredOption,
+        ],
         arguments: [Argument("manifest", help: "The pipeline manifest (JSON).")], run: run)
 
     static func run(_ inv: Invocation) throws -> ExitCode {
         let path = inv.argument(0)!
         let overrides = try commandLineOverrides(inv)
-        let m: Manifest
-        do {
-            m = try Manifest.load(path: path, registry: .default, extraOverrides: overrides)
-        } catch {
+        let manifest: Manifest
+        do { manifest = try Manifest.load(path: path, registry: .default, extraOverrides: overrides) } catch {
             throw CommandFailure.dataError(error.description)
         }
-        Terminal.out("\(path): valid manifest for session '\(m.session)'.")
-        Terminal.err(
-            "ppc-tool run: the capture pipeline (encoder → FragmentRing → Detect → clips) is not built yet; no frames were captured and no clips were written. See the open issues in the README's roadmap."
-        )
-        return .failure
+        let duration = try inv.parsed("duration", as: Double.self)
+        if let duration, duration <= 0 { throw CommandFailure.usage("--duration must be positive") }
+        let out = inv.value("out") ?? "out"
+        let device = inv.value("device-id") ?? ProcessInfo.processInfo.hostName
+        let config = manifest.configuration
+        let problems = config.validate()
+        guard problems.isEmpty else { throw CommandFailure.dataError(problems.map(\.message).joined(separator: "\n")) }
+
+        func make<T>(_ stage: Manifest.Stage, as type: T.Type) throws -> T {
+            try Stages.make(type, named: stage.plugin, kinds: [stage.kind], given: stage.parameters.values, config: config)
+        }
+        guard let videoStage = manifest.sources.first(where: { $0.kind == .videoSource }) else {
+            throw CommandFailure.dataError("\(path): sources: a run needs a video source")
+        }
+        let video = try make(videoStage, as: VideoSource.self)
+        var audio = try manifest.sources.first { $0.kind == .audioSource }.map { try make($0, as: AudioSource.self) }
+        // A file or network source carries its own audio track.
+        if audio == nil, let both = video as? AudioSource, both.sampleRate > 0 { audio = both }
+        let imu = try manifest.sources.first { $0.kind == .imuSource }.map { try make($0, as: IMUSource.self) }
+        let encoder: VideoEncoder = try manifest.encoder.map { try make($0, as: VideoEncoder.self) }
+            ?? Stages.make(VideoEncoder.self, named: "x264", kinds: [.encoder], given: [:], config: config)
+        let detector = try manifest.detector.map { try make($0, as: ImpactDetecting.self) }
+        var sinks: [ClipSink] = try manifest.sinks.map { try make($0, as: ClipSink.self) }
+        if sinks.isEmpty { sinks = [FileSink(directory: nil)] }
+        if detector == nil { Terminal.err("ppc-tool run: no detector in \(path): nothing will be detected, so no clips will be minted") }
+
+        let runner: SessionRunner
+        do {
+            runner = try SessionRunner(
+                .init(video: video, audio: audio, imu: imu, encoder: encoder, detector: detector, sinks: sinks, config: config),
+                options: .init(
+                    context: SessionContext(outputDirectory: out, deviceID: device, session: manifest.session),
+                    durationNs: duration.map { Int64($0 * 1e9) }))
+        } catch {
+            throw CommandFailure.failure("cannot prepare \(out): \(error)")
+        }
+        Terminal.out("ppc: session '\(manifest.session)' — \(videoStage.plugin) \(video.format) → \(encoder.fragmentExtension == "ts" ? (manifest.encoder?.plugin ?? "x264") : (manifest.encoder?.plugin ?? "")) → ring (\(config.integer("capture.fragmentCapacity")) × \(ParameterValue.format(config.real("capture.fragmentSeconds"))) s) · output \(out)/")
+
+        // The session runs on its own threads; this one shows progress until it ends.
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<SessionReport, any Error>?
+        Thread {
+            result = Result { try runner.run() }
+            done.signal()
+        }.start()
+        let tty = isatty(1) == 1
+        while done.wait(timeout: .now() + 0.5) == .timedOut {
+            let p = runner.progress
+            let line = String(
+                format: "  %@  %5.1f s  %5d frames (%5.1f fps)  ring %2d/%d  candidates %d  shots %d  clips %d",
+                p.state, Double(p.wallNs) / 1e9, p.framesEncoded, p.wallNs > 0 ? Double(p.framesEncoded) * 1e9 / Double(p.wallNs) : 0,
+                p.ringFragments, p.ringCapacity, p.candidates, p.shots, p.clips)
+            Terminal.out(tty ? "\r" + line : line, terminator: tty ? "" : "\n")
+        }
+        if tty { Terminal.out("") }
+        let report: SessionReport
+        switch result! {
+        case .success(let r): report = r
+        case .failure(let e): throw CommandFailure.failure("session failed: \(e)")
+        }
+        try report.write(to: out)
+        Terminal.out(report.summary)
+        Terminal.out("  report:   \(out)/report.json\n  timeline: \(out)/timeline.svg\n  ring:     \(out)/ring/")
+        return report.errors.isEmpty ? .success : .failure
     }
 }

@@ -1,0 +1,222 @@
+import Capture
+import Checksum
+import Config
+import Foundation
+import FragmentRing
+import PayloadSource
+import Pipeline
+import Syscall
+import TimelineIndex
+
+/// What a session did, every figure with its provenance (seed 001's metrics, on ppc's terms).
+public struct SessionReport {
+    /// The report as JSON-serialisable Foundation values.
+    public let json: [String: Any]
+    public let svg: String
+    public let summary: String
+    public let clips: [SessionRunner.MintedClip]
+    public let errors: [String]
+
+    public func write(to directory: String) throws {
+        let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        try data.write(to: URL(fileURLWithPath: "\(directory)/report.json"))
+        try Data(svg.utf8).write(to: URL(fileURLWithPath: "\(directory)/timeline.svg"))
+    }
+}
+
+/// A figure and where it came from.
+func figure(_ value: Any, _ provenance: String, _ note: String? = nil) -> [String: Any] {
+    var f: [String: Any] = ["value": value, "provenance": provenance]
+    if let note { f["note"] = note }
+    return f
+}
+
+extension SessionRunner {
+    func metadata(
+        _ shot: DetectedImpact, clip: ClipMinter.Clip, window: SwingWindow<RingPayloadSource>, clipID: String, staging: String,
+        audio: AudioWindow?
+    ) throws -> Data {
+        let c = components.config
+        var files: [String: Any] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: staging).sorted() {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(staging)/\(name)"))
+            files[name] = ["bytes": bytes.count, "xxh3": XXH3.hex(XXH3.hash([UInt8](bytes)))]
+        }
+        let format = components.video.format
+        let meta: [String: Any] = [
+            "format": "ppc-clip-bundle", "version": 1, "clipId": clipID, "session": options.context.session,
+            "device": options.context.deviceID, "clock": "capture clock (CLOCK_MONOTONIC of the capturing device), ns",
+            "t0Ns": figure(shot.t0Ns, "measured", "detector onset − time of flight, on the capture clock"),
+            "window": [
+                "startNs": window.startNs, "endNs": window.endNs, "firstFrameNs": clip.firstFrameNs,
+                "clipTimeZeroNs": clip.firstFrameNs,
+                "clipPreNs": figure(c.integer("capture.clipPreNs"), c["capture.clipPreNs"]!.provenance.mark.rawValue),
+                "clipPostNs": figure(c.integer("capture.clipPostNs"), c["capture.clipPostNs"]!.provenance.mark.rawValue),
+                "gaps": window.gaps.map { ["after": $0.after.rawValue, "before": $0.before.rawValue, "missingNs": $0.missingNs] },
+            ],
+            "frames": clip.frames,
+            "captureProfile": [
+                "width": format.width, "height": format.height, "framesPerSecond": format.framesPerSecond,
+                "pixelFormat": format.pixelFormat.rawValue, "codec": window.fragments.first?.info.codec.description ?? "",
+                "videoBitrateBps": figure(c.integer("capture.videoBitrateBps"), c["capture.videoBitrateBps"]!.provenance.mark.rawValue),
+                "fragmentSeconds": figure(c.real("capture.fragmentSeconds"), c["capture.fragmentSeconds"]!.provenance.mark.rawValue),
+            ],
+            "candidate": [
+                "id": shot.id, "onsetSample": shot.onsetSample, "impactSample": shot.impactSample, "score": shot.score,
+                "features": shot.features, "decidedAtSample": shot.decidedAtSample,
+                "shotRule": "score ≥ \(options.shotThreshold) (the default rule)",
+            ],
+            "tof_correction": shot.tofCorrectionSamples.map { ["samples": $0, "provenance": shot.tofProvenance] as [String: Any] }
+                ?? ["samples": NSNull(), "provenance": shot.tofProvenance],
+            "audio": audio.map {
+                ["file": "audio.wav", "sampleRate": $0.rate, "firstSample": $0.firstSample, "samples": $0.samples.count,
+                 "missingSamples": $0.missing,
+                 "windowNs": figure(c.integer("detect.audioWindowNs"), c["detect.audioWindowNs"]!.provenance.mark.rawValue),
+                 "preNs": figure(c.integer("detect.audioPreNs"), c["detect.audioPreNs"]!.provenance.mark.rawValue)] as [String: Any]
+            } ?? NSNull(),
+            "timeline": ["file": "index.bin", "entries": window.timeline.entries.count],
+            "files": files,
+            "createdAt": ISO8601DateFormatter().string(from: Date()),
+        ]
+        return try JSONSerialization.data(withJSONObject: meta, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    }
+
+    func report() -> SessionReport {
+        lock.lock()
+        let stats = captureStats
+        let clipsNow = clips
+        let errorsNow = errors + mintFailures.map { "mint: \($0)" }
+        let candidateCount = candidates.count + candidatesEvicted
+        let evicted = candidatesEvicted
+        let shotList = shots
+        let candidateList = candidates
+        lock.unlock()
+        let c = components.config
+        let format = components.video.format
+        let wall = monotonicNowNs() - wallStart
+        let spanNs = (stats?.lastFrameNs ?? 0) - (stats?.firstFrameNs ?? 0) + format.frameIntervalNs
+        let captured = stats?.framesCaptured ?? 0
+        let encoded = stats?.framesEncoded ?? 0
+        let dropped = (stats?.framesDroppedLate ?? 0) + (stats?.framesMissingAtSource ?? 0)
+        let achieved = spanNs > 0 ? Double(encoded) * 1e9 / Double(spanNs) : 0
+        let snapshot = index.snapshot(startNs: .min, endNs: .max)
+        let interruptions = snapshot.entries(of: .interruption).count
+        let thermal = Self.thermalReading()
+        let memory = Self.peakResidentBytes()
+        var json: [String: Any] = [
+            "session": options.context.session, "device": options.context.deviceID,
+            "output": options.context.outputDirectory,
+            "durationSeconds": figure(Double(wall) / 1e9, "measured", "wall clock"),
+            "captureSeconds": figure(Double(spanNs) / 1e9, "measured", "capture clock, first to last frame"),
+            "format": "\(format)",
+            "framesCaptured": figure(captured, "measured"),
+            "framesEncoded": figure(encoded, "measured"),
+            "framesDropped": figure(dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),
+            "dropRate": figure(captured > 0 ? Double(dropped) / Double(captured) : 0, "derived", "framesDropped / framesCaptured"),
+            "requestedFps": figure(format.framesPerSecond, "vendor", "the source's declared format"),
+            "achievedFps": figure(achieved, "derived", "framesEncoded / captureSeconds"),
+            "fragments": figure(stats?.fragmentsPublished ?? 0, "measured"),
+            "fragmentsRefused": figure(stats?.fragmentsRefused ?? 0, "measured", "ring full of pinned, unconfirmed clips"),
+            "encodeMsPerFrame": figure(["mean": (stats?.encodeMeanNs ?? 0) / 1e6, "p95": Double(stats?.encodeP95Ns ?? 0) / 1e6], "measured"),
+            "capturePriority": stats?.capturePriority ?? "",
+            "candidates": figure(candidateCount, "measured"),
+            "candidatesEvicted": figure(evicted, "measured", "retention is bounded at detect.maxRetainedCandidates = \(c.integer("detect.maxRetainedCandidates")); oldest evicted first"),
+            "shots": figure(shotList.count, "measured", "candidates with score ≥ \(options.shotThreshold)"),
+            "clips": clipsNow.map {
+                ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy] as [String: Any]
+            },
+            "maxAudioDriftMs": figure(Double(audioDriftMaxNs) / 1e6, "measured", "audio timestamps against their sample count on the shared capture clock"),
+            "interruptions": figure(interruptions, "measured"),
+            "thermal": thermal,
+            "peakMemoryBytes": memory.map { figure($0, "measured", "VmHWM of this process") } ?? figure(NSNull(), "unavailable"),
+            "errors": errorsNow,
+        ]
+        json["candidateList"] = candidateList.map { ["id": $0.id, "t0Ns": $0.t0Ns, "onsetSample": $0.onsetSample, "score": $0.score] as [String: Any] }
+        let svg = timelineSVG(snapshot: snapshot, shots: shotList, clips: clipsNow, candidates: candidateList)
+        var lines = [
+            "session '\(options.context.session)' on \(options.context.deviceID): \(String(format: "%.1f", Double(wall) / 1e9)) s",
+            "  video \(format): \(encoded) frames encoded of \(captured) captured, \(dropped) dropped, \(String(format: "%.1f", achieved)) fps achieved",
+            "  \(stats?.fragmentsPublished ?? 0) fragments in the ring (\(stats?.fragmentsRefused ?? 0) refused); capture thread \(stats?.capturePriority ?? "")",
+            "  \(candidateCount) candidates, \(shotList.count) shots, \(clipsNow.count) clips",
+        ]
+        for clip in clipsNow { lines.append("    \(clip.path)  (t0 \(String(format: "%.3f", Double(clip.t0Ns) / 1e9)) s, \(clip.frames) frames, \(clip.bytes) bytes)") }
+        for e in errorsNow { lines.append("  ⚠ \(e)") }
+        return SessionReport(json: json, svg: svg, summary: lines.joined(separator: "\n"), clips: clipsNow, errors: errorsNow)
+    }
+
+    static func thermalReading() -> [String: Any] {
+        let base = "/sys/class/thermal"
+        guard let zones = try? FileManager.default.contentsOfDirectory(atPath: base).filter({ $0.hasPrefix("thermal_zone") }), !zones.isEmpty else {
+            return figure(NSNull(), "unavailable", "no /sys/class/thermal zones on this machine: thermal state not monitored")
+        }
+        var hottest: Double?
+        for z in zones {
+            if let t = try? String(contentsOfFile: "\(base)/\(z)/temp", encoding: .utf8), let milli = Double(t.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                hottest = max(hottest ?? -.infinity, milli / 1000)
+            }
+        }
+        return figure(hottest as Any? ?? NSNull(), hottest == nil ? "unavailable" : "measured", "hottest zone at the end, °C; no warnings are raised yet (the Policy module is not built)")
+    }
+
+    static func peakResidentBytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return nil }
+        return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+    }
+
+    /// The session on one time axis: audio envelope, fragments, candidates, shots and clip windows.
+    func timelineSVG(snapshot: TimelineSnapshot, shots: [DetectedImpact], clips: [MintedClip], candidates: [DetectedImpact]) -> String {
+        let fragments = snapshot.entries(of: .videoFragment)
+        let env = envelope
+        let start = min(fragments.first?.timeNs ?? 0, env.first?.0 ?? 0)
+        let end = max((fragments.last.map { $0.timeNs + $0.value }) ?? 1, env.last?.0 ?? 1)
+        let width = 1200.0
+        let height = 320.0
+        let left = 50.0
+        let span = Double(max(1, end - start))
+        func x(_ t: Int64) -> Double { left + (Double(t - start) / span) * (width - left - 20) }
+        var svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="11">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(left)" y="16" font-size="13">ppc session '\(options.context.session)' — capture clock, seconds</text>
+
+            """
+        let pre = components.config.integer("capture.clipPreNs")
+        let post = components.config.integer("capture.clipPostNs")
+        for clip in clips {
+            svg += "<rect x=\"\(x(clip.t0Ns - pre))\" y=\"30\" width=\"\(x(clip.t0Ns + post) - x(clip.t0Ns - pre))\" height=\"230\" fill=\"#2a7\" fill-opacity=\"0.12\"/>\n"
+            svg += "<text x=\"\(x(clip.t0Ns - pre) + 3)\" y=\"42\" fill=\"#175\">\(clip.clipID)</text>\n"
+        }
+        // Audio envelope: peak per 10 ms in dBFS (−80…0 mapped to 0…90 px either side of y = 140).
+        func envelopeHeight(_ peak: Float) -> Double { max(0, min(1, (20 * log10(Double(max(peak, 1e-9))) + 80) / 80)) * 90 }
+        var path = ""
+        for (i, (t, peak)) in env.enumerated() {
+            path += (i == 0 ? "M" : "L") + String(format: "%.1f,%.1f", x(t), 140 - envelopeHeight(peak))
+        }
+        for (t, peak) in env.reversed() { path += String(format: "L%.1f,%.1f", x(t), 140 + envelopeHeight(peak)) }
+        if !path.isEmpty { svg += "<path d=\"\(path)Z\" fill=\"#57a\" fill-opacity=\"0.6\"/>\n" }
+        svg += "<text x=\"4\" y=\"144\">audio</text><text x=\"4\" y=\"158\" fill=\"#777\">dBFS</text>\n"
+        for (i, f) in fragments.enumerated() {
+            svg += "<rect x=\"\(x(f.timeNs))\" y=\"270\" width=\"\(max(1, x(f.timeNs + f.value) - x(f.timeNs)))\" height=\"14\" fill=\"\(i % 2 == 0 ? "#999" : "#bbb")\"/>\n"
+        }
+        svg += "<text x=\"4\" y=\"281\">ring</text>\n"
+        for cand in candidates {
+            svg += "<line x1=\"\(x(cand.t0Ns))\" y1=\"40\" x2=\"\(x(cand.t0Ns))\" y2=\"240\" stroke=\"#d33\" stroke-dasharray=\"3,2\"/>\n"
+        }
+        for shot in shots {
+            svg += "<line x1=\"\(x(shot.t0Ns))\" y1=\"30\" x2=\"\(x(shot.t0Ns))\" y2=\"262\" stroke=\"#d33\" stroke-width=\"2\"/>\n"
+            svg += "<text x=\"\(x(shot.t0Ns) + 3)\" y=\"258\" fill=\"#d33\">shot \(shot.id)</text>\n"
+        }
+        var tick = (start / 1_000_000_000) * 1_000_000_000
+        while tick <= end {
+            if tick >= start {
+                svg += "<line x1=\"\(x(tick))\" y1=\"288\" x2=\"\(x(tick))\" y2=\"294\" stroke=\"black\"/><text x=\"\(x(tick) - 4)\" y=\"308\">\(tick / 1_000_000_000)</text>\n"
+            }
+            tick += 1_000_000_000
+        }
+        svg += "<text x=\"\(width - 480)\" y=\"16\" fill=\"#555\">red: candidates (dashed) and shots · green: clip windows · grey: ring fragments</text>\n"
+        svg += "</svg>\n"
+        return svg
+    }
+}

@@ -1,0 +1,386 @@
+import Audio
+import Capture
+import Checksum
+import Config
+import Foundation
+import FragmentRing
+import Pipeline
+import PayloadSource
+import Syscall
+import TimelineIndex
+
+/// One capture session: every stage of a manifest, composed and run.
+///
+/// ```
+/// video thread (raised priority):  VideoSource ─▶ VideoEncoder ─▶ FragmentRing ─┐   ─▶ TimelineIndex (fragments)
+/// audio thread:  AudioSource ─▶ AudioHistory + ImpactDetecting ─candidates─▶ shots ─┤   ─▶ TimelineIndex (audio, candidates, shots)
+/// imu thread:    IMUSource ─▶ TimelineIndex (IMU)                                  │
+/// mint thread (lowered):  shot waits until the ring holds t0 + clipPost ─▶ SwingWindow (pinned) ─▶ clip.mp4,
+///                         audio.wav, index.bin, meta.json ─▶ sinks ─▶ confirmed ─▶ unpinned
+/// ```
+/// Per-source threads, so a slow stage never stalls another's source (seed 001); only the mint thread waits, on a
+/// condition the video thread signals after each fragment. Nothing here sleeps to synchronise.
+public final class SessionRunner: @unchecked Sendable {
+    // @unchecked: mutable state is either owned by one thread (documented per field) or behind `lock`.
+
+    public struct Components {
+        public var video: VideoSource
+        public var audio: AudioSource?
+        public var imu: IMUSource?
+        public var encoder: VideoEncoder
+        public var detector: ImpactDetecting?
+        public var sinks: [ClipSink]
+        public var config: Configuration
+
+        public init(
+            video: VideoSource, audio: AudioSource?, imu: IMUSource?, encoder: VideoEncoder, detector: ImpactDetecting?,
+            sinks: [ClipSink], config: Configuration
+        ) {
+            self.video = video
+            self.audio = audio
+            self.imu = imu
+            self.encoder = encoder
+            self.detector = detector
+            self.sinks = sinks
+            self.config = config
+        }
+    }
+
+    public struct Options: Sendable {
+        public var context: SessionContext
+        /// Which candidates become shots: those scoring at least this (the default rule; a host or the video may
+        /// confirm later).
+        public var shotThreshold: Double
+        /// Stop capturing after this long on the capture clock (nil: at the end of the source).
+        public var durationNs: Int64?
+
+        public init(context: SessionContext, shotThreshold: Double = 0.5, durationNs: Int64? = nil) {
+            self.context = context
+            self.shotThreshold = shotThreshold
+            self.durationNs = durationNs
+        }
+    }
+
+    /// A live view for a progress line.
+    public struct Progress: Sendable {
+        public var state: String
+        public var framesEncoded: Int
+        public var ringFragments: Int
+        public var ringCapacity: Int
+        public var candidates: Int
+        public var shots: Int
+        public var clips: Int
+        public var wallNs: Int64
+    }
+
+    public struct MintedClip: Sendable {
+        public var clipID: String
+        public var path: String
+        public var t0Ns: Int64
+        public var frames: Int
+        public var bytes: Int64
+        public var confirmedBy: [String]
+    }
+
+    let components: Components
+    let options: Options
+    let ring: FragmentRing
+    let index: TimelineIndex
+    let videoTimeline: SourceTimeline
+    let audioTimeline: SourceTimeline
+    let imuTimeline: SourceTimeline
+    let eventTimeline: SourceTimeline
+    let lock = NSCondition()
+    // Under `lock`:
+    var pendingShots: [DetectedImpact] = []
+    var candidates: [DetectedImpact] = []
+    var candidatesEvicted = 0
+    var shots: [DetectedImpact] = []
+    var clips: [MintedClip] = []
+    var mintFailures: [String] = []
+    var newestFragmentEndNs: Int64 = .min
+    var videoDone = false
+    var audioDone = false
+    var framesEncoded = 0
+    var state = "warming"
+    var errors: [String] = []
+    // Owned by the audio thread:
+    var envelope: [(Int64, Float)] = []
+    var audioDriftMaxNs: Int64 = 0
+    var audioStartNs: Int64?
+    let wallStart = monotonicNowNs()
+    var captureStats: CaptureSession.Statistics?
+
+    public static let videoSource = SourceID(1)
+    public static let audioSource = SourceID(2)
+    public static let imuSource = SourceID(3)
+    public static let eventSource = SourceID(4)
+
+    public init(_ components: Components, options: Options) throws {
+        self.components = components
+        self.options = options
+        let c = components.config
+        let out = options.context.outputDirectory
+        try FileSystem.makeDirectory(out)
+        ring = try FragmentRing(
+            directory: "\(out)/ring",
+            configuration: .init(capacity: Int(c.integer("capture.fragmentCapacity")), durability: .fsync,
+                fileExtension: components.encoder.fragmentExtension))
+        index = TimelineIndex()
+        let window = c.real("capture.ringSeconds") + 2
+        videoTimeline = index.register(Self.videoSource, name: "video", rateHz: 4, windowSeconds: window)
+        audioTimeline = index.register(Self.audioSource, name: "audio", rateHz: 100, windowSeconds: window)
+        imuTimeline = index.register(Self.imuSource, name: "imu", rateHz: Double(c.integer("detect.imuRateHz")) * 2, windowSeconds: window)
+        eventTimeline = index.register(Self.eventSource, name: "detect", rateHz: 50, windowSeconds: window)
+    }
+
+    public var progress: Progress {
+        lock.lock()
+        defer { lock.unlock() }
+        return Progress(
+            state: state, framesEncoded: framesEncoded, ringFragments: ring.fragments.count, ringCapacity: ring.configuration.capacity,
+            candidates: candidates.count + candidatesEvicted, shots: shots.count, clips: clips.count, wallNs: monotonicNowNs() - wallStart)
+    }
+
+    /// Runs every stage to the end; returns the session report.
+    public func run() throws -> SessionReport {
+        for s in components.sinks { try s.open(options.context) }
+        let group = DispatchGroup()
+        func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+            group.enter()
+            let t = Thread {
+                body()
+                group.leave()
+            }
+            t.name = name
+            t.start()
+        }
+        thread("ppc.video") { self.videoLoop() }
+        if components.audio != nil { thread("ppc.audio") { self.audioLoop() } } else { audioDone = true }
+        if components.imu != nil { thread("ppc.imu") { self.imuLoop() } }
+        thread("ppc.mint") { self.mintLoop() }
+        group.wait()
+        for s in components.sinks { try s.finish() }
+        try? FileManager.default.removeItem(atPath: "\(options.context.outputDirectory)/.staging")
+        return report()
+    }
+
+    func fail(_ stage: String, _ error: any Error) {
+        lock.lock()
+        errors.append("\(stage): \(error)")
+        lock.unlock()
+    }
+
+    // MARK: Video
+
+    func videoLoop() {
+        let session = CaptureSession(
+            source: components.video, encoder: components.encoder, ring: ring, timeline: videoTimeline,
+            fragmentNs: components.config.integer("capture.fragmentNs"))
+        session.onPublish = { [self] f in
+            lock.lock()
+            newestFragmentEndNs = max(newestFragmentEndNs, f.endNs)
+            framesEncoded += Int(f.frameCount)
+            state = "armed"
+            lock.broadcast()
+            lock.unlock()
+        }
+        do {
+            let stats = try session.run(.init(durationNs: options.durationNs))
+            lock.lock()
+            captureStats = stats
+            lock.unlock()
+        } catch {
+            fail("video", error)
+        }
+        lock.lock()
+        videoDone = true
+        state = "draining"
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    // MARK: Audio and detection
+
+    func audioLoop() {
+        guard let source = components.audio else { return }
+        let c = components.config
+        let rate = source.sampleRate
+        let history = AudioHistory(sampleRate: rate, seconds: Double(c.integer("detect.audioWindowNs")) / 1e9 + 4)
+        let block = max(1, rate / 100)  // 10 ms
+        var buffer = [Float](repeating: 0, count: block)
+        let maxCandidates = Int(c.integer("detect.maxRetainedCandidates"))
+        var started = false
+        var found: [DetectedImpact] = []
+        // Windows owed to shots, cut as soon as their last sample has been heard (thread-owned; handed over under lock).
+        var owed: [(id: UInt64, first: Int64, count: Int)] = []
+        let preSamples = Int64(Double(c.integer("detect.audioPreNs")) * Double(rate) / 1e9)
+        let windowSamples = Int(Double(c.integer("detect.audioWindowNs")) * Double(rate) / 1e9)
+        func handOver(_ w: (id: UInt64, first: Int64, count: Int)) {
+            let cut = history.window(first: w.first, count: w.count)
+            lock.lock()
+            audioWindows[w.id] = AudioWindow(samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing)
+            lock.broadcast()
+            lock.unlock()
+        }
+        envelope.reserveCapacity(Int(Double(rate) / Double(block) * 120))
+        do {
+            while true {
+                guard let b = try buffer.withUnsafeMutableBufferPointer({ try source.read(into: $0) }) else { break }
+                if let d = options.durationNs, let s = audioStartNs, b.timeNs - s >= d { break }
+                if !started {
+                    audioStartNs = b.timeNs
+                    try components.detector?.start(sampleRate: rate, streamStartNs: b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate))
+                    started = true
+                }
+                // Drift: how far the stream's own timestamps stray from its sample count on the shared clock.
+                let nominal = audioStartNs! + b.firstSample * 1_000_000_000 / Int64(rate)
+                audioDriftMaxNs = max(audioDriftMaxNs, abs(b.timeNs - nominal))
+                buffer.withUnsafeBufferPointer { all in
+                    let part = UnsafeBufferPointer(rebasing: all[0..<b.count])
+                    history.append(part)
+                    var peak: Float = 0
+                    for x in part { peak = max(peak, abs(x)) }
+                    envelope.append((b.timeNs, peak))
+                    audioTimeline.append(timeNs: b.timeNs, kind: .audioWindow, reference: UInt64(b.firstSample), value: Int64(b.count))
+                    components.detector?.process(part) { found.append($0) }
+                }
+                for cand in found {
+                    eventTimeline.append(timeNs: cand.t0Ns, kind: .candidate, reference: cand.id, value: cand.onsetSample)
+                    lock.lock()
+                    candidates.append(cand)
+                    // Retention is bounded in candidates, not shots (REQ-PRIV-6): past the cap the oldest is evicted.
+                    if candidates.count > maxCandidates {
+                        candidates.removeFirst()
+                        candidatesEvicted += 1
+                    }
+                    if cand.score >= options.shotThreshold {
+                        shots.append(cand)
+                        pendingShots.append(cand)
+                        owed.append((cand.id, cand.onsetSample - preSamples, windowSamples))
+                        eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(shots.count))
+                        lock.broadcast()
+                    }
+                    lock.unlock()
+                }
+                found.removeAll(keepingCapacity: true)
+                while let w = owed.first, history.written >= w.first + Int64(w.count) { handOver(owed.removeFirst()) }
+            }
+        } catch {
+            fail("audio", error)
+        }
+        // The stream ended: windows still owed get what there is, the rest counted as missing.
+        for w in owed { handOver(w) }
+        lock.lock()
+        audioDone = true
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// A shot's audio window: detect.audioWindowNs starting detect.audioPreNs before the onset.
+    struct AudioWindow {
+        var samples: [Float]
+        var rate: Int
+        var firstSample: Int64
+        /// Samples the history no longer (or not yet) held, zero-filled.
+        var missing: Int
+    }
+
+    /// Audio windows of shots awaiting their mint, by candidate id (under `lock`).
+    var audioWindows: [UInt64: AudioWindow] = [:]
+
+    // MARK: IMU
+
+    func imuLoop() {
+        guard let source = components.imu else { return }
+        do {
+            var n: UInt64 = 0
+            while let s = try source.next() {
+                // The rotation rate about x, in milliradians per second, rides in the entry's value.
+                imuTimeline.append(timeNs: s.timeNs, kind: .imuSample, reference: n, value: Int64((s.rotationRate.x * 1000).rounded()))
+                n += 1
+            }
+        } catch {
+            fail("imu", error)
+        }
+    }
+
+    // MARK: Mint
+
+    func mintLoop() {
+        ThreadPriority.lowerCurrent()
+        let c = components.config
+        let pre = c.integer("capture.clipPreNs")
+        let post = c.integer("capture.clipPostNs")
+        let live = RingPayloadSource(ring: ring, index: index)
+        while true {
+            lock.lock()
+            // Wait for a shot whose post-roll the ring now holds, or for the end.
+            var ready: DetectedImpact?
+            while ready == nil {
+                if let s = pendingShots.first, newestFragmentEndNs >= s.t0Ns + post || videoDone,
+                    audioWindows[s.id] != nil || audioDone
+                {
+                    ready = pendingShots.removeFirst()
+                    break
+                }
+                if pendingShots.isEmpty && videoDone && audioDone { break }
+                lock.wait()
+            }
+            lock.unlock()
+            guard let shot = ready else { break }
+            do {
+                let clip = try mint(shot, live: live, pre: pre, post: post)
+                lock.lock()
+                clips.append(clip)
+                lock.unlock()
+            } catch {
+                lock.lock()
+                mintFailures.append("shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error)")
+                lock.unlock()
+            }
+        }
+    }
+
+    func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws -> MintedClip {
+        let clipID = "\(options.context.session)-\(String(format: "%03d", shot.id))"
+        let window = try live.freeze(startNs: shot.t0Ns - pre, endNs: shot.t0Ns + post)
+        defer { try? live.release(window) }  // released once every sink has confirmed (or on failure, to free the ring)
+        let staging = "\(options.context.outputDirectory)/.staging/\(clipID)"
+        try? FileManager.default.removeItem(atPath: staging)
+        try FileSystem.makeDirectory("\(options.context.outputDirectory)/.staging")
+        try FileSystem.makeDirectory(staging)
+        let clip = try ClipMinter.mint(
+            window, to: "\(staging)/clip.mp4", frameIntervalNs: components.video.format.frameIntervalNs,
+            fragmentExtension: components.encoder.fragmentExtension)
+        lock.lock()
+        let audio = audioWindows.removeValue(forKey: shot.id)
+        lock.unlock()
+        if let audio {
+            try Data(WAVWriter.data(samples: audio.samples, sampleRate: audio.rate)).write(to: URL(fileURLWithPath: "\(staging)/audio.wav"))
+        }
+        try Data(window.timeline.encoded()).write(to: URL(fileURLWithPath: "\(staging)/index.bin"))
+        let meta = try metadata(shot, clip: clip, window: window, clipID: clipID, staging: staging, audio: audio)
+        try meta.write(to: URL(fileURLWithPath: "\(staging)/meta.json"))
+        // Every sink must confirm before the clip counts as delivered (and before its fragments are released).
+        // The first sink may move the staged bundle, so later sinks get their own copy first.
+        var confirmed: [String] = []
+        var delivered = staging
+        let copies = try (1..<max(1, components.sinks.count)).map { try copyAside(staging, $0) }
+        for (i, sink) in components.sinks.enumerated() {
+            let path = try sink.deliver(staged: i == 0 ? staging : copies[i - 1], clipID: clipID)
+            if i == 0 { delivered = path }
+            confirmed.append(path)
+        }
+        let bytes = ((try? FileManager.default.attributesOfItem(atPath: "\(delivered)/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
+        return MintedClip(clipID: clipID, path: delivered, t0Ns: shot.t0Ns, frames: clip.frames, bytes: bytes, confirmedBy: confirmed)
+    }
+
+    func copyAside(_ path: String, _ n: Int) throws -> String {
+        let copy = "\(path).copy\(n)"
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        return copy
+    }
+
+}

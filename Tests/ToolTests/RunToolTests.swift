@@ -1,0 +1,89 @@
+import Checksum
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Synthetic
+
+/// `ppc-tool run`: the main job, end to end, judged by ffprobe/ffmpeg and the synthetic session's truth.
+@Suite("ppc-tool run: sound in, clips out", .serialized)
+struct RunToolTests {
+    static let impacts: [Double] = [1.6, 3.304]
+
+    @Test func theShortSessionMintsAClipPerImpactThatDecodesWithTheImpactWhereTruthSays() throws {
+        let tmp = TemporaryDirectory("ppc-run")
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", out, "--device-id", "bay-3"])
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
+        #expect(r.stdout.contains("2 candidates, 2 shots, 2 clips"))
+
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
+        func value(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
+        #expect(value("framesEncoded") == 600 && value("framesDropped") == 0)
+        #expect(value("candidates") == 2 && value("shots") == 2)
+        #expect((report["framesEncoded"] as? [String: Any])?["provenance"] as? String == "measured")
+        let clips = try #require(report["clips"] as? [[String: Any]])
+        #expect(clips.count == 2)
+        #expect(report["device"] as? String == "bay-3")
+
+        for (n, clip) in clips.enumerated() {
+            let dir = try #require(clip["path"] as? String)
+            #expect(dir == "\(out)/clips/short-00\(n + 1)")
+            let meta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(dir)/meta.json"))) as? [String: Any])
+            // Every file's XXH3 is the one meta.json states.
+            let files = try #require(meta["files"] as? [String: [String: Any]])
+            #expect(Set(files.keys) == ["clip.mp4", "audio.wav", "index.bin"])
+            for (name, entry) in files {
+                let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(name)")))
+                #expect(entry["xxh3"] as? String == XXH3.hex(XXH3.hash(bytes)), "\(name)")
+                #expect((entry["bytes"] as? NSNumber)?.intValue == bytes.count)
+            }
+            #expect((meta["tof_correction"] as? [String: Any])?["samples"] is NSNull)
+            // The clip decodes without a word; frames as meta.json says.
+            let decode = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", "\(dir)/clip.mp4", "-f", "null", "-"])
+            #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+            let frames = (meta["frames"] as? NSNumber)?.intValue ?? -1
+            // Decoded frame counters are contiguous, and the ball is gone from the frame t0 says.
+            let raw = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", "\(dir)/clip.mp4", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+            let size = 320 * 180
+            #expect(raw.stdout.count == frames * size)
+            var counters: [Int64?] = []
+            var ball: [Bool] = []
+            raw.stdout.withUnsafeBytes { all in
+                for i in 0..<(all.count / size) {
+                    let f = UnsafeRawBufferPointer(rebasing: all[(i * size)..<((i + 1) * size)])
+                    counters.append(FrameCounter.read(from: f, width: 320, height: 180, stride: 320))
+                    ball.append(f[(180 - 2 * 4 - 1) * 320 + 160] > 150)
+                }
+            }
+            let first = try #require(counters.first ?? nil)
+            #expect(counters == (0..<Int64(counters.count)).map { Optional(first + $0) })
+            let impactNs = Int64(Self.impacts[n] * 1e9)
+            let truthFrame = (impactNs * 120 + 999_999_999) / 1_000_000_000  // first frame at or after the impact
+            // The ball leaves (present → absent) on the truth frame. (A window can also hold an earlier swing's impact,
+            // so the transition is looked for, not the first frame without a ball.)
+            let leaves = (1..<ball.count).filter { ball[$0 - 1] && !ball[$0] }
+            let gone = try #require(leaves.first { first + Int64($0) == truthFrame }, "ball leaves at clip frames \(leaves.map { first + Int64($0) }), truth \(truthFrame)")
+            // t0 (from the audio) puts the impact in the same frame.
+            let t0 = try #require(((meta["t0Ns"] as? [String: Any])?["value"] as? NSNumber)?.int64Value)
+            let window = try #require(meta["window"] as? [String: Any])
+            let zero = try #require((window["clipTimeZeroNs"] as? NSNumber)?.int64Value)
+            let t0Frame = (t0 - zero + 8_333_333) * 120 / 1_000_000_000
+            #expect(abs(t0Frame - Int64(gone)) <= 1, "t0 \(t0) is frame \(t0Frame) of the clip; the ball leaves at frame \(gone)")
+            // audio.wav: the 2 s window at 48 kHz.
+            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=sample_rate,duration", "-of", "csv=p=0", "\(dir)/audio.wav"])
+            #expect(String(decoding: probe.stdout, as: UTF8.self).hasPrefix("48000,2.000000"))
+        }
+        let svg = try String(contentsOfFile: "\(out)/timeline.svg", encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") && svg.hasSuffix("</svg>\n") && svg.contains("shot 2"))
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/.staging"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted() == ["short-001", "short-002"])
+    }
+
+    @Test func aBadManifestIsRefusedBeforeAnythingRuns() throws {
+        let tmp = TemporaryDirectory("ppc-run")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/wrong-type.json"), "--out", tmp.sub("out")])
+        #expect(r.status == 65)
+        #expect(!FileManager.default.fileExists(atPath: tmp.sub("out")))
+    }
+}
