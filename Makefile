@@ -25,6 +25,8 @@ bench: deps
 	$(SWIFT) build -c release --product ppc-tool
 	.build/release/ppc-tool bench index --json
 	.build/release/ppc-tool bench ring --json
+	.build/release/ppc-tool bench encode --json
+	.build/release/ppc-tool bench detect --json
 
 check-architecture:
 	@scripts/check-architecture-selftest

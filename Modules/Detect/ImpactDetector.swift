@@ -51,6 +51,13 @@ public final class ImpactDetector {
         /// Least fall of energy from the peak within `decaySeconds`, dB (decay gate).
         public var minDecayDb: Double = 15
         public var decaySeconds: Double = 0.010
+        /// In a reverberant room the tail keeps the 10 ms decay short of `minDecayDb`; the direct sound of an impact still
+        /// falls this far within `earlyDecaySeconds`, which a clap (slow, narrowband) does not.
+        public var minEarlyDecayDb: Double = 6
+        public var earlyDecaySeconds: Double = 0.003
+        /// Walking back from the AIC pick through a ramped rise: continue while the 3-sample energy exceeds the
+        /// pre-event noise by this factor.
+        public var onsetWalkbackRatio: Double = 4
         /// Least share of energy above 6 kHz in energy above 2 kHz at the peak (broadband gate).
         public var minBroadband: Double = 0.2
         /// No second candidate within this time of one, s.
@@ -91,6 +98,8 @@ public final class ImpactDetector {
     var eventPeakHF: Double = 0
     var eventPeakBlock = 0
     var eventLastEnergy: Double = 0
+    var eventEarlyEnergy: Double = 0
+    let earlyBlocks: Int
     var refractoryUntil: Int64 = -1
     var nextID: UInt64 = 1
     let decayBlocks: Int
@@ -119,6 +128,7 @@ public final class ImpactDetector {
         hp2 = Biquad(highPassAt: min(2000, fs * 0.2), sampleRate: fs)
         hp6 = Biquad(highPassAt: min(6000, fs * 0.4), sampleRate: fs)
         decayBlocks = max(2, Int((settings.decaySeconds * fs / Double(blockSize)).rounded()))
+        earlyBlocks = max(1, Int((settings.earlyDecaySeconds * fs / Double(blockSize)).rounded()))
         refractorySamples = Int64(settings.refractorySeconds * fs)
         triggerRatio = pow(10, settings.triggerDb / 10)
         jumpRatio = pow(10, settings.jumpDb / 10)
@@ -166,6 +176,7 @@ public final class ImpactDetector {
                 eventLastEnergy = e
                 return
             }
+            if eventBlocks == eventPeakBlock + earlyBlocks { eventEarlyEnergy = e }
             if e > eventPeak {
                 eventPeak = e
                 eventPeakHF = hf
@@ -210,7 +221,9 @@ public final class ImpactDetector {
         let broadband = eventPeakHF / max(eventPeak, 1e-20)
         let sharp = eventPeakBlock <= settings.maxRiseBlocks
         // Decayed: fell by minDecayDb, or (a quiet impact with less headroom than that) back to within 3 dB of the floor.
+        let earlyDecayDb = 10 * log10(eventPeak / max(eventEarlyEnergy, 1e-20))
         let decays = decayDb >= settings.minDecayDb || eventLastEnergy <= floor * 2
+            || (earlyDecayDb >= settings.minEarlyDecayDb && broadband >= 2 * settings.minBroadband)
         let wide = broadband >= settings.minBroadband
         // Even a rejected event starts the refractory period: its tail must not retrigger.
         refractoryUntil = sample
@@ -283,7 +296,7 @@ public final class ImpactDetector {
             return e / 3
         }
         var onset = best
-        while onset > quiet + 1, energy3(onset - 1) > noise * 6 { onset -= 1 }
+        while onset > quiet + 1, energy3(onset - 1) > noise * settings.onsetWalkbackRatio { onset -= 1 }
         return from + Int64(onset)
     }
 }

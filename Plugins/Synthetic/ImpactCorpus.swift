@@ -104,7 +104,7 @@ public enum ImpactCorpus {
             let tauR = rt60 / 6.9 * fs
             let ra = a * amp(-rng.range(14, 24))
             let start = onset + Int(0.003 * fs)
-            for d in 0..<min(x.count - start, Int(tauR * 6)) {
+            for d in 0..<max(0, min(x.count - start, Int(tauR * 6))) {
                 x[start + d] += ra * Float(exp(-Double(d) / tauR)) * rng.gauss() * 0.5
             }
         }
@@ -131,7 +131,7 @@ public enum ImpactCorpus {
         var lpSlow: Float = 0
         let cFast = Float(1 - exp(-2 * Double.pi * 3500 / fs))
         let cSlow = Float(1 - exp(-2 * Double.pi * 800 / fs))
-        for d in 0..<min(x.count - at, Int(tau * 8) + rise) {
+        for d in 0..<max(0, min(x.count - at, Int(tau * 8) + rise)) {
             let w = rng.signed()
             lpFast += cFast * (w - lpFast)
             lpSlow += cSlow * (w - lpSlow)
@@ -146,10 +146,10 @@ public enum ImpactCorpus {
         let f0 = rng.range(100, 220)
         let syllables = Int(rng.range(2, 6))
         var start = at
-        for _ in 0..<syllables {
+        for _ in 0..<syllables where start < x.count {
             let length = Int(rng.range(0.15, 0.3) * fs)
             let attack = Int(0.02 * fs)
-            for d in 0..<min(x.count - start, length) {
+            for d in 0..<max(0, min(x.count - start, length)) {
                 let env = Float(min(1, Double(d) / Double(attack))) * Float(min(1, Double(length - d) / Double(attack)))
                 var v: Double = 0
                 var h = 1.0
@@ -169,7 +169,7 @@ public enum ImpactCorpus {
         let f = rng.range(1000, 6000)
         let length = Int(rng.range(0.3, 1.0) * fs)
         let fade = Int(0.05 * fs)
-        for d in 0..<min(x.count - at, length) {
+        for d in 0..<max(0, min(x.count - at, length)) {
             let env = Float(min(1, Double(d) / Double(fade))) * Float(min(1, Double(length - d) / Double(fade)))
             x[at + d] += a * env * Float(sin(2 * Double.pi * f * Double(d) / fs))
         }
@@ -180,7 +180,7 @@ public enum ImpactCorpus {
         let a = amp(level)
         let f = rng.range(60, 150)
         let tau = rng.range(0.03, 0.08) * fs
-        for d in 0..<min(x.count - at, Int(tau * 6)) {
+        for d in 0..<max(0, min(x.count - at, Int(tau * 6))) {
             x[at + d] += a * Float(exp(-Double(d) / tau) * sin(2 * Double.pi * f * Double(d) / fs))
         }
     }
@@ -192,7 +192,7 @@ public enum ImpactCorpus {
         let rise = Int(0.003 * fs)
         var lp: Float = 0
         let c = Float(1 - exp(-2 * Double.pi * 600 / fs))
-        for d in 0..<min(x.count - at, Int(tau * 6) + rise) {
+        for d in 0..<max(0, min(x.count - at, Int(tau * 6) + rise)) {
             lp += c * (rng.signed() - lp)
             let env = d < rise ? Float(d) / Float(rise) : Float(exp(-Double(d - rise) / tau))
             x[at + d] += a * env * lp

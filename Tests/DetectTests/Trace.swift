@@ -8,7 +8,8 @@ import Testing
 struct DetectTrace {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_TRACE"] != nil), arguments: ImpactCorpus.Kind.allCases)
     func traceMisses(kind: ImpactCorpus.Kind) {
-        for seed in UInt64(1)...12 {
+        let first = UInt64(ProcessInfo.processInfo.environment["PPC_DETECT_SEED"] ?? "1") ?? 1
+        for seed in first..<(first + 20) {
             let s = ImpactCorpus.session(kind, seed: seed, seconds: 20)
             let d = ImpactDetector(.init(sampleRate: s.sampleRate))
             var events: [(Int64, Candidate.Features, String?)] = []

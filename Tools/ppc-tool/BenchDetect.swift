@@ -1,0 +1,84 @@
+import Audio
+import CLI
+import Detect
+import Foundation
+import Synthetic
+import Syscall
+
+/// `ppc-tool bench detect`: the detector's speed on one core, and its scores, beside `aubioonset` (Debian's
+/// aubio-tools) on the same files when it is installed.
+enum BenchDetect {
+    static let command = Command(
+        "detect", abstract: "Detector × real time on one core and its scores, beside aubioonset when installed (target ≥ 1000×).",
+        options: [jsonFlag, .value("sessions", "n", help: "Sessions of each kind (default 6, 20 s each).")], run: run)
+
+    static func run(_ inv: Invocation) throws -> ExitCode {
+        let sessions = try inv.parsed("sessions", as: Int.self) ?? 6
+        guard sessions > 0 else { throw CommandFailure.usage("--sessions must be positive") }
+        let dir = NSTemporaryDirectory() + "ppc-bench-detect-\(getpid())"
+        try FileSystem.makeDirectory(dir)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var ours = DetectionScore()
+        var aubio = DetectionScore()
+        var audioSeconds = 0.0
+        var oursSeconds = 0.0
+        var aubioSeconds = 0.0
+        let aubioPath = ["/usr/bin/aubioonset", "/usr/local/bin/aubioonset"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        for kind in ImpactCorpus.Kind.allCases {
+            // Seeds 1000+: neither the tests' nor the eval example's.
+            for seed in UInt64(1000)..<UInt64(1000 + sessions) {
+                let s = ImpactCorpus.session(kind, seed: seed, seconds: 20)
+                audioSeconds += Double(s.samples.count) / Double(s.sampleRate)
+                let (found, secs) = DetectCommand.run(s.samples, rate: s.sampleRate)
+                oursSeconds += secs
+                ours.add(detected: found.map(\.onsetSample), truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
+                guard let aubioPath else { continue }
+                let wav = "\(dir)/\(s.name).wav"
+                try Data(WAVWriter.data(samples: s.samples, sampleRate: s.sampleRate)).write(to: URL(fileURLWithPath: wav))
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: aubioPath)
+                p.arguments = ["-i", wav, "-T", "samples", "-M", "0.25"]
+                let out = Pipe()
+                p.standardOutput = out
+                p.standardError = FileHandle.nullDevice
+                let t0 = monotonicNowNs()
+                try p.run()
+                let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                p.waitUntilExit()
+                aubioSeconds += Double(monotonicNowNs() - t0) / 1e9
+                let onsets = text.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { Int64($0) }
+                aubio.add(detected: onsets, truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
+            }
+        }
+        func summary(_ s: DetectionScore) -> [String: Any] {
+            let e = s.errorStatistics
+            return ["precision": s.precision, "recall": s.recall, "f": s.f, "onsetErrorSamples": ["medianAbs": e.medianAbs, "p95Abs": e.p95Abs]]
+        }
+        var result = BenchCommand.provenance()
+        result["area"] = "detect"
+        result["workload"] = "\(sessions) clean + \(sessions) hard synthetic sessions of 20 s at 48 kHz (seeds 1000+), \(Int(audioSeconds)) s of audio"
+        result["ppc"] = summary(ours).merging(["timesRealTime": audioSeconds / oursSeconds, "threads": 1]) { a, _ in a }
+        result["target"] = ["timesRealTime": 1000]
+        if aubioPath != nil {
+            result["aubioonset"] = summary(aubio).merging([
+                "timesRealTime": audioSeconds / aubioSeconds, "settings": "default hfc, -M 0.25 s, process start and WAV read included",
+            ]) { a, _ in a }
+        } else {
+            result["aubioonset"] = "not installed (Debian: aubio-tools)"
+        }
+        let e = ours.errorStatistics
+        var lines = [
+            String(format: "ppc:        %.0f× real time on one core; F %.3f (P %.3f R %.3f); |onset error| median %.0f, p95 %.0f samples",
+                   audioSeconds / oursSeconds, ours.f, ours.precision, ours.recall, e.medianAbs, e.p95Abs),
+        ]
+        if aubioPath != nil {
+            let a = aubio.errorStatistics
+            lines.append(String(format: "aubioonset: %.0f× real time; F %.3f (P %.3f R %.3f); |onset error| median %.0f, p95 %.0f samples (same files, same matching)",
+                                audioSeconds / aubioSeconds, aubio.f, aubio.precision, aubio.recall, a.medianAbs, a.p95Abs))
+        } else {
+            lines.append("aubioonset: not installed (apt-get install aubio-tools) — no side-by-side figure")
+        }
+        try BenchCommand.emit(result, json: inv.flag("json"), lines: lines)
+        return .success
+    }
+}

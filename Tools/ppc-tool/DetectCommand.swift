@@ -1,0 +1,166 @@
+import Audio
+import CLI
+import Config
+import Detect
+import Foundation
+import Media
+import Synthetic
+import Syscall
+
+/// `ppc-tool detect`: impacts in an audio file; a labelled corpus; scoring against truth.
+enum DetectCommand {
+    static let command = Command(
+        "detect", abstract: "Find club–ball impacts in an audio file (any format libavformat reads).",
+        discussion: "Sample indices count from the file's first sample. With --mic-to-ball the time of flight is subtracted.",
+        options: [jsonFlag, .value("mic-to-ball", "metres", help: "Declared mic-to-ball distance (default: none declared, no correction).")],
+        arguments: [Argument("file", help: "An audio file (WAV, FLAC, MP4, …).")],
+        subcommands: [
+            Command(
+                "corpus", abstract: "Write a labelled corpus: NAME.wav + NAME.truth.json, clean and hard sessions.",
+                options: [
+                    .value("sessions", "n", help: "Sessions of each kind (default 12)."),
+                    .value("seconds", "s", help: "Length of each (default 20)."),
+                    .value("seed", "n", help: "First seed (default 1)."),
+                ],
+                arguments: [Argument("dir", help: "Where to write it.")], run: corpus),
+            Command(
+                "eval", abstract: "Score detections against truth files: precision, recall, F, onset error, speed.",
+                options: [jsonFlag], arguments: [Argument("dir", help: "A corpus directory (NAME.wav + NAME.truth.json).")],
+                run: evaluate),
+        ], run: detectFile)
+
+    /// Reads a whole audio file as mono samples.
+    static func readAudio(_ path: String) throws -> (samples: [Float], rate: Int) {
+        let reader: MediaReader
+        do { reader = try MediaReader(path) } catch { throw CommandFailure.dataError(error.description) }
+        guard let rate = reader.audioSampleRate else { throw CommandFailure.dataError("\(path): no audio track") }
+        var samples: [Float] = []
+        var block = [Float](repeating: 0, count: 65_536)
+        do {
+            while let b = try block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) { samples += block[0..<b.count] }
+        } catch { throw CommandFailure.dataError("\(path): \(error)") }
+        return (samples, rate)
+    }
+
+    static func run(_ samples: [Float], rate: Int, micToBall: Double? = nil) -> (candidates: [Candidate], seconds: Double) {
+        var s = ImpactDetector.Settings(sampleRate: rate)
+        s.micToBallMetres = micToBall
+        s.speedOfSoundMps = Configuration.defaults.real("detect.speedOfSoundMps")
+        let d = ImpactDetector(s)
+        var found: [Candidate] = []
+        let t0 = monotonicNowNs()
+        samples.withUnsafeBufferPointer { all in
+            var i = 0
+            while i < all.count {
+                let n = min(512, all.count - i)
+                d.process(UnsafeBufferPointer(rebasing: all[i..<(i + n)])) { found.append($0) }
+                i += n
+            }
+        }
+        return (found, Double(monotonicNowNs() - t0) / 1e9)
+    }
+
+    static func detectFile(_ inv: Invocation) throws -> ExitCode {
+        let path = inv.argument(0)!
+        let metres = try inv.parsed("mic-to-ball", as: Double.self)
+        if let metres, metres <= 0 { throw CommandFailure.usage("--mic-to-ball must be positive") }
+        let (samples, rate) = try readAudio(path)
+        let (found, _) = run(samples, rate: rate, micToBall: metres)
+        if inv.flag("json") {
+            try printJSON(found.map { c in
+                [
+                    "id": c.id, "onsetSample": c.onsetSample, "impactSample": c.impactSample, "t0Ns": c.t0Ns, "score": c.score,
+                    "tofCorrectionSamples": c.tofCorrectionSamples as Any? ?? NSNull(), "tofProvenance": c.tofProvenance,
+                    "features": ["snrDb": c.features.snrDb, "riseBlocks": c.features.riseBlocks, "decayDb": c.features.decayDb, "broadband": c.features.broadband],
+                ] as [String: Any]
+            })
+            return .success
+        }
+        Terminal.out("\(path): \(samples.count) samples at \(rate) Hz, \(found.count) impacts")
+        for c in found {
+            Terminal.out(String(format: "  onset %9lld  (%.4f s)  score %.2f  snr %.0f dB  %@", c.onsetSample, Double(c.onsetSample) / Double(rate), c.score, c.features.snrDb, c.tofCorrectionSamples == nil ? "no tof_correction" : String(format: "tof %.1f samples", c.tofCorrectionSamples!)))
+        }
+        return .success
+    }
+
+    static func corpus(_ inv: Invocation) throws -> ExitCode {
+        let dir = inv.argument(0)!
+        let sessions = try inv.parsed("sessions", as: Int.self) ?? 12
+        let seconds = try inv.parsed("seconds", as: Double.self) ?? 20
+        let seed = try inv.parsed("seed", as: UInt64.self) ?? 1
+        guard sessions > 0, seconds >= 3 else { throw CommandFailure.usage("--sessions must be positive and --seconds at least 3") }
+        try FileSystem.makeDirectory(dir)
+        for kind in ImpactCorpus.Kind.allCases {
+            for s in seed..<(seed + UInt64(sessions)) {
+                let session = ImpactCorpus.session(kind, seed: s, seconds: seconds)
+                try Data(WAVWriter.data(samples: session.samples, sampleRate: session.sampleRate))
+                    .write(to: URL(fileURLWithPath: "\(dir)/\(session.name).wav"))
+                let truth: [String: Any] = [
+                    "sampleRate": session.sampleRate, "impacts": session.impacts,
+                    "events": session.events.map { ["kind": $0.kind, "sample": $0.sample, "levelDbfs": $0.levelDbfs] },
+                    "generator": "ppc ImpactCorpus \(kind.rawValue), seed \(s)",
+                ]
+                try JSONSerialization.data(withJSONObject: truth, options: [.prettyPrinted, .sortedKeys])
+                    .write(to: URL(fileURLWithPath: "\(dir)/\(session.name).truth.json"))
+            }
+        }
+        Terminal.out("\(dir): \(2 * sessions) sessions of \(ParameterValue.format(seconds)) s (clean and hard), each NAME.wav + NAME.truth.json")
+        return .success
+    }
+
+    static func evaluate(_ inv: Invocation) throws -> ExitCode {
+        let dir = inv.argument(0)!
+        let files: [String]
+        do { files = try FileSystem.list(dir).filter { $0.hasSuffix(".truth.json") }.sorted() } catch {
+            throw CommandFailure.dataError("\(dir): \(error)")
+        }
+        guard !files.isEmpty else { throw CommandFailure.dataError("\(dir): no NAME.truth.json files") }
+        var byKind: [String: DetectionScore] = [:]
+        var audioSeconds = 0.0
+        var processing = 0.0
+        var maxLatencyMs = 0.0
+        for f in files {
+            let name = String(f.dropLast(".truth.json".count))
+            guard let data = FileManager.default.contents(atPath: "\(dir)/\(f)"),
+                let truth = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let impacts = truth["impacts"] as? [NSNumber]
+            else { throw CommandFailure.dataError("\(dir)/\(f): not a truth file (needs \"impacts\": [sample, …])") }
+            let (samples, rate) = try readAudio("\(dir)/\(name).wav")
+            let (found, seconds) = run(samples, rate: rate)
+            audioSeconds += Double(samples.count) / Double(rate)
+            processing += seconds
+            for c in found { maxLatencyMs = max(maxLatencyMs, Double(c.decidedAtSample - c.onsetSample) * 1000 / Double(rate)) }
+            let kind = String(name.split(separator: "-").first ?? "all")
+            byKind[kind, default: DetectionScore()].add(
+                detected: found.map(\.onsetSample), truth: impacts.map(\.int64Value), tolerance: Int64(rate / 20))
+        }
+        let all = byKind.values.reduce(DetectionScore(), +)
+        func summary(_ s: DetectionScore) -> [String: Any] {
+            let e = s.errorStatistics
+            return [
+                "precision": s.precision, "recall": s.recall, "f": s.f, "truePositives": s.truePositives,
+                "falsePositives": s.falsePositives, "falseNegatives": s.falseNegatives,
+                "onsetErrorSamples": ["medianAbs": e.medianAbs, "p95Abs": e.p95Abs, "maxAbs": e.maxAbs, "medianSigned": e.medianSigned],
+            ]
+        }
+        var result = BenchCommand.provenance()
+        result["area"] = "detect eval"
+        result["directory"] = dir
+        result["files"] = files.count
+        result["matching"] = "one to one, nearest first, within ±50 ms"
+        result["byKind"] = byKind.mapValues(summary)
+        result["all"] = summary(all)
+        result["timesRealTime"] = audioSeconds / max(processing, 1e-9)
+        result["maxDecisionLatencyMs"] = maxLatencyMs
+        if inv.flag("json") {
+            try printJSON(result)
+        } else {
+            for (kind, s) in byKind.sorted(by: { $0.key < $1.key }) + [("all", all)] {
+                let e = s.errorStatistics
+                Terminal.out(String(format: "%-6@ P %.3f  R %.3f  F %.3f  (tp %d fp %d fn %d)  |onset error| median %.1f p95 %.1f max %.0f samples", kind, s.precision, s.recall, s.f, s.truePositives, s.falsePositives, s.falseNegatives, e.medianAbs, e.p95Abs, e.maxAbs))
+            }
+            Terminal.out(String(format: "%.0f× real time (%.1f s of audio), decisions within %.1f ms of the onset (measured, %@ build)", audioSeconds / max(processing, 1e-9), audioSeconds, maxLatencyMs, BenchCommand.build))
+        }
+        return .success
+    }
+}
