@@ -51,6 +51,9 @@ public final class CaptureSession {
         public var encodeMaxNs: Int64 = 0
         /// The capture thread's scheduling priority as granted.
         public var capturePriority = ""
+        /// Largest |frame time − (first frame time + index × nominal interval)|, ns: how far the stream's own
+        /// timestamps stray from its declared rate on the capture clock.
+        public var maxTimestampDeviationNs: Int64 = 0
 
         /// Frames encoded per second of wall time.
         public var achievedFramesPerSecond: Double { wallNs > 0 ? Double(framesEncoded) * 1e9 / Double(wallNs) : 0 }
@@ -87,6 +90,7 @@ public final class CaptureSession {
         var sampleCount = 0
         var encodeTotal: Int64 = 0
         var lastIndex: Int64?
+        var firstFrameIndex: Int64?
         let wallStart = monotonicNowNs()
         while !shouldStop() {
             let buffer = try encoder.nextFrameBuffer()
@@ -96,6 +100,10 @@ public final class CaptureSession {
             lastIndex = info.index
             let first = stats.firstFrameNs ?? info.timeNs
             stats.firstFrameNs = first
+            let firstIndex = firstFrameIndex ?? info.index
+            firstFrameIndex = firstIndex
+            let nominal = first + (info.index - firstIndex) * 1_000_000_000 / Int64(source.format.framesPerSecond)
+            stats.maxTimestampDeviationNs = max(stats.maxTimestampDeviationNs, abs(info.timeNs - nominal))
             if let d = options.durationNs, info.timeNs - first >= d { break }
             if options.dropLateFrames {
                 // Late: the pipeline is more than one frame behind the frame's place in time.

@@ -71,6 +71,16 @@ public final class ImpactDetector {
         public var distanceProvenance: String = "declared in the manifest (assumed)"
 
         public init(sampleRate: Int) { self.sampleRate = sampleRate }
+
+        /// The lowest rate the detector accepts: its broadband gate needs energy well above 6 kHz.
+        public static let minimumSampleRate = 32_000
+
+        /// Why these settings cannot be used, if they cannot.
+        public var problem: String? {
+            sampleRate < Self.minimumSampleRate
+                ? "sample rate \(sampleRate) Hz: impact detection needs at least \(Self.minimumSampleRate) Hz (it tells an impact by its energy above 6 kHz)"
+                : nil
+        }
     }
 
     public let settings: Settings
@@ -116,7 +126,7 @@ public final class ImpactDetector {
     public var streamStartNs: Int64 = 0
 
     public init(_ settings: Settings) {
-        precondition(settings.sampleRate >= 8000, "sample rate \(settings.sampleRate) Hz is below 8 kHz")
+        precondition(settings.problem == nil, settings.problem ?? "")
         self.settings = settings
         let fs = Double(settings.sampleRate)
         blockSize = max(8, Int((fs * 32 / 48_000).rounded()))

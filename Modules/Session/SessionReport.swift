@@ -125,7 +125,10 @@ extension SessionRunner {
             "clips": clipsNow.map {
                 ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy] as [String: Any]
             },
-            "maxAudioDriftMs": figure(Double(audioDriftMaxNs) / 1e6, "measured", "audio timestamps against their sample count on the shared capture clock"),
+            "maxAudioVideoDriftMs": figure(
+                Double(audioDriftMaxNs + (stats?.maxTimestampDeviationNs ?? 0)) / 1e6, "measured",
+                "bound on relative drift: each stream's largest deviation from its own nominal rate on the shared capture clock, summed (audio \(String(format: "%.3f", Double(audioDriftMaxNs) / 1e6)) ms, video \(String(format: "%.3f", Double(stats?.maxTimestampDeviationNs ?? 0) / 1e6)) ms)"),
+            "thermalWarnings": figure(0, "measured", "none raised: thermal state is read, not yet acted on (Policy module not built)"),
             "interruptions": figure(interruptions, "measured"),
             "thermal": thermal,
             "peakMemoryBytes": memory.map { figure($0, "measured", "VmHWM of this process") } ?? figure(NSNull(), "unavailable"),

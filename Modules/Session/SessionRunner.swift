@@ -219,7 +219,10 @@ public final class SessionRunner: @unchecked Sendable {
         func handOver(_ w: (id: UInt64, first: Int64, count: Int)) {
             let cut = history.window(first: w.first, count: w.count)
             lock.lock()
-            audioWindows[w.id] = AudioWindow(samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing)
+            // Only while the candidate is still retained (or a shot waits for it): retention stays bounded.
+            if candidates.contains(where: { $0.id == w.id }) || pendingShots.contains(where: { $0.id == w.id }) {
+                audioWindows[w.id] = AudioWindow(samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing)
+            }
             lock.broadcast()
             lock.unlock()
         }
@@ -247,17 +250,20 @@ public final class SessionRunner: @unchecked Sendable {
                 }
                 for cand in found {
                     eventTimeline.append(timeNs: cand.t0Ns, kind: .candidate, reference: cand.id, value: cand.onsetSample)
+                    // Every candidate keeps its audio window, cut once its last sample is heard.
+                    owed.append((cand.id, cand.onsetSample - preSamples, windowSamples))
                     lock.lock()
                     candidates.append(cand)
                     // Retention is bounded in candidates, not shots (REQ-PRIV-6): past the cap the oldest is evicted.
                     if candidates.count > maxCandidates {
-                        candidates.removeFirst()
+                        let gone = candidates.removeFirst()
                         candidatesEvicted += 1
+                        // Its audio goes with it, unless a shot still needs it for its bundle.
+                        if !pendingShots.contains(where: { $0.id == gone.id }) { audioWindows[gone.id] = nil }
                     }
                     if cand.score >= options.shotThreshold {
                         shots.append(cand)
                         pendingShots.append(cand)
-                        owed.append((cand.id, cand.onsetSample - preSamples, windowSamples))
                         eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(shots.count))
                         lock.broadcast()
                     }
@@ -354,7 +360,7 @@ public final class SessionRunner: @unchecked Sendable {
             window, to: "\(staging)/clip.mp4", frameIntervalNs: components.video.format.frameIntervalNs,
             fragmentExtension: components.encoder.fragmentExtension)
         lock.lock()
-        let audio = audioWindows.removeValue(forKey: shot.id)
+        let audio = audioWindows[shot.id]  // the candidate keeps its window while it is retained
         lock.unlock()
         if let audio {
             try Data(WAVWriter.data(samples: audio.samples, sampleRate: audio.rate)).write(to: URL(fileURLWithPath: "\(staging)/audio.wav"))

@@ -13,6 +13,7 @@ public final class ImpactDetectorStage: ImpactDetecting {
     public func start(sampleRate: Int, streamStartNs: Int64) throws {
         var s = ImpactDetector.Settings(sampleRate: sampleRate)
         configure(&s)
+        if let problem = s.problem { throw DetectorStageError(problem) }
         let d = ImpactDetector(s)
         d.streamStartNs = streamStartNs
         detector = d
@@ -52,4 +53,9 @@ public final class ImpactDetectorStage: ImpactDetecting {
                 }
             }
         })
+}
+
+public struct DetectorStageError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ d: String) { description = d }
 }

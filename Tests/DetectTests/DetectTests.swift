@@ -36,3 +36,22 @@ struct DetectTests {
         #expect(e.p95Abs <= 4)
     }
 }
+
+@Suite("Detect: other sample rates are handled explicitly")
+struct DetectRateTests {
+    @Test func ratesTooLowForTheBroadbandGateAreRefusedByName() {
+        #expect(ImpactDetector.Settings(sampleRate: 16_000).problem?.contains("16000 Hz") == true)
+        #expect(ImpactDetector.Settings(sampleRate: 44_100).problem == nil)
+    }
+
+    @Test(arguments: [44_100, 96_000, 32_000])
+    func cleanSessionsAtOtherRates(rate: Int) {
+        var score = DetectionScore()
+        for seed in UInt64(1)...4 {
+            let s = ImpactCorpus.session(.clean, seed: seed, seconds: 12, sampleRate: rate)
+            score.add(detected: detect(s.samples, sampleRate: rate).map(\.onsetSample), truth: s.impacts, tolerance: Int64(rate / 20))
+        }
+        #expect(score.f >= 0.95, "F \(score.f) at \(rate) Hz")
+        #expect(score.errorStatistics.medianAbs <= Double(max(1, rate / 48_000)) * 2)
+    }
+}

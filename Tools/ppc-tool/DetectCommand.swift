@@ -65,6 +65,7 @@ enum DetectCommand {
         let metres = try inv.parsed("mic-to-ball", as: Double.self)
         if let metres, metres <= 0 { throw CommandFailure.usage("--mic-to-ball must be positive") }
         let (samples, rate) = try readAudio(path)
+        if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(path): \(problem)") }
         let (found, _) = run(samples, rate: rate, micToBall: metres)
         if inv.flag("json") {
             try printJSON(found.map { c in
@@ -126,6 +127,7 @@ enum DetectCommand {
                 let impacts = truth["impacts"] as? [NSNumber]
             else { throw CommandFailure.dataError("\(dir)/\(f): not a truth file (needs \"impacts\": [sample, …])") }
             let (samples, rate) = try readAudio("\(dir)/\(name).wav")
+            if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(dir)/\(name).wav: \(problem)") }
             let (found, seconds) = run(samples, rate: rate)
             audioSeconds += Double(samples.count) / Double(rate)
             processing += seconds
