@@ -96,6 +96,14 @@ let package = Package(
             dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall"],
             path: "Modules/Session"),
 
+        // MARK: - Link and Transfer
+
+        /** The wire protocol (control and bulk channels), TCP connections, and the clock relation. */
+        .target(name: "Link", dependencies: ["Syscall"], path: "Modules/Link"),
+        /** Resumable, verified clip transfer: the host's store and server, the device's sender. */
+        .target(name: "Transfer", dependencies: ["Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),
+        .testTarget(name: "LinkTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum"], path: "Tests/LinkTests"),
+
         // MARK: - Pipeline
 
         /** The plugin registry and the JSON manifest that composes plugins into a pipeline. */

@@ -1,0 +1,85 @@
+/// One sync exchange: the device sends at t1 (device clock), the host receives at t2 and replies at t3 (host clock),
+/// the device receives at t4. All ns.
+public struct SyncSample: Sendable, Equatable {
+    public var t1: Int64
+    public var t2: Int64
+    public var t3: Int64
+    public var t4: Int64
+
+    public init(t1: Int64, t2: Int64, t3: Int64, t4: Int64) {
+        self.t1 = t1
+        self.t2 = t2
+        self.t3 = t3
+        self.t4 = t4
+    }
+
+    /// NTP on-wire: host − device, assuming symmetric paths.
+    public var offsetNs: Int64 { ((t2 - t1) + (t3 - t4)) / 2 }
+    /// Round trip minus the host's own processing time.
+    public var delayNs: Int64 { (t4 - t1) - (t3 - t2) }
+    /// The device time the offset refers to (the middle of the exchange).
+    public var deviceMidNs: Int64 { t1 + (t4 - t1) / 2 }
+}
+
+/// How a device's capture clock maps to a host's: `host = device + offset + skew × (device − reference)`.
+public struct ClockRelation: Sendable, Equatable {
+    public var offsetNs: Int64
+    /// Parts per million the device clock runs slow relative to the host (positive: host gains).
+    public var skewPpm: Double
+    /// An honest bound on the offset error: half the smallest delay seen (the worst asymmetry that delay allows).
+    public var uncertaintyNs: Int64
+    public var samples: Int
+    /// The device time `offsetNs` is stated at.
+    public var referenceDeviceNs: Int64
+
+    public func hostTime(ofDevice t: Int64) -> Int64 {
+        t + offsetNs + Int64((skewPpm * 1e-6 * Double(t - referenceDeviceNs)).rounded())
+    }
+}
+
+/// Estimates a ``ClockRelation`` from sync samples: a burst on connect picks the minimum-delay sample; then a
+/// least-squares line through the low-delay samples gives offset and skew.
+public struct ClockEstimator: Sendable {
+    public private(set) var samples: [SyncSample] = []
+    /// Keep at most this many (the oldest are dropped): a sliding window.
+    public let capacity: Int
+
+    public init(capacity: Int = 512) { self.capacity = capacity }
+
+    public mutating func add(_ s: SyncSample) {
+        guard s.delayNs >= 0 else { return }  // impossible timestamps (a clock stepped mid-exchange)
+        samples.append(s)
+        if samples.count > capacity { samples.removeFirst(samples.count - capacity) }
+    }
+
+    /// The relation from the samples so far; nil before any.
+    public var relation: ClockRelation? {
+        guard let best = samples.min(by: { $0.delayNs < $1.delayNs }) else { return nil }
+        let minDelay = best.delayNs
+        // Low-delay samples only: within twice the best delay (plus 20 µs of scheduling slack).
+        let good = samples.filter { $0.delayNs <= 2 * minDelay + 20_000 }
+        guard good.count >= 8 else {
+            return ClockRelation(
+                offsetNs: best.offsetNs, skewPpm: 0, uncertaintyNs: minDelay / 2, samples: samples.count,
+                referenceDeviceNs: best.deviceMidNs)
+        }
+        let x0 = Double(good[good.count / 2].deviceMidNs)
+        let xs = good.map { Double($0.deviceMidNs) - x0 }
+        let ys = good.map { Double($0.offsetNs) }
+        let mx = xs.reduce(0, +) / Double(xs.count)
+        let my = ys.reduce(0, +) / Double(ys.count)
+        var sxx = 0.0
+        var sxy = 0.0
+        for (x, y) in zip(xs, ys) {
+            sxx += (x - mx) * (x - mx)
+            sxy += (x - mx) * (y - my)
+        }
+        let slope = sxx > 0 ? sxy / sxx : 0
+        // State the offset at the newest good sample's time.
+        let ref = good.last!.deviceMidNs
+        let offset = my + slope * (Double(ref) - x0 - mx)
+        return ClockRelation(
+            offsetNs: Int64(offset.rounded()), skewPpm: slope * 1e6, uncertaintyNs: minDelay / 2, samples: samples.count,
+            referenceDeviceNs: ref)
+    }
+}

@@ -1,0 +1,151 @@
+import Glibc
+import Syscall
+
+/// One TCP connection carrying framed ``LinkMessage``s. The control channel sets TCP_NODELAY so a 50-byte message is
+/// never held back; the bulk channel caps its unsent bytes (TCP_NOTSENT_LOWAT) so it cannot fill the socket buffers
+/// ahead of the network and its writes stay bounded.
+public final class Connection: @unchecked Sendable {
+    // @unchecked: the descriptor is immutable; one thread sends and one thread receives (documented on each method).
+    public let fd: Int32
+    public let peer: String
+
+    init(fd: Int32, peer: String) {
+        self.fd = fd
+        self.peer = peer
+    }
+
+    deinit { close(fd) }
+
+    /// Connects to `host:port` (IPv4).
+    public static func connect(host: String, port: Int, channel: LinkMessage.Channel) throws(LinkError) -> Connection {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LinkError(.io, "socket: \(String(cString: strerror(errno)))") }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else {
+            close(fd)
+            throw LinkError(.io, "\(host): not an IPv4 address")
+        }
+        let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard r == 0 else {
+            let e = errno
+            close(fd)
+            throw LinkError(.io, "connect \(host):\(port): \(String(cString: strerror(e)))")
+        }
+        let c = Connection(fd: fd, peer: "\(host):\(port)")
+        c.configure(channel)
+        return c
+    }
+
+    public func configure(_ channel: LinkMessage.Channel) {
+        var one: Int32 = 1
+        if channel == .control {
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        } else {
+            var lowat: Int32 = 128 * 1024
+            setsockopt(fd, Int32(IPPROTO_TCP), 25 /* TCP_NOTSENT_LOWAT */, &lowat, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
+    /// Sends one message (one thread at a time).
+    public func send(_ m: LinkMessage) throws(LinkError) {
+        let frame = m.encoded()
+        let failure: Int32? = frame.withUnsafeBytes { b in
+            var off = 0
+            while off < b.count {
+                let n = Glibc.send(fd, b.baseAddress! + off, b.count - off, Int32(MSG_NOSIGNAL))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                off += n
+            }
+            return nil
+        }
+        if let e = failure { throw LinkError(.io, "send \(m.name) to \(peer): \(String(cString: strerror(e)))") }
+    }
+
+    /// Receives one message (one thread at a time); `timeoutNs` bounds the wait for its first byte.
+    public func receive(timeoutNs: Int64? = nil) throws(LinkError) -> LinkMessage {
+        if let timeoutNs {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var r: Int32
+            repeat { r = poll(&p, 1, Int32(clamping: timeoutNs / 1_000_000)) } while r < 0 && errno == EINTR
+            if r == 0 { throw LinkError(.deadPeer, "\(peer): nothing received for \(timeoutNs / 1_000_000) ms") }
+        }
+        let header = try readExactly(LinkMessage.headerSize)
+        let (type, length) = try LinkMessage.header(header)
+        return try LinkMessage.decode(type: type, payload: try readExactly(length))
+    }
+
+    func readExactly(_ n: Int) throws(LinkError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: n)
+        var got = 0
+        while got < n {
+            let r = out.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, n - got, 0) }
+            if r == 0 { throw LinkError(.closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")") }
+            if r < 0 {
+                if errno == EINTR { continue }
+                throw LinkError(.io, "receive from \(peer): \(String(cString: strerror(errno)))")
+            }
+            got += r
+        }
+        return out
+    }
+
+    /// Sends raw bytes (tests use it to send malformed frames).
+    public func sendRaw(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Stops both directions now (the peer sees the connection close).
+    public func shutdownNow() { shutdown(fd, Int32(SHUT_RDWR)) }
+}
+
+/// A listening TCP socket on 127.0.0.1 or another IPv4 address.
+public final class Listener: @unchecked Sendable {
+    // @unchecked: the descriptor is immutable.
+    public let fd: Int32
+    public let port: Int
+
+    public init(host: String, port: Int) throws(LinkError) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LinkError(.io, "socket: \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else {
+            close(fd)
+            throw LinkError(.io, "\(host): not an IPv4 address")
+        }
+        let b = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard b == 0, listen(fd, 64) == 0 else {
+            let e = errno
+            close(fd)
+            throw LinkError(.io, "listen on \(host):\(port): \(String(cString: strerror(e)))")
+        }
+        var bound = sockaddr_in()
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        self.fd = fd
+        self.port = Int(UInt16(bigEndian: bound.sin_port))
+    }
+
+    deinit { close(fd) }
+
+    /// Waits for the next connection; nil once the listener is closed.
+    public func accept() -> Connection? {
+        while true {
+            let c = Glibc.accept(fd, nil, nil)
+            if c >= 0 { return Connection(fd: c, peer: "peer \(c)") }
+            if errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    /// Stops accepting (wakes a thread blocked in `accept`).
+    public func stop() { shutdown(fd, Int32(SHUT_RDWR)) }
+}

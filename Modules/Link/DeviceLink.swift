@@ -1,0 +1,192 @@
+import Foundation
+import Syscall
+
+/// A device's link to a host: a control connection (TCP_NODELAY) and a bulk connection, each opened with hello.
+///
+/// On connect: a burst of `syncBurst` probes, NTP arithmetic, minimum-delay selection, a relation_update. Then a
+/// control thread sends a heartbeat every `heartbeatIntervalNs` and a sync probe every fourth beat, refreshing the
+/// relation; three missed heartbeats make the link `dropped` with the reason. Events (candidate, shot, announce) may be
+/// sent from any thread. Tests can inject a clock offset and skew so they know the truth.
+public final class DeviceLink: @unchecked Sendable {
+    // @unchecked: connections are immutable; the control connection is received on only by the control thread and sent
+    // on under `sendLock`; the bulk connection belongs to the transfer; `status` and the estimator are under `state`.
+
+    public struct Settings: Sendable {
+        public var host: String
+        public var port: Int
+        public var deviceID: String
+        /// `WxH@FPS codec`: what the host's ingest policy judges.
+        public var captureProfile: String
+        public var syncBurst: Int
+        public var heartbeatIntervalNs: Int64
+        /// Injected clock error for tests: the device clock reads host + offset + skew × elapsed.
+        public var clockOffsetNs: Int64 = 0
+        public var clockSkewPpm: Double = 0
+
+        public init(host: String, port: Int, deviceID: String, captureProfile: String, syncBurst: Int, heartbeatIntervalNs: Int64) {
+            self.host = host
+            self.port = port
+            self.deviceID = deviceID
+            self.captureProfile = captureProfile
+            self.syncBurst = syncBurst
+            self.heartbeatIntervalNs = heartbeatIntervalNs
+        }
+    }
+
+    /// Where the link is, with a sentence a person can read.
+    public enum Status: Sendable, Equatable {
+        case connecting, syncing, up, degraded(String), dropped(String)
+
+        public var sentence: String {
+            switch self {
+            case .connecting: "connecting to the host"
+            case .syncing: "measuring the clock against the host"
+            case .up: "linked: events cross at once, clips follow on the bulk channel"
+            case .degraded(let why): "linked but degraded: \(why)"
+            case .dropped(let why): "link dropped: \(why)"
+            }
+        }
+    }
+
+    public let settings: Settings
+    public let control: Connection
+    public let bulk: Connection
+    public let policy: String
+    let sendLock = NSLock()
+    let state = NSLock()
+    var statusValue = Status.connecting
+    var estimator = ClockEstimator()
+    var stopping = false
+    let startNs = monotonicNowNs()
+    var beat: UInt64 = 0
+    let group = DispatchGroup()
+
+    /// Connects both channels and says hello; throws `refused` (with the host's policy and reason) if turned away.
+    public init(_ settings: Settings) throws(LinkError) {
+        self.settings = settings
+        control = try Connection.connect(host: settings.host, port: settings.port, channel: .control)
+        policy = try Self.hello(control, settings, .control)
+        bulk = try Connection.connect(host: settings.host, port: settings.port, channel: .bulk)
+        _ = try Self.hello(bulk, settings, .bulk)
+    }
+
+    static func hello(_ c: Connection, _ s: Settings, _ channel: LinkMessage.Channel) throws(LinkError) -> String {
+        try c.send(.hello(protocolVersion: 1, deviceID: s.deviceID, channel: channel, captureProfile: s.captureProfile))
+        guard case .helloAck(let accepted, let policy, let reason) = try c.receive(timeoutNs: 5_000_000_000) else {
+            throw LinkError(.protocolViolation, "the host did not answer hello")
+        }
+        guard accepted else { throw LinkError(.refused, "the host's ingest policy '\(policy)' refused this device: \(reason)") }
+        return policy
+    }
+
+    /// This device's capture clock (with any injected error).
+    public func deviceNow() -> Int64 {
+        let now = monotonicNowNs()
+        return now + settings.clockOffsetNs + Int64(settings.clockSkewPpm * 1e-6 * Double(now - startNs))
+    }
+
+    public var status: Status {
+        state.lock()
+        defer { state.unlock() }
+        return statusValue
+    }
+
+    func set(_ s: Status) {
+        state.lock()
+        statusValue = s
+        state.unlock()
+    }
+
+    /// The clock relation so far (host = device + offset …).
+    public var relation: ClockRelation? {
+        state.lock()
+        defer { state.unlock() }
+        return estimator.relation
+    }
+
+    /// One sync exchange on the control channel (control thread only).
+    func probe() throws(LinkError) {
+        beat += 1
+        let t1 = deviceNow()
+        try sendControl(.syncProbe(sequence: beat, t1: t1))
+        guard case .syncReply(let seq, _, let t2, let t3) = try control.receive(timeoutNs: 3 * settings.heartbeatIntervalNs), seq == beat else {
+            throw LinkError(.protocolViolation, "expected sync_reply \(beat)")
+        }
+        let t4 = deviceNow()
+        state.lock()
+        estimator.add(SyncSample(t1: t1, t2: t2, t3: t3, t4: t4))
+        state.unlock()
+    }
+
+    func publishRelation() throws(LinkError) {
+        guard let r = relation else { return }
+        try sendControl(.relationUpdate(offsetNs: r.offsetNs, skewPpm: r.skewPpm, uncertaintyNs: r.uncertaintyNs, samples: UInt32(r.samples)))
+    }
+
+    /// The connect-time burst; then the control thread (heartbeats, periodic probes) starts.
+    public func start() throws(LinkError) {
+        set(.syncing)
+        for _ in 0..<settings.syncBurst { try probe() }
+        try publishRelation()
+        set(.up)
+        group.enter()
+        Thread { [self] in
+            defer { group.leave() }
+            var n = 0
+            while true {
+                state.lock()
+                let stop = stopping
+                state.unlock()
+                if stop { return }
+                do {
+                    n += 1
+                    if n % 4 == 0 {
+                        try probe()
+                        try publishRelation()
+                    } else {
+                        beat += 1
+                        try sendControl(.heartbeat(sequence: beat, deviceTimeNs: deviceNow()))
+                        guard case .heartbeatAck = try control.receive(timeoutNs: 3 * settings.heartbeatIntervalNs) else {
+                            throw LinkError(.protocolViolation, "expected heartbeat_ack")
+                        }
+                    }
+                    // Pace the heartbeat: wait out the rest of the interval (this is the heartbeat's clock, not a
+                    // synchronisation).
+                    var ts = timespec(tv_sec: Int(settings.heartbeatIntervalNs / 1_000_000_000), tv_nsec: Int(settings.heartbeatIntervalNs % 1_000_000_000))
+                    var left = timespec()
+                    while nanosleep(&ts, &left) != 0 && errno == EINTR { ts = left }
+                } catch {
+                    state.lock()
+                    let stop = stopping
+                    state.unlock()
+                    if !stop {
+                        let e = error as? LinkError
+                        set(.dropped(e?.code == .deadPeer ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)"))
+                    }
+                    return
+                }
+            }
+        }.start()
+    }
+
+    func sendControl(_ m: LinkMessage) throws(LinkError) {
+        sendLock.lock()
+        defer { sendLock.unlock() }
+        try control.send(m)
+    }
+
+    /// Sends an event (candidate, shot, announce, interruption) on the control channel: it never waits behind bulk.
+    public func send(event m: LinkMessage) throws(LinkError) { try sendControl(m) }
+
+    /// Says bye and closes both channels; the link reports `dropped` with the reason.
+    public func close(reason: String) {
+        state.lock()
+        stopping = true
+        state.unlock()
+        try? sendControl(.bye(reason: reason))
+        control.shutdownNow()
+        bulk.shutdownNow()
+        group.wait()
+        set(.dropped(reason))
+    }
+}

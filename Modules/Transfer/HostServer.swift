@@ -1,0 +1,128 @@
+import Foundation
+import Link
+import Synchronization
+import Syscall
+
+/// A host's ingest policy: named, local, never on the wire (REQ-CAP-5). A device learns only the policy's name and,
+/// if refused, why.
+public struct IngestPolicy: Sendable {
+    public let name: String
+    public let minimumHeight: Int
+    public let minimumFPS: Int
+
+    /// ≥ 1080 lines at ≥ 120 fps (seed 000: PinPointStudio's policy).
+    public static let pinpointStudio = IngestPolicy(name: "pinpoint-studio", minimumHeight: 1080, minimumFPS: 120)
+    /// Anything (tests, labs).
+    public static let any = IngestPolicy(name: "any", minimumHeight: 0, minimumFPS: 0)
+
+    public static func named(_ name: String) -> IngestPolicy? { [pinpointStudio, any].first { $0.name == name } }
+
+    /// Refusal reason for a capture profile `WxH@FPS …`, or nil when accepted.
+    public func refusal(of profile: String) -> String? {
+        guard minimumHeight > 0 || minimumFPS > 0 else { return nil }
+        let mode = profile.split(separator: " ").first ?? ""
+        let nums = mode.split(whereSeparator: { $0 == "x" || $0 == "@" }).compactMap { Int($0) }
+        guard nums.count == 3 else { return "capture profile '\(profile)' does not state WxH@FPS" }
+        if nums[1] < minimumHeight { return "\(nums[1]) lines is below this host's \(minimumHeight)" }
+        if nums[2] < minimumFPS { return "\(nums[2]) fps is below this host's \(minimumFPS)" }
+        return nil
+    }
+}
+
+/// `ppc-host`'s engine: many devices at once, each with a control and a bulk connection; each device's clock relation
+/// kept; clips received through a ``HostStore``.
+public final class HostServer: @unchecked Sendable {
+    // @unchecked: `listener` and `store` are immutable; shared state is behind `state`.
+    public let listener: Listener
+    public let store: HostStore
+    public let policy: IngestPolicy
+    struct Device {
+        var relation: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)?
+        var lastSeenNs: Int64
+        var events: Int
+    }
+    let state = Mutex<(devices: [String: Device], log: [String])>(([:], []))
+    /// Tests: cut every bulk connection after this many chunks.
+    public var stopBulkAfterChunks: Int?
+
+    public init(host: String, port: Int, library: String, policy: IngestPolicy) throws {
+        listener = try Listener(host: host, port: port)
+        store = try HostStore(library: library)
+        self.policy = policy
+    }
+
+    public var port: Int { listener.port }
+
+    /// What happened, one line each (accepted, refused, closed and why).
+    public var log: [String] { state.withLock { $0.log } }
+
+    func note(_ line: String) { state.withLock { $0.log.append(line) } }
+
+    /// Each device's clock relation as last reported.
+    public var relations: [String: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)] {
+        state.withLock { s in s.devices.compactMapValues { $0.relation } }
+    }
+
+    /// Accepts connections until `stop()`; each served on its own thread. Returns when the listener closes.
+    public func run() {
+        while let c = listener.accept() {
+            Thread { self.serve(c) }.start()
+        }
+    }
+
+    public func stop() { listener.stop() }
+
+    func serve(_ c: Connection) {
+        do {
+            guard case .hello(let version, let device, let channel, let profile) = try c.receive(timeoutNs: 5_000_000_000) else {
+                throw LinkError(.protocolViolation, "the first message must be hello")
+            }
+            guard version == 1 else {
+                try? c.send(.helloAck(accepted: false, policy: policy.name, reason: "protocol version \(version); this host speaks 1"))
+                throw LinkError(.badVersion, "device \(device) speaks protocol \(version)")
+            }
+            if let reason = policy.refusal(of: profile) {
+                try c.send(.helloAck(accepted: false, policy: policy.name, reason: reason))
+                note("refused \(device) (\(channel)): policy \(policy.name): \(reason)")
+                return
+            }
+            try c.send(.helloAck(accepted: true, policy: policy.name, reason: ""))
+            c.configure(channel)
+            state.withLock { $0.devices[device, default: Device(relation: nil, lastSeenNs: monotonicNowNs(), events: 0)].lastSeenNs = monotonicNowNs() }
+            note("accepted \(device) (\(channel)) \(profile)")
+            if channel == .bulk {
+                try store.serve(c, device: device, clockNote: { [self] in clockNote(device) }, stopAfterChunks: stopBulkAfterChunks)
+            } else {
+                try control(c, device: device)
+            }
+            note("closed \(device) (\(channel))")
+        } catch {
+            note("closed \(c.peer): \(error)")
+        }
+    }
+
+    func clockNote(_ device: String) -> [String: Any] {
+        guard let r = relations[device] else { return ["clockRelation": "none reported"] }
+        return ["clockRelation": ["offsetNs": r.offsetNs, "skewPpm": r.skewPpm, "uncertaintyNs": r.uncertaintyNs, "samples": r.samples,
+                                  "meaning": "host time = device time + offset (+ skew × elapsed)"]]
+    }
+
+    func control(_ c: Connection, device: String) throws(LinkError) {
+        while true {
+            let m: LinkMessage
+            do { m = try c.receive() } catch where error.code == .closed { return }
+            let now = monotonicNowNs()
+            state.withLock { $0.devices[device]?.lastSeenNs = now }
+            switch m {
+            case .heartbeat(let seq, _): try c.send(.heartbeatAck(sequence: seq, hostTimeNs: monotonicNowNs()))
+            case .syncProbe(let seq, let t1): try c.send(.syncReply(sequence: seq, t1: t1, t2: now, t3: monotonicNowNs()))
+            case .relationUpdate(let o, let k, let u, let n): state.withLock { $0.devices[device]?.relation = (o, k, u, n) }
+            case .candidate, .shot, .announce, .interruption: state.withLock { $0.devices[device]?.events += 1 }
+            case .bye(let reason):
+                note("bye from \(device): \(reason)")
+                return
+            default: throw LinkError(.protocolViolation, "\(m.name) on the control channel")
+            }
+        }
+    }
+}

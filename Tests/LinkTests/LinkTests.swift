@@ -1,0 +1,193 @@
+import Checksum
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Link
+@testable import Transfer
+
+@Suite("Link wire: every message round-trips; bad input is refused with a reason")
+struct WireTests {
+    static let all: [LinkMessage] = [
+        .hello(protocolVersion: 1, deviceID: "bay-3", channel: .bulk, captureProfile: "1920x1080@120 h264"),
+        .helloAck(accepted: false, policy: "pinpoint-studio", reason: "360 lines is below this host's 1080"),
+        .heartbeat(sequence: 7, deviceTimeNs: -5), .heartbeatAck(sequence: 7, hostTimeNs: 99),
+        .syncProbe(sequence: 1, t1: 10), .syncReply(sequence: 1, t1: 10, t2: 20, t3: 21),
+        .relationUpdate(offsetNs: -123, skewPpm: 12.5, uncertaintyNs: 40_000, samples: 16),
+        .candidate(id: 3, t0Ns: 5, score: 0.75), .shot(id: 3, t0Ns: 5), .announce(clipID: "s-001", totalBytes: 1 << 40, files: 4),
+        .interruption(id: 1, startNs: 2, durationNs: 3, reason: "device lost"), .bye(reason: "stopped"),
+        .offer(clipID: "s-001", file: "clip.mp4", size: 42, xxh3: .max), .resumeAt(clipID: "s-001", file: "clip.mp4", offset: 10),
+        .chunk(offset: 10, xxh3: 1, compressed: true, data: [1, 2, 3]), .chunkAck(committedOffset: 13),
+        .fileComplete(clipID: "s-001", file: "clip.mp4", verified: true, reason: ""), .clipDone(clipID: "s-001"),
+        .clipConfirmed(clipID: "s-001", path: "/lib/bay-3/s-001"),
+    ]
+
+    @Test(arguments: WireTests.all)
+    func roundTrip(m: LinkMessage) throws {
+        let frame = m.encoded()
+        let (type, length) = try LinkMessage.header(Array(frame[0..<8]))
+        #expect(length == frame.count - 8)
+        #expect(try LinkMessage.decode(type: type, payload: Array(frame[8...])) == m)
+    }
+
+    @Test func malformedFramesAreRefusedWithAReason() throws {
+        let good = LinkMessage.shot(id: 1, t0Ns: 2).encoded()
+        var v2 = good
+        v2[0] = 2
+        #expect(throws: LinkError.self) { try LinkMessage.header(Array(v2[0..<8])) }
+        var unknown = good
+        unknown[1] = 99
+        #expect(throws: LinkError.self) { try LinkMessage.header(Array(unknown[0..<8])) }
+        var oversize = good
+        oversize[4] = 0xFF
+        oversize[5] = 0xFF
+        do {
+            _ = try LinkMessage.header(Array(oversize[0..<8]))
+            Issue.record("oversize accepted")
+        } catch { #expect(error.code == .oversize && error.reason.contains("limit")) }
+        #expect(throws: LinkError.self) { try LinkMessage.decode(type: 9, payload: Array(good[8..<12])) }  // truncated
+        #expect(throws: LinkError.self) { try LinkMessage.decode(type: 9, payload: Array(good[8...]) + [0]) }  // leftover
+        #expect(throws: LinkError.self) { try LinkMessage.decode(type: 12, payload: [2, 0, 0xFF, 0xFE]) }  // not UTF-8
+    }
+}
+
+@Suite("ClockRelation: NTP arithmetic, min-delay burst, regression for skew")
+struct ClockTests {
+    @Test func recoversAnInjectedOffsetAndSkewWithAnHonestBound() {
+        var est = ClockEstimator()
+        var rng = SystemRandomNumberGenerator()
+        let trueOffset: Int64 = 5_000_000  // host − device, ns
+        let skew = 20e-6  // host gains 20 µs per s
+        var device: Int64 = 1_000_000_000
+        for _ in 0..<400 {
+            let up = Int64.random(in: 40_000...400_000, using: &rng)
+            let down = Int64.random(in: 40_000...400_000, using: &rng)
+            let t1 = device
+            let hostAt = { (d: Int64) in d + trueOffset + Int64(skew * Double(d - 1_000_000_000)) }
+            let t2 = hostAt(t1 + up)
+            let t3 = t2 + 10_000
+            let t4 = t1 + up + 10_000 + down
+            est.add(SyncSample(t1: t1, t2: t2, t3: t3, t4: t4))
+            device += 50_000_000
+        }
+        let r = est.relation!
+        let truthAtRef = trueOffset + Int64(skew * Double(r.referenceDeviceNs - 1_000_000_000))
+        #expect(abs(r.offsetNs - truthAtRef) <= r.uncertaintyNs, "offset \(r.offsetNs) vs \(truthAtRef) ± \(r.uncertaintyNs)")
+        #expect(abs(r.skewPpm - 20) < 2, "skew \(r.skewPpm) ppm")
+        #expect(r.uncertaintyNs >= 40_000)  // half the best delay: never claims better than the path allows
+    }
+
+    @Test func aSingleSampleIsPlainNTP() {
+        let s = SyncSample(t1: 100, t2: 1_150, t3: 1_160, t4: 220)
+        #expect(s.offsetNs == 995)
+        #expect(s.delayNs == 110)
+    }
+}
+
+@Suite("Transfer over loopback: verified, resumable, exactly once", .serialized)
+struct TransferTests {
+    static func bundle(_ dir: String) throws -> [String: [UInt8]] {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var rng = SystemRandomNumberGenerator()
+        let files: [String: [UInt8]] = [
+            "clip.mp4": (0..<900_000).map { _ in UInt8.random(in: 0...255, using: &rng) },
+            "audio.wav": [UInt8](repeating: 7, count: 384_000), "meta.json": Array("{\"clipId\": \"s-001\"}".utf8),
+        ]
+        for (n, b) in files { try Data(b).write(to: URL(fileURLWithPath: "\(dir)/\(n)")) }
+        return files
+    }
+
+    static func start(_ server: HostServer) { Thread { server.run() }.start() }
+
+    static func connectBulk(_ port: Int, device: String = "bay-3") throws -> Connection {
+        let c = try Connection.connect(host: "127.0.0.1", port: port, channel: .bulk)
+        try c.send(.hello(protocolVersion: 1, deviceID: device, channel: .bulk, captureProfile: "640x360@120 h264"))
+        guard case .helloAck(true, _, _) = try c.receive(timeoutNs: 5_000_000_000) else { throw LinkError(.refused, "refused") }
+        return c
+    }
+
+    @Test func aBundleArrivesByteIdenticalAndConfirmed() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        let files = try Self.bundle(tmp.sub("staged"))
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+        Self.start(server)
+        defer { server.stop() }
+        let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(server.port))
+        #expect(report.remotePath == tmp.sub("library/bay-3/s-001"))
+        for (n, b) in files { #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b) }
+        #expect(FileManager.default.fileExists(atPath: "\(report.remotePath)/host-meta.json"))
+        #expect(report.bytesSent < 900_000 + 384_000)  // the WAV went compressed
+    }
+
+    @Test func aHostCutMidTransferResumesWithAtMostOneChunkResent() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        let files = try Self.bundle(tmp.sub("staged"))
+        let library = tmp.sub("library")
+        let first = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        first.stopBulkAfterChunks = 3
+        Self.start(first)
+        #expect(throws: (any Error).self) {
+            try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(first.port), chunkBytes: 128 * 1024)
+        }
+        first.stop()
+        let received = first.store.chunksReceived
+        // A new host process on the same library (restart): the device resumes at the committed offset.
+        let second = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        Self.start(second)
+        defer { second.stop() }
+        let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port), chunkBytes: 128 * 1024)
+        let total = (900_000 + 127 * 1024) / (128 * 1024) + (384_000 + 128 * 1024 - 1) / (128 * 1024) + 1
+        #expect(received + second.store.chunksReceived <= total + 1, "\(received) + \(second.store.chunksReceived) chunks for \(total)")
+        for (n, b) in files { #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b) }
+        // Sent again (the device never heard the confirmation): confirmed again, nothing resent, still one clip.
+        let again = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port))
+        #expect(again.chunksSent == 0 && again.remotePath == report.remotePath)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(library)/bay-3").filter { !$0.hasPrefix(".") } == ["s-001"])
+    }
+
+    @Test func theIngestPolicyRefusesByNameAndReasonWithoutItsValuesOnTheWire() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .pinpointStudio)
+        Self.start(server)
+        defer { server.stop() }
+        do {
+            _ = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4, heartbeatIntervalNs: 100_000_000))
+            Issue.record("a 360-line device was accepted by pinpoint-studio")
+        } catch {
+            #expect(error.code == .refused)
+            #expect(error.reason.contains("pinpoint-studio") && error.reason.contains("360 lines"))
+        }
+    }
+
+    @Test func aMalformedMessageClosesThatLinkOnlyAndIsLogged() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+        Self.start(server)
+        defer { server.stop() }
+        let bad = try Connection.connect(host: "127.0.0.1", port: server.port, channel: .control)
+        bad.sendRaw([1, 99, 0, 0, 4, 0, 0, 0, 1, 2, 3, 4])  // unknown type
+        #expect(throws: LinkError.self) { try bad.receive(timeoutNs: 5_000_000_000) }  // the host closed it
+        let link = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "good", captureProfile: "640x360@120 h264", syncBurst: 8, heartbeatIntervalNs: 50_000_000))
+        try link.start()
+        #expect(link.status == .up)
+        #expect(link.relation != nil)
+        link.close(reason: "test over")
+        #expect(server.log.contains { $0.contains("unknown message type 99") })
+    }
+
+    @Test func aBrokenControlChannelDropsTheLinkWithAReason() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+        Self.start(server)
+        let link = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4, heartbeatIntervalNs: 20_000_000))
+        try link.start()
+        server.stop()
+        link.control.shutdownNow()  // the host's side of the control channel goes away
+        link.group.wait()
+        if case .dropped(let why) = link.status { #expect(!why.isEmpty) } else { Issue.record("status \(link.status)") }
+    }
+}
+
+extension LinkMessage: CustomTestStringConvertible {
+    public var testDescription: String { name }
+}
