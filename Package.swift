@@ -12,7 +12,8 @@ let package = Package(
     name: "ppc",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "ppc-tool", targets: ["ppc-tool"])
+        .executable(name: "ppc-tool", targets: ["ppc-tool"]),
+        .executable(name: "ppc-host", targets: ["ppc-host"]),
     ],
     targets: [
         // MARK: - C libraries (each imported by exactly one wrapper)
@@ -140,6 +141,8 @@ let package = Package(
         .target(name: "FileSink", dependencies: ["Pipeline", "Config", "Syscall"], path: "Plugins/FileSink"),
         /** The `impact` detector stage over Modules/Detect. */
         .target(name: "Detectors", dependencies: ["Detect", "Pipeline", "Config"], path: "Plugins/Detectors"),
+        /** The `network` sink: events on control, clips on bulk to a ppc-host. */
+        .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config"], path: "Plugins/NetworkSink"),
         /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
         .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config"], path: "Plugins/ZstdCodec"),
 
@@ -149,12 +152,14 @@ let package = Package(
         .executableTarget(name: "ppc-tool", dependencies: [
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio",
+                "Session", "Audio", "NetworkSink",
             ],
             path: "Tools/ppc-tool"),
+        /** `ppc-host`: receives clips from many devices. */
+        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
-            name: "ToolTests", dependencies: ["ppc-tool", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum"],
+            name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum"],
             path: "Tests/ToolTests"),
     ]
 )

@@ -16,7 +16,24 @@ public final class Connection: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// Connects to `host:port` (IPv4).
+    /// Connects to `host:port`, retrying a refused connection with exponential backoff (50 ms doubling, `attempts` in
+    /// all): a host that is starting, or restarting after a crash, is reached as soon as it listens.
+    public static func connect(host: String, port: Int, channel: LinkMessage.Channel, attempts: Int) throws(LinkError) -> Connection {
+        var delayNs: Int64 = 50_000_000
+        for attempt in 1...max(1, attempts) {
+            do {
+                return try connect(host: host, port: port, channel: channel)
+            } catch where attempt < attempts && error.reason.contains("refused") {
+                var ts = timespec(tv_sec: Int(delayNs / 1_000_000_000), tv_nsec: Int(delayNs % 1_000_000_000))
+                var left = timespec()
+                while nanosleep(&ts, &left) != 0 && errno == EINTR { ts = left }
+                delayNs *= 2
+            }
+        }
+        throw LinkError(.io, "connect \(host):\(port): no host after \(attempts) attempts")
+    }
+
+    /// Connects to `host:port` (IPv4), once.
     public static func connect(host: String, port: Int, channel: LinkMessage.Channel) throws(LinkError) -> Connection {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LinkError(.io, "socket: \(String(cString: strerror(errno)))") }

@@ -64,9 +64,9 @@ public final class DeviceLink: @unchecked Sendable {
     /// Connects both channels and says hello; throws `refused` (with the host's policy and reason) if turned away.
     public init(_ settings: Settings) throws(LinkError) {
         self.settings = settings
-        control = try Connection.connect(host: settings.host, port: settings.port, channel: .control)
+        control = try Connection.connect(host: settings.host, port: settings.port, channel: .control, attempts: 6)
         policy = try Self.hello(control, settings, .control)
-        bulk = try Connection.connect(host: settings.host, port: settings.port, channel: .bulk)
+        bulk = try Connection.connect(host: settings.host, port: settings.port, channel: .bulk, attempts: 6)
         _ = try Self.hello(bulk, settings, .bulk)
     }
 

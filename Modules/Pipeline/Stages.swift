@@ -217,12 +217,23 @@ public struct SessionContext: Sendable {
     public var outputDirectory: String
     public var deviceID: String
     public var session: String
+    /// `WxH@FPS codec`, for a host's ingest policy.
+    public var captureProfile: String
 
-    public init(outputDirectory: String, deviceID: String, session: String) {
+    public init(outputDirectory: String, deviceID: String, session: String, captureProfile: String = "") {
         self.outputDirectory = outputDirectory
         self.deviceID = deviceID
         self.session = session
+        self.captureProfile = captureProfile
     }
+}
+
+/// A sink that also wants the session's events as they happen (a network sink sends them on its control channel,
+/// where they never wait behind a clip).
+public protocol EventSink: AnyObject {
+    func candidate(_ c: DetectedImpact)
+    func shot(_ c: DetectedImpact)
+    func announce(clipID: String, bytes: UInt64, files: Int)
 }
 
 /// Takes minted clip bundles. A bundle is delivered as a finished directory (clip.mp4, audio.wav, index.bin,

@@ -250,6 +250,10 @@ public final class SessionRunner: @unchecked Sendable {
                 }
                 for cand in found {
                     eventTimeline.append(timeNs: cand.t0Ns, kind: .candidate, reference: cand.id, value: cand.onsetSample)
+                    for case let e as EventSink in components.sinks {
+                        e.candidate(cand)
+                        if cand.score >= options.shotThreshold { e.shot(cand) }
+                    }
                     // Every candidate keeps its audio window, cut once its last sample is heard.
                     owed.append((cand.id, cand.onsetSample - preSamples, windowSamples))
                     lock.lock()
@@ -368,6 +372,12 @@ public final class SessionRunner: @unchecked Sendable {
         try Data(window.timeline.encoded()).write(to: URL(fileURLWithPath: "\(staging)/index.bin"))
         let meta = try metadata(shot, clip: clip, window: window, clipID: clipID, staging: staging, audio: audio)
         try meta.write(to: URL(fileURLWithPath: "\(staging)/meta.json"))
+        let sizes = (try? FileSystem.list(staging))?.compactMap { name -> UInt64? in
+            ((try? FileManager.default.attributesOfItem(atPath: "\(staging)/\(name)"))?[.size] as? NSNumber)?.uint64Value
+        } ?? []
+        for case let e as EventSink in components.sinks {
+            e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
+        }
         // Every sink must confirm before the clip counts as delivered (and before its fragments are released).
         // The first sink may move the staged bundle, so later sinks get their own copy first.
         var confirmed: [String] = []

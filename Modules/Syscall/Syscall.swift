@@ -262,3 +262,15 @@ public enum ThreadPriority {
         return "nice \(getpriority(which, tid))"
     }
 }
+
+/// Signal hygiene for a tool's main.
+public enum Signals {
+    /// Unblocks every signal. A process spawned from a thread that had signals blocked (a libdispatch worker, say)
+    /// inherits that mask and would then ignore SIGTERM: a host or device that cannot be stopped is worse than one
+    /// that says it stopped.
+    public static func unblockAll() {
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
+    }
+}

@@ -44,6 +44,8 @@ public final class HostServer: @unchecked Sendable {
     let state = Mutex<(devices: [String: Device], log: [String])>(([:], []))
     /// Tests: cut every bulk connection after this many chunks.
     public var stopBulkAfterChunks: Int?
+    /// Called with each log line as it happens (ppc-host prints them).
+    public var onLog: (@Sendable (String) -> Void)?
 
     public init(host: String, port: Int, library: String, policy: IngestPolicy) throws {
         listener = try Listener(host: host, port: port)
@@ -56,7 +58,10 @@ public final class HostServer: @unchecked Sendable {
     /// What happened, one line each (accepted, refused, closed and why).
     public var log: [String] { state.withLock { $0.log } }
 
-    func note(_ line: String) { state.withLock { $0.log.append(line) } }
+    func note(_ line: String) {
+        state.withLock { $0.log.append(line) }
+        onLog?(line)
+    }
 
     /// Each device's clock relation as last reported.
     public var relations: [String: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)] {

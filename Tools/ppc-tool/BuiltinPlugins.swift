@@ -2,13 +2,14 @@ import Detectors
 import FileSink
 import LibavEncoder
 import MediaSource
+import NetworkSink
 import Pipeline
 import Synthetic
 import ZstdCodec
 
 /// The plugins built into ppc-tool, registered in the process-wide registry at start.
 enum BuiltinPlugins {
-    static let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all + [FileSink.factory, ImpactDetectorStage.factory]
+    static let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all + [FileSink.factory, NetworkSink.factory, ImpactDetectorStage.factory]
 
     static func registerAll() {
         for f in all { try! PluginRegistry.default.register(f) }

@@ -15,6 +15,7 @@ enum RunCommand {
             Option.value("out", "dir", help: "Where the session's output goes (default ./out)."),
             Option.value("duration", "seconds", help: "Stop after this long (default: the end of the source)."),
             Option.value("device-id", "id", help: "This device's name in bundles and reports (default: the host name)."),
+            Option.value("host", "host:port", help: "Point the manifest's network sink at this ppc-host."),
             setOption, measuredOption,
         ],
         arguments: [Argument("manifest", help: "The pipeline manifest (JSON).")], run: run)
@@ -48,7 +49,21 @@ enum RunCommand {
         let encoder: VideoEncoder = try manifest.encoder.map { try make($0, as: VideoEncoder.self) }
             ?? Stages.make(VideoEncoder.self, named: "x264", kinds: [.encoder], given: [:], config: config)
         let detector = try manifest.detector.map { try make($0, as: ImpactDetecting.self) }
-        var sinks: [ClipSink] = try manifest.sinks.map { try make($0, as: ClipSink.self) }
+        var hostOverride: [String: JSONValue] = [:]
+        if let h = inv.value("host") {
+            let parts = h.split(separator: ":")
+            guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else {
+                throw CommandFailure.usage("--host '\(h)': expected HOST:PORT")
+            }
+            guard manifest.sinks.contains(where: { $0.plugin == "network" }) else {
+                throw CommandFailure.usage("--host: \(path) has no network sink to point at \(h)")
+            }
+            hostOverride = ["host": .string(String(parts[0])), "port": .number(Double(port), isInteger: true)]
+        }
+        var sinks: [ClipSink] = try manifest.sinks.map { stage in
+            let given = stage.plugin == "network" ? stage.parameters.values.merging(hostOverride) { _, b in b } : stage.parameters.values
+            return try Stages.make(ClipSink.self, named: stage.plugin, kinds: [.sink], given: given, config: config)
+        }
         if sinks.isEmpty { sinks = [FileSink(directory: nil)] }
         if detector == nil { Terminal.err("ppc-tool run: no detector in \(path): nothing will be detected, so no clips will be minted") }
 
@@ -57,7 +72,9 @@ enum RunCommand {
             runner = try SessionRunner(
                 .init(video: video, audio: audio, imu: imu, encoder: encoder, detector: detector, sinks: sinks, config: config),
                 options: .init(
-                    context: SessionContext(outputDirectory: out, deviceID: device, session: manifest.session),
+                    context: SessionContext(
+                        outputDirectory: out, deviceID: device, session: manifest.session,
+                        captureProfile: "\(video.format.width)x\(video.format.height)@\(video.format.framesPerSecond) \(manifest.encoder?.plugin ?? "x264")"),
                     durationNs: duration.map { Int64($0 * 1e9) }))
         } catch {
             throw CommandFailure.failure("cannot prepare \(out): \(error)")

@@ -14,6 +14,7 @@ let root = Command(
         SelftestCommand.command, BenchCommand.command, RunCommand.command,
     ])
 
+Signals.unblockAll()
 MemoryPolicy.keepFreedMemory()
 MediaLog.quiet()
 BuiltinPlugins.registerAll()

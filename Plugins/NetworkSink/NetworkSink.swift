@@ -1,0 +1,60 @@
+import Config
+import Foundation
+import Link
+import Pipeline
+import Transfer
+
+/// `network`: candidates, shots and announces on the control channel; clips on the bulk channel, one at a time,
+/// resumable, each confirmed by the host (verified whole) before `deliver` returns — so the clip's fragments stay pinned
+/// on the device until the host holds it.
+public final class NetworkSink: ClipSink, EventSink {
+    let host: String
+    let port: Int
+    let config: Configuration
+    var link: DeviceLink?
+
+    public init(host: String, port: Int, config: Configuration) {
+        self.host = host
+        self.port = port
+        self.config = config
+    }
+
+    public func open(_ context: SessionContext) throws {
+        guard port > 0 else { throw LinkError(.io, "network sink: no host port (set params.port or run --host HOST:PORT)") }
+        let link = try DeviceLink(
+            .init(host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
+                syncBurst: Int(config.integer("link.syncBurstTarget")), heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs")))
+        try link.start()
+        self.link = link
+    }
+
+    public func candidate(_ c: DetectedImpact) { try? link?.send(event: .candidate(id: c.id, t0Ns: c.t0Ns, score: c.score)) }
+    public func shot(_ c: DetectedImpact) { try? link?.send(event: .shot(id: c.id, t0Ns: c.t0Ns)) }
+    public func announce(clipID: String, bytes: UInt64, files: Int) {
+        try? link?.send(event: .announce(clipID: clipID, totalBytes: bytes, files: UInt16(clamping: files)))
+    }
+
+    public func deliver(staged: String, clipID: String) throws -> String {
+        guard let link else { throw LinkError(.closed, "network sink not open") }
+        let report = try BundleSender.send(
+            directory: staged, clipID: clipID, over: link.bulk, budget: Int(config.integer("link.payloadPumpBudgetBytes")),
+            tickNs: config.integer("link.pumpTickIntervalNs"))
+        try? FileManager.default.removeItem(atPath: staged)
+        return "\(host):\(port):\(report.remotePath)"
+    }
+
+    public func finish() throws { link?.close(reason: "session ended") }
+
+    /// The link's state in a sentence, for the report.
+    public var status: String { link?.status.sentence ?? "not connected" }
+
+    public static let factory = PluginFactory(
+        PluginDescriptor(
+            name: "network", kind: .sink,
+            summary: "Events on the control channel, clips on the bulk channel to a ppc-host: queued, resumable, verified.",
+            parameters: [
+                .init("host", .string, default: .string("127.0.0.1"), "The host's IPv4 address."),
+                .init("port", .integer, default: .number(0, isInteger: true), minimum: 0, "The host's port (run --host overrides)."),
+            ]),
+        make: { p, config in NetworkSink(host: p.string("host"), port: p.integer("port"), config: config) })
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// ppc-host and a device (`ppc-tool run` with a network sink), as two processes on loopback.
+@Suite("ppc-host: clips from a device arrive byte-identical and confirmed", .serialized)
+struct HostToolTests {
+    /// A free TCP port on loopback, asked of the kernel.
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    /// Starts ppc-host on a free port. The device reaches it by connecting with backoff, so nothing waits on its output.
+    static func startHost(library: String, policy: String = "any") throws -> (Process, Int) {
+        let port = freePort()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
+        p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return (p, port)
+    }
+
+    @Test func aDeviceShipsItsClipToTheHost() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let (host, port) = try Self.startHost(library: tmp.sub("library"))
+        defer {
+            kill(host.processIdentifier, SIGKILL)  // SIGTERM may be blocked: the child inherits a worker thread's signal mask
+            host.waitUntilExit()
+        }
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)",
+            "--device-id", "dev-a",
+        ])
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
+        let local = tmp.sub("out/clips/tohost-001")
+        let remote = tmp.sub("library/dev-a/tohost-001")
+        for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
+            #expect(FileManager.default.contents(atPath: "\(local)/\(name)") == FileManager.default.contents(atPath: "\(remote)/\(name)"), "\(name)")
+        }
+        let hostMeta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(remote)/host-meta.json"))) as? [String: Any])
+        #expect(hostMeta["device"] as? String == "dev-a")
+        #expect((hostMeta["clockRelation"] as? [String: Any])?["samples"] != nil)  // the device's relation reached the host
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json")))) as? [String: Any])
+        let confirmed = ((report["clips"] as? [[String: Any]])?.first?["confirmedBy"] as? [String]) ?? []
+        #expect(confirmed.contains { $0.hasSuffix(remote) })
+    }
+
+    @Test func thePolicyRefusesADeviceBelowItAndTheRunSaysWhy() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let (host, port) = try Self.startHost(library: tmp.sub("library"), policy: "pinpoint-studio")
+        defer {
+            kill(host.processIdentifier, SIGKILL)  // SIGTERM may be blocked: the child inherits a worker thread's signal mask
+            host.waitUntilExit()
+        }
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)"])
+        #expect(r.status != 0)
+        #expect((r.stderr + r.stdout).contains("pinpoint-studio"))
+    }
+
+    @Test(arguments: [["--listen", "nonsense"], ["--ingest-policy", "lenient"]])
+    func badArgumentsAreUsageErrors(args: [String]) throws {
+        #expect(try ToolRunner.run(args, tool: "ppc-host").status == 64)
+    }
+}
