@@ -31,6 +31,9 @@ public struct ClockRelation: Sendable, Equatable {
     public var samples: Int
     /// The device time `offsetNs` is stated at.
     public var referenceDeviceNs: Int64
+    /// Whether the samples span long enough (≥ ``ClockEstimator/minimumSkewSpanNs``) for skew to mean anything;
+    /// when false `skewPpm` is 0 and says nothing.
+    public var skewKnown: Bool = false
 
     public func hostTime(ofDevice t: Int64) -> Int64 {
         t + offsetNs + Int64((skewPpm * 1e-6 * Double(t - referenceDeviceNs)).rounded())
@@ -46,6 +49,9 @@ public struct ClockEstimator: Sendable {
 
     public init(capacity: Int = 512) { self.capacity = capacity }
 
+    /// Skew is fitted only over at least this span: 20 ppm over 5 ms is 0.1 µs, far below a loopback's jitter.
+    public static let minimumSkewSpanNs: Int64 = 2_000_000_000
+
     public mutating func add(_ s: SyncSample) {
         guard s.delayNs >= 0 else { return }  // impossible timestamps (a clock stepped mid-exchange)
         samples.append(s)
@@ -58,7 +64,8 @@ public struct ClockEstimator: Sendable {
         let minDelay = best.delayNs
         // Low-delay samples only: within twice the best delay (plus 20 µs of scheduling slack).
         let good = samples.filter { $0.delayNs <= 2 * minDelay + 20_000 }
-        guard good.count >= 8 else {
+        let span = (good.map(\.deviceMidNs).max() ?? 0) - (good.map(\.deviceMidNs).min() ?? 0)
+        guard good.count >= 8, span >= Self.minimumSkewSpanNs else {
             return ClockRelation(
                 offsetNs: best.offsetNs, skewPpm: 0, uncertaintyNs: minDelay / 2, samples: samples.count,
                 referenceDeviceNs: best.deviceMidNs)
@@ -80,6 +87,6 @@ public struct ClockEstimator: Sendable {
         let offset = my + slope * (Double(ref) - x0 - mx)
         return ClockRelation(
             offsetNs: Int64(offset.rounded()), skewPpm: slope * 1e6, uncertaintyNs: minDelay / 2, samples: samples.count,
-            referenceDeviceNs: ref)
+            referenceDeviceNs: ref, skewKnown: true)
     }
 }

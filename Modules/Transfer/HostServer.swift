@@ -86,7 +86,9 @@ public final class HostServer: @unchecked Sendable {
                 try? c.send(.helloAck(accepted: false, policy: policy.name, reason: "protocol version \(version); this host speaks 1"))
                 throw LinkError(.badVersion, "device \(device) speaks protocol \(version)")
             }
-            if let reason = policy.refusal(of: profile) {
+            // A probe (ppc-tool link probe) measures the clock on the control channel only; the policy judges capture.
+            let probing = profile == "probe" && channel == .control
+            if !probing, let reason = policy.refusal(of: profile) {
                 try c.send(.helloAck(accepted: false, policy: policy.name, reason: reason))
                 note("refused \(device) (\(channel)): policy \(policy.name): \(reason)")
                 return

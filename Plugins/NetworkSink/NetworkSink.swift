@@ -11,6 +11,9 @@ public final class NetworkSink: ClipSink, EventSink {
     let host: String
     let port: Int
     let config: Configuration
+    /// Injected clock error (tests): the device clock reads true + offset + skew × elapsed.
+    var clockOffsetNs: Int64 = 0
+    var clockSkewPpm: Double = 0
     var link: DeviceLink?
 
     public init(host: String, port: Int, config: Configuration) {
@@ -21,9 +24,12 @@ public final class NetworkSink: ClipSink, EventSink {
 
     public func open(_ context: SessionContext) throws {
         guard port > 0 else { throw LinkError(.io, "network sink: no host port (set params.port or run --host HOST:PORT)") }
-        let link = try DeviceLink(
-            .init(host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
-                syncBurst: Int(config.integer("link.syncBurstTarget")), heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs")))
+        var settings = DeviceLink.Settings(
+            host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
+            syncBurst: Int(config.integer("link.syncBurstTarget")), heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs"))
+        settings.clockOffsetNs = clockOffsetNs
+        settings.clockSkewPpm = clockSkewPpm
+        let link = try DeviceLink(settings)
         try link.start()
         self.link = link
     }
@@ -55,6 +61,13 @@ public final class NetworkSink: ClipSink, EventSink {
             parameters: [
                 .init("host", .string, default: .string("127.0.0.1"), "The host's IPv4 address."),
                 .init("port", .integer, default: .number(0, isInteger: true), minimum: 0, "The host's port (run --host overrides)."),
+                .init("clockOffsetNs", .integer, default: .number(0, isInteger: true), "Injected clock offset for tests (run --clock-offset-ns)."),
+                .init("clockSkewPpm", .number, default: .number(0, isInteger: true), "Injected clock skew for tests (run --clock-skew-ppm)."),
             ]),
-        make: { p, config in NetworkSink(host: p.string("host"), port: p.integer("port"), config: config) })
+        make: { p, config in
+            let s = NetworkSink(host: p.string("host"), port: p.integer("port"), config: config)
+            s.clockOffsetNs = Int64(p.integer("clockOffsetNs"))
+            s.clockSkewPpm = p.number("clockSkewPpm")
+            return s
+        })
 }

@@ -73,8 +73,16 @@ struct ClockTests {
         let r = est.relation!
         let truthAtRef = trueOffset + Int64(skew * Double(r.referenceDeviceNs - 1_000_000_000))
         #expect(abs(r.offsetNs - truthAtRef) <= r.uncertaintyNs, "offset \(r.offsetNs) vs \(truthAtRef) ± \(r.uncertaintyNs)")
+        #expect(r.skewKnown)
         #expect(abs(r.skewPpm - 20) < 2, "skew \(r.skewPpm) ppm")
         #expect(r.uncertaintyNs >= 40_000)  // half the best delay: never claims better than the path allows
+    }
+
+    @Test func skewIsNotClaimedOverATooShortSpan() {
+        var est = ClockEstimator()
+        for i in 0..<50 { est.add(SyncSample(t1: Int64(i) * 100_000, t2: Int64(i) * 100_000 + 7_000, t3: Int64(i) * 100_000 + 8_000, t4: Int64(i) * 100_000 + 12_000)) }
+        #expect(est.relation?.skewKnown == false)
+        #expect(est.relation?.skewPpm == 0)
     }
 
     @Test func aSingleSampleIsPlainNTP() {

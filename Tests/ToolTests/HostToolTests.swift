@@ -73,3 +73,21 @@ struct HostToolTests {
         #expect(try ToolRunner.run(args, tool: "ppc-host").status == 64)
     }
 }
+
+extension HostToolTests {
+    @Test func linkProbeFindsAnInjectedOffsetWithinItsStatedBound() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let (host, port) = try Self.startHost(library: tmp.sub("library"), policy: "pinpoint-studio")  // probes are never refused
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let r = try ToolRunner.run(["link", "probe", "--json", "--clock-offset-ns", "5000000", "127.0.0.1:\(port)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let offset = try #require((o["offsetNs"] as? NSNumber)?.int64Value)
+        let bound = try #require((o["uncertaintyNs"] as? NSNumber)?.int64Value)
+        #expect(abs(offset + 5_000_000) <= bound, "offset \(offset) ± \(bound), truth −5000000")
+        #expect(o["skewPpm"] is NSNull)  // back-to-back probes span too little time to say anything about skew
+    }
+}

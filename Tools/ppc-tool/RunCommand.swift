@@ -16,6 +16,8 @@ enum RunCommand {
             Option.value("duration", "seconds", help: "Stop after this long (default: the end of the source)."),
             Option.value("device-id", "id", help: "This device's name in bundles and reports (default: the host name)."),
             Option.value("host", "host:port", help: "Point the manifest's network sink at this ppc-host."),
+            Option.value("clock-offset-ns", "ns", help: "Inject a device clock offset (tests know the truth)."),
+            Option.value("clock-skew-ppm", "ppm", help: "Inject a device clock skew."),
             setOption, measuredOption,
         ],
         arguments: [Argument("manifest", help: "The pipeline manifest (JSON).")], run: run)
@@ -60,6 +62,8 @@ enum RunCommand {
             }
             hostOverride = ["host": .string(String(parts[0])), "port": .number(Double(port), isInteger: true)]
         }
+        if let o = try inv.parsed("clock-offset-ns", as: Int64.self) { hostOverride["clockOffsetNs"] = .number(Double(o), isInteger: true) }
+        if let k = try inv.parsed("clock-skew-ppm", as: Double.self) { hostOverride["clockSkewPpm"] = .number(k, isInteger: false) }
         var sinks: [ClipSink] = try manifest.sinks.map { stage in
             let given = stage.plugin == "network" ? stage.parameters.values.merging(hostOverride) { _, b in b } : stage.parameters.values
             return try Stages.make(ClipSink.self, named: stage.plugin, kinds: [.sink], given: given, config: config)
