@@ -35,15 +35,9 @@ public final class Connection: @unchecked Sendable {
 
     /// Connects to `host:port` (IPv4), once.
     public static func connect(host: String, port: Int, channel: LinkMessage.Channel) throws(LinkError) -> Connection {
+        var addr = try ipv4(host, port)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LinkError(.io, "socket: \(String(cString: strerror(errno)))") }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(port).bigEndian
-        guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else {
-            close(fd)
-            throw LinkError(.io, "\(host): not an IPv4 address")
-        }
         let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard r == 0 else {
             let e = errno
@@ -120,6 +114,17 @@ public final class Connection: @unchecked Sendable {
     public func shutdownNow() { shutdown(fd, Int32(SHUT_RDWR)) }
 }
 
+/// `host:port` as a socket address; throws naming the host when it is not an IPv4 address.
+func ipv4(_ host: String, _ port: Int) throws(LinkError) -> sockaddr_in {
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = UInt16(truncatingIfNeeded: port).bigEndian
+    guard (0...65535).contains(port), inet_pton(AF_INET, host, &addr.sin_addr) == 1 else {
+        throw LinkError(.io, "\(host):\(port): not an IPv4 address and port")
+    }
+    return addr
+}
+
 /// A listening TCP socket on 127.0.0.1 or another IPv4 address.
 public final class Listener: @unchecked Sendable {
     // @unchecked: the descriptor is immutable.
@@ -127,17 +132,11 @@ public final class Listener: @unchecked Sendable {
     public let port: Int
 
     public init(host: String, port: Int) throws(LinkError) {
+        var addr = try ipv4(host, port)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LinkError(.io, "socket: \(String(cString: strerror(errno)))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(port).bigEndian
-        guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else {
-            close(fd)
-            throw LinkError(.io, "\(host): not an IPv4 address")
-        }
         let b = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard b == 0, listen(fd, 64) == 0 else {
             let e = errno

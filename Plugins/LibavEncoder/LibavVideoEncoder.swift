@@ -16,12 +16,9 @@ public final class LibavVideoEncoder: VideoEncoder {
     var muxer: FragmentMuxer?
     var output: FragmentOutput?
     var format: VideoFormat?
-    var fragmentNs: Int64 = 0
-    var originNs: Int64?
-    var fragmentIndex: Int64 = -1
-    var fragmentStartNs: Int64 = 0
-    var framesInFragment = 0
-    var lastFrameNs: Int64 = 0
+    var grid = FragmentGrid(fragmentNs: 1, frameIntervalNs: 1)
+    /// The open fragment's start and frame count, kept until it is closed.
+    var open: (startNs: Int64, frames: Int) = (0, 0)
 
     public init(codec: EncoderSession.Settings.Codec, bitrateBps: Int, preset: String, threads: Int) {
         self.codec = codec
@@ -44,7 +41,7 @@ public final class LibavVideoEncoder: VideoEncoder {
         muxer = try FragmentMuxer(encoder: s) { [unowned output] bytes in try output.write(bytes) }
         self.output = output
         self.format = format
-        self.fragmentNs = fragmentNs
+        grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs)
     }
 
     public func nextFrameBuffer() throws -> VideoFrameBuffer {
@@ -54,38 +51,29 @@ public final class LibavVideoEncoder: VideoEncoder {
     }
 
     public func encodeFrame(_ info: FrameInfo) throws {
-        guard let session, let muxer, let output, let format else { throw MediaError(operation: "encode", "encoder not started") }
-        let origin = originNs ?? info.timeNs
-        originNs = origin
-        // Which grid cell the frame falls in (half a frame of tolerance for timestamp jitter).
-        let cell = (info.timeNs - origin + format.frameIntervalNs / 2) / fragmentNs
-        let boundary = cell > fragmentIndex
-        if boundary {
-            if fragmentIndex >= 0 { try closeFragment(endNs: info.timeNs) }
+        guard let session, let muxer, let output else { throw MediaError(operation: "encode", "encoder not started") }
+        let place = grid.place(info.timeNs)
+        if place.opens {
+            if place.closesPrevious { try closeFragment(endNs: info.timeNs) }
             try output.beginFragment()
             try muxer.begin()
-            fragmentIndex = cell
-            fragmentStartNs = info.timeNs
-            framesInFragment = 0
+            open = (info.timeNs, 0)
         }
-        try session.encode(pts: ticks90k(info.timeNs - origin), forceKeyframe: boundary) { try muxer.write($0) }
-        framesInFragment += 1
-        lastFrameNs = info.timeNs
+        try session.encode(pts: ticks90k(grid.elapsed(info.timeNs)), forceKeyframe: place.opens) { try muxer.write($0) }
+        open.frames += 1
     }
 
     public func finish() throws {
-        guard let session, let muxer, let format, fragmentIndex >= 0 else { return }
+        guard let session, let muxer, let format, grid.hasOpenFragment else { return }
         try session.flush { try muxer.write($0) }
-        try closeFragment(endNs: lastFrameNs + format.frameIntervalNs)
-        fragmentIndex = -1
+        try closeFragment(endNs: grid.lastFrameNs + format.frameIntervalNs)
+        grid.reset()
     }
 
     func closeFragment(endNs: Int64) throws {
         try muxer!.end()
         try output!.endFragment(
-            FragmentDescription(
-                startNs: fragmentStartNs, endNs: endNs, frameCount: framesInFragment, startsWithKeyframe: true,
-                codec: codec.rawValue))
+            FragmentDescription(startNs: open.startNs, endNs: endNs, frameCount: open.frames, startsWithKeyframe: true, codec: codec.rawValue))
     }
 }
 

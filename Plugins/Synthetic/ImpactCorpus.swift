@@ -25,27 +25,14 @@ public enum ImpactCorpus {
         public var events: [Event]
     }
 
-    struct RNG {
-        var s: UInt64
-        mutating func next() -> UInt64 {
-            s &+= 0x9E37_79B9_7F4A_7C15
-            var z = s
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-        mutating func range(_ a: Double, _ b: Double) -> Double { a + (b - a) * unit() }
-        mutating func signed() -> Float { Float(range(-1, 1)) }
-        /// Approximately Gaussian (sum of four uniforms), unit variance.
-        mutating func gauss() -> Float { Float((unit() + unit() + unit() + unit() - 2) * 1.7320508) }
-    }
+    /// The plugin's one generator (SplitMix64), with the draws the corpus needs.
+    typealias RNG = SplitMix64
 
     static func amp(_ db: Double) -> Float { Float(pow(10, db / 20)) }
 
     /// One session of `seconds` at `sampleRate`, reproducible from `seed`.
     public static func session(_ kind: Kind, seed: UInt64, seconds: Double = 20, sampleRate: Int = 48_000) -> Session {
-        var rng = RNG(s: seed &* 0x2545_F491_4F6C_DD1D &+ (kind == .hard ? 7 : 3))
+        var rng = RNG(seed: seed &* 0x2545_F491_4F6C_DD1D &+ (kind == .hard ? 7 : 3))
         let fs = Double(sampleRate)
         let n = Int(seconds * fs)
         var x = [Float](repeating: 0, count: n)
@@ -97,7 +84,7 @@ public enum ImpactCorpus {
         for d in 0..<length {
             let env = d < rise ? Float(d + 1) / Float(rise + 1) : Float(exp(-Double(d - rise) / tau))
             // The first sample carries full sign so the onset is unambiguous.
-            x[onset + d] += a * env * (d == 0 ? 1 : rng.signed())
+            x[onset + d] += a * env * (d == 0 ? 1 : rng.signedUnitFloat())
         }
         if reverb {
             let rt60 = rng.range(0.3, 0.8)
@@ -116,7 +103,7 @@ public enum ImpactCorpus {
         let a = amp(level) * 4
         var lp: Float = 0
         for d in 0..<length where end - length + d >= 0 {
-            lp += 0.04 * (rng.signed() - lp)
+            lp += 0.04 * (rng.signedUnitFloat() - lp)
             let phase = Float(d) / Float(length)
             x[end - length + d] += a * lp * phase * phase
         }
@@ -132,7 +119,7 @@ public enum ImpactCorpus {
         let cFast = Float(1 - exp(-2 * Double.pi * 3500 / fs))
         let cSlow = Float(1 - exp(-2 * Double.pi * 800 / fs))
         for d in 0..<max(0, min(x.count - at, Int(tau * 8) + rise)) {
-            let w = rng.signed()
+            let w = rng.signedUnitFloat()
             lpFast += cFast * (w - lpFast)
             lpSlow += cSlow * (w - lpSlow)
             let env = d < rise ? Float(d) / Float(rise) : Float(exp(-Double(d - rise) / tau))
@@ -193,7 +180,7 @@ public enum ImpactCorpus {
         var lp: Float = 0
         let c = Float(1 - exp(-2 * Double.pi * 600 / fs))
         for d in 0..<max(0, min(x.count - at, Int(tau * 6) + rise)) {
-            lp += c * (rng.signed() - lp)
+            lp += c * (rng.signedUnitFloat() - lp)
             let env = d < rise ? Float(d) / Float(rise) : Float(exp(-Double(d - rise) / tau))
             x[at + d] += a * env * lp
         }

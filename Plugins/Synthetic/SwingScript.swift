@@ -65,4 +65,12 @@ struct SplitMix64 {
     mutating func signedUnit() -> Float {
         Float(Int64(bitPattern: next()) >> 40) / Float(1 << 23)
     }
+
+    /// Uniform in [0, 1).
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    mutating func range(_ a: Double, _ b: Double) -> Double { a + (b - a) * unit() }
+    /// Uniform in [-1, 1) at double precision, as Float.
+    mutating func signedUnitFloat() -> Float { Float(range(-1, 1)) }
+    /// Approximately Gaussian (the sum of four uniforms), unit variance.
+    mutating func gauss() -> Float { Float((unit() + unit() + unit() + unit() - 2) * 1.7320508) }
 }

@@ -17,12 +17,8 @@ public final class ZstdFragmentEncoder: VideoEncoder {
     var packed: [UInt8] = []
     var output: FragmentOutput?
     var format: VideoFormat?
-    var fragmentNs: Int64 = 0
-    var originNs: Int64?
-    var fragmentIndex: Int64 = -1
-    var fragmentStartNs: Int64 = 0
-    var framesInFragment = 0
-    var lastFrameNs: Int64 = 0
+    var grid = FragmentGrid(fragmentNs: 1, frameIntervalNs: 1)
+    var open: (startNs: Int64, frames: Int) = (0, 0)
     public static let magic: [UInt8] = Array("PPCZ".utf8)
 
     public init(level: Int32) { compressor = ZstdCompressor(level: level) }
@@ -34,7 +30,7 @@ public final class ZstdFragmentEncoder: VideoEncoder {
     public func start(format: VideoFormat, fragmentNs: Int64, output: FragmentOutput) throws {
         guard format.pixelFormat == .nv12 else { throw ZstdCodecError("zstd stores NV12; the source gives \(format.pixelFormat)") }
         self.format = format
-        self.fragmentNs = fragmentNs
+        grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs)
         self.output = output
         frame.deallocate()
         frame = .allocate(byteCount: format.frameBytes, alignment: 64)
@@ -49,20 +45,16 @@ public final class ZstdFragmentEncoder: VideoEncoder {
 
     public func encodeFrame(_ info: FrameInfo) throws {
         guard let format, let output else { throw ZstdCodecError("encoder not started") }
-        let origin = originNs ?? info.timeNs
-        originNs = origin
-        let cell = (info.timeNs - origin + format.frameIntervalNs / 2) / fragmentNs
-        if cell > fragmentIndex {
-            if fragmentIndex >= 0 { try close(endNs: info.timeNs) }
+        let place = grid.place(info.timeNs)
+        if place.opens {
+            if place.closesPrevious { try close(endNs: info.timeNs) }
             try output.beginFragment()
             var header = Self.magic + [1, 1, 0, 0]
             for v in [UInt32(format.width), UInt32(format.height), UInt32(format.framesPerSecond)] {
                 withUnsafeBytes(of: v.littleEndian) { header += $0 }
             }
             try header.withUnsafeBytes { try output.write($0) }
-            fragmentIndex = cell
-            fragmentStartNs = info.timeNs
-            framesInFragment = 0
+            open = (info.timeNs, 0)
         }
         let src = UnsafeRawBufferPointer(frame)
         let size = try packed.withUnsafeMutableBytes { dst in
@@ -72,19 +64,18 @@ public final class ZstdFragmentEncoder: VideoEncoder {
                 return 12 + n
         }
         try packed.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
-        framesInFragment += 1
-        lastFrameNs = info.timeNs
+        open.frames += 1
     }
 
     public func finish() throws {
-        guard let format, fragmentIndex >= 0 else { return }
-        try close(endNs: lastFrameNs + format.frameIntervalNs)
-        fragmentIndex = -1
+        guard let format, grid.hasOpenFragment else { return }
+        try close(endNs: grid.lastFrameNs + format.frameIntervalNs)
+        grid.reset()
     }
 
     func close(endNs: Int64) throws {
         try output!.endFragment(
-            FragmentDescription(startNs: fragmentStartNs, endNs: endNs, frameCount: framesInFragment, startsWithKeyframe: true, codec: "zstd-nv12"))
+            FragmentDescription(startNs: open.startNs, endNs: endNs, frameCount: open.frames, startsWithKeyframe: true, codec: "zstd-nv12"))
     }
 
     /// Reads a fragment back: each frame's capture time and NV12 bytes. Throws naming what is wrong with a damaged one.

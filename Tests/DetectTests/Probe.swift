@@ -10,11 +10,11 @@ struct DetectProbe {
     func decayOfKnownImpacts() {
         for tauMs in [0.7, 2.0, 4.0] {
             for level in [-40.0, -20.0] {
-                var rng = ImpactCorpus.RNG(s: 5)
+                var rng = ImpactCorpus.RNG(seed: 5)
                 var x = [Float](repeating: 0, count: 48_000)
                 for i in 0..<x.count { x[i] = ImpactCorpus.amp(-75) * rng.gauss() }
                 let a = ImpactCorpus.amp(level)
-                for d in 0..<Int(tauMs * 48 * 10) { x[24_000 + d] += a * Float(exp(-Double(d) / (tauMs * 48))) * (d == 0 ? 1 : rng.signed()) }
+                for d in 0..<Int(tauMs * 48 * 10) { x[24_000 + d] += a * Float(exp(-Double(d) / (tauMs * 48))) * (d == 0 ? 1 : rng.signedUnitFloat()) }
                 let det = ImpactDetector(.init(sampleRate: 48_000))
                 det.trace = { t, f, r in print("tau \(tauMs) ms level \(level): trigger \(t - 24_000) \(r ?? "accepted") snr \(Int(f.snrDb)) rise \(f.riseBlocks) decay \(String(format: "%.1f", f.decayDb)) bb \(String(format: "%.2f", f.broadband))") }
                 x.withUnsafeBufferPointer { det.process($0) { _ in } }
