@@ -104,8 +104,8 @@ public final class DeviceLink: @unchecked Sendable {
         return estimator.relation
     }
 
-    /// One sync exchange on the control channel (control thread only).
-    func probe() throws(LinkError) {
+    /// One sync exchange on the control channel (control thread only, or before `start`).
+    public func probe() throws(LinkError) {
         beat += 1
         let t1 = deviceNow()
         try sendControl(.syncProbe(sequence: beat, t1: t1))

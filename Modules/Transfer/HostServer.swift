@@ -87,7 +87,7 @@ public final class HostServer: @unchecked Sendable {
                 throw LinkError(.badVersion, "device \(device) speaks protocol \(version)")
             }
             // A probe (ppc-tool link probe) measures the clock on the control channel only; the policy judges capture.
-            let probing = profile == "probe" && channel == .control
+            let probing = profile == "probe" && channel == .control  // never on bulk: that would bypass the policy
             if !probing, let reason = policy.refusal(of: profile) {
                 try c.send(.helloAck(accepted: false, policy: policy.name, reason: reason))
                 note("refused \(device) (\(channel)): policy \(policy.name): \(reason)")

@@ -91,3 +91,43 @@ extension HostToolTests {
         #expect(o["skewPpm"] is NSNull)  // back-to-back probes span too little time to say anything about skew
     }
 }
+
+extension HostToolTests {
+    @Test func threeDevicesAtOnceEachGetTheirClipsThrough() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let (host, port) = try Self.startHost(library: tmp.sub("library"))
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let results = ResultBox()
+        let group = DispatchGroup()
+        for n in 1...3 {
+            group.enter()
+            Thread {
+                let r = try? ToolRunner.run([
+                    "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out-\(n)"), "--host", "127.0.0.1:\(port)",
+                    "--device-id", "dev-\(n)",
+                ])
+                results.set(n, r?.status ?? -1)
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        for n in 1...3 {
+            #expect(results.get(n) == 0, "device \(n)")
+            for name in ["clip.mp4", "audio.wav", "meta.json"] {
+                let local = FileManager.default.contents(atPath: tmp.sub("out-\(n)/clips/tohost-001/\(name)"))
+                #expect(local != nil && local == FileManager.default.contents(atPath: tmp.sub("library/dev-\(n)/tohost-001/\(name)")), "dev-\(n) \(name)")
+            }
+        }
+    }
+}
+
+final class ResultBox: @unchecked Sendable {
+    // @unchecked: every access holds `lock`.
+    private let lock = NSLock()
+    private var values: [Int: Int32] = [:]
+    func set(_ k: Int, _ v: Int32) { lock.lock(); values[k] = v; lock.unlock() }
+    func get(_ k: Int) -> Int32? { lock.lock(); defer { lock.unlock() }; return values[k] }
+}
