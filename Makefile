@@ -27,6 +27,7 @@ bench: deps
 	.build/release/ppc-tool bench ring --json
 	.build/release/ppc-tool bench encode --json
 	.build/release/ppc-tool bench detect --json
+	.build/release/ppc-tool bench link --json
 
 check-architecture:
 	@scripts/check-architecture-selftest

@@ -87,27 +87,20 @@ public enum LibavEncoderPlugins {
         ]
     }
 
-    public static let x264 = PluginFactory(
-        PluginDescriptor(
-            name: "x264", kind: .encoder,
-            summary: "H.264 (libx264 via libavcodec): IDR per fragment, no B-frames, zero latency, MPEG-TS fragments.",
-            parameters: parameters(defaultPreset: "ultrafast")),
-        make: { p, config in
-            LibavVideoEncoder(
-                codec: .h264, bitrateBps: Int(config.integer("capture.videoBitrateBps")), preset: p.string("preset"),
-                threads: p.integer("threads"))
-        })
+    static func factory(_ name: String, _ codec: EncoderSession.Settings.Codec, _ summary: String) -> PluginFactory {
+        PluginFactory(
+            PluginDescriptor(name: name, kind: .encoder, summary: summary, parameters: parameters(defaultPreset: "ultrafast")),
+            make: { p, config in
+                LibavVideoEncoder(
+                    codec: codec, bitrateBps: Int(config.integer("capture.videoBitrateBps")), preset: p.string("preset"),
+                    threads: p.integer("threads"))
+            })
+    }
 
-    public static let x265 = PluginFactory(
-        PluginDescriptor(
-            name: "x265", kind: .encoder,
-            summary: "HEVC (libx265 via libavcodec), the seed's codec: same fragment rules as x264; slower on a CPU.",
-            parameters: parameters(defaultPreset: "ultrafast")),
-        make: { p, config in
-            LibavVideoEncoder(
-                codec: .hevc, bitrateBps: Int(config.integer("capture.videoBitrateBps")), preset: p.string("preset"),
-                threads: p.integer("threads"))
-        })
+    public static let x264 = factory(
+        "x264", .h264, "H.264 (libx264 via libavcodec): IDR per fragment, no B-frames, zero latency, MPEG-TS fragments.")
+    public static let x265 = factory(
+        "x265", .hevc, "HEVC (libx265 via libavcodec), the seed's codec: same fragment rules as x264; slower on a CPU.")
 
     public static let all = [x264, x265]
 }
