@@ -41,7 +41,8 @@ struct SeqlockNeverCorruptsValidatedRead {
                 validated.add(snap.count)
             })
         #expect(bad.all.isEmpty, "\(bad.all)")
-        #expect(validated.total > 1000)
+        // At least every reader's final pass (after the producer stopped) validated: ~170 entries each.
+        #expect(validated.total > 300)
     }
 
     /// The ring's intent: a reader that gets bytes gets exactly the fragment it asked for, while the writer recycles

@@ -95,16 +95,18 @@ public final class CaptureSession {
         while !shouldStop() {
             let buffer = try encoder.nextFrameBuffer()
             guard let info = try source.readFrame(into: buffer) else { break }
+            let first = stats.firstFrameNs ?? info.timeNs
+            // A frame past the session's duration is not part of it: stop before counting it, so every frame counted
+            // is either encoded or dropped.
+            if let d = options.durationNs, info.timeNs - first >= d { break }
+            stats.firstFrameNs = first
             stats.framesCaptured += 1
             if let last = lastIndex, info.index > last + 1 { stats.framesMissingAtSource += Int(info.index - last - 1) }
             lastIndex = info.index
-            let first = stats.firstFrameNs ?? info.timeNs
-            stats.firstFrameNs = first
             let firstIndex = firstFrameIndex ?? info.index
             firstFrameIndex = firstIndex
             let nominal = first + (info.index - firstIndex) * 1_000_000_000 / Int64(source.format.framesPerSecond)
             stats.maxTimestampDeviationNs = max(stats.maxTimestampDeviationNs, abs(info.timeNs - nominal))
-            if let d = options.durationNs, info.timeNs - first >= d { break }
             if options.dropLateFrames {
                 // Late: the pipeline is more than one frame behind the frame's place in time.
                 let behind = (monotonicNowNs() - wallStart) - (info.timeNs - first)

@@ -4,15 +4,21 @@ import Testing
 
 @Suite("ppc-tool selftest: measured, drops counted, plain verdict")
 struct SelftestToolTests {
-    @Test func aSmallFormatIsSustainedAndEveryFigureIsMarkedMeasured() throws {
+    @Test func everyFigureIsMarkedMeasuredAndEveryFrameIsAccountedFor() throws {
         let r = try ToolRunner.run(["selftest", "--source", "synthetic:320x180@30", "--seconds", "1", "--json"])
-        #expect(r.status == 0, "\(r.stderr)\(r.stdout)")
+        // Whether this format is sustained depends on the machine's load: 0 or 1, never a crash or a usage error.
+        #expect(r.status == 0 || r.status == 1, "\(r.stderr)\(r.stdout)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(o["provenance"] as? String == "measured")
         #expect(o["date"] is String && o["machine"] is [String: Any])
         #expect((o["requestedFps"] as? NSNumber)?.doubleValue == 30)
-        #expect(o["sustained"] as? Bool == true)
-        #expect((o["framesDroppedLate"] as? NSNumber)?.intValue == 0)
+        #expect(o["sustained"] is Bool)
+        #expect((o["sustained"] as? Bool) == (r.status == 0))
+        // Every frame offered is either encoded or counted as dropped: nothing vanishes.
+        let offered = (o["framesOffered"] as? NSNumber)?.intValue ?? -1
+        let encoded = (o["framesEncoded"] as? NSNumber)?.intValue ?? -2
+        let dropped = (o["framesDroppedLate"] as? NSNumber)?.intValue ?? -3
+        #expect(offered == encoded + dropped && offered >= 30)
         #expect(((o["encodeMsPerFrame"] as? [String: Any])?["p95"] as? NSNumber) != nil)
         #expect((o["capturePriority"] as? String)?.hasPrefix("nice") == true)
     }
