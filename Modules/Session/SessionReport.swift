@@ -139,7 +139,7 @@ extension SessionRunner {
         var lines = [
             "session '\(options.context.session)' on \(options.context.deviceID): \(String(format: "%.1f", Double(wall) / 1e9)) s",
             "  video \(format): \(encoded) frames encoded of \(captured) captured, \(dropped) dropped, \(String(format: "%.1f", achieved)) fps achieved",
-            "  \(stats?.fragmentsPublished ?? 0) fragments in the ring (\(stats?.fragmentsRefused ?? 0) refused); capture thread \(stats?.capturePriority ?? "")",
+            "  \(stats?.fragmentsPublished ?? 0) fragments published into the ring (it keeps the newest \(ring.configuration.capacity); \(stats?.fragmentsRefused ?? 0) refused); capture thread \(stats?.capturePriority ?? "")",
             "  \(candidateCount) candidates, \(shotList.count) shots, \(clipsNow.count) clips",
         ]
         for clip in clipsNow { lines.append("    \(clip.path)  (t0 \(String(format: "%.3f", Double(clip.t0Ns) / 1e9)) s, \(clip.frames) frames, \(clip.bytes) bytes)") }
