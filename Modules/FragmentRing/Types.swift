@@ -111,6 +111,13 @@ public struct PinToken: Hashable, Sendable, CustomStringConvertible {
     public let id: UInt64
     public let first: SequenceNumber
     public let last: SequenceNumber
+
+    /// A pin recorded elsewhere (a drain releasing what a session left pinned).
+    public init(id: UInt64, first: SequenceNumber, last: SequenceNumber) {
+        self.id = id
+        self.first = first
+        self.last = last
+    }
     public var description: String { "pin \(id) on \(first)…\(last)" }
 }
 

@@ -355,7 +355,15 @@ public final class SessionRunner: @unchecked Sendable {
     func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws -> MintedClip {
         let clipID = "\(options.context.session)-\(String(format: "%03d", shot.id))"
         let window = try live.freeze(startNs: shot.t0Ns - pre, endNs: shot.t0Ns + post)
-        defer { try? live.release(window) }  // released once every sink has confirmed (or on failure, to free the ring)
+        // The pin is released only when every sink has confirmed; otherwise it is recorded in OUT/pins/ for the drain.
+        var confirmedByAll = false
+        defer {
+            if confirmedByAll {
+                try? live.release(window)
+            } else if let pin = window.pin {
+                recordPin(pin, clipID: clipID)
+            }
+        }
         let staging = "\(options.context.outputDirectory)/.staging/\(clipID)"
         try? FileManager.default.removeItem(atPath: staging)
         try FileSystem.makeDirectory("\(options.context.outputDirectory)/.staging")
@@ -381,15 +389,34 @@ public final class SessionRunner: @unchecked Sendable {
         // Every sink must confirm before the clip counts as delivered (and before its fragments are released).
         // The first sink may move the staged bundle, so later sinks get their own copy first.
         var confirmed: [String] = []
+        var refused: [String] = []
         var delivered = staging
         let copies = try (1..<max(1, components.sinks.count)).map { try copyAside(staging, $0) }
         for (i, sink) in components.sinks.enumerated() {
-            let path = try sink.deliver(staged: i == 0 ? staging : copies[i - 1], clipID: clipID)
-            if i == 0 { delivered = path }
-            confirmed.append(path)
+            do {
+                let path = try sink.deliver(staged: i == 0 ? staging : copies[i - 1], clipID: clipID)
+                if i == 0 { delivered = path }
+                confirmed.append(path)
+            } catch {
+                refused.append("\(type(of: sink)): \(error)")
+            }
         }
+        guard refused.isEmpty else {
+            throw SessionError("\(clipID) not confirmed by every sink (its fragments stay pinned): \(refused.joined(separator: "; "))")
+        }
+        confirmedByAll = true
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: "\(delivered)/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
         return MintedClip(clipID: clipID, path: delivered, t0Ns: shot.t0Ns, frames: clip.frames, bytes: bytes, confirmedBy: confirmed)
+    }
+
+    /// Writes `OUT/pins/<clipId>.json` so a later `ppc-tool transfer drain` can release the pin on confirmation.
+    func recordPin(_ pin: PinToken, clipID: String) {
+        let dir = "\(options.context.outputDirectory)/pins"
+        try? FileSystem.makeDirectory(dir)
+        let record: [String: Any] = ["pinId": pin.id, "first": pin.first.rawValue, "last": pin.last.rawValue, "clipId": clipID]
+        if let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) {
+            try? data.write(to: URL(fileURLWithPath: "\(dir)/\(clipID).json"))
+        }
     }
 
     func copyAside(_ path: String, _ n: Int) throws -> String {
@@ -399,4 +426,9 @@ public final class SessionRunner: @unchecked Sendable {
         return copy
     }
 
+}
+
+public struct SessionError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ d: String) { description = d }
 }

@@ -15,6 +15,9 @@ public final class NetworkSink: ClipSink, EventSink {
     var clockOffsetNs: Int64 = 0
     var clockSkewPpm: Double = 0
     var link: DeviceLink?
+    var outbox: Outbox?
+    /// Why the host could not be reached at open, if it could not (capture goes on; clips wait in the outbox).
+    public private(set) var unreachable: String?
 
     public init(host: String, port: Int, config: Configuration) {
         self.host = host
@@ -24,14 +27,22 @@ public final class NetworkSink: ClipSink, EventSink {
 
     public func open(_ context: SessionContext) throws {
         guard port > 0 else { throw LinkError(.io, "network sink: no host port (set params.port or run --host HOST:PORT)") }
+        outbox = try Outbox(directory: "\(context.outputDirectory)/outbox")
         var settings = DeviceLink.Settings(
             host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
             syncBurst: Int(config.integer("link.syncBurstTarget")), heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs"))
         settings.clockOffsetNs = clockOffsetNs
         settings.clockSkewPpm = clockSkewPpm
-        let link = try DeviceLink(settings)
-        try link.start()
-        self.link = link
+        // A host that is down never stops capture: the clips wait in the outbox.
+        do {
+            let link = try DeviceLink(settings)
+            try link.start()
+            self.link = link
+            // Clips an earlier session could not deliver go first, in order.
+            for clip in outbox!.pending { _ = try? send(clip) }
+        } catch {
+            unreachable = "\(host):\(port): \(error)"
+        }
     }
 
     public func candidate(_ c: DetectedImpact) { try? link?.send(event: .candidate(id: c.id, t0Ns: c.t0Ns, score: c.score)) }
@@ -41,11 +52,21 @@ public final class NetworkSink: ClipSink, EventSink {
     }
 
     public func deliver(staged: String, clipID: String) throws -> String {
-        guard let link else { throw LinkError(.closed, "network sink not open") }
+        guard let outbox else { throw LinkError(.closed, "network sink not open") }
+        _ = try outbox.enqueue(staged: staged, clipID: clipID)
+        guard link != nil else {
+            throw LinkError(.closed, "host unreachable (\(unreachable ?? "no link")); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
+        }
+        return try send(clipID)
+    }
+
+    /// Sends one queued clip; it leaves the outbox only when the host confirms it.
+    func send(_ clipID: String) throws -> String {
+        guard let link, let outbox else { throw LinkError(.closed, "network sink not open") }
         let report = try BundleSender.send(
-            directory: staged, clipID: clipID, over: link.bulk, budget: Int(config.integer("link.payloadPumpBudgetBytes")),
-            tickNs: config.integer("link.pumpTickIntervalNs"))
-        try? FileManager.default.removeItem(atPath: staged)
+            directory: outbox.path(of: clipID), clipID: clipID, over: link.bulk,
+            budget: Int(config.integer("link.payloadPumpBudgetBytes")), tickNs: config.integer("link.pumpTickIntervalNs"))
+        try outbox.remove(clipID)
         return "\(host):\(port):\(report.remotePath)"
     }
 

@@ -20,8 +20,8 @@ struct HostToolTests {
     }
 
     /// Starts ppc-host on a free port. The device reaches it by connecting with backoff, so nothing waits on its output.
-    static func startHost(library: String, policy: String = "any") throws -> (Process, Int) {
-        let port = freePort()
+    static func startHost(library: String, policy: String = "any", port: Int? = nil) throws -> (Process, Int) {
+        let port = port ?? freePort()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
         p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy]
@@ -130,4 +130,36 @@ final class ResultBox: @unchecked Sendable {
     private var values: [Int: Int32] = [:]
     func set(_ k: Int, _ v: Int32) { lock.lock(); values[k] = v; lock.unlock() }
     func get(_ k: Int) -> Int32? { lock.lock(); defer { lock.unlock() }; return values[k] }
+}
+
+extension HostToolTests {
+    @Test func aHostThatIsDownNeverStopsCaptureAndTheClipIsDeliveredLaterExactlyOnce() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = Self.freePort()  // nothing listens here yet
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
+        #expect(r.status == 1)  // the clip was not confirmed by the host
+        #expect(r.stdout.contains("240 frames encoded"))  // capture went on
+        #expect(r.stdout.contains("waits in") || r.stdout.contains("not confirmed"))
+        #expect(FileManager.default.fileExists(atPath: "\(out)/outbox/tohost-001/clip.mp4"))
+        let inspect = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
+        let pinsBefore = ((try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.count
+        #expect(pinsBefore == 1)  // its fragments stay pinned until the host confirms
+
+        let (host, _) = try Self.startHost(library: tmp.sub("library"), port: port)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
+        #expect(drain.status == 0, "\(drain.stderr)")
+        for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
+            #expect(FileManager.default.contents(atPath: "\(out)/clips/tohost-001/\(name)") == FileManager.default.contents(atPath: tmp.sub("library/dev-z/tohost-001/\(name)")), "\(name)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
+        let after = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
+        #expect(((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.isEmpty == true)
+        let again = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:\(port)"])
+        #expect(again.status == 0 && again.stdout.contains("nothing owed"))
+    }
 }

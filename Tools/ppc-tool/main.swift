@@ -10,7 +10,7 @@ let root = Command(
     discussion: "Exit codes: 0 ok, 64 usage error, 65 bad input data, 1 runtime failure.",
     subcommands: [
         ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RingCommand.command, IndexCommand.command,
-        DetectCommand.command, LinkCommand.command,
+        DetectCommand.command, LinkCommand.command, TransferCommand.command,
         SelftestCommand.command, BenchCommand.command, RunCommand.command,
     ])
 

@@ -1,0 +1,110 @@
+import CLI
+import Config
+import Foundation
+import FragmentRing
+import Link
+import Transfer
+
+/// `ppc-tool transfer status|drain OUT`: clips a session could not deliver to its host, and delivering them.
+enum TransferCommand {
+    static let command = Command(
+        "transfer", abstract: "Clips owed to a host (OUT/outbox): list them, or deliver them now.",
+        subcommands: [
+            Command(
+                "status", abstract: "List the clips waiting in OUT/outbox and the ring pins held for them.",
+                options: [jsonFlag], arguments: [Argument("out", help: "A run's output directory.")], run: status),
+            Command(
+                "drain", abstract: "Send every waiting clip to a host; each leaves the outbox (and its pin is released) when confirmed.",
+                options: [
+                    .value("host", "host:port", help: "The ppc-host."), .value("device-id", "id", help: "This device's name (default: the host name)."),
+                ],
+                arguments: [Argument("out", help: "A run's output directory.")], run: drain),
+        ])
+
+    static func pins(_ out: String) -> [String: PinToken] {
+        var result: [String: PinToken] = [:]
+        for f in (try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? [] where f.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: "\(out)/pins/\(f)"),
+                let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let id = (o["pinId"] as? NSNumber)?.uint64Value, let first = (o["first"] as? NSNumber)?.uint64Value,
+                let last = (o["last"] as? NSNumber)?.uint64Value
+            else { continue }
+            result[String(f.dropLast(5))] = PinToken(id: id, first: SequenceNumber(first), last: SequenceNumber(last))
+        }
+        return result
+    }
+
+    static func status(_ inv: Invocation) throws -> ExitCode {
+        let out = inv.argument(0)!
+        let pending = (try? Outbox(directory: "\(out)/outbox"))?.pending ?? []
+        let held = pins(out)
+        if inv.flag("json") {
+            try printJSON(["outbox": pending, "pins": held.mapValues { ["id": $0.id, "first": $0.first.rawValue, "last": $0.last.rawValue] }])
+        } else {
+            Terminal.out("\(out): \(pending.count) clips waiting for a host\(pending.isEmpty ? "" : ": " + pending.joined(separator: ", ")); \(held.count) ring pins held for unconfirmed clips")
+        }
+        return .success
+    }
+
+    static func drain(_ inv: Invocation) throws -> ExitCode {
+        let out = inv.argument(0)!
+        guard let target = inv.value("host") else { throw CommandFailure.usage("transfer drain: --host HOST:PORT is required") }
+        let parts = target.split(separator: ":")
+        guard parts.count == 2, let port = Int(parts[1]) else { throw CommandFailure.usage("--host '\(target)': expected HOST:PORT") }
+        let outbox: Outbox
+        do { outbox = try Outbox(directory: "\(out)/outbox") } catch { throw CommandFailure.dataError("\(out)/outbox: \(error)") }
+        let pending = outbox.pending
+        guard !pending.isEmpty else {
+            Terminal.out("\(out): nothing owed")
+            return .success
+        }
+        // The capture profile the host's policy judges comes from the bundles' own meta.json.
+        var profile = "unknown"
+        if let data = FileManager.default.contents(atPath: "\(outbox.path(of: pending[0]))/meta.json"),
+            let meta = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let p = meta["captureProfile"] as? [String: Any],
+            let w = p["width"] as? Int, let h = p["height"] as? Int, let fps = p["framesPerSecond"] as? Int
+        {
+            profile = "\(w)x\(h)@\(fps) \(p["codec"] as? String ?? "")"
+        }
+        let config = Configuration.defaults
+        let link: DeviceLink
+        do {
+            link = try DeviceLink(
+                .init(host: String(parts[0]), port: port, deviceID: inv.value("device-id") ?? ProcessInfo.processInfo.hostName,
+                    captureProfile: profile, syncBurst: Int(config.integer("link.syncBurstTarget")),
+                    heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs")))
+            try link.start()
+        } catch { throw CommandFailure.failure("\(target): \(error)") }
+        defer { link.close(reason: "drain done") }
+        let held = pins(out)
+        let ring = FileManager.default.fileExists(atPath: "\(out)/ring/ring.json")
+            ? try? FragmentRing(
+                directory: "\(out)/ring",
+                configuration: .init(capacity: ringSettings(out).capacity, durability: .fsync, fileExtension: ringSettings(out).fileExtension))
+            : nil
+        var failed = 0
+        for clip in pending {
+            do {
+                let report = try BundleSender.send(directory: outbox.path(of: clip), clipID: clip, over: link.bulk)
+                try outbox.remove(clip)
+                if let pin = held[clip] {
+                    try? ring?.unpin(pin)
+                    try? FileManager.default.removeItem(atPath: "\(out)/pins/\(clip).json")
+                }
+                Terminal.out("delivered \(clip) → \(target):\(report.remotePath)")
+            } catch {
+                failed += 1
+                Terminal.err("\(clip): not delivered: \(error)")
+            }
+        }
+        return failed == 0 ? .success : .failure
+    }
+
+    /// The ring's own settings, as its ring.json records them.
+    static func ringSettings(_ out: String) -> (capacity: Int, fileExtension: String) {
+        guard let data = FileManager.default.contents(atPath: "\(out)/ring/ring.json"),
+            let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let c = o["capacity"] as? Int
+        else { return (Int(Configuration.defaults.integer("capture.fragmentCapacity")), "ts") }
+        return (c, o["fileExtension"] as? String ?? "ts")
+    }
+}
