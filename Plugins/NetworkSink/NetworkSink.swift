@@ -15,7 +15,10 @@ public final class NetworkSink: ClipSink, EventSink {
     var clockOffsetNs: Int64 = 0
     var clockSkewPpm: Double = 0
     var link: DeviceLink?
+    var settings: DeviceLink.Settings?
     var outbox: Outbox?
+    /// Reconnections a delivery may make after its link drops (each resumes at the host's committed offset).
+    static let reconnects = 5
     /// Why the host could not be reached at open, if it could not (capture goes on; clips wait in the outbox).
     public private(set) var unreachable: String?
 
@@ -33,6 +36,7 @@ public final class NetworkSink: ClipSink, EventSink {
             syncBurst: Int(config.integer("link.syncBurstTarget")), heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs"))
         settings.clockOffsetNs = clockOffsetNs
         settings.clockSkewPpm = clockSkewPpm
+        self.settings = settings
         // A host that is down never stops capture: the clips wait in the outbox.
         do {
             let link = try DeviceLink(settings)
@@ -60,14 +64,29 @@ public final class NetworkSink: ClipSink, EventSink {
         return try send(clipID)
     }
 
-    /// Sends one queued clip; it leaves the outbox only when the host confirms it.
+    /// Sends one queued clip; it leaves the outbox only when the host confirms it. A link that drops mid-transfer is
+    /// reconnected (with backoff) and the transfer resumes where the host's committed offset says.
     func send(_ clipID: String) throws -> String {
-        guard let link, let outbox else { throw LinkError(.closed, "network sink not open") }
-        let report = try BundleSender.send(
-            directory: outbox.path(of: clipID), clipID: clipID, over: link.bulk,
-            budget: Int(config.integer("link.payloadPumpBudgetBytes")), tickNs: config.integer("link.pumpTickIntervalNs"))
-        try outbox.remove(clipID)
-        return "\(host):\(port):\(report.remotePath)"
+        guard let outbox else { throw LinkError(.closed, "network sink not open") }
+        var attempt = 0
+        while true {
+            guard let link else { throw LinkError(.closed, "no link to the host") }
+            do {
+                let report = try BundleSender.send(
+                    directory: outbox.path(of: clipID), clipID: clipID, over: link.bulk,
+                    budget: Int(config.integer("link.payloadPumpBudgetBytes")), tickNs: config.integer("link.pumpTickIntervalNs"))
+                try outbox.remove(clipID)
+                return "\(host):\(port):\(report.remotePath)"
+            } catch let e as LinkError where attempt < Self.reconnects && (e.code == .closed || e.code == .io) {
+                attempt += 1
+                link.close(reason: "reconnecting after: \(e.reason)")
+                self.link = nil
+                guard let settings else { throw e }
+                let fresh = try DeviceLink(settings)  // connects with backoff
+                try fresh.start()
+                self.link = fresh
+            }
+        }
     }
 
     public func finish() throws { link?.close(reason: "session ended") }

@@ -20,11 +20,11 @@ struct HostToolTests {
     }
 
     /// Starts ppc-host on a free port. The device reaches it by connecting with backoff, so nothing waits on its output.
-    static func startHost(library: String, policy: String = "any", port: Int? = nil) throws -> (Process, Int) {
+    static func startHost(library: String, policy: String = "any", port: Int? = nil, extra: [String] = []) throws -> (Process, Int) {
         let port = port ?? freePort()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
-        p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy]
+        p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy] + extra
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -161,5 +161,23 @@ extension HostToolTests {
         #expect(((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.isEmpty == true)
         let again = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:\(port)"])
         #expect(again.status == 0 && again.stdout.contains("nothing owed"))
+    }
+}
+
+extension HostToolTests {
+    @Test func aLinkCutMidTransferIsReconnectedAndTheTransferResumes() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let (host, port) = try Self.startHost(library: tmp.sub("library"), extra: ["--cut-bulk-after-chunks", "1"])
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-r"])
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
+        for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
+            #expect(FileManager.default.contents(atPath: "\(out)/clips/tohost-001/\(name)") == FileManager.default.contents(atPath: tmp.sub("library/dev-r/tohost-001/\(name)")), "\(name)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
     }
 }

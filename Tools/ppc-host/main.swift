@@ -12,6 +12,7 @@ let root = Command(
         .value("listen", "host:port", help: "Where to listen (default 127.0.0.1:7600; port 0 picks one and prints it)."),
         .value("library", "dir", help: "Where clips are stored (default ./library)."),
         .value("ingest-policy", "name", help: "pinpoint-studio (≥1080 lines, ≥120 fps; default) or any."),
+        .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
     ],
     run: { inv in
         let listen = inv.value("listen") ?? "127.0.0.1:7600"
@@ -31,6 +32,11 @@ let root = Command(
             throw CommandFailure.failure("\(error)")
         }
         server.onLog = { Terminal.out("ppc-host: \($0)") }
+        if let n = try inv.parsed("cut-bulk-after-chunks", as: Int.self) {
+            guard n > 0 else { throw CommandFailure.usage("--cut-bulk-after-chunks must be positive") }
+            server.stopBulkAfterChunks = n
+            Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
+        }
         Terminal.out("ppc-host: listening on \(parts[0]):\(server.port), policy \(policy.name), library \(library)")
         server.run()
         return .success
