@@ -62,8 +62,10 @@ public struct ClockEstimator: Sendable {
     public var relation: ClockRelation? {
         guard let best = samples.min(by: { $0.delayNs < $1.delayNs }) else { return nil }
         let minDelay = best.delayNs
-        // Low-delay samples only: within twice the best delay (plus 20 µs of scheduling slack).
-        let good = samples.filter { $0.delayNs <= 2 * minDelay + 20_000 }
+        // Low-delay samples only: the faster half (they carry the least path asymmetry), so one exceptionally fast
+        // exchange cannot leave too few samples, all from one moment, to fit a slope through.
+        let medianDelay = samples.map(\.delayNs).sorted()[samples.count / 2]
+        let good = samples.filter { $0.delayNs <= medianDelay }
         let span = (good.map(\.deviceMidNs).max() ?? 0) - (good.map(\.deviceMidNs).min() ?? 0)
         guard good.count >= 8, span >= Self.minimumSkewSpanNs else {
             return ClockRelation(
