@@ -26,7 +26,8 @@ public struct ClockRelation: Sendable, Equatable {
     public var offsetNs: Int64
     /// Parts per million the device clock runs slow relative to the host (positive: host gains).
     public var skewPpm: Double
-    /// An honest bound on the offset error: half the smallest delay seen (the worst asymmetry that delay allows).
+    /// An honest bound on the offset error: half the largest delay among the exchanges the offset rests on (the worst
+    /// path asymmetry those delays allow) — the best exchange's after a burst, the median's once a line is fitted.
     public var uncertaintyNs: Int64
     public var samples: Int
     /// The device time `offsetNs` is stated at.
@@ -87,8 +88,10 @@ public struct ClockEstimator: Sendable {
         // State the offset at the newest good sample's time.
         let ref = good.last!.deviceMidNs
         let offset = my + slope * (Double(ref) - x0 - mx)
+        // Each fitted offset is off by at most half its own delay; the fit uses delays up to the median, so half the
+        // median is the bound it can honestly state.
         return ClockRelation(
-            offsetNs: Int64(offset.rounded()), skewPpm: slope * 1e6, uncertaintyNs: minDelay / 2, samples: samples.count,
+            offsetNs: Int64(offset.rounded()), skewPpm: slope * 1e6, uncertaintyNs: medianDelay / 2, samples: samples.count,
             referenceDeviceNs: ref, skewKnown: true)
     }
 }

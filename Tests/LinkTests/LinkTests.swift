@@ -55,7 +55,7 @@ struct WireTests {
 struct ClockTests {
     @Test func recoversAnInjectedOffsetAndSkewWithAnHonestBound() {
         var est = ClockEstimator()
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededGenerator(state: 42)  // deterministic: the same delays every run
         let trueOffset: Int64 = 5_000_000  // host − device, ns
         let skew = 20e-6  // host gains 20 µs per s
         var device: Int64 = 1_000_000_000
@@ -198,4 +198,16 @@ struct TransferTests {
 
 extension LinkMessage: CustomTestStringConvertible {
     public var testDescription: String { name }
+}
+
+/// SplitMix64, so a test's random delays repeat exactly.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
