@@ -44,6 +44,8 @@ public final class HostServer: @unchecked Sendable {
     let state = Mutex<(devices: [String: Device], log: [String])>(([:], []))
     /// Tests: cut every bulk connection after this many chunks.
     public var stopBulkAfterChunks: Int?
+    /// A control channel silent this long is a dead peer and is closed (three missed heartbeats at link.heartbeatHz).
+    public var deadPeerTimeoutNs: Int64 = 3_000_000_000
     /// Called with each log line as it happens (ppc-host prints them).
     public var onLog: (@Sendable (String) -> Void)?
 
@@ -117,7 +119,9 @@ public final class HostServer: @unchecked Sendable {
     func control(_ c: Connection, device: String) throws(LinkError) {
         while true {
             let m: LinkMessage
-            do { m = try c.receive() } catch where error.code == .closed { return }
+            do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch where error.code == .closed { return } catch where error.code == .deadPeer {
+                throw LinkError(.deadPeer, "dead peer: \(device) sent nothing for \(deadPeerTimeoutNs / 1_000_000) ms (three heartbeats)")
+            }
             let now = monotonicNowNs()
             state.withLock { $0.devices[device]?.lastSeenNs = now }
             switch m {

@@ -183,6 +183,28 @@ struct TransferTests {
         #expect(server.log.contains { $0.contains("unknown message type 99") })
     }
 
+    @Test func theHostClosesADeviceThatFallsSilentForThreeHeartbeats() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+        server.deadPeerTimeoutNs = 150_000_000
+        Self.start(server)
+        defer { server.stop() }
+        let c = try Connection.connect(host: "127.0.0.1", port: server.port, channel: .control)
+        try c.send(.hello(protocolVersion: 1, deviceID: "silent", channel: .control, captureProfile: "640x360@120 h264"))
+        guard case .helloAck(true, _, _) = try c.receive(timeoutNs: 5_000_000_000) else {
+            Issue.record("not accepted")
+            return
+        }
+        // Send nothing: the host must close the link (the receive returns when it does, not after a guessed time).
+        do {
+            _ = try c.receive()
+            Issue.record("the host sent something instead of closing")
+        } catch {
+            #expect(error.code == .closed)
+        }
+        #expect(server.log.contains { $0.contains("dead peer: silent sent nothing for 150 ms") })
+    }
+
     @Test func aBrokenControlChannelDropsTheLinkWithAReason() throws {
         let tmp = TemporaryDirectory("ppc-link")
         let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
