@@ -120,7 +120,7 @@ let package = Package(
         // MARK: - Plugins
 
         /** Synthetic video, audio and IMU sources drawn from one known swing script: the built-in test session. */
-        .target(name: "Synthetic", dependencies: ["Pipeline", "Config"], path: "Plugins/Synthetic"),
+        .target(name: "Synthetic", dependencies: ["Pipeline", "Config", "Syscall"], path: "Plugins/Synthetic"),
         .testTarget(name: "SyntheticTests", dependencies: ["Synthetic"], path: "Tests/SyntheticTests"),
 
         // MARK: - Test support and Specs

@@ -11,17 +11,6 @@ import Testing
 /// fragment (in 16 chunks) when the kill lands: the kill falls mid-write, mid-commit or mid-recycle as it happens.
 @Suite("CrashSafety")
 struct CrashSafety {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Starts the writer, reads `lines` of its output, kills it; returns the last sequence it reported durable.
     static func killAfter(lines: Int, dir: String, durability: String) throws -> UInt64? {
         let p = Process()
@@ -59,7 +48,7 @@ struct CrashSafety {
     @Test func killedAtRandomPointsManyTimes() throws {
         let tmp = TemporaryDirectory()
         let seed = UInt64(ProcessInfo.processInfo.environment["PPC_SPEC_SEED"] ?? "") ?? 20_261_130
-        var rng = Generator(state: seed)
+        var rng = SeededGenerator(state: seed)
         var highest: UInt64 = 0
         let rounds = 40
         for round in 0..<rounds {

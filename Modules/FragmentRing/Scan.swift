@@ -22,7 +22,6 @@ public struct RingScan: Sendable {
     public var tornTailBytes: Int64
     /// Records in the middle of the log whose own checksum failed.
     public var damagedRecords: Int
-    let validLogLength: Int64
 
     public var problems: [String] {
         rejected.map { "\($0.file): \($0.reason)" }
@@ -149,6 +148,6 @@ extension FragmentRing {
         return RingScan(
             fragments: live, pins: pins.values.sorted { $0.id < $1.id }, generation: generation, highestSequence: highest,
             recycledThrough: recycledThrough, rejected: rejected, tornTailBytes: tornBytes,
-            damagedRecords: damaged, validLogLength: validLength)
+            damagedRecords: damaged)
     }
 }

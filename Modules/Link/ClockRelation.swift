@@ -1,3 +1,5 @@
+import Syscall
+
 /// One sync exchange: the device sends at t1 (device clock), the host receives at t2 and replies at t3 (host clock),
 /// the device receives at t4. All ns.
 public struct SyncSample: Sendable, Equatable {
@@ -93,5 +95,24 @@ public struct ClockEstimator: Sendable {
         return ClockRelation(
             offsetNs: Int64(offset.rounded()), skewPpm: slope * 1e6, uncertaintyNs: medianDelay / 2, samples: samples.count,
             referenceDeviceNs: ref, skewKnown: true)
+    }
+}
+
+/// A clock that reads CLOCK_MONOTONIC plus an injected error — `offset + skew × elapsed` — so tests and benchmarks know
+/// the truth a clock estimate should find. With no error it is the capture clock itself.
+public struct InjectedClock: Sendable {
+    public let offsetNs: Int64
+    public let skewPpm: Double
+    public let startNs: Int64
+
+    public init(offsetNs: Int64 = 0, skewPpm: Double = 0, startNs: Int64 = monotonicNowNs()) {
+        self.offsetNs = offsetNs
+        self.skewPpm = skewPpm
+        self.startNs = startNs
+    }
+
+    public func now() -> Int64 {
+        let t = monotonicNowNs()
+        return t + offsetNs + Int64(skewPpm * 1e-6 * Double(t - startNs))
     }
 }

@@ -24,9 +24,7 @@ public final class Connection: @unchecked Sendable {
             do {
                 return try connect(host: host, port: port, channel: channel)
             } catch where attempt < attempts && error.reason.contains("refused") {
-                var ts = timespec(tv_sec: Int(delayNs / 1_000_000_000), tv_nsec: Int(delayNs % 1_000_000_000))
-                var left = timespec()
-                while nanosleep(&ts, &left) != 0 && errno == EINTR { ts = left }
+                sleepNs(delayNs)
                 delayNs *= 2
             }
         }

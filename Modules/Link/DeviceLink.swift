@@ -57,13 +57,14 @@ public final class DeviceLink: @unchecked Sendable {
     var statusValue = Status.connecting
     var estimator = ClockEstimator()
     var stopping = false
-    let startNs = monotonicNowNs()
     var beat: UInt64 = 0
     let group = DispatchGroup()
+    let clock: InjectedClock
 
     /// Connects both channels and says hello; throws `refused` (with the host's policy and reason) if turned away.
     public init(_ settings: Settings) throws(LinkError) {
         self.settings = settings
+        clock = InjectedClock(offsetNs: settings.clockOffsetNs, skewPpm: settings.clockSkewPpm)
         control = try Connection.connect(host: settings.host, port: settings.port, channel: .control, attempts: 6)
         policy = try Self.hello(control, settings, .control)
         bulk = try Connection.connect(host: settings.host, port: settings.port, channel: .bulk, attempts: 6)
@@ -80,10 +81,7 @@ public final class DeviceLink: @unchecked Sendable {
     }
 
     /// This device's capture clock (with any injected error).
-    public func deviceNow() -> Int64 {
-        let now = monotonicNowNs()
-        return now + settings.clockOffsetNs + Int64(settings.clockSkewPpm * 1e-6 * Double(now - startNs))
-    }
+    public func deviceNow() -> Int64 { clock.now() }
 
     public var status: Status {
         state.lock()
@@ -152,9 +150,7 @@ public final class DeviceLink: @unchecked Sendable {
                     }
                     // Pace the heartbeat: wait out the rest of the interval (this is the heartbeat's clock, not a
                     // synchronisation).
-                    var ts = timespec(tv_sec: Int(settings.heartbeatIntervalNs / 1_000_000_000), tv_nsec: Int(settings.heartbeatIntervalNs % 1_000_000_000))
-                    var left = timespec()
-                    while nanosleep(&ts, &left) != 0 && errno == EINTR { ts = left }
+                    sleepNs(settings.heartbeatIntervalNs)
                 } catch {
                     state.lock()
                     let stop = stopping

@@ -247,9 +247,7 @@ public enum BundleSender {
                 if sentThisTick + payload.count > budget {
                     let wait = tickStart + tickNs - monotonicNowNs()
                     if wait > 0 {
-                        var ts = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
-                        var left = timespec()
-                        while nanosleep(&ts, &left) != 0 && errno == EINTR { ts = left }
+                        sleepNs(wait)
                     }
                     tickStart = monotonicNowNs()
                     sentThisTick = 0

@@ -1,7 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 import Pipeline
+import Syscall
 
 /// `synthetic.video`: NV12 frames of any size and rate showing a club shaft whose angle per frame is known from the
 /// ``SwingScript``, a ball that leaves at each impact, and a ``FrameCounter`` bar code of the frame index.
@@ -129,13 +128,9 @@ public final class SyntheticVideoSource: VideoSource {
     }
 
     func waitUntil(_ t: Int64) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nowNs = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-        if paceOriginNs == 0 { paceOriginNs = nowNs - (t - startNs) }
+        let now = monotonicNowNs()
+        if paceOriginNs == 0 { paceOriginNs = now - (t - startNs) }
         let due = paceOriginNs + (t - startNs)
-        guard due > nowNs else { return }
-        var ts = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+        if due > now { sleepUntilNs(due) }
     }
 }

@@ -92,22 +92,8 @@ struct MediaSourceTests {
         #expect(error?.path == path)
     }
 
-    /// A free UDP port on loopback (asked of the kernel; released before ffmpeg and the reader use it).
-    static func freeUDPPort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
-
     @Test func aNetworkStreamOverUDPLoopback() throws {
-        let port = Self.freeUDPPort()
+        let port = freeLoopbackPort(SOCK_DGRAM)
         let sender = Process()
         sender.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         sender.arguments = [

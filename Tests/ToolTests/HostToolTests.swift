@@ -6,22 +6,9 @@ import Testing
 /// ppc-host and a device (`ppc-tool run` with a network sink), as two processes on loopback.
 @Suite("ppc-host: clips from a device arrive byte-identical and confirmed", .serialized)
 struct HostToolTests {
-    /// A free TCP port on loopback, asked of the kernel.
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
-
     /// Starts ppc-host on a free port. The device reaches it by connecting with backoff, so nothing waits on its output.
     static func startHost(library: String, policy: String = "any", port: Int? = nil, extra: [String] = []) throws -> (Process, Int) {
-        let port = port ?? freePort()
+        let port = port ?? freeLoopbackPort(SOCK_STREAM)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
         p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy] + extra
@@ -135,7 +122,7 @@ final class ResultBox: @unchecked Sendable {
 extension HostToolTests {
     @Test func aHostThatIsDownNeverStopsCaptureAndTheClipIsDeliveredLaterExactlyOnce() throws {
         let tmp = TemporaryDirectory("ppc-host")
-        let port = Self.freePort()  // nothing listens here yet
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
         #expect(r.status == 1)  // the clip was not confirmed by the host

@@ -34,9 +34,7 @@ enum BenchLink {
             _ = try c.receive(timeoutNs: 5_000_000_000)
             out.append(monotonicNowNs() - t0)
             if gapNs > 0 {
-                var ts = timespec(tv_sec: 0, tv_nsec: Int(gapNs))
-                var left = timespec()
-                while nanosleep(&ts, &left) != 0 && errno == EINTR { ts = left }
+                sleepNs(gapNs)
             }
         }
         try? c.send(.bye(reason: "bench"))
@@ -136,9 +134,7 @@ enum BenchLink {
             let gap = Int64(skewSeconds * 1e9) / Int64(probes)
             for _ in 0..<probes {
                 try link.probe()
-                var ts = timespec(tv_sec: Int(gap / 1_000_000_000), tv_nsec: Int(gap % 1_000_000_000))
-                var left = timespec()
-                while nanosleep(&ts, &left) != 0 && errno == EINTR { ts = left }
+                sleepNs(gap)
             }
             if let r = link.relation, r.skewKnown { skewError = abs(r.skewPpm + 20) }
             link.close(reason: "bench")

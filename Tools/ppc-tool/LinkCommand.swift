@@ -2,6 +2,7 @@ import CLI
 import Config
 import Foundation
 import Link
+import Syscall
 
 /// `ppc-tool link probe HOST:PORT`: measures this machine's clock against a ppc-host.
 enum LinkCommand {
@@ -41,22 +42,20 @@ enum LinkCommand {
         let seconds = try inv.parsed("seconds", as: Double.self) ?? 0
         let gapNs = Int64(seconds * 1e9) / Int64(max(1, probes))
         var estimator = ClockEstimator()
-        let start = monotonicClock()
+        let clock = InjectedClock(offsetNs: settings.clockOffsetNs, skewPpm: settings.clockSkewPpm)
         var rtts: [Int64] = []
         for seq in 0..<UInt64(max(1, probes)) {
-            let t1 = deviceNow(settings, start)
+            let t1 = clock.now()
             do {
                 try control.send(.syncProbe(sequence: seq, t1: t1))
                 guard case .syncReply(seq, _, let t2, let t3) = try control.receive(timeoutNs: 2_000_000_000) else {
                     throw LinkError(.protocolViolation, "unexpected reply")
                 }
-                let s = SyncSample(t1: t1, t2: t2, t3: t3, t4: deviceNow(settings, start))
+                let s = SyncSample(t1: t1, t2: t2, t3: t3, t4: clock.now())
                 estimator.add(s)
                 rtts.append(s.delayNs)
                 if gapNs > 0 {  // pacing the probes over --seconds, not a synchronisation
-                    var ts = timespec(tv_sec: Int(gapNs / 1_000_000_000), tv_nsec: Int(gapNs % 1_000_000_000))
-                    var left = timespec()
-                    while nanosleep(&ts, &left) != 0 && errno == EINTR { ts = left }
+                    sleepNs(gapNs)
                 }
             } catch { throw CommandFailure.failure("\(target): \(error)") }
         }
@@ -75,16 +74,5 @@ enum LinkCommand {
             Terminal.out("\(target): offset \(r.offsetNs) ns ± \(r.uncertaintyNs) ns, \(skew), rtt min \(rtts.first ?? 0) ns / p50 \(rtts[rtts.count / 2]) ns (\(r.samples) probes, measured)")
         }
         return .success
-    }
-
-    static func monotonicClock() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-
-    static func deviceNow(_ s: DeviceLink.Settings, _ start: Int64) -> Int64 {
-        let now = monotonicClock()
-        return now + s.clockOffsetNs + Int64(s.clockSkewPpm * 1e-6 * Double(now - start))
     }
 }
