@@ -34,6 +34,14 @@ let package = Package(
         /** zstd compression with reused contexts: the only importer of CZstd. */
         .target(name: "Compression", dependencies: ["CZstd"], path: "Modules/Compression"),
 
+        /** The kernel's V4L2 user API (linux/videodev2.h, Debian's linux-libc-dev): ioctl request numbers and struct
+            layouts checked at build time. No pkg-config: part of the kernel headers. Wrapped by V4L2. */
+        .systemLibrary(name: "CV4L2", path: "Modules/CV4L2"),
+        /** V4L2 capture: devices, capability cards, frame-rate-first mode selection, warm-once locks, mmap streaming.
+            The only importer of CV4L2. */
+        .target(name: "V4L2", dependencies: ["CV4L2"], path: "Modules/V4L2"),
+        .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "V4L2Source", "Pipeline", "TestSupport"], path: "Tests/V4L2Tests"),
+
         // MARK: - Syscall
 
         /** glibc's Linux-only calls (mallopt, gettid); part of libc, so no pkg-config and no link line. Wrapped by Syscall. */
@@ -143,6 +151,8 @@ let package = Package(
         .target(name: "Detectors", dependencies: ["Detect", "Pipeline", "Config"], path: "Plugins/Detectors"),
         /** The `network` sink: events on control, clips on bulk to a ppc-host. */
         .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config"], path: "Plugins/NetworkSink"),
+        /** The `v4l2` video source: a camera through Modules/V4L2, NV12 as is or YUYV converted once, losses as interruptions. */
+        .target(name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
         /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
         .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config"], path: "Plugins/ZstdCodec"),
 
@@ -152,7 +162,7 @@ let package = Package(
         .executableTarget(name: "ppc-tool", dependencies: [
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio", "NetworkSink", "Link", "Transfer",
+                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source",
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */

@@ -54,6 +54,8 @@ public final class CaptureSession {
         /// Largest |frame time − (first frame time + index × nominal interval)|, ns: how far the stream's own
         /// timestamps stray from its declared rate on the capture clock.
         public var maxTimestampDeviationNs: Int64 = 0
+        /// Every frame's time was later than the one before it.
+        public var timestampsMonotonic = true
 
         /// Frames encoded per second of wall time.
         public var achievedFramesPerSecond: Double { wallNs > 0 ? Double(framesEncoded) * 1e9 / Double(wallNs) : 0 }
@@ -69,6 +71,9 @@ public final class CaptureSession {
         get { output.onPublish }
         set { output.onPublish = newValue }
     }
+
+    /// Called on the capture thread when the source reports an interruption starting or ending (after the timeline has it).
+    public var onInterruption: ((SourceInterruption) -> Void)?
 
     /// Fragments published and refused so far (read by a progress display; updated once per fragment).
     public var fragmentCounts: (published: Int, refused: Int) { (output.published, output.refused) }
@@ -91,6 +96,19 @@ public final class CaptureSession {
         var encodeTotal: Int64 = 0
         var lastIndex: Int64?
         var firstFrameIndex: Int64?
+        var previousTimeNs: Int64 = .min
+        if let reporting = source as? InterruptionReporting {
+            // Each interruption goes on the timeline twice: when noticed (duration 0, open) and when the stream is
+            // verified again (its duration, flag bit 0 = resumed and verified).
+            let timeline = output.timeline
+            reporting.onInterruption = { [weak self] i in
+                _ = timeline?.append(
+                    timeNs: i.startNs, kind: .interruption, flags: i.verified ? 1 : 0, reference: i.id,
+                    value: i.endNs.map { $0 - i.startNs } ?? 0)
+                self?.onInterruption?(i)
+            }
+        }
+        defer { (source as? InterruptionReporting)?.onInterruption = nil }
         let wallStart = monotonicNowNs()
         while !shouldStop() {
             let buffer = try encoder.nextFrameBuffer()
@@ -100,8 +118,13 @@ public final class CaptureSession {
             // is either encoded or dropped.
             if let d = options.durationNs, info.timeNs - first >= d { break }
             stats.firstFrameNs = first
+            if stats.framesCaptured > 0, info.timeNs <= previousTimeNs { stats.timestampsMonotonic = false }
+            previousTimeNs = info.timeNs
             stats.framesCaptured += 1
-            if let last = lastIndex, info.index > last + 1 { stats.framesMissingAtSource += Int(info.index - last - 1) }
+            if let last = lastIndex, info.index > last + 1 {
+                stats.framesMissingAtSource += Int(info.index - last - 1)
+                _ = output.timeline?.append(timeNs: info.timeNs, kind: .drop, reference: UInt64(last + 1), value: info.index - last - 1)
+            }
             lastIndex = info.index
             let firstIndex = firstFrameIndex ?? info.index
             firstFrameIndex = firstIndex

@@ -88,6 +88,33 @@ public protocol VideoSource: AnyObject {
     func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo?
 }
 
+/// A stretch in which a source gave no frames because its device was lost or stalled, and whether it came back
+/// verified (frames arriving, format unchanged) before the session called itself armed again (seed 001).
+public struct SourceInterruption: Sendable, Equatable {
+    public var id: UInt64
+    /// Capture-clock time the loss was noticed, ns.
+    public var startNs: Int64
+    /// Capture-clock time the stream was verified again, ns; nil while the interruption is open.
+    public var endNs: Int64?
+    /// What happened, in a sentence a person can read (e.g. "device lost (ENODEV)").
+    public var reason: String
+    /// Frames arrived again, with the session's format, after the resume.
+    public var verified: Bool
+
+    public init(id: UInt64, startNs: Int64, endNs: Int64? = nil, reason: String, verified: Bool = false) {
+        self.id = id
+        self.startNs = startNs
+        self.endNs = endNs
+        self.reason = reason
+        self.verified = verified
+    }
+}
+
+/// A source that can lose its device and recover: it says so as it happens, on the thread that reads from it.
+public protocol InterruptionReporting: AnyObject {
+    var onInterruption: ((SourceInterruption) -> Void)? { get set }
+}
+
 /// One encoded fragment as an encoder finished it: its span on the capture clock and what it holds.
 public struct FragmentDescription: Sendable, Equatable {
     /// First frame's capture time, ns.

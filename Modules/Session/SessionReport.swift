@@ -90,6 +90,7 @@ extension SessionRunner {
         let evicted = candidatesEvicted
         let shotList = shots
         let candidateList = candidates
+        let interruptionList = interruptions
         lock.unlock()
         let c = components.config
         let format = components.video.format
@@ -100,7 +101,6 @@ extension SessionRunner {
         let dropped = (stats?.framesDroppedLate ?? 0) + (stats?.framesMissingAtSource ?? 0)
         let achieved = spanNs > 0 ? Double(encoded) * 1e9 / Double(spanNs) : 0
         let snapshot = index.snapshot(startNs: .min, endNs: .max)
-        let interruptions = snapshot.entries(of: .interruption).count
         let thermal = Self.thermalReading()
         let memory = Self.peakResidentBytes()
         var json: [String: Any] = [
@@ -129,7 +129,10 @@ extension SessionRunner {
                 Double(audioDriftMaxNs + (stats?.maxTimestampDeviationNs ?? 0)) / 1e6, "measured",
                 "bound on relative drift: each stream's largest deviation from its own nominal rate on the shared capture clock, summed (audio \(String(format: "%.3f", Double(audioDriftMaxNs) / 1e6)) ms, video \(String(format: "%.3f", Double(stats?.maxTimestampDeviationNs ?? 0) / 1e6)) ms)"),
             "thermalWarnings": figure(0, "measured", "none raised: thermal state is read, not yet acted on (Policy module not built)"),
-            "interruptions": figure(interruptions, "measured"),
+            "interruptions": figure(interruptionList.count, "measured", "device lost or stream stalled; each verified (frames arriving, format unchanged) before armed again"),
+            "interruptionList": interruptionList.map {
+                ["id": $0.id, "startNs": $0.startNs, "endNs": $0.endNs.map { $0 as Any } ?? NSNull(), "reason": $0.reason, "verified": $0.verified] as [String: Any]
+            },
             "thermal": thermal,
             "peakMemoryBytes": memory.map { figure($0, "measured", "VmHWM of this process") } ?? figure(NSNull(), "unavailable"),
             "errors": errorsNow,
@@ -143,6 +146,10 @@ extension SessionRunner {
             "  \(candidateCount) candidates, \(shotList.count) shots, \(clipsNow.count) clips",
         ]
         for clip in clipsNow { lines.append("    \(clip.path)  (t0 \(String(format: "%.3f", Double(clip.t0Ns) / 1e9)) s, \(clip.frames) frames, \(clip.bytes) bytes)") }
+        for i in interruptionList {
+            let span = i.endNs.map { String(format: "%.2f s, then verified", Double($0 - i.startNs) / 1e9) } ?? "not resumed"
+            lines.append("  ⚠ interruption \(i.id): \(i.reason) (\(span))")
+        }
         for e in errorsNow { lines.append("  ⚠ \(e)") }
         return SessionReport(json: json, svg: svg, summary: lines.joined(separator: "\n"), clips: clipsNow, errors: errorsNow)
     }

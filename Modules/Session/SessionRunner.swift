@@ -104,6 +104,8 @@ public final class SessionRunner: @unchecked Sendable {
     var framesEncoded = 0
     var state = "warming"
     var errors: [String] = []
+    /// Every interruption the video source reported, latest state of each (by id).
+    var interruptions: [SourceInterruption] = []
     // Owned by the audio thread:
     var envelope: [(Int64, Float)] = []
     var audioDriftMaxNs: Int64 = 0
@@ -181,7 +183,15 @@ public final class SessionRunner: @unchecked Sendable {
             lock.lock()
             newestFragmentEndNs = max(newestFragmentEndNs, f.endNs)
             framesEncoded += Int(f.frameCount)
-            state = "armed"
+            if !state.hasPrefix("interrupted") { state = "armed" }
+            lock.broadcast()
+            lock.unlock()
+        }
+        session.onInterruption = { [self] i in
+            lock.lock()
+            if let k = interruptions.firstIndex(where: { $0.id == i.id }) { interruptions[k] = i } else { interruptions.append(i) }
+            // Armed again only once the resumed stream is verified (seed 001).
+            state = i.endNs == nil ? "interrupted: \(i.reason)" : "armed"
             lock.broadcast()
             lock.unlock()
         }

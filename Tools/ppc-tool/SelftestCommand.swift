@@ -5,6 +5,7 @@ import Foundation
 import FragmentRing
 import Pipeline
 import Syscall
+import V4L2Source
 
 /// `ppc-tool selftest`: source → encoder → ring for a few seconds with late frames dropped and counted (seed 000
 /// REQ-CAP-3: drops must be visible), reporting requested vs achieved frame rate and encode time per frame — each
@@ -13,7 +14,8 @@ enum SelftestCommand {
     static let command = Command(
         "selftest", abstract: "Can this machine capture this format? Measured, with drops counted.",
         discussion: """
-            SOURCE is synthetic[:WxH@FPS] (default synthetic:1280x720@120), file:PATH or network:URL.
+            SOURCE is synthetic[:WxH@FPS] (default synthetic:1280x720@120), file:PATH, network:URL or
+            v4l2:DEVICE[:WxH@FPS][:input=N] (a camera; without a mode, the one `capture card` says it would choose).
             The run is short: a sustained rate over a long session is not measured by it (seed 000).
             """,
         options: [
@@ -49,8 +51,25 @@ enum SelftestCommand {
         }
         if spec.hasPrefix("file:") { return ("file", ["path": .string(String(spec.dropFirst(5)))]) }
         if spec.hasPrefix("network:") { return ("network", ["url": .string(String(spec.dropFirst(8)))]) }
-        if spec.hasPrefix("v4l2:") { return ("v4l2", ["device": .string(String(spec.dropFirst(5)))]) }
-        throw CommandFailure.usage("--source '\(spec)': expected synthetic[:WxH@FPS], file:PATH, network:URL or v4l2:DEVICE")
+        if spec.hasPrefix("v4l2:") {
+            // v4l2:DEVICE[:WxH@FPS][:input=N]
+            let parts = spec.dropFirst(5).split(separator: ":").map(String.init)
+            guard let device = parts.first, device.hasPrefix("/") else { throw CommandFailure.usage("--source '\(spec)': expected v4l2:/dev/videoN[:WxH@FPS][:input=N]") }
+            var params: [String: JSONValue] = ["device": .string(device)]
+            for p in parts.dropFirst() {
+                if p.hasPrefix("input="), let n = Int(p.dropFirst(6)) {
+                    params["input"] = .number(Double(n), isInteger: true)
+                    continue
+                }
+                let mode = p.split(whereSeparator: { $0 == "x" || $0 == "@" }).compactMap { Double($0) }
+                guard mode.count == 3 else { throw CommandFailure.usage("--source '\(spec)': '\(p)' is neither WIDTHxHEIGHT@FPS nor input=N") }
+                params["width"] = .number(mode[0], isInteger: true)
+                params["height"] = .number(mode[1], isInteger: true)
+                params["fps"] = .number(mode[2], isInteger: mode[2] == mode[2].rounded())
+            }
+            return ("v4l2", params)
+        }
+        throw CommandFailure.usage("--source '\(spec)': expected synthetic[:WxH@FPS], file:PATH, network:URL or v4l2:DEVICE[:WxH@FPS][:input=N]")
     }
 
     static func setup(_ inv: Invocation, seconds: Double) throws -> Setup {
@@ -132,8 +151,25 @@ enum SelftestCommand {
             ? "this CPU sustains \(format) with \(s.describe.components(separatedBy: " → ").last ?? "")"
             : "this CPU cannot sustain \(format): \(stats.framesDroppedLate) of \(offered) frames were late and dropped, \(String(format: "%.1f", achieved)) fps of \(Int(requested)) achieved"
         if !suggestion.isEmpty { result["suggestion"] = suggestion }
+        var cameraLines: [String] = []
+        if let cam = s.source as? V4L2Source {
+            result["camera"] = [
+                "device": cam.stream.path, "mode": "\(cam.stream.mode)", "why": cam.choiceWhy,
+                "rateHonoured": cam.stream.rateHonoured, "interval": "\(cam.stream.interval)",
+                "buffers": cam.stream.buffersGranted, "warm": cam.stream.warmReport,
+                "timestampSource": cam.timestampSource, "corruptFrames": cam.corruptFrames,
+                "exposureOffsetNs": s.config.integer("capture.frameStartToExposureOffsetNs"),
+                "exposureOffsetProvenance": s.config["capture.frameStartToExposureOffsetNs"].map { "\($0.provenance)" } ?? "",
+                "firstFrameNs": stats.firstFrameNs ?? 0, "lastFrameNs": stats.lastFrameNs ?? 0,
+                "timestampsMonotonic": stats.timestampsMonotonic,
+            ] as [String: Any]
+            cameraLines = [
+                "camera \(cam.stream.path): \(cam.stream.mode) — \(cam.choiceWhy)",
+                "  \(cam.stream.buffersGranted) mmap buffers; timestamps: \(cam.timestampSource)\(stats.timestampsMonotonic ? ", monotonic" : ", NOT monotonic")",
+            ] + cam.stream.warmReport.map { "  warm: \($0)" }
+        }
         result["note"] = "measured over \(seconds) s; a sustained rate under load over a long session is not measured here (seed 000: unknown)"
-        try BenchCommand.emit(result, json: inv.flag("json"), lines: [
+        try BenchCommand.emit(result, json: inv.flag("json"), lines: cameraLines + [
             "selftest: \(s.describe) for \(seconds) s",
             "requested \(Int(requested)) fps, achieved \(String(format: "%.1f", achieved)) fps; \(stats.framesEncoded) encoded, \(stats.framesDroppedLate) dropped late, \(stats.framesMissingAtSource) missing at the source",
             "encode per frame: mean \(String(format: "%.2f", stats.encodeMeanNs / 1e6)) ms, p95 \(String(format: "%.2f", Double(stats.encodeP95Ns) / 1e6)) ms (budget \(String(format: "%.2f", 1000 / requested)) ms)",

@@ -11,7 +11,7 @@ let root = Command(
     subcommands: [
         ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RingCommand.command, IndexCommand.command,
         DetectCommand.command, LinkCommand.command, TransferCommand.command,
-        SelftestCommand.command, BenchCommand.command, RunCommand.command,
+        CaptureCommand.command, SelftestCommand.command, BenchCommand.command, RunCommand.command,
     ])
 
 Signals.unblockAll()
