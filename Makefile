@@ -15,10 +15,13 @@ build: deps
 run: build
 	$(BIN)/ppc-tool run Manifests/default.json --out $(OUT)
 
-## make test: the architecture check, then every test target (Specs included).
+## make test: the architecture check, then every test target (Specs included). The V4L2 tests boot a small VM with
+## the kernel's vivid driver and run a statically linked ppc-tool inside it (the VM has no Swift runtime).
+STATIC_TOOL := .build/static/debug/ppc-tool
 test: deps check-architecture
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) build --static-swift-stdlib --product ppc-tool --scratch-path .build/static
+	PPC_STATIC_TOOL=$(CURDIR)/$(STATIC_TOOL) $(SWIFT) test --skip-build
 
 ## make bench: release build, then every benchmark as JSON (figures are measured, with date and machine).
 bench: deps

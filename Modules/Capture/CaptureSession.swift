@@ -75,6 +75,9 @@ public final class CaptureSession {
     /// Called on the capture thread when the source reports an interruption starting or ending (after the timeline has it).
     public var onInterruption: ((SourceInterruption) -> Void)?
 
+    /// The statistics of the last run, also when it ended by the source failing (read them after `run` throws).
+    public private(set) var lastStatistics: Statistics?
+
     /// Fragments published and refused so far (read by a progress display; updated once per fragment).
     public var fragmentCounts: (published: Int, refused: Int) { (output.published, output.refused) }
 
@@ -110,9 +113,17 @@ public final class CaptureSession {
         }
         defer { (source as? InterruptionReporting)?.onInterruption = nil }
         let wallStart = monotonicNowNs()
+        var sourceFailure: (any Error)?
         while !shouldStop() {
             let buffer = try encoder.nextFrameBuffer()
-            guard let info = try source.readFrame(into: buffer) else { break }
+            let read: FrameInfo?
+            do { read = try source.readFrame(into: buffer) } catch {
+                // The source is gone for good (a camera that did not come back): keep what was captured — the open
+                // fragment is flushed into the ring and the statistics kept — then say why the run ended.
+                sourceFailure = error
+                break
+            }
+            guard let info = read else { break }
             let first = stats.firstFrameNs ?? info.timeNs
             // A frame past the session's duration is not part of it: stop before counting it, so every frame counted
             // is either encoded or dropped.
@@ -158,6 +169,8 @@ public final class CaptureSession {
             stats.encodeP95Ns = kept[min(kept.count - 1, kept.count * 95 / 100)]
             stats.encodeMaxNs = kept.last!
         }
+        lastStatistics = stats
+        if let sourceFailure { throw sourceFailure }
         return stats
     }
 }

@@ -201,6 +201,9 @@ public final class SessionRunner: @unchecked Sendable {
             captureStats = stats
             lock.unlock()
         } catch {
+            lock.lock()
+            captureStats = session.lastStatistics  // what was captured before the source failed is kept and counted
+            lock.unlock()
             fail("video", error)
         }
         lock.lock()

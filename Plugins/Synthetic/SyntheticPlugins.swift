@@ -1,5 +1,6 @@
 import Config
 import Pipeline
+import Syscall
 
 /// The synthetic sources' registrations. Each shares `seconds` and `impacts` so one manifest can give all three the
 /// same script; defaults describe a 12 s session with three swings.
@@ -9,12 +10,19 @@ public enum SyntheticPlugins {
     static let sessionParameters: [PluginParameterSpec] = [
         .init("seconds", .number, default: .number(12, isInteger: true), minimum: 0, "Length of the stream, seconds."),
         .init("impacts", .numberArray, default: defaultImpacts, "Impact times, seconds from the start (the truth)."),
-        .init("startNs", .integer, default: .number(0, isInteger: true), minimum: 0,
-              "Capture-clock time of the first frame/sample, ns."),
+        .init("startNs", .integer, default: .number(0, isInteger: true), minimum: -1,
+              "Capture-clock time of the first frame/sample, ns; -1: now on CLOCK_MONOTONIC (to pair with a camera's frames)."),
     ]
 
-    static func script(_ p: PluginParameters) -> SwingScript {
-        SwingScript(impactSeconds: p.numbers("impacts"), startNs: Int64(p.integer("startNs")))
+    /// The stream's start on the capture clock: as given, or (for -1) CLOCK_MONOTONIC now, so a synthetic stream
+    /// lines up with a camera whose frames carry the kernel's monotonic timestamps.
+    static func startNs(_ p: PluginParameters) -> Int64 {
+        let s = Int64(p.integer("startNs"))
+        return s < 0 ? monotonicNowNs() : s
+    }
+
+    static func script(_ p: PluginParameters, startNs: Int64) -> SwingScript {
+        SwingScript(impactSeconds: p.numbers("impacts"), startNs: startNs)
     }
 
     public static let video = PluginFactory(
@@ -36,9 +44,10 @@ public enum SyntheticPlugins {
             guard w % 2 == 0, h % 2 == 0 else {
                 throw RegistryError("synthetic.video: width and height must be even for NV12, found \(w)x\(h)")
             }
+            let start = startNs(p)
             return SyntheticVideoSource(
-                format: VideoFormat(width: w, height: h, framesPerSecond: p.integer("fps")), script: script(p),
-                startNs: Int64(p.integer("startNs")), seconds: p.number("seconds"),
+                format: VideoFormat(width: w, height: h, framesPerSecond: p.integer("fps")), script: script(p, startNs: start),
+                startNs: start, seconds: p.number("seconds"),
                 pace: SyntheticVideoSource.Pace(rawValue: p.string("pace"))!,
                 texture: SyntheticVideoSource.Texture(rawValue: p.string("texture"))!)
         })
@@ -54,8 +63,9 @@ public enum SyntheticPlugins {
                 .init("seed", .integer, default: .number(1, isInteger: true), minimum: 0, "Noise generator seed."),
             ] + sessionParameters),
         make: { p, _ in
-            SyntheticAudioSource(
-                sampleRate: p.integer("sampleRate"), script: script(p), startNs: Int64(p.integer("startNs")),
+            let start = startNs(p)
+            return SyntheticAudioSource(
+                sampleRate: p.integer("sampleRate"), script: script(p, startNs: start), startNs: start,
                 seconds: p.number("seconds"), noiseDbfs: p.number("noiseDbfs"), impactDbfs: p.number("impactDbfs"),
                 seed: UInt64(p.integer("seed")))
         })
@@ -68,8 +78,9 @@ public enum SyntheticPlugins {
                 .init("rateHz", .integer, default: .number(100, isInteger: true), minimum: 1, "Samples per second.")
             ] + sessionParameters),
         make: { p, _ in
-            SyntheticIMUSource(
-                rateHz: p.integer("rateHz"), script: script(p), startNs: Int64(p.integer("startNs")),
+            let start = startNs(p)
+            return SyntheticIMUSource(
+                rateHz: p.integer("rateHz"), script: script(p, startNs: start), startNs: start,
                 seconds: p.number("seconds"))
         })
 
