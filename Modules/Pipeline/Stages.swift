@@ -110,6 +110,12 @@ public struct SourceInterruption: Sendable, Equatable {
     }
 }
 
+/// A source that can say what it is in words a report carries (a camera: its device, mode, why that mode, which
+/// instant its timestamps mark, what warm locked).
+public protocol SourceDetailing: AnyObject {
+    var details: [String: String] { get }
+}
+
 /// A source that can lose its device and recover: it says so as it happens, on the thread that reads from it.
 public protocol InterruptionReporting: AnyObject {
     var onInterruption: ((SourceInterruption) -> Void)? { get set }

@@ -60,6 +60,10 @@ extension SessionRunner {
                 "pixelFormat": format.pixelFormat.rawValue, "codec": window.fragments.first?.info.codec.description ?? "",
                 "videoBitrateBps": figure(c.integer("capture.videoBitrateBps"), c["capture.videoBitrateBps"]!.provenance.mark.rawValue),
                 "fragmentSeconds": figure(c.real("capture.fragmentSeconds"), c["capture.fragmentSeconds"]!.provenance.mark.rawValue),
+                "frameStartToExposureOffsetNs": figure(
+                    c.integer("capture.frameStartToExposureOffsetNs"), c["capture.frameStartToExposureOffsetNs"]!.provenance.mark.rawValue,
+                    "added to every frame time"),
+                "source": (components.video as? SourceDetailing)?.details ?? [:],
             ],
             "candidate": [
                 "id": shot.id, "onsetSample": shot.onsetSample, "impactSample": shot.impactSample, "score": shot.score,
@@ -109,6 +113,7 @@ extension SessionRunner {
             "durationSeconds": figure(Double(wall) / 1e9, "measured", "wall clock"),
             "captureSeconds": figure(Double(spanNs) / 1e9, "measured", "capture clock, first to last frame"),
             "format": "\(format)",
+            "videoSource": (components.video as? SourceDetailing)?.details ?? [:],
             "framesCaptured": figure(captured, "measured"),
             "framesEncoded": figure(encoded, "measured"),
             "framesDropped": figure(dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),

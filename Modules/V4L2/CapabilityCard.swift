@@ -129,6 +129,8 @@ public struct CapabilityCard: Sendable {
     public let unusableFormats: [String]
     /// The controls the device has (names), for the card.
     public let controls: [V4L2Control]
+    /// What could not be read, and why (e.g. inputs not visited because another program is streaming).
+    public let notes: [String]
 
     /// Reads the card. Visits each input (and puts the device back on the one it was on).
     public static func read(_ device: V4L2Device) throws(V4L2Error) -> CapabilityCard {
@@ -137,8 +139,17 @@ public struct CapabilityCard: Sendable {
         let original = try device.currentInput()
         var modes: [CaptureMode] = []
         var unusable: Set<String> = []
+        var notes: [String] = []
         for input in inputs.isEmpty ? [V4L2Input(index: 0, name: "default", signalTimed: false, status: 0)] : inputs {
-            if !inputs.isEmpty { try device.selectInput(input.index) }
+            if !inputs.isEmpty && input.index != original {
+                do { try device.selectInput(input.index) } catch where error.kind == .busy {
+                    // Another program is streaming: the input cannot be switched, so only the current one is read.
+                    notes.append("input \(input.index) (\(input.name)) not read: the device is busy streaming in another program")
+                    continue
+                }
+            } else if !inputs.isEmpty {
+                try device.selectInput(input.index)
+            }
             for f in try device.pixelFormats() {
                 if f.fourcc != .nv12 && f.fourcc != .yuyv { unusable.insert("\(f.fourcc) (\(f.description))") }
                 if !input.signalTimed, let sizes = try device.frameSizes(f.fourcc) {
@@ -162,13 +173,17 @@ public struct CapabilityCard: Sendable {
                 }
             }
         }
-        if !inputs.isEmpty { try device.selectInput(original) }
+        if !inputs.isEmpty { try? device.selectInput(original) }
         return CapabilityCard(
             path: device.path, capability: cap, inputs: inputs, modes: modes, unusableFormats: unusable.sorted(),
-            controls: (try? device.controls()) ?? [])
+            controls: (try? device.controls()) ?? [], notes: notes)
     }
 
-    public init(path: String, capability: V4L2Capability, inputs: [V4L2Input], modes: [CaptureMode], unusableFormats: [String], controls: [V4L2Control]) {
+    public init(
+        path: String, capability: V4L2Capability, inputs: [V4L2Input], modes: [CaptureMode], unusableFormats: [String],
+        controls: [V4L2Control], notes: [String] = []
+    ) {
+        self.notes = notes
         self.path = path
         self.capability = capability
         self.inputs = inputs
@@ -191,7 +206,7 @@ public struct CapabilityCard: Sendable {
             "inputs": inputs.map { ["index": $0.index, "name": $0.name, "signalTimed": $0.signalTimed] as [String: Any] },
             "modes": modes.map(mode), "unusableFormats": unusableFormats,
             "controls": controls.map(\.name),
-            "choiceWhy": choice.why,
+            "choiceWhy": choice.why, "notes": notes,
         ]
         if let m = choice.mode { out["choice"] = mode(m) }
         return out
@@ -213,6 +228,7 @@ public struct CapabilityCard: Sendable {
             let shown = unusableFormats.prefix(8).map { String($0.prefix(while: { $0 != " " })) }.joined(separator: ", ")
             out.append("  \(unusableFormats.count) formats ppc does not take (NV12 as is, YUYV converted once): \(shown)\(unusableFormats.count > 8 ? ", …" : "") (--json lists them)")
         }
+        for n in notes { out.append("  ⚠ \(n)") }
         let choice = ModeSelection.choose(modes, constraints)
         if let m = choice.mode { out.append("ppc would choose \(m): \(choice.why)") } else { out.append("ppc cannot capture from it: \(choice.why)") }
         return out

@@ -14,7 +14,7 @@ import V4L2
 /// A lost device (ENODEV) or a stalled stream is an interruption: reported as it starts, the device reopened with the
 /// same mode until it is back or `recoverySeconds` pass, three frames verified to arrive in the session's format, and
 /// only then reported as ended and verified.
-public final class V4L2Source: VideoSource, InterruptionReporting {
+public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetailing {
     public let format: VideoFormat
     public let stream: V4L2Stream
     public let choiceWhy: String
@@ -53,6 +53,16 @@ public final class V4L2Source: VideoSource, InterruptionReporting {
     }
 
     deinit { stream.stop() }
+
+    public var details: [String: String] {
+        [
+            "plugin": "v4l2", "device": stream.path, "mode": "\(stream.mode)", "why": choiceWhy,
+            "frameInterval": "\(stream.interval)\(stream.rateHonoured ? " (pinned and read back)" : " (NOT the rate asked for: not trusted)")",
+            "timestampSource": timestampSource, "buffers": "\(stream.buffersGranted)",
+            "warm": stream.warmReport.joined(separator: "; "),
+            "corruptFrames": "\(corruptFrames)", "verificationFrames": "\(verificationFrames)",
+        ]
+    }
 
     public func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo? {
         while true {

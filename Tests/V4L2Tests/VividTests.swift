@@ -81,6 +81,7 @@ final class VividTests: XCTestCase {
                 $T capture devices --json > /share/devices.json 2> /share/devices.err; echo $? > /share/devices.rc
                 $T capture card /dev/video0 --json > /share/card.json 2> /share/card.err; echo $? > /share/card.rc
                 $T capture card /dev/video9 > /share/missing.out 2>&1; echo $? > /share/missing.rc
+                $T selftest --source v4l2:/dev/video0:333x333@30 --seconds 1 > /share/badmode.out 2>&1; echo $? > /share/badmode.rc
                 $T selftest --source v4l2:/dev/video0:320x180@30 --seconds 3 --json > /share/stream.json 2> /share/stream.err; echo $? > /share/stream.rc
                 v4l2-ctl -d /dev/video0 -c percentage_of_dropped_buffers=50
                 $T selftest --source v4l2:/dev/video0:320x180@30 --seconds 3 --json > /share/drops.json 2> /share/drops.err; echo $? > /share/drops.rc
@@ -88,7 +89,10 @@ final class VividTests: XCTestCase {
                 # A disconnect mid-session: vivid acts unplugged until every handle closes, then is back.
                 $T run /share/camera.json --out /tmp/cam --duration 8 > /share/cam.log 2>&1 &
                 pid=$!
-                sleep 4
+                sleep 2
+                $T selftest --source v4l2:/dev/video0:320x180@30 --seconds 1 > /share/busy.out 2>&1; echo $? > /share/busy.rc
+                $T capture card /dev/video0 > /share/busycard.out 2>&1; echo $? > /share/busycard.rc
+                sleep 1
                 v4l2-ctl -d /dev/video0 -c disconnect=1
                 wait $pid; echo $? > /share/cam.rc
                 cp /tmp/cam/report.json /share/cam.report.json; cp -r /tmp/cam/clips /share/cam-clips
@@ -160,6 +164,17 @@ final class VividTests: XCTestCase {
         let b = try defaultBoot()
         XCTAssertEqual(b.rc("missing"), 1)
         XCTAssertTrue(b.file("missing.out").contains("/dev/video9: open: no such video device"), b.file("missing.out"))
+    }
+
+    func testABusyDeviceAndAModeItDoesNotOfferAreClearErrors() throws {
+        let b = try defaultBoot()
+        XCTAssertNotEqual(b.rc("busy"), 0, b.file("busy.out"))
+        XCTAssertTrue(b.file("busy.out").contains("/dev/video0") && b.file("busy.out").contains("busy"), b.file("busy.out"))
+        // The card of a device another program streams from still reads the input in use, and says what it skipped.
+        XCTAssertEqual(b.rc("busycard"), 0, b.file("busycard.out"))
+        XCTAssertTrue(b.file("busycard.out").contains("not read: the device is busy"), b.file("busycard.out"))
+        XCTAssertNotEqual(b.rc("badmode"), 0)
+        XCTAssertTrue(b.file("badmode.out").contains("no mode matches 333x333 30 fps"), b.file("badmode.out"))
     }
 
     func testSelectionTakesTheHDMIInputAt1080pWhenItIsTheFastestLargest() throws {
