@@ -1,8 +1,8 @@
 import Glibc
 import Syscall
 
-/// One TCP connection carrying framed ``LinkMessage``s. The control channel sets TCP_NODELAY so a 50-byte message is
-/// never held back; the bulk channel caps its unsent bytes (TCP_NOTSENT_LOWAT) so it cannot fill the socket buffers
+/// One TCP connection carrying framed ``LinkMessage``s. Both channels set TCP_NODELAY so a 50-byte message is never
+/// held back; the bulk channel also caps its unsent bytes (TCP_NOTSENT_LOWAT) so it cannot fill the socket buffers
 /// ahead of the network and its writes stay bounded.
 public final class Connection: @unchecked Sendable {
     // @unchecked: the descriptor is immutable; one thread sends and one thread receives (documented on each method).
@@ -49,9 +49,10 @@ public final class Connection: @unchecked Sendable {
 
     public func configure(_ channel: LinkMessage.Channel) {
         var one: Int32 = 1
-        if channel == .control {
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        } else {
+        // Every message leaves in one write, so Nagle only ever delays: a small ack held behind an unacknowledged one
+        // waits out the peer's delayed ACK (40 ms). Off on both channels.
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if channel == .bulk {
             var lowat: Int32 = 128 * 1024
             setsockopt(fd, Int32(IPPROTO_TCP), 25 /* TCP_NOTSENT_LOWAT */, &lowat, socklen_t(MemoryLayout<Int32>.size))
         }
@@ -75,6 +76,100 @@ public final class Connection: @unchecked Sendable {
         if let e = failure { throw LinkError(.io, "send \(m.name) to \(peer): \(String(cString: strerror(e)))") }
     }
 
+    /// Sends a `chunk` frame with its data straight from `data` — header and fields from the stack, then the bytes, in one
+    /// writev — so a chunk's payload is never copied on our side. The frame is the same as `send(.chunk(…))`.
+    public func sendChunk(offset: UInt64, xxh3: UInt64, compressed: Bool, data: UnsafeRawBufferPointer) throws(LinkError) {
+        guard data.count <= LinkMessage.maxChunkBytes else {
+            throw LinkError(.oversize, "chunk of \(data.count) bytes exceeds \(LinkMessage.maxChunkBytes)")
+        }
+        var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))  // 32 bytes of room for the 29-byte prefix
+        let failure: Int32? = withUnsafeMutableBytes(of: &head) { h -> Int32? in
+            h[0] = LinkMessage.version
+            h[1] = 22
+            h[2] = 0
+            h[3] = 0
+            h.storeBytes(of: UInt32(LinkMessage.chunkFieldsSize + data.count).littleEndian, toByteOffset: 4, as: UInt32.self)
+            h.storeBytes(of: offset.littleEndian, toByteOffset: 8, as: UInt64.self)
+            h.storeBytes(of: xxh3.littleEndian, toByteOffset: 16, as: UInt64.self)
+            h[24] = compressed ? 1 : 0
+            h.storeBytes(of: UInt32(data.count).littleEndian, toByteOffset: 25, as: UInt32.self)
+            let total = LinkMessage.headerSize + LinkMessage.chunkFieldsSize + data.count
+            var sent = 0
+            while sent < total {
+                var iov = [iovec](repeating: iovec(), count: 2)
+                let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
+                var n = 0
+                if sent < headLen {
+                    iov[0] = iovec(iov_base: h.baseAddress! + sent, iov_len: headLen - sent)
+                    iov[1] = iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)
+                    n = iov.withUnsafeBufferPointer { Glibc.writev(fd, $0.baseAddress, data.count > 0 ? 2 : 1) }
+                } else {
+                    let at = sent - headLen
+                    n = Glibc.send(fd, data.baseAddress! + at, data.count - at, Int32(MSG_NOSIGNAL))
+                }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                sent += n
+            }
+            return nil
+        }
+        if let e = failure { throw LinkError(.io, "send chunk to \(peer): \(String(cString: strerror(e)))") }
+    }
+
+    /// What `receive(chunkInto:)` got: a chunk whose data is now in the caller's buffer, or any other message.
+    public enum BulkReceipt: Sendable {
+        case chunk(offset: UInt64, xxh3: UInt64, compressed: Bool, count: Int)
+        case message(LinkMessage)
+    }
+
+    /// Receives one message; a chunk's data goes straight into the memory `destination` names for it (a file's mapping,
+    /// a scratch buffer: no allocation, no copy beyond the kernel's), any other message is decoded as `receive()` would.
+    /// `destination` sees the chunk's offset, whether it is compressed and its length before a data byte is read, and
+    /// throws to refuse it. A chunk larger than its destination or than its frame is refused as oversize or malformed.
+    public func receive(
+        chunkInto destination: (_ offset: UInt64, _ compressed: Bool, _ count: Int) throws(LinkError) -> UnsafeMutableRawBufferPointer
+    ) throws(LinkError) -> BulkReceipt {
+        var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
+        return try withUnsafeMutableBytes(of: &head) { (h: UnsafeMutableRawBufferPointer) throws(LinkError) -> BulkReceipt in
+            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: h[0..<LinkMessage.headerSize]))
+            let (type, length) = try LinkMessage.header(Array(h[0..<LinkMessage.headerSize]))
+            guard type == 22 else {
+                return .message(try LinkMessage.decode(type: type, payload: try readExactly(length)))
+            }
+            guard length >= LinkMessage.chunkFieldsSize else { throw LinkError(.malformed, "chunk: truncated payload of \(length) bytes") }
+            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: h[LinkMessage.headerSize..<headLen]))
+            let offset = UInt64(littleEndian: h.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            let sum = UInt64(littleEndian: h.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+            let z = h[24]
+            let n = Int(UInt32(littleEndian: h.loadUnaligned(fromByteOffset: 25, as: UInt32.self)))
+            guard n == length - LinkMessage.chunkFieldsSize else {
+                throw LinkError(.malformed, "chunk: data length \(n) does not match its frame (\(length - LinkMessage.chunkFieldsSize))")
+            }
+            guard n <= LinkMessage.maxChunkBytes else { throw LinkError(.oversize, "chunk of \(n) bytes exceeds \(LinkMessage.maxChunkBytes)") }
+            let buffer = try destination(offset, z == 1, n)
+            guard n <= buffer.count else { throw LinkError(.oversize, "chunk of \(n) bytes exceeds its destination of \(buffer.count)") }
+            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n]))
+            return .chunk(offset: offset, xxh3: sum, compressed: z == 1, count: n)
+        }
+    }
+
+    func readExactly(into out: UnsafeMutableRawBufferPointer) throws(LinkError) {
+        var got = 0
+        let n = out.count
+        while got < n {
+            let r = recv(fd, out.baseAddress! + got, n - got, 0)
+            if r == 0 { throw LinkError(.closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")") }
+            if r < 0 {
+                if errno == EINTR { continue }
+                throw LinkError(.io, "receive from \(peer): \(String(cString: strerror(errno)))")
+            }
+            got += r
+        }
+    }
+
     /// Receives one message (one thread at a time); `timeoutNs` bounds the wait for its first byte.
     public func receive(timeoutNs: Int64? = nil) throws(LinkError) -> LinkMessage {
         if let timeoutNs {
@@ -90,16 +185,11 @@ public final class Connection: @unchecked Sendable {
 
     func readExactly(_ n: Int) throws(LinkError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: n)
-        var got = 0
-        while got < n {
-            let r = out.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, n - got, 0) }
-            if r == 0 { throw LinkError(.closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")") }
-            if r < 0 {
-                if errno == EINTR { continue }
-                throw LinkError(.io, "receive from \(peer): \(String(cString: strerror(errno)))")
-            }
-            got += r
+        var failure: LinkError?
+        out.withUnsafeMutableBytes { b in
+            do { try readExactly(into: b) } catch { failure = (error as Any) as? LinkError ?? LinkError(.io, "\(error)") }
         }
+        if let failure { throw failure }
         return out
     }
 

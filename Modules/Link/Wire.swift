@@ -33,8 +33,10 @@ public enum LinkMessage: Sendable, Equatable {
 
     public static let version: UInt8 = 1
     public static let headerSize = 8
-    /// The largest chunk payload (data plus its fields).
+    /// The largest chunk's data.
     public static let maxChunkBytes = 1 << 20
+    /// A chunk's fields before its data: u64 offset, u64 xxh3, u8 compressed, u32 length.
+    public static let chunkFieldsSize = 21
 
     var type: UInt8 {
         switch self {

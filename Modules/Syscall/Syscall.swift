@@ -253,6 +253,32 @@ public enum MemoryPolicy {
     }
 }
 
+/// A file mapped into memory (MAP_SHARED), unmapped when released. Bytes written through a writable mapping are the
+/// file's page cache: `FileDescriptor.syncData()` makes them durable like any write.
+public final class FileMapping: @unchecked Sendable {
+    // @unchecked: one owner at a time; the memory is the file's.
+    public let bytes: UnsafeMutableRawBufferPointer
+
+    /// Maps the first `length` bytes of `fd` (which must be at least that long). A zero length maps nothing.
+    public init(_ fd: borrowing FileDescriptor, length: Int, writable: Bool) throws(SystemError) {
+        guard length > 0 else {
+            bytes = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        let p = mmap(nil, length, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd.rawValue, 0)
+        guard let p, p != MAP_FAILED else { throw SystemError(errno: errno, operation: "mmap", path: fd.path) }
+        bytes = UnsafeMutableRawBufferPointer(start: p, count: length)
+    }
+
+    /// Writes the mapping's dirty pages to the device and waits (msync MS_SYNC).
+    public func sync() throws(SystemError) {
+        guard let b = bytes.baseAddress else { return }
+        if msync(b, bytes.count, MS_SYNC) != 0 { throw SystemError(errno: errno, operation: "msync") }
+    }
+
+    deinit { if let b = bytes.baseAddress { munmap(b, bytes.count) } }
+}
+
 /// Scheduling priority of the calling thread.
 public enum ThreadPriority {
     /// Raises the calling thread's priority (lower nice value) so capture runs ahead of merge and mint work
@@ -270,7 +296,8 @@ public enum ThreadPriority {
         return "nice \(before) (asked for \(nice): \(reason))"
     }
 
-    /// Lowers the calling thread's priority (mint and merge work yield to capture).
+    /// Lowers the calling thread's priority (mint, merge and bulk-transfer work yield to capture and to control
+    /// messages). Not undone: an unprivileged thread may not raise itself again, so call it on a thread of its own.
     @discardableResult
     public static func lowerCurrent(nice: Int32 = 5) -> String {
         let tid = id_t(ppc_gettid())

@@ -1,5 +1,6 @@
 import Checksum
 import Foundation
+import Syscall
 import TestSupport
 import Testing
 
@@ -151,6 +152,35 @@ struct TransferTests {
         let again = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port))
         #expect(again.chunksSent == 0 && again.remotePath == report.remotePath)
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(library)/bay-3").filter { !$0.hasPrefix(".") } == ["s-001"])
+    }
+
+    @Test func aPartialFileWhoseUnsyncedBytesWereLostResumesFromWhatIsReallyThere() throws {
+        // A power cut after a host acknowledged chunks without fsyncing them: some bytes never reached the disk. The
+        // restarted host re-hashes every logged chunk and commits only up to the first that no longer matches.
+        let tmp = TemporaryDirectory("ppc-link")
+        let files = try Self.bundle(tmp.sub("staged"))
+        let library = tmp.sub("library")
+        let first = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        first.stopBulkAfterChunks = 4
+        Self.start(first)
+        #expect(throws: (any Error).self) {
+            try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(first.port), chunkBytes: 128 * 1024)
+        }
+        first.stop()
+        // Chunks are sent in name order: audio.wav first (compressed), 3 chunks of 128 KiB; then clip.mp4. Lose the
+        // second chunk of audio.wav's bytes, as a power cut would.
+        let partial = "\(library)/bay-3/.partial/s-001/audio.wav"
+        let fd = try FileDescriptor.open(partial, O_RDWR)
+        let zeros = [UInt8](repeating: 0, count: 128 * 1024)
+        try zeros.withUnsafeBytes { try fd.writeAll($0, at: 128 * 1024) }
+        let second = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        Self.start(second)
+        defer { second.stop() }
+        let progress = BundleSender.Progress()
+        let report = try BundleSender.send(
+            directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port), chunkBytes: 128 * 1024, progress: progress)
+        #expect(progress.report.resumedAt["audio.wav"] == 128 * 1024, "only the first chunk still matched its log: \(progress.report.resumedAt)")
+        for (n, b) in files { #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b) }
     }
 
     @Test func theIngestPolicyRefusesByNameAndReasonWithoutItsValuesOnTheWire() throws {

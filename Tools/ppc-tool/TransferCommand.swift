@@ -17,6 +17,7 @@ enum TransferCommand {
                 "drain", abstract: "Send every waiting clip to a host; each leaves the outbox (and its pin is released) when confirmed.",
                 options: [
                     .value("host", "host:port", help: "The ppc-host."), .value("device-id", "id", help: "This device's name (default: the host name)."),
+                    jsonFlag,
                 ],
                 arguments: [Argument("out", help: "A run's output directory.")], run: drain),
         ])
@@ -83,17 +84,31 @@ enum TransferCommand {
                 configuration: .init(capacity: ringSettings(out).capacity, durability: .fsync, fileExtension: ringSettings(out).fileExtension))
             : nil
         var failed = 0
+        var results: [[String: Any]] = []
+        defer { if inv.flag("json") { try? printJSON(results) } }
         for clip in pending {
+            // Each clip's progress is reported whether it arrived or was cut: bytes and chunks sent, where each file resumed.
+            let progress = BundleSender.Progress()
+            func record(_ delivered: Bool, _ error: String?) {
+                var r: [String: Any] = [
+                    "clipId": clip, "delivered": delivered, "bytesSent": progress.report.bytesSent, "chunksSent": progress.report.chunksSent,
+                    "resumedAt": progress.report.resumedAt.mapValues { Int($0) },
+                ]
+                if let error { r["error"] = error }
+                results.append(r)
+            }
             do {
-                let report = try BundleSender.send(directory: outbox.path(of: clip), clipID: clip, over: link.bulk)
+                let report = try BundleSender.send(directory: outbox.path(of: clip), clipID: clip, over: link.bulk, progress: progress)
+                record(true, nil)
                 try outbox.remove(clip)
                 if let pin = held[clip] {
                     try? ring?.unpin(pin)
                     try? FileManager.default.removeItem(atPath: "\(out)/pins/\(clip).json")
                 }
-                Terminal.out("delivered \(clip) → \(target):\(report.remotePath)")
+                if !inv.flag("json") { Terminal.out("delivered \(clip) → \(target):\(report.remotePath)") }
             } catch {
                 failed += 1
+                record(false, "\(error)")
                 Terminal.err("\(clip): not delivered: \(error)")
             }
         }
