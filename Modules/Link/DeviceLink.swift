@@ -5,7 +5,8 @@ import Syscall
 ///
 /// On connect: a burst of `syncBurst` probes, NTP arithmetic, minimum-delay selection, a relation_update. Then a
 /// control thread sends a heartbeat every `heartbeatIntervalNs` and a sync probe every fourth beat, refreshing the
-/// relation; three missed heartbeats make the link `dropped` with the reason. Events (candidate, shot, announce) may be
+/// relation; three missed heartbeats make the link `dropped` with the reason, and so does finding this device was
+/// stopped or suspended for longer than that (a gap in CLOCK_BOOTTIME between beats). Events (candidate, shot, announce) may be
 /// sent from any thread. Tests can inject a clock offset and skew so they know the truth.
 public final class DeviceLink: @unchecked Sendable {
     // @unchecked: connections are immutable; the control connection is received on only by the control thread and sent
@@ -58,8 +59,12 @@ public final class DeviceLink: @unchecked Sendable {
     var estimator = ClockEstimator()
     var stopping = false
     var beat: UInt64 = 0
+    /// CLOCK_BOOTTIME of the last completed exchange with the host (control thread only, or before `start`).
+    var lastExchangeNs = bootNowNs()
     let group = DispatchGroup()
     let clock: InjectedClock
+    /// Called on every status change, with the new status (a sink logs it; a report keeps the history).
+    public var onStatus: (@Sendable (Status) -> Void)?
 
     /// Connects both channels and says hello; throws `refused` (with the host's policy and reason) if turned away.
     public init(_ settings: Settings) throws(LinkError) {
@@ -91,8 +96,11 @@ public final class DeviceLink: @unchecked Sendable {
 
     func set(_ s: Status) {
         state.lock()
+        let changed = statusValue != s
         statusValue = s
+        let notify = onStatus
         state.unlock()
+        if changed { notify?(s) }
     }
 
     /// The clock relation so far (host = device + offset …).
@@ -111,6 +119,7 @@ public final class DeviceLink: @unchecked Sendable {
             throw LinkError(.protocolViolation, "expected sync_reply \(beat)")
         }
         let t4 = deviceNow()
+        lastExchangeNs = bootNowNs()
         state.lock()
         estimator.add(SyncSample(t1: t1, t2: t2, t3: t3, t4: t4))
         state.unlock()
@@ -136,6 +145,16 @@ public final class DeviceLink: @unchecked Sendable {
                 let stop = stopping
                 state.unlock()
                 if stop { return }
+                // Silent for more than three intervals since the last exchange — the host's own limit — means this
+                // process was stopped (SIGSTOP) or the machine slept (CLOCK_BOOTTIME counts both): the host has dropped
+                // us by now, so the link is dropped here too, and said so — never claimed up on return.
+                if let why = suspended(silentFor: bootNowNs() - lastExchangeNs) {
+                    set(.dropped(why))
+                    control.shutdownNow()
+                    bulk.shutdownNow()
+                    return
+                }
+                let exchangeStartNs = bootNowNs()
                 do {
                     n += 1
                     if n % 4 == 0 {
@@ -148,6 +167,7 @@ public final class DeviceLink: @unchecked Sendable {
                             throw LinkError(.protocolViolation, "expected heartbeat_ack")
                         }
                     }
+                    lastExchangeNs = bootNowNs()
                     // Pace the heartbeat: wait out the rest of the interval (this is the heartbeat's clock, not a
                     // synchronisation).
                     sleepNs(settings.heartbeatIntervalNs)
@@ -156,13 +176,32 @@ public final class DeviceLink: @unchecked Sendable {
                     let stop = stopping
                     state.unlock()
                     if !stop {
+                        // An exchange that failed because this process was stopped meanwhile says that, not "host gone":
+                        // a timed-out wait that lasted two intervals longer than its timeout was a stop; a connection
+                        // the host closed after more than three intervals of our silence was its dead-peer rule.
                         let e = error as? LinkError
-                        set(.dropped(e?.code == .deadPeer ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)"))
+                        let now = bootNowNs()
+                        let why: String? =
+                            e?.code == .deadPeer
+                            ? suspended(silentFor: now - exchangeStartNs - 2 * settings.heartbeatIntervalNs)
+                            : suspended(silentFor: now - lastExchangeNs)
+                        set(.dropped(why ?? (e?.code == .deadPeer ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)")))
+                        control.shutdownNow()
+                        bulk.shutdownNow()
                     }
                     return
                 }
             }
         }.start()
+    }
+
+    /// Why the link cannot be trusted after `silentFor` ns without an exchange (on CLOCK_BOOTTIME, which counts a
+    /// stopped process and a sleeping machine), if that is longer than three heartbeats — the host's dead-peer limit.
+    func suspended(silentFor gap: Int64) -> String? {
+        guard gap > 3 * settings.heartbeatIntervalNs else { return nil }
+        return String(
+            format: "this device was stopped or suspended for %.1f s, longer than three heartbeats; the host has dropped it, so this link is dropped, not resumed",
+            Double(gap) / 1e9)
     }
 
     func sendControl(_ m: LinkMessage) throws(LinkError) {

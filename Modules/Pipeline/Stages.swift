@@ -269,6 +269,11 @@ public protocol EventSink: AnyObject {
     func announce(clipID: String, bytes: UInt64, files: Int)
 }
 
+/// A sink whose state a report should carry: what happened to it, one line per change (a network sink: its link).
+public protocol SinkStatusReporting: AnyObject {
+    var statusHistory: [String] { get }
+}
+
 /// Takes minted clip bundles. A bundle is delivered as a finished directory (clip.mp4, audio.wav, index.bin,
 /// meta.json); `deliver` returns once the sink holds it durably — that confirmation releases the clip's fragments.
 public protocol ClipSink: AnyObject {

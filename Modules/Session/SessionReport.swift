@@ -141,6 +141,7 @@ extension SessionRunner {
             "thermal": thermal,
             "peakMemoryBytes": memory.map { figure($0, "measured", "VmHWM of this process") } ?? figure(NSNull(), "unavailable"),
             "errors": errorsNow,
+            "sinkStatus": components.sinks.compactMap { $0 as? SinkStatusReporting }.flatMap(\.statusHistory),
         ]
         json["candidateList"] = candidateList.map { ["id": $0.id, "t0Ns": $0.t0Ns, "onsetSample": $0.onsetSample, "score": $0.score] as [String: Any] }
         let svg = timelineSVG(snapshot: snapshot, shots: shotList, clips: clipsNow, candidates: candidateList)
@@ -156,6 +157,7 @@ extension SessionRunner {
             lines.append("  ⚠ interruption \(i.id): \(i.reason) (\(span))")
         }
         for e in errorsNow { lines.append("  ⚠ \(e)") }
+        for s in components.sinks.compactMap({ $0 as? SinkStatusReporting }).flatMap(\.statusHistory) { lines.append("  link: \(s)") }
         return SessionReport(json: json, svg: svg, summary: lines.joined(separator: "\n"), clips: clipsNow, errors: errorsNow)
     }
 

@@ -235,6 +235,14 @@ public func sleepUntilNs(_ deadlineNs: Int64) {
 
 /// Nanoseconds on CLOCK_MONOTONIC: the capture clock.
 @inlinable
+/// CLOCK_BOOTTIME now, ns: like CLOCK_MONOTONIC but it also counts time the machine spent suspended, so a gap in it
+/// shows a process that was stopped (SIGSTOP) or a machine that slept.
+public func bootNowNs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_BOOTTIME, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
 public func monotonicNowNs() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)

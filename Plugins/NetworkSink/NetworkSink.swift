@@ -7,7 +7,7 @@ import Transfer
 /// `network`: candidates, shots and announces on the control channel; clips on the bulk channel, one at a time,
 /// resumable, each confirmed by the host (verified whole) before `deliver` returns — so the clip's fragments stay pinned
 /// on the device until the host holds it.
-public final class NetworkSink: ClipSink, EventSink {
+public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting {
     let host: String
     let port: Int
     let config: Configuration
@@ -21,6 +21,35 @@ public final class NetworkSink: ClipSink, EventSink {
     static let reconnects = 5
     /// Why the host could not be reached at open, if it could not (capture goes on; clips wait in the outbox).
     public private(set) var unreachable: String?
+    let history = History()
+
+    /// The link's state changes, each with the wall time it happened; also written to stderr as they happen.
+    final class History: @unchecked Sendable {
+        // @unchecked: under `lock`.
+        let lock = NSLock()
+        var lines: [String] = []
+        func add(_ line: String) {
+            lock.lock()
+            lines.append(line)
+            lock.unlock()
+            FileHandle.standardError.write(Data("network sink: \(line)\n".utf8))
+        }
+    }
+
+    public var statusHistory: [String] {
+        history.lock.lock()
+        defer { history.lock.unlock() }
+        return history.lines
+    }
+
+    /// Makes a link and records its state changes.
+    func connect(_ settings: DeviceLink.Settings) throws -> DeviceLink {
+        let link = try DeviceLink(settings)
+        let history = history
+        link.onStatus = { history.add("\(ISO8601DateFormatter().string(from: Date())) \($0.sentence)") }
+        try link.start()
+        return link
+    }
 
     public init(host: String, port: Int, config: Configuration) {
         self.host = host
@@ -39,25 +68,47 @@ public final class NetworkSink: ClipSink, EventSink {
         self.settings = settings
         // A host that is down never stops capture: the clips wait in the outbox.
         do {
-            let link = try DeviceLink(settings)
-            try link.start()
+            let link = try connect(settings)
             self.link = link
             // Clips an earlier session could not deliver go first, in order.
             for clip in outbox!.pending { _ = try? send(clip) }
         } catch {
             unreachable = "\(host):\(port): \(error)"
+            history.add("host unreachable: \(unreachable!)")
         }
     }
 
-    public func candidate(_ c: DetectedImpact) { try? link?.send(event: .candidate(id: c.id, t0Ns: c.t0Ns, score: c.score)) }
-    public func shot(_ c: DetectedImpact) { try? link?.send(event: .shot(id: c.id, t0Ns: c.t0Ns)) }
+    public func candidate(_ c: DetectedImpact) { event(.candidate(id: c.id, t0Ns: c.t0Ns, score: c.score)) }
+    public func shot(_ c: DetectedImpact) { event(.shot(id: c.id, t0Ns: c.t0Ns)) }
     public func announce(clipID: String, bytes: UInt64, files: Int) {
-        try? link?.send(event: .announce(clipID: clipID, totalBytes: bytes, files: UInt16(clamping: files)))
+        event(.announce(clipID: clipID, totalBytes: bytes, files: UInt16(clamping: files)))
+    }
+
+    /// Events are sent at once on the control channel, from the detecting thread, so they never wait for a reconnect;
+    /// one that cannot cross (no link, or a dropped one) is said in the history, not lost silently — its clip carries
+    /// the same facts in meta.json.
+    func event(_ m: LinkMessage) {
+        guard let link else {
+            history.add("\(m.name) not sent: no link to the host")
+            return
+        }
+        if case .dropped = link.status {
+            history.add("\(m.name) not sent: \(link.status.sentence) (the clip's meta.json carries it)")
+            return
+        }
+        do { try link.send(event: m) } catch { history.add("\(m.name) not sent: \(error)") }
     }
 
     public func deliver(staged: String, clipID: String) throws -> String {
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
         _ = try outbox.enqueue(staged: staged, clipID: clipID)
+        if link == nil, let settings {
+            // Unreachable at open, or lost since: one more attempt (with backoff) before the clip waits in the outbox.
+            if let fresh = try? connect(settings) {
+                link = fresh
+                unreachable = nil
+            }
+        }
         guard link != nil else {
             throw LinkError(.closed, "host unreachable (\(unreachable ?? "no link")); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
         }
@@ -70,7 +121,15 @@ public final class NetworkSink: ClipSink, EventSink {
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
         var attempt = 0
         while true {
-            guard let link else { throw LinkError(.closed, "no link to the host") }
+            guard var link else { throw LinkError(.closed, "no link to the host") }
+            if case .dropped(let why) = link.status, let settings, attempt < Self.reconnects {
+                // Dropped while idle (the host went away, or this device was suspended): a new link, said so.
+                attempt += 1
+                link.close(reason: "reconnecting after: \(why)")
+                self.link = nil
+                link = try connect(settings)
+                self.link = link
+            }
             do {
                 let report = try BundleSender.send(
                     directory: outbox.path(of: clipID), clipID: clipID, over: link.bulk,
@@ -82,8 +141,7 @@ public final class NetworkSink: ClipSink, EventSink {
                 link.close(reason: "reconnecting after: \(e.reason)")
                 self.link = nil
                 guard let settings else { throw e }
-                let fresh = try DeviceLink(settings)  // connects with backoff
-                try fresh.start()
+                let fresh = try connect(settings)  // connects with backoff
                 self.link = fresh
             }
         }

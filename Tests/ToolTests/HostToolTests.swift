@@ -168,3 +168,104 @@ extension HostToolTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
     }
 }
+
+/// Lines a process writes to a pipe, collected as they arrive, so a test can wait for one (an observed event, not a
+/// guessed delay).
+final class LineReader: @unchecked Sendable {
+    // @unchecked: `lines` under `lock`.
+    let lock = NSCondition()
+    var lines: [String] = []
+
+    init(_ handle: FileHandle) {
+        Thread { [self] in
+            var pending = Data()
+            while true {
+                let d = handle.availableData
+                if d.isEmpty { break }
+                pending += d
+                while let nl = pending.firstIndex(of: 10) {
+                    let line = String(decoding: pending[pending.startIndex..<nl], as: UTF8.self)
+                    pending = pending[(nl + 1)...]
+                    lock.lock()
+                    lines.append(line)
+                    lock.broadcast()
+                    lock.unlock()
+                }
+            }
+        }.start()
+    }
+
+    /// Waits (up to 30 s) for a line containing `text`; returns whether it came.
+    func await(_ text: String) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        lock.lock()
+        defer { lock.unlock() }
+        while !lines.contains(where: { $0.contains(text) }) {
+            if !lock.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// A running ppc-host with its log collected.
+final class HostLog {
+    let process = Process()
+    let log: LineReader
+
+    init(library: String, port: Int) throws {
+        process.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
+        process.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        log = LineReader(pipe.fileHandleForReading)
+    }
+
+    func await(_ text: String) -> Bool { log.await(text) }
+
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+extension HostToolTests {
+    @Test func aDeviceStoppedLongerThanThreeHeartbeatsDropsItsLinkSaysSoAndStillDelivers() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)
+        let host = try HostLog(library: tmp.sub("library"), port: port)
+        defer { host.stop() }
+        #expect(host.await("listening on"))
+        let device = Process()
+        device.executableURL = URL(fileURLWithPath: ToolRunner.executable())
+        device.arguments = ["run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)", "--device-id", "dev-s"]
+        let out = Pipe()
+        let err = Pipe()
+        device.standardOutput = out
+        device.standardError = err
+        try device.run()
+        let deviceLog = LineReader(err.fileHandleForReading)
+        #expect(deviceLog.await("linked: events cross at once"))
+        kill(device.processIdentifier, SIGSTOP)
+        // The host notices the silence (three of its own heartbeat intervals) and drops the device…
+        let dropped = host.await("sent nothing for")
+        kill(device.processIdentifier, SIGCONT)
+        #expect(dropped)
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        device.waitUntilExit()
+        let stderr = deviceLog.text
+        // …and the device, on waking, says it was stopped rather than claiming the link is up; a new link delivers the clip.
+        #expect(stderr.contains("this device was stopped or suspended for"), "\(stderr)")
+        #expect(stdout.contains("link: ") && stdout.contains("stopped or suspended"), "\(stdout)")
+        #expect(device.terminationStatus == 0, "\(stdout)\n\(stderr)")
+        #expect(FileManager.default.contents(atPath: "\(tmp.sub("out"))/clips/slow-001/clip.mp4")
+            == FileManager.default.contents(atPath: tmp.sub("library/dev-s/slow-001/clip.mp4")))
+    }
+}
