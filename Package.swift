@@ -150,7 +150,7 @@ let package = Package(
         /** The `impact` detector stage over Modules/Detect. */
         .target(name: "Detectors", dependencies: ["Detect", "Pipeline", "Config"], path: "Plugins/Detectors"),
         /** The `network` sink: events on control, clips on bulk to a ppc-host. */
-        .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config"], path: "Plugins/NetworkSink"),
+        .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config", "Syscall"], path: "Plugins/NetworkSink"),
         /** The `v4l2` video source: a camera through Modules/V4L2, NV12 as is or YUYV converted once, losses as interruptions. */
         .target(name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
         /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
@@ -169,7 +169,7 @@ let package = Package(
         .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
-            name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum"],
+            name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall"],
             path: "Tests/ToolTests"),
     ]
 )

@@ -306,13 +306,14 @@ public enum BundleSender {
     /// Sends `directory` as clip `clipID`; returns once the host confirms the verified whole.
     /// `budget` bytes may be sent per `tickNs` (link.payloadPumpBudgetBytes per link.pumpTickIntervalNs).
     ///
-    /// At most `windowBytes` are unacknowledged, so a cut resends at most one maximum-size chunk's worth. The file is
+    /// Each answer from the host (resume offset, chunk ack, verdict, confirmation) must come within `answerTimeoutNs`, or
+    /// the send fails as a dead peer (a host that hangs does not hang the device). At most `windowBytes` are unacknowledged, so a cut resends at most one maximum-size chunk's worth. The file is
     /// mapped: each chunk leaves from the mapping without a copy on our side (writev) and lands in the host's mapping
     /// of its file. The calling thread is
     /// lowered in priority for good (bulk yields to control and capture): call it on a transfer thread.
     public static func send(
         directory: String, clipID: String, over bulk: Connection, chunkBytes: Int = 256 * 1024, budget: Int = 4 << 20,
-        tickNs: Int64 = 100_000_000, progress: Progress = Progress()
+        tickNs: Int64 = 100_000_000, progress: Progress = Progress(), answerTimeoutNs: Int64 = 30_000_000_000
     ) throws -> Report {
         let chunkBytes = min(chunkBytes, LinkMessage.maxChunkBytes)
         ThreadPriority.lowerCurrent(nice: 19)
@@ -341,7 +342,7 @@ public enum BundleSender {
             let map = try FileMapping(fd, length: size, writable: false)
             let file = UnsafeRawBufferPointer(map.bytes)
             try bulk.send(.offer(clipID: clipID, file: name, size: UInt64(size), xxh3: XXH3.hash(file)))
-            guard case .resumeAt(_, _, let start) = try bulk.receive() else {
+            guard case .resumeAt(_, _, let start) = try bulk.receive(timeoutNs: answerTimeoutNs) else {
                 throw LinkError(.protocolViolation, "expected resume_at for \(name)")
             }
             progress.report.resumedAt[name] = start
@@ -369,7 +370,7 @@ public enum BundleSender {
             func awaitAck() throws {
                 let oldest = inFlight.removeFirst()
                 inFlightBytes -= oldest.end - oldest.offset
-                guard case .chunkAck(let committed) = try bulk.receive(), committed == UInt64(oldest.end) else {
+                guard case .chunkAck(let committed) = try bulk.receive(timeoutNs: answerTimeoutNs), committed == UInt64(oldest.end) else {
                     throw LinkError(.protocolViolation, "expected chunk_ack at \(oldest.end) of \(name)")
                 }
             }
@@ -395,13 +396,13 @@ public enum BundleSender {
                 offset = chunk.end
             }
             while !inFlight.isEmpty { try awaitAck() }
-            guard case .fileComplete(_, _, let verified, let reason) = try bulk.receive() else {
+            guard case .fileComplete(_, _, let verified, let reason) = try bulk.receive(timeoutNs: answerTimeoutNs) else {
                 throw LinkError(.protocolViolation, "expected file_complete for \(name)")
             }
             guard verified else { throw LinkError(.protocolViolation, "host could not verify \(name): \(reason)") }
         }
         try bulk.send(.clipDone(clipID: clipID))
-        guard case .clipConfirmed(_, let path) = try bulk.receive() else {
+        guard case .clipConfirmed(_, let path) = try bulk.receive(timeoutNs: answerTimeoutNs) else {
             throw LinkError(.protocolViolation, "expected clip_confirmed for \(clipID)")
         }
         progress.report.remotePath = path

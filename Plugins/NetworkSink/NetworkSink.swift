@@ -2,6 +2,7 @@ import Config
 import Foundation
 import Link
 import Pipeline
+import Syscall
 import Transfer
 
 /// `network`: candidates, shots and announces on the control channel; clips on the bulk channel, one at a time,
@@ -14,6 +15,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting {
     /// Injected clock error (tests): the device clock reads true + offset + skew × elapsed.
     var clockOffsetNs: Int64 = 0
     var clockSkewPpm: Double = 0
+    /// How long one clip's delivery may take, reconnects included, before it is left in the outbox.
+    var deliveryNs: Int64 = 60_000_000_000
     var link: DeviceLink?
     var settings: DeviceLink.Settings?
     var outbox: Outbox?
@@ -120,6 +123,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting {
     func send(_ clipID: String) throws -> String {
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
         var attempt = 0
+        let deadline = monotonicNowNs() + deliveryNs
         while true {
             guard var link else { throw LinkError(.closed, "no link to the host") }
             if case .dropped(let why) = link.status, let settings, attempt < Self.reconnects {
@@ -133,10 +137,14 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting {
             do {
                 let report = try BundleSender.send(
                     directory: outbox.path(of: clipID), clipID: clipID, over: link.bulk,
-                    budget: Int(config.integer("link.payloadPumpBudgetBytes")), tickNs: config.integer("link.pumpTickIntervalNs"))
+                    budget: Int(config.integer("link.payloadPumpBudgetBytes")), tickNs: config.integer("link.pumpTickIntervalNs"),
+                    answerTimeoutNs: max(1_000_000_000, deadline - monotonicNowNs()))
                 try outbox.remove(clipID)
                 return "\(host):\(port):\(report.remotePath)"
-            } catch let e as LinkError where attempt < Self.reconnects && (e.code == .closed || e.code == .io) {
+            } catch let e as LinkError where e.code == .closed || e.code == .io || e.code == .deadPeer {
+                guard attempt < Self.reconnects, monotonicNowNs() < deadline else {
+                    throw LinkError(e.code, "\(clipID) not delivered within \(deliveryNs / 1_000_000_000) s and \(attempt) reconnects (\(e.reason)); it waits in \(outbox.directory) for `ppc-tool transfer drain`")
+                }
                 attempt += 1
                 link.close(reason: "reconnecting after: \(e.reason)")
                 self.link = nil
@@ -161,11 +169,14 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting {
                 .init("port", .integer, default: .number(0, isInteger: true), minimum: 0, "The host's port (run --host overrides)."),
                 .init("clockOffsetNs", .integer, default: .number(0, isInteger: true), "Injected clock offset for tests (run --clock-offset-ns)."),
                 .init("clockSkewPpm", .number, default: .number(0, isInteger: true), "Injected clock skew for tests (run --clock-skew-ppm)."),
+                .init("deliverySeconds", .number, default: .number(60, isInteger: true), minimum: 1,
+                      "How long one clip's delivery may take, reconnects included, before it waits in the outbox (run --delivery-timeout)."),
             ]),
         make: { p, config in
             let s = NetworkSink(host: p.string("host"), port: p.integer("port"), config: config)
             s.clockOffsetNs = Int64(p.integer("clockOffsetNs"))
             s.clockSkewPpm = p.number("clockSkewPpm")
+            s.deliveryNs = Int64(p.number("deliverySeconds") * 1e9)
             return s
         })
 }

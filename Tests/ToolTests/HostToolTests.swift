@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Syscall
 import TestSupport
 import Testing
 
@@ -267,5 +268,40 @@ extension HostToolTests {
         #expect(device.terminationStatus == 0, "\(stdout)\n\(stderr)")
         #expect(FileManager.default.contents(atPath: "\(tmp.sub("out"))/clips/slow-001/clip.mp4")
             == FileManager.default.contents(atPath: tmp.sub("library/dev-s/slow-001/clip.mp4")))
+    }
+}
+
+extension HostToolTests {
+    @Test func aHostThatHangsMidTransferCostsAtMostTheDeliveryTimeoutAndTheClipWaitsInTheOutbox() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)
+        let host = try HostLog(library: tmp.sub("library"), port: port)
+        defer {
+            kill(host.process.processIdentifier, SIGCONT)
+            host.stop()
+        }
+        #expect(host.await("listening on"))
+        let out = tmp.sub("out")
+        let device = Process()
+        device.executableURL = URL(fileURLWithPath: ToolRunner.executable())
+        // Paced to 16 KiB per 100 ms so the transfer is still going when the host is frozen.
+        device.arguments = ["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-h",
+                            "--delivery-timeout", "2", "--set", "link.payloadPumpBudgetBytes=16384"]
+        let pipe = Pipe()
+        device.standardOutput = pipe
+        device.standardError = FileHandle.nullDevice
+        try device.run()
+        // Frozen once the first chunk of the clip has landed (observed in the host's library, not guessed).
+        let partial = tmp.sub("library/dev-h/.partial/tohost-001")
+        let deadline = monotonicNowNs() + 60_000_000_000
+        while !(((try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? []).contains { $0.hasSuffix(".chunks") }) && monotonicNowNs() < deadline {
+            sleepNs(2_000_000)  // poll interval
+        }
+        kill(host.process.processIdentifier, SIGSTOP)
+        let stdout = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        device.waitUntilExit()
+        #expect(device.terminationStatus == 1, "\(stdout)")
+        #expect(stdout.contains("not delivered within 2 s"), "\(stdout)")
+        #expect(FileManager.default.fileExists(atPath: "\(out)/outbox/tohost-001/clip.mp4"))
     }
 }

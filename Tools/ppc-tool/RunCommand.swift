@@ -18,6 +18,7 @@ enum RunCommand {
             Option.value("host", "host:port", help: "Point the manifest's network sink at this ppc-host."),
             Option.value("clock-offset-ns", "ns", help: "Inject a device clock offset (tests know the truth)."),
             Option.value("clock-skew-ppm", "ppm", help: "Inject a device clock skew."),
+            Option.value("delivery-timeout", "seconds", help: "How long each clip's delivery to the host may take, reconnects included (default 60)."),
             setOption, measuredOption,
         ],
         arguments: [Argument("manifest", help: "The pipeline manifest (JSON).")], run: run)
@@ -64,6 +65,10 @@ enum RunCommand {
         }
         if let o = try inv.parsed("clock-offset-ns", as: Int64.self) { hostOverride["clockOffsetNs"] = .number(Double(o), isInteger: true) }
         if let k = try inv.parsed("clock-skew-ppm", as: Double.self) { hostOverride["clockSkewPpm"] = .number(k, isInteger: false) }
+        if let t = try inv.parsed("delivery-timeout", as: Double.self) {
+            guard t >= 1 else { throw CommandFailure.usage("--delivery-timeout must be at least 1 second") }
+            hostOverride["deliverySeconds"] = .number(t, isInteger: false)
+        }
         var sinks: [ClipSink] = try manifest.sinks.map { stage in
             let given = stage.plugin == "network" ? stage.parameters.values.merging(hostOverride) { _, b in b } : stage.parameters.values
             return try Stages.make(ClipSink.self, named: stage.plugin, kinds: [.sink], given: given, config: config)
