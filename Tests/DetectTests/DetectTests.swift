@@ -21,16 +21,18 @@ func detect(_ samples: [Float], sampleRate: Int, settings: ((inout ImpactDetecto
 
 @Suite("Detect: impacts found to the sample, distractors ignored")
 struct DetectTests {
-    @Test(arguments: ImpactCorpus.Kind.allCases)
-    func corpusScores(kind: ImpactCorpus.Kind) {
+    /// Seeds 1–12 are the ones the detector was tuned on; 2500–2511 were held out until the tuning was done
+    /// (2026-11-30), standing in for the corpus this project does not see.
+    @Test(arguments: ImpactCorpus.Kind.allCases, [UInt64(1), 2500])
+    func corpusScores(kind: ImpactCorpus.Kind, firstSeed: UInt64) {
         var score = DetectionScore()
-        for seed in UInt64(1)...12 {
+        for seed in firstSeed..<(firstSeed + 12) {
             let s = ImpactCorpus.session(kind, seed: seed, seconds: 20)
             let found = detect(s.samples, sampleRate: s.sampleRate)
             score.add(detected: found.map(\.onsetSample), truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
         }
         let e = score.errorStatistics
-        print("\(kind): P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)")
+        print("\(kind) seeds \(firstSeed)…: P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)")
         #expect(score.f >= (kind == .clean ? 0.99 : 0.90))
         #expect(e.medianAbs <= 1)
         #expect(e.p95Abs <= 4)

@@ -12,7 +12,10 @@ enum DetectCommand {
     static let command = Command(
         "detect", abstract: "Find club–ball impacts in an audio file (any format libavformat reads).",
         discussion: "Sample indices count from the file's first sample. With --mic-to-ball the time of flight is subtracted.",
-        options: [jsonFlag, .value("mic-to-ball", "metres", help: "Declared mic-to-ball distance (default: none declared, no correction).")],
+        options: [
+            jsonFlag, .value("mic-to-ball", "metres", help: "Declared mic-to-ball distance (default: none declared, no correction)."),
+            .flag("trace", help: "Also print every event the detector weighed, with its features and why it was rejected (stderr)."),
+        ],
         arguments: [Argument("file", help: "An audio file (WAV, FLAC, MP4, …).")],
         subcommands: [
             Command(
@@ -42,11 +45,17 @@ enum DetectCommand {
         return (samples, rate)
     }
 
-    static func run(_ samples: [Float], rate: Int, micToBall: Double? = nil) -> (candidates: [Candidate], seconds: Double) {
+    static func run(_ samples: [Float], rate: Int, micToBall: Double? = nil, trace: Bool = false) -> (candidates: [Candidate], seconds: Double) {
         var s = ImpactDetector.Settings(sampleRate: rate)
         s.micToBallMetres = micToBall
         s.speedOfSoundMps = Configuration.defaults.real("detect.speedOfSoundMps")
         let d = ImpactDetector(s)
+        if trace {
+            d.trace = { at, f, rejected in
+                Terminal.err(String(format: "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB, broadband %.2f — %@",
+                    at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.broadband, rejected.map { "rejected: \($0)" } ?? "candidate"))
+            }
+        }
         var found: [Candidate] = []
         let t0 = monotonicNowNs()
         samples.withUnsafeBufferPointer { all in
@@ -66,7 +75,7 @@ enum DetectCommand {
         if let metres, metres <= 0 { throw CommandFailure.usage("--mic-to-ball must be positive") }
         let (samples, rate) = try readAudio(path)
         if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(path): \(problem)") }
-        let (found, _) = run(samples, rate: rate, micToBall: metres)
+        let (found, _) = run(samples, rate: rate, micToBall: metres, trace: inv.flag("trace"))
         if inv.flag("json") {
             try printJSON(found.map { c in
                 [
@@ -90,7 +99,9 @@ enum DetectCommand {
         let seconds = try inv.parsed("seconds", as: Double.self) ?? 20
         let seed = try inv.parsed("seed", as: UInt64.self) ?? 1
         guard sessions > 0, seconds >= 3 else { throw CommandFailure.usage("--sessions must be positive and --seconds at least 3") }
-        try FileSystem.makeDirectory(dir)
+        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+            throw CommandFailure.failure("\(dir): \(error.localizedDescription)")
+        }
         for kind in ImpactCorpus.Kind.allCases {
             for s in seed..<(seed + UInt64(sessions)) {
                 let session = ImpactCorpus.session(kind, seed: s, seconds: seconds)
