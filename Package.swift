@@ -102,8 +102,14 @@ let package = Package(
         /** One capture session: every stage composed on per-source threads, DetectAndMint, report and timeline. */
         .target(
             name: "Session",
-            dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall"],
+            dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall", "Policy"],
             path: "Modules/Session"),
+
+        // MARK: - Policy
+
+        /** Thermal ladder with history, storage floor, memory budget: what yields (transfer, then minting; capture last). */
+        .target(name: "Policy", dependencies: ["Syscall"], path: "Modules/Policy"),
+        .testTarget(name: "PolicyTests", dependencies: ["Policy", "TestSupport"], path: "Tests/PolicyTests"),
 
         // MARK: - Link and Transfer
 

@@ -7,7 +7,7 @@
 public enum Catalog {
     static let nsPerSecond = 1_000_000_000.0
 
-    public static let definitions: [ParameterDefinition] = capture + session + detect + link + host + device
+    public static let definitions: [ParameterDefinition] = capture + session + detect + link + host + device + policy
 
     // MARK: capture.*
 
@@ -255,5 +255,32 @@ public enum Catalog {
             note:
                 "⚠ Proposed: REQ-OFF-2 has no value. One session plus the ring as headroom (seed 000: ≈1.4 GB). Refuse to arm below it."
         ),
+    ]
+
+    // MARK: policy.*
+
+    static let policy: [ParameterDefinition] = [
+        .init(
+            "policy.sampleHz", .real, unit: "Hz", .given(.real(1), .vendor(source: "seed 000: thermal state polled at 1 Hz")),
+            note: "How often Policy reads thermal zones, free space and memory.", constraints: [.positive]),
+        .init(
+            "policy.thermalHistoryWindow", .integer, unit: "readings", .given(.integer(5), .vendor(source: "seed 001 ThermalManager")),
+            note: "Readings the thermal ladder remembers, so a transient spike does not count as persistent heat.", constraints: [.positive]),
+        .init(
+            "policy.persistentSeriousReadings", .integer, unit: "readings", .given(.integer(3), .vendor(source: "seed 001 ThermalManager")),
+            note: "Serious-or-worse readings within the window that make heat persistent: minting then waits too.", constraints: [.positive]),
+        .init(
+            "policy.fairCelsius", .real, unit: "°C", .given(.real(70), .assumed),
+            note: "Fair above this, for thermal zones that publish no passive trip point.", constraints: [.positive]),
+        .init(
+            "policy.seriousCelsius", .real, unit: "°C", .given(.real(85), .assumed),
+            note: "Serious above this, for zones without a passive trip point.", constraints: [.positive]),
+        .init(
+            "policy.criticalCelsius", .real, unit: "°C", .given(.real(95), .assumed),
+            note: "Critical above this, for zones without a hot or critical trip point.", constraints: [.positive]),
+        .init(
+            "policy.memoryBudgetBytes", .integer, unit: "bytes", .given(.integer(1 << 30), .assumed),
+            note: "Resident memory above this raises a memory warning (the ring is on disk; seed 000: memory is not the binding constraint).",
+            constraints: [.positive]),
     ]
 }

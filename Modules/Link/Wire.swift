@@ -230,6 +230,8 @@ public struct LinkError: Error, Sendable, CustomStringConvertible {
         public static let refused = Code("refused")
         public static let protocolViolation = Code("protocol")
         public static let deadPeer = Code("dead-peer")
+        /// A transfer stopped because policy kept it paused past its limit (the clip waits; nothing is lost).
+        public static let yielded = Code("yielded")
     }
 
     public let code: Code

@@ -269,6 +269,12 @@ public protocol EventSink: AnyObject {
     func announce(clipID: String, bytes: UInt64, files: Int)
 }
 
+/// A sink whose work yields to policy (seed 000: transfer degrades before capture loses a frame): the session sets
+/// `mustYield`, and the sink pauses between chunks while it says so.
+public protocol TransferYielding: AnyObject {
+    var mustYield: (@Sendable () -> Bool)? { get set }
+}
+
 /// A sink whose state a report should carry: what happened to it, one line per change (a network sink: its link).
 public protocol SinkStatusReporting: AnyObject {
     var statusHistory: [String] { get }

@@ -5,6 +5,7 @@ import Foundation
 import FragmentRing
 import PayloadSource
 import Pipeline
+import Policy
 import Syscall
 import TimelineIndex
 
@@ -105,8 +106,19 @@ extension SessionRunner {
         let dropped = (stats?.framesDroppedLate ?? 0) + (stats?.framesMissingAtSource ?? 0)
         let achieved = spanNs > 0 ? Double(encoded) * 1e9 / Double(spanNs) : 0
         let snapshot = index.snapshot(startNs: .min, endNs: .max)
-        let thermal = Self.thermalReading()
         let memory = Self.peakResidentBytes()
+        let warnings = policy.warnings
+        let heat = policy.thermal
+        let thermal: [String: Any] = heat.last.map { r in
+            figure(
+                ["levelAtEnd": r.level.description, "celsiusAtEnd": r.hottestCelsius, "peakCelsius": heat.peakCelsius ?? r.hottestCelsius,
+                 "zone": r.zone, "basis": r.basis] as [String: Any],
+                "measured", "the hottest thermal zone, read at policy.sampleHz")
+        } ?? figure(NSNull(), "unavailable", "no readable thermal zone under \(options.thermalRoot): thermal state not monitored, nothing claimed")
+        lock.lock()
+        let notes = policyNotes
+        lock.unlock()
+        let policyLines = policy.history.map { $0.sentence } + notes
         var json: [String: Any] = [
             "session": options.context.session, "device": options.context.deviceID,
             "output": options.context.outputDirectory,
@@ -133,7 +145,10 @@ extension SessionRunner {
             "maxAudioVideoDriftMs": figure(
                 Double(audioDriftMaxNs + (stats?.maxTimestampDeviationNs ?? 0)) / 1e6, "measured",
                 "bound on relative drift: each stream's largest deviation from its own nominal rate on the shared capture clock, summed (audio \(String(format: "%.3f", Double(audioDriftMaxNs) / 1e6)) ms, video \(String(format: "%.3f", Double(stats?.maxTimestampDeviationNs ?? 0) / 1e6)) ms)"),
-            "thermalWarnings": figure(0, "measured", "none raised: thermal state is read, not yet acted on (Policy module not built)"),
+            "thermalWarnings": figure(warnings.thermal, heat.last == nil ? "unavailable" : "measured", "times the machine reached serious or critical; transfers then pause, and minting waits if it persists"),
+            "memoryWarnings": figure(warnings.memory, "measured", "times resident memory rose above policy.memoryBudgetBytes"),
+            "storageWarnings": figure(warnings.storage, "measured", "times free space fell below device.storageFloorBytes"),
+            "policy": policyLines,
             "interruptions": figure(interruptionList.count, "measured", "device lost or stream stalled; each verified (frames arriving, format unchanged) before armed again"),
             "interruptionList": interruptionList.map {
                 ["id": $0.id, "startNs": $0.startNs, "endNs": $0.endNs.map { $0 as Any } ?? NSNull(), "reason": $0.reason, "verified": $0.verified] as [String: Any]
@@ -152,6 +167,10 @@ extension SessionRunner {
             "  \(candidateCount) candidates, \(shotList.count) shots, \(clipsNow.count) clips",
         ]
         for clip in clipsNow { lines.append("    \(clip.path)  (t0 \(String(format: "%.3f", Double(clip.t0Ns) / 1e9)) s, \(clip.frames) frames, \(clip.bytes) bytes)") }
+        if warnings.thermal + warnings.memory + warnings.storage > 0 {
+            lines.append("  ⚠ warnings: thermal \(warnings.thermal), memory \(warnings.memory), storage \(warnings.storage)")
+        }
+        for p in policyLines where !p.hasPrefix("thermal nominal") { lines.append("  policy: \(p)") }
         for i in interruptionList {
             let span = i.endNs.map { String(format: "%.2f s, then verified", Double($0 - i.startNs) / 1e9) } ?? "not resumed"
             lines.append("  ⚠ interruption \(i.id): \(i.reason) (\(span))")
@@ -159,20 +178,6 @@ extension SessionRunner {
         for e in errorsNow { lines.append("  ⚠ \(e)") }
         for s in components.sinks.compactMap({ $0 as? SinkStatusReporting }).flatMap(\.statusHistory) { lines.append("  link: \(s)") }
         return SessionReport(json: json, svg: svg, summary: lines.joined(separator: "\n"), clips: clipsNow, errors: errorsNow)
-    }
-
-    static func thermalReading() -> [String: Any] {
-        let base = "/sys/class/thermal"
-        guard let zones = try? FileManager.default.contentsOfDirectory(atPath: base).filter({ $0.hasPrefix("thermal_zone") }), !zones.isEmpty else {
-            return figure(NSNull(), "unavailable", "no /sys/class/thermal zones on this machine: thermal state not monitored")
-        }
-        var hottest: Double?
-        for z in zones {
-            if let t = try? String(contentsOfFile: "\(base)/\(z)/temp", encoding: .utf8), let milli = Double(t.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                hottest = max(hottest ?? -.infinity, milli / 1000)
-            }
-        }
-        return figure(hottest as Any? ?? NSNull(), hottest == nil ? "unavailable" : "measured", "hottest zone at the end, °C; no warnings are raised yet (the Policy module is not built)")
     }
 
     static func peakResidentBytes() -> Int? {

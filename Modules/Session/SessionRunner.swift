@@ -5,6 +5,7 @@ import Config
 import Foundation
 import FragmentRing
 import Pipeline
+import Policy
 import PayloadSource
 import Syscall
 import TimelineIndex
@@ -53,11 +54,14 @@ public final class SessionRunner: @unchecked Sendable {
         public var shotThreshold: Double
         /// Stop capturing after this long on the capture clock (nil: at the end of the source).
         public var durationNs: Int64?
+        /// Where Policy reads thermal zones (tests point it at a directory they write).
+        public var thermalRoot: String
 
-        public init(context: SessionContext, shotThreshold: Double = 0.5, durationNs: Int64? = nil) {
+        public init(context: SessionContext, shotThreshold: Double = 0.5, durationNs: Int64? = nil, thermalRoot: String = "/sys/class/thermal") {
             self.context = context
             self.shotThreshold = shotThreshold
             self.durationNs = durationNs
+            self.thermalRoot = thermalRoot
         }
     }
 
@@ -90,6 +94,8 @@ public final class SessionRunner: @unchecked Sendable {
     let audioTimeline: SourceTimeline
     let imuTimeline: SourceTimeline
     let eventTimeline: SourceTimeline
+    /// Thermal, storage and memory: what yields while the session runs.
+    let policy: PolicyMonitor
     let lock = NSCondition()
     // Under `lock`:
     var pendingShots: [DetectedImpact] = []
@@ -106,6 +112,9 @@ public final class SessionRunner: @unchecked Sendable {
     var errors: [String] = []
     /// Every interruption the video source reported, latest state of each (by id).
     var interruptions: [SourceInterruption] = []
+    /// Shots minted although policy asked minting to wait, and why (under `lock`).
+    var mintForced: Set<UInt64> = []
+    var policyNotes: [String] = []
     // Owned by the audio thread:
     var envelope: [(Int64, Float)] = []
     var audioDriftMaxNs: Int64 = 0
@@ -134,6 +143,13 @@ public final class SessionRunner: @unchecked Sendable {
         audioTimeline = index.register(Self.audioSource, name: "audio", rateHz: 100, windowSeconds: window)
         imuTimeline = index.register(Self.imuSource, name: "imu", rateHz: Double(c.integer("detect.imuRateHz")) * 2, windowSeconds: window)
         eventTimeline = index.register(Self.eventSource, name: "detect", rateHz: 50, windowSeconds: window)
+        policy = PolicyMonitor(.init(
+            sampleIntervalNs: Int64(1e9 / c.real("policy.sampleHz")),
+            sensor: ThermalSensor(
+                root: options.thermalRoot, fairCelsius: c.real("policy.fairCelsius"), seriousCelsius: c.real("policy.seriousCelsius"),
+                criticalCelsius: c.real("policy.criticalCelsius")),
+            historyWindow: Int(c.integer("policy.thermalHistoryWindow")), persistentSerious: Int(c.integer("policy.persistentSeriousReadings")),
+            outputDirectory: out, storageFloorBytes: c.integer("device.storageFloorBytes"), memoryBudgetBytes: c.integer("policy.memoryBudgetBytes")))
     }
 
     public var progress: Progress {
@@ -146,6 +162,16 @@ public final class SessionRunner: @unchecked Sendable {
 
     /// Runs every stage to the end; returns the session report.
     public func run() throws -> SessionReport {
+        // Seed 000 REQ-OFF-2: below the storage floor the session does not arm (nothing unconfirmed is evicted to make room).
+        if let why = policy.armRefusal() { throw SessionError(why) }
+        let events = eventTimeline
+        policy.onThermal = { r in
+            _ = events.append(timeNs: monotonicNowNs(), kind: .thermal, reference: UInt64(r.level.rawValue), value: Int64(r.hottestCelsius * 1000))
+        }
+        let policy = policy
+        for case let y as TransferYielding in components.sinks { y.mustYield = { policy.stance >= .transferPaused } }
+        policy.start()
+        defer { policy.stop() }
         for s in components.sinks { try s.open(options.context) }
         let group = DispatchGroup()
         func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
@@ -342,7 +368,7 @@ public final class SessionRunner: @unchecked Sendable {
             var ready: DetectedImpact?
             while ready == nil {
                 if let s = pendingShots.first, newestFragmentEndNs >= s.t0Ns + post || videoDone,
-                    audioWindows[s.id] != nil || audioDone
+                    audioWindows[s.id] != nil || audioDone, !mintMustWait(s, pre: pre)
                 {
                     ready = pendingShots.removeFirst()
                     break
@@ -363,6 +389,23 @@ public final class SessionRunner: @unchecked Sendable {
                 lock.unlock()
             }
         }
+    }
+
+    /// Policy may ask minting to wait (persistent heat), but never so long that the ring recycles the shot's
+    /// fragments: within two fragments of that, or at the end of capture, the clip is minted anyway and that is said.
+    /// Called under `lock` (each published fragment wakes the mint loop to ask again).
+    func mintMustWait(_ shot: DetectedImpact, pre: Int64) -> Bool {
+        guard policy.stance >= .transferAndMintPaused, !videoDone else { return false }
+        let c = components.config
+        let oldestKept = newestFragmentEndNs - Int64(c.real("capture.ringSeconds") * 1e9) + 2 * c.integer("capture.fragmentNs")
+        if shot.t0Ns - pre <= oldestKept {
+            if !mintForced.contains(shot.id) {
+                mintForced.insert(shot.id)
+                policyNotes.append("shot \(shot.id) minted while policy asked minting to wait: the ring was about to recycle its fragments")
+            }
+            return false
+        }
+        return true
     }
 
     func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws -> MintedClip {

@@ -286,6 +286,8 @@ public enum BundleSender {
         public var chunksSent: Int
         /// Where the host said each file resumed (0: from the start; the size: already whole there).
         public var resumedAt: [String: UInt64] = [:]
+        /// Time spent paused because policy asked transfers to yield, ns.
+        public var pausedNs: Int64 = 0
     }
 
     /// What a send has done so far, readable after it throws (a cut transfer says how far it got).
@@ -313,7 +315,8 @@ public enum BundleSender {
     /// lowered in priority for good (bulk yields to control and capture): call it on a transfer thread.
     public static func send(
         directory: String, clipID: String, over bulk: Connection, chunkBytes: Int = 256 * 1024, budget: Int = 4 << 20,
-        tickNs: Int64 = 100_000_000, progress: Progress = Progress(), answerTimeoutNs: Int64 = 30_000_000_000
+        tickNs: Int64 = 100_000_000, progress: Progress = Progress(), answerTimeoutNs: Int64 = 30_000_000_000,
+        shouldPause: (() -> Bool)? = nil, pauseLimitNs: Int64 = .max
     ) throws -> Report {
         let chunkBytes = min(chunkBytes, LinkMessage.maxChunkBytes)
         ThreadPriority.lowerCurrent(nice: 19)
@@ -375,6 +378,15 @@ public enum BundleSender {
                 }
             }
             while offset < size {
+                // Policy may ask transfers to yield (heat): wait a tick at a time between chunks; the host keeps what
+                // it has, and the transfer goes on from here.
+                while shouldPause?() == true {
+                    guard progress.report.pausedNs < pauseLimitNs else {
+                        throw LinkError(.yielded, String(format: "%@ paused %.1f s at byte %d of %@ while policy asked transfers to yield; it resumes from there later", clipID, Double(progress.report.pausedNs) / 1e9, offset, name))
+                    }
+                    progress.report.pausedNs += tickNs
+                    sleepNs(tickNs)
+                }
                 let chunk = try prepare(slot, at: offset)
                 slot = (slot + 1) % packed.count
                 while !inFlight.isEmpty && inFlightBytes + (chunk.end - chunk.offset) > windowBytes { try awaitAck() }

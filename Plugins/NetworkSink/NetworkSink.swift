@@ -8,7 +8,7 @@ import Transfer
 /// `network`: candidates, shots and announces on the control channel; clips on the bulk channel, one at a time,
 /// resumable, each confirmed by the host (verified whole) before `deliver` returns — so the clip's fragments stay pinned
 /// on the device until the host holds it.
-public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting {
+public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding {
     let host: String
     let port: Int
     let config: Configuration
@@ -17,6 +17,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting {
     var clockSkewPpm: Double = 0
     /// How long one clip's delivery may take, reconnects included, before it is left in the outbox.
     var deliveryNs: Int64 = 60_000_000_000
+    /// Set by the session: while it says so, transfers pause between chunks (policy: transfer yields first).
+    public var mustYield: (@Sendable () -> Bool)?
     var link: DeviceLink?
     var settings: DeviceLink.Settings?
     var outbox: Outbox?
@@ -134,13 +136,24 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting {
                 link = try connect(settings)
                 self.link = link
             }
+            let progress = BundleSender.Progress()
             do {
                 let report = try BundleSender.send(
                     directory: outbox.path(of: clipID), clipID: clipID, over: link.bulk,
                     budget: Int(config.integer("link.payloadPumpBudgetBytes")), tickNs: config.integer("link.pumpTickIntervalNs"),
-                    answerTimeoutNs: max(1_000_000_000, deadline - monotonicNowNs()))
+                    progress: progress, answerTimeoutNs: max(1_000_000_000, deadline - monotonicNowNs()), shouldPause: mustYield,
+                    pauseLimitNs: max(0, deadline - monotonicNowNs()))
+                if progress.report.pausedNs > 0 {
+                    history.add(String(format: "%@ paused %.1f s between chunks while policy asked transfers to yield", clipID, Double(progress.report.pausedNs) / 1e9))
+                }
                 try outbox.remove(clipID)
                 return "\(host):\(port):\(report.remotePath)"
+            } catch let e as LinkError where e.code == .yielded {
+                history.add(e.reason)
+                // The bulk channel has chunks in flight: this link is closed, and the next delivery opens a fresh one.
+                link.close(reason: "transfer yielded to policy")
+                self.link = nil
+                throw LinkError(.yielded, "\(e.reason); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
             } catch let e as LinkError where e.code == .closed || e.code == .io || e.code == .deadPeer {
                 guard attempt < Self.reconnects, monotonicNowNs() < deadline else {
                     throw LinkError(e.code, "\(clipID) not delivered within \(deliveryNs / 1_000_000_000) s and \(attempt) reconnects (\(e.reason)); it waits in \(outbox.directory) for `ppc-tool transfer drain`")

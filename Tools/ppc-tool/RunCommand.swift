@@ -18,6 +18,7 @@ enum RunCommand {
             Option.value("host", "host:port", help: "Point the manifest's network sink at this ppc-host."),
             Option.value("clock-offset-ns", "ns", help: "Inject a device clock offset (tests know the truth)."),
             Option.value("clock-skew-ppm", "ppm", help: "Inject a device clock skew."),
+            Option.value("thermal-root", "dir", help: "Where Policy reads thermal zones (default /sys/class/thermal; tests point it at their own)."),
             Option.value("delivery-timeout", "seconds", help: "How long each clip's delivery to the host may take, reconnects included (default 60)."),
             setOption, measuredOption,
         ],
@@ -84,7 +85,7 @@ enum RunCommand {
                     context: SessionContext(
                         outputDirectory: out, deviceID: device, session: manifest.session,
                         captureProfile: "\(video.format.width)x\(video.format.height)@\(video.format.framesPerSecond) \(manifest.encoder?.plugin ?? "x264")"),
-                    durationNs: duration.map { Int64($0 * 1e9) }))
+                    durationNs: duration.map { Int64($0 * 1e9) }, thermalRoot: inv.value("thermal-root") ?? "/sys/class/thermal"))
         } catch {
             throw CommandFailure.failure("cannot prepare \(out): \(error)")
         }

@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+import Syscall
+import TestSupport
+import Testing
+
+/// Policy in a whole run: a thermal zone the test writes (`--thermal-root`), a storage floor set through its inputs.
+@Suite("ppc-tool run under policy: heat pauses transfer and minting (never capture); below the storage floor it refuses to arm")
+struct PolicyToolTests {
+    /// A /sys/class/thermal with one zone at `celsius`, trip points passive 80 °C and critical 100 °C.
+    static func thermal(_ dir: String, celsius: Double) throws -> String {
+        let z = "\(dir)/thermal_zone0"
+        try FileManager.default.createDirectory(atPath: z, withIntermediateDirectories: true)
+        try "\(Int(celsius * 1000))".write(toFile: "\(z)/temp", atomically: true, encoding: .utf8)
+        try "passive".write(toFile: "\(z)/trip_point_0_type", atomically: true, encoding: .utf8)
+        try "80000".write(toFile: "\(z)/trip_point_0_temp", atomically: true, encoding: .utf8)
+        try "critical".write(toFile: "\(z)/trip_point_1_type", atomically: true, encoding: .utf8)
+        try "100000".write(toFile: "\(z)/trip_point_1_temp", atomically: true, encoding: .utf8)
+        return dir
+    }
+
+    static func report(_ out: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any] ?? [:]
+    }
+
+    @Test func aCriticalMachineStillCapturesEveryFrameAndMintsEveryClip() throws {
+        let tmp = TemporaryDirectory("ppc-policy")
+        let root = try Self.thermal(tmp.sub("thermal"), celsius: 101)
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-file.json"), "--out", out, "--thermal-root", root])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        let report = try Self.report(out)
+        #expect(((report["framesCaptured"] as? [String: Any])?["value"] as? Int) == 240, "\(r.stdout)")
+        #expect(((report["thermalWarnings"] as? [String: Any])?["value"] as? Int) == 1)
+        let policy = report["policy"] as? [String] ?? []
+        #expect(policy.contains { $0.hasPrefix("thermal critical") }, "\(policy)")
+        #expect(policy.contains { $0.hasPrefix("transfers pause and minting waits") }, "\(policy)")
+        // Minting waited for the end of capture (or the ring's limit), then the clip was minted anyway: nothing lost.
+        #expect(FileManager.default.fileExists(atPath: "\(out)/clips/tohost-001/clip.mp4"), "\(r.stdout)")
+        #expect(r.stdout.contains("⚠ warnings: thermal 1"), "\(r.stdout)")
+    }
+
+    @Test func aSeriousMachinePausesTransfersAndTheClipWaitsInTheOutbox() throws {
+        let tmp = TemporaryDirectory("ppc-policy")
+        let root = try Self.thermal(tmp.sub("thermal"), celsius: 85)
+        let host = try HostLog(library: tmp.sub("library"), port: freeLoopbackPort(SOCK_STREAM))
+        defer { host.stop() }
+        let port = Int(host.process.arguments![1].split(separator: ":")[1])!
+        #expect(host.await("listening on"))
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--thermal-root", root, "--host", "127.0.0.1:\(port)",
+            "--device-id", "dev-p", "--delivery-timeout", "2",
+        ])
+        #expect(r.status == 1, "\(r.stdout)")
+        #expect(r.stdout.contains("while policy asked transfers to yield"), "\(r.stdout)")
+        #expect(((try Self.report(out)["framesCaptured"] as? [String: Any])?["value"] as? Int) == 240)
+        #expect(FileManager.default.fileExists(atPath: "\(out)/clips/tohost-001/clip.mp4"))
+        #expect(FileManager.default.fileExists(atPath: "\(out)/outbox/tohost-001/clip.mp4"), "the clip waits to be drained once cool")
+    }
+
+    @Test func belowTheStorageFloorTheRunRefusesToArmAndSaysWhy() throws {
+        let tmp = TemporaryDirectory("ppc-policy")
+        // The floor is derived (one session plus the ring); a session of 10^9 shots puts it past any disk.
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--set", "session.shots=1000000000",
+        ])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("refusing to arm") && r.stderr.contains("device.storageFloorBytes"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: tmp.sub("out/clips")))
+    }
+}
