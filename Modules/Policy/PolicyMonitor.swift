@@ -123,27 +123,25 @@ public final class PolicyMonitor: @unchecked Sendable {
             }
         }
         if let free {
-            let low = free < settings.storageFloorBytes
-            if low != lowOnStorage {
-                lowOnStorage = low
-                if low { storageWarningCount += 1 }
-                events.append(Event(timeNs: now, kind: .storage, sentence: low
-                    ? "free space \(Self.format(free)) fell below the storage floor \(Self.format(settings.storageFloorBytes)): capture goes on (the ring is preallocated), new sessions will refuse to arm"
-                    : "free space \(Self.format(free)) back above the storage floor"))
-            }
+            crossing(free < settings.storageFloorBytes, &lowOnStorage, &storageWarningCount, .storage, now,
+                "free space \(Self.format(free)) fell below the storage floor \(Self.format(settings.storageFloorBytes)): capture goes on (the ring is preallocated), new sessions will refuse to arm",
+                "free space \(Self.format(free)) back above the storage floor")
         }
         if let rss {
-            let over = rss > settings.memoryBudgetBytes
-            if over != overMemory {
-                overMemory = over
-                if over { memoryWarningCount += 1 }
-                events.append(Event(timeNs: now, kind: .memory, sentence: over
-                    ? "resident memory \(Self.format(rss)) above the budget \(Self.format(settings.memoryBudgetBytes)) (policy.memoryBudgetBytes, assumed)"
-                    : "resident memory \(Self.format(rss)) back within the budget"))
-            }
+            crossing(rss > settings.memoryBudgetBytes, &overMemory, &memoryWarningCount, .memory, now,
+                "resident memory \(Self.format(rss)) above the budget \(Self.format(settings.memoryBudgetBytes)) (policy.memoryBudgetBytes, assumed)",
+                "resident memory \(Self.format(rss)) back within the budget")
         }
         lock.unlock()
         if let notify { onThermal?(notify) }
+    }
+
+    /// A line crossed (or crossed back): one event each way, one warning each time it is crossed. Under `lock`.
+    func crossing(_ now: Bool, _ was: inout Bool, _ warnings: inout Int, _ kind: Event.Kind, _ timeNs: Int64, _ over: String, _ back: String) {
+        guard now != was else { return }
+        was = now
+        if now { warnings += 1 }
+        events.append(Event(timeNs: timeNs, kind: kind, sentence: now ? over : back))
     }
 
     /// Takes the first sample now, on the calling thread (so the stance is known before anything asks), then samples

@@ -264,25 +264,22 @@ public final class V4L2Device {
     /// Asks for a format; returns what the driver set (which may differ: callers compare).
     @discardableResult
     public func setFormat(_ fourcc: FourCC, width: Int, height: Int) throws(V4L2Error) -> V4L2PixelFormat {
-        var f = v4l2_format()
-        f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-        f.fmt.pix.width = UInt32(width)
-        f.fmt.pix.height = UInt32(height)
-        f.fmt.pix.pixelformat = fourcc.rawValue
-        f.fmt.pix.field = V4L2_FIELD_NONE.rawValue
-        try ioctl(PPC_VIDIOC_S_FMT, "S_FMT \(fourcc) \(width)x\(height)", &f)
-        return V4L2PixelFormat(f.fmt.pix)
+        try format(PPC_VIDIOC_S_FMT, "S_FMT", fourcc, width: width, height: height)
     }
 
     /// What the driver would set for a format, without setting it (VIDIOC_TRY_FMT).
     public func tryFormat(_ fourcc: FourCC, width: Int, height: Int) throws(V4L2Error) -> V4L2PixelFormat {
+        try format(PPC_VIDIOC_TRY_FMT, "TRY_FMT", fourcc, width: width, height: height)
+    }
+
+    func format(_ request: UInt, _ name: String, _ fourcc: FourCC, width: Int, height: Int) throws(V4L2Error) -> V4L2PixelFormat {
         var f = v4l2_format()
         f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         f.fmt.pix.width = UInt32(width)
         f.fmt.pix.height = UInt32(height)
         f.fmt.pix.pixelformat = fourcc.rawValue
         f.fmt.pix.field = V4L2_FIELD_NONE.rawValue
-        try ioctl(PPC_VIDIOC_TRY_FMT, "TRY_FMT \(fourcc) \(width)x\(height)", &f)
+        try ioctl(request, "\(name) \(fourcc) \(width)x\(height)", &f)
         return V4L2PixelFormat(f.fmt.pix)
     }
 

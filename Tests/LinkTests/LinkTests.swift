@@ -128,18 +128,23 @@ struct TransferTests {
         #expect(report.bytesSent < 900_000 + 384_000)  // the WAV went compressed
     }
 
-    @Test func aHostCutMidTransferResumesWithAtMostOneChunkResent() throws {
+    /// A bundle sent in 128 KiB chunks to a host that cuts the bulk channel after `chunks` of them.
+    static func cutTransfer(after chunks: Int) throws -> (tmp: TemporaryDirectory, files: [String: [UInt8]], library: String, received: Int) {
         let tmp = TemporaryDirectory("ppc-link")
         let files = try Self.bundle(tmp.sub("staged"))
         let library = tmp.sub("library")
         let first = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
-        first.stopBulkAfterChunks = 3
+        first.stopBulkAfterChunks = chunks
         Self.start(first)
         #expect(throws: (any Error).self) {
             try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(first.port), chunkBytes: 128 * 1024)
         }
         first.stop()
-        let received = first.store.chunksReceived
+        return (tmp, files, library, first.store.chunksReceived)
+    }
+
+    @Test func aHostCutMidTransferResumesWithAtMostOneChunkResent() throws {
+        let (tmp, files, library, received) = try Self.cutTransfer(after: 3)
         // A new host process on the same library (restart): the device resumes at the committed offset.
         let second = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
         Self.start(second)
@@ -157,16 +162,7 @@ struct TransferTests {
     @Test func aPartialFileWhoseUnsyncedBytesWereLostResumesFromWhatIsReallyThere() throws {
         // A power cut after a host acknowledged chunks without fsyncing them: some bytes never reached the disk. The
         // restarted host re-hashes every logged chunk and commits only up to the first that no longer matches.
-        let tmp = TemporaryDirectory("ppc-link")
-        let files = try Self.bundle(tmp.sub("staged"))
-        let library = tmp.sub("library")
-        let first = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
-        first.stopBulkAfterChunks = 4
-        Self.start(first)
-        #expect(throws: (any Error).self) {
-            try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(first.port), chunkBytes: 128 * 1024)
-        }
-        first.stop()
+        let (tmp, files, library, _) = try Self.cutTransfer(after: 4)
         // Chunks are sent in name order: audio.wav first (compressed), 3 chunks of 128 KiB; then clip.mp4. Lose the
         // second chunk of audio.wav's bytes, as a power cut would.
         let partial = "\(library)/bay-3/.partial/s-001/audio.wav"
