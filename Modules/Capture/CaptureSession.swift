@@ -75,6 +75,9 @@ public final class CaptureSession {
     /// Called on the capture thread when the source reports an interruption starting or ending (after the timeline has it).
     public var onInterruption: ((SourceInterruption) -> Void)?
 
+    /// Called on the capture thread with each frame read, before it is encoded (a live preview); nil costs nothing.
+    public var frameObserver: ((VideoFrameBuffer, FrameInfo) -> Void)?
+
     /// The statistics of the last run, also when it ended by the source failing (read them after `run` throws).
     public private(set) var lastStatistics: Statistics?
 
@@ -149,6 +152,7 @@ public final class CaptureSession {
                     continue
                 }
             }
+            frameObserver?(buffer, info)
             let t0 = monotonicNowNs()
             try encoder.encodeFrame(info)
             let spent = monotonicNowNs() - t0

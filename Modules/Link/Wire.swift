@@ -6,7 +6,7 @@
 /// Strings are u16 length + UTF-8. Each type has a size limit; a frame over it, of an unknown type or version, or
 /// whose payload does not decode exactly, is a ``LinkError`` — the link closes with that reason, nothing crashes.
 public enum LinkMessage: Sendable, Equatable {
-    public enum Channel: UInt8, Sendable { case control = 0, bulk = 1 }
+    public enum Channel: UInt8, Sendable { case control = 0, bulk = 1, preview = 2 }
 
     // Control
     case hello(protocolVersion: UInt16, deviceID: String, channel: Channel, captureProfile: String)
@@ -30,6 +30,12 @@ public enum LinkMessage: Sendable, Equatable {
     case fileComplete(clipID: String, file: String, verified: Bool, reason: String)
     case clipDone(clipID: String)
     case clipConfirmed(clipID: String, path: String)
+    // Preview
+    /// The newest frame's luma, downscaled: live only, never queued (a frame the socket cannot take at once is shed).
+    case preview(frameIndex: UInt64, timeNs: Int64, width: UInt16, height: UInt16, luma: [UInt8])
+
+    /// The largest preview picture, pixels (width × height of 8-bit luma).
+    public static let maxPreviewPixels = 320 * 180
 
     public static let version: UInt8 = 1
     public static let headerSize = 8
@@ -59,6 +65,7 @@ public enum LinkMessage: Sendable, Equatable {
         case .fileComplete: 24
         case .clipDone: 25
         case .clipConfirmed: 26
+        case .preview: 30
         }
     }
 
@@ -69,6 +76,7 @@ public enum LinkMessage: Sendable, Equatable {
         case 6, 7, 8: 64
         case 1, 2, 10, 11, 12, 20, 21, 24, 25, 26: 1024
         case 22: maxChunkBytes + 32
+        case 30: maxPreviewPixels + 32
         default: nil
         }
     }
@@ -94,6 +102,7 @@ public enum LinkMessage: Sendable, Equatable {
         case .fileComplete: "file_complete"
         case .clipDone: "clip_done"
         case .clipConfirmed: "clip_confirmed"
+        case .preview: "preview"
         }
     }
 
@@ -120,6 +129,7 @@ public enum LinkMessage: Sendable, Equatable {
         case .fileComplete(let c, let f, let v, let r): w.string(c); w.string(f); w.u8(v ? 1 : 0); w.string(r)
         case .clipDone(let c): w.string(c)
         case .clipConfirmed(let c, let p): w.string(c); w.string(p)
+        case .preview(let i, let t, let wd, let h, let l): w.u64(i); w.i64(t); w.u16(wd); w.u16(h); w.bytes += l
         }
         var frame = [Self.version, type, 0, 0]
         withUnsafeBytes(of: UInt32(w.bytes.count).littleEndian) { frame += $0 }
@@ -166,6 +176,10 @@ public enum LinkMessage: Sendable, Equatable {
         case 24: m = .fileComplete(clipID: try r.string(), file: try r.string(), verified: try r.u8() == 1, reason: try r.string())
         case 25: m = .clipDone(clipID: try r.string())
         case 26: m = .clipConfirmed(clipID: try r.string(), path: try r.string())
+        case 30:
+            let i = try r.u64(), t = try r.i64(), wd = try r.u16(), h = try r.u16()
+            guard Int(wd) * Int(h) <= maxPreviewPixels else { throw LinkError(.oversize, "preview of \(wd)x\(h) exceeds \(maxPreviewPixels) pixels") }
+            m = .preview(frameIndex: i, timeNs: t, width: wd, height: h, luma: try r.take(Int(wd) * Int(h)))
         default: throw LinkError(.malformed, "unknown message type \(type)")
         }
         guard r.at == payload.count else {

@@ -275,6 +275,12 @@ public protocol TransferYielding: AnyObject {
     var mustYield: (@Sendable () -> Bool)? { get set }
 }
 
+/// A sink that wants to see frames as they are captured (a live preview). Called on the capture thread with the frame
+/// just read, before it is encoded; it must return at once and keep no pointer.
+public protocol FrameObserving: AnyObject {
+    func observe(_ frame: VideoFrameBuffer, format: VideoFormat, info: FrameInfo)
+}
+
 /// A sink whose state a report should carry: what happened to it, one line per change (a network sink: its link).
 public protocol SinkStatusReporting: AnyObject {
     var statusHistory: [String] { get }

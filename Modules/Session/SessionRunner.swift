@@ -213,6 +213,11 @@ public final class SessionRunner: @unchecked Sendable {
             lock.broadcast()
             lock.unlock()
         }
+        let observers = components.sinks.compactMap { $0 as? FrameObserving }
+        if !observers.isEmpty {
+            let format = components.video.format
+            session.frameObserver = { frame, info in for o in observers { o.observe(frame, format: format, info: info) } }
+        }
         session.onInterruption = { [self] i in
             lock.lock()
             if let k = interruptions.firstIndex(where: { $0.id == i.id }) { interruptions[k] = i } else { interruptions.append(i) }

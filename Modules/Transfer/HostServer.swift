@@ -101,6 +101,8 @@ public final class HostServer: @unchecked Sendable {
             note("accepted \(device) (\(channel)) \(profile)")
             if channel == .bulk {
                 try store.serve(c, device: device, clockNote: { [self] in clockNote(device) }, stopAfterChunks: stopBulkAfterChunks)
+            } else if channel == .preview {
+                try preview(c, device: device)
             } else {
                 try control(c, device: device)
             }
@@ -114,6 +116,31 @@ public final class HostServer: @unchecked Sendable {
         guard let r = relations[device] else { return ["clockRelation": "none reported"] }
         return ["clockRelation": ["offsetNs": r.offsetNs, "skewPpm": r.skewPpm, "uncertaintyNs": r.uncertaintyNs, "samples": r.samples,
                                   "meaning": "host time = device time + offset (+ skew × elapsed)"]]
+    }
+
+    /// A device's live preview: each frame replaces `LIBRARY/<device>/preview.pgm` (written aside and renamed, so a viewer
+    /// never reads half a picture). Nothing is kept beyond the newest frame.
+    func preview(_ c: Connection, device: String) throws(LinkError) {
+        let dir = "\(store.library)/\(HostStore.safe(device))"
+        var frames = 0
+        while true {
+            let m: LinkMessage
+            do { m = try c.receive() } catch where error.code == .closed {
+                note("preview from \(device) ended after \(frames) frames")
+                return
+            }
+            guard case .preview(_, _, let w, let h, let luma) = m else {
+                throw LinkError(.protocolViolation, "\(m.name) on the preview channel")
+            }
+            do {
+                try FileSystem.makeDirectory(dir)
+                let tmp = "\(dir)/.preview.pgm.tmp"
+                try (Data("P5\n\(w) \(h)\n255\n".utf8) + Data(luma)).write(to: URL(fileURLWithPath: tmp))
+                try FileSystem.rename(tmp, "\(dir)/preview.pgm")
+            } catch { throw LinkError(.io, "\(dir)/preview.pgm: \(error)") }
+            if frames == 0 { note("preview from \(device): \(w)x\(h) luma, newest frame only in \(dir)/preview.pgm") }
+            frames += 1
+        }
     }
 
     func control(_ c: Connection, device: String) throws(LinkError) {

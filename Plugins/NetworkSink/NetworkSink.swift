@@ -8,7 +8,7 @@ import Transfer
 /// `network`: candidates, shots and announces on the control channel; clips on the bulk channel, one at a time,
 /// resumable, each confirmed by the host (verified whole) before `deliver` returns — so the clip's fragments stay pinned
 /// on the device until the host holds it.
-public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding {
+public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving {
     let host: String
     let port: Int
     let config: Configuration
@@ -19,6 +19,9 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     var deliveryNs: Int64 = 60_000_000_000
     /// Set by the session: while it says so, transfers pause between chunks (policy: transfer yields first).
     public var mustYield: (@Sendable () -> Bool)?
+    /// Live preview frames per second (0: none).
+    var previewFps: Double = 0
+    var preview: PreviewSender?
     var link: DeviceLink?
     var settings: DeviceLink.Settings?
     var outbox: Outbox?
@@ -75,6 +78,13 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         do {
             let link = try connect(settings)
             self.link = link
+            if previewFps > 0 {
+                do {
+                    preview = try PreviewSender(
+                        host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps)
+                    history.add("preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
+                } catch { history.add("preview absent: \(error)") }
+            }
             // Clips an earlier session could not deliver go first, in order.
             for clip in outbox!.pending { _ = try? send(clip) }
         } catch {
@@ -168,7 +178,17 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         }
     }
 
-    public func finish() throws { link?.close(reason: "session ended") }
+    public func observe(_ frame: VideoFrameBuffer, format: VideoFormat, info: FrameInfo) {
+        preview?.offer(luma: frame.luma, stride: frame.lumaStride, width: format.width, height: format.height, index: info.index, timeNs: info.timeNs)
+    }
+
+    public func finish() throws {
+        if let p = preview {
+            p.close()
+            history.add("preview: \(p.sent) frames sent, \(p.shed) shed (live only: never queued)")
+        }
+        link?.close(reason: "session ended")
+    }
 
     /// The link's state in a sentence, for the report.
     public var status: String { link?.status.sentence ?? "not connected" }
@@ -182,6 +202,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 .init("port", .integer, default: .number(0, isInteger: true), minimum: 0, "The host's port (run --host overrides)."),
                 .init("clockOffsetNs", .integer, default: .number(0, isInteger: true), "Injected clock offset for tests (run --clock-offset-ns)."),
                 .init("clockSkewPpm", .number, default: .number(0, isInteger: true), "Injected clock skew for tests (run --clock-skew-ppm)."),
+                .init("previewFps", .number, default: .number(0, isInteger: true), minimum: 0,
+                      "Live preview to the host (the newest frame's luma at 160 px wide, never queued); 0: off."),
                 .init("deliverySeconds", .number, default: .number(60, isInteger: true), minimum: 1,
                       "How long one clip's delivery may take, reconnects included, before it waits in the outbox (run --delivery-timeout)."),
             ]),
@@ -190,6 +212,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             s.clockOffsetNs = Int64(p.integer("clockOffsetNs"))
             s.clockSkewPpm = p.number("clockSkewPpm")
             s.deliveryNs = Int64(p.number("deliverySeconds") * 1e9)
+            s.previewFps = p.number("previewFps")
             return s
         })
 }

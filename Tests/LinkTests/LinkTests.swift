@@ -10,6 +10,7 @@ import Testing
 @Suite("Link wire: every message round-trips; bad input is refused with a reason")
 struct WireTests {
     static let all: [LinkMessage] = [
+        .preview(frameIndex: 42, timeNs: 1_000_000, width: 4, height: 2, luma: [1, 2, 3, 4, 5, 6, 7, 8]),
         .hello(protocolVersion: 1, deviceID: "bay-3", channel: .bulk, captureProfile: "1920x1080@120 h264"),
         .helloAck(accepted: false, policy: "pinpoint-studio", reason: "360 lines is below this host's 1080"),
         .heartbeat(sequence: 7, deviceTimeNs: -5), .heartbeatAck(sequence: 7, hostTimeNs: 99),
@@ -49,6 +50,14 @@ struct WireTests {
         #expect(throws: LinkError.self) { try LinkMessage.decode(type: 9, payload: Array(good[8..<12])) }  // truncated
         #expect(throws: LinkError.self) { try LinkMessage.decode(type: 9, payload: Array(good[8...]) + [0]) }  // leftover
         #expect(throws: LinkError.self) { try LinkMessage.decode(type: 12, payload: [2, 0, 0xFF, 0xFE]) }  // not UTF-8
+        // A preview claiming more pixels than a preview may have is refused before its bytes are read.
+        var big = LinkMessage.preview(frameIndex: 1, timeNs: 2, width: 4, height: 2, luma: [UInt8](repeating: 0, count: 8)).encoded()
+        big[8 + 16] = 0xFF
+        big[8 + 17] = 0xFF
+        do {
+            _ = try LinkMessage.decode(type: 30, payload: Array(big[8...]))
+            Issue.record("oversize preview accepted")
+        } catch { #expect(error.code == .oversize, "\(error)") }
     }
 }
 

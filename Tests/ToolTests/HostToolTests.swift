@@ -305,3 +305,27 @@ extension HostToolTests {
         #expect(FileManager.default.fileExists(atPath: "\(out)/outbox/tohost-001/clip.mp4"))
     }
 }
+
+extension HostToolTests {
+    @Test func aLivePreviewShowsTheNewestFrameOnTheHostAndNeverQueues() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)
+        let host = try HostLog(library: tmp.sub("library"), port: port)
+        defer { host.stop() }
+        #expect(host.await("listening on"))
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)",
+            "--device-id", "dev-v", "--preview-fps", "10",
+        ])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(host.await("preview from dev-v: 160x90 luma"))
+        let pgm = try #require(FileManager.default.contents(atPath: tmp.sub("library/dev-v/preview.pgm")))
+        let header = Array("P5\n160 90\n255\n".utf8)
+        #expect(Array(pgm.prefix(header.count)) == header)
+        #expect(pgm.count == header.count + 160 * 90)
+        // The run says how many went and how many were shed; sent + shed never exceeds what 10 a second allows.
+        let line = try #require(r.stdout.split(separator: "\n").first { $0.contains("preview: ") && $0.contains("frames sent") })
+        let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }.suffix(2)
+        #expect(numbers.count == 2 && numbers.first! > 0 && numbers.reduce(0, +) <= 10 * 6, "\(line)")
+    }
+}

@@ -18,6 +18,7 @@ enum RunCommand {
             Option.value("host", "host:port", help: "Point the manifest's network sink at this ppc-host."),
             Option.value("clock-offset-ns", "ns", help: "Inject a device clock offset (tests know the truth)."),
             Option.value("clock-skew-ppm", "ppm", help: "Inject a device clock skew."),
+            Option.value("preview-fps", "n", help: "Send the host a live preview at most N times a second (newest frame only, never queued)."),
             Option.value("thermal-root", "dir", help: "Where Policy reads thermal zones (default /sys/class/thermal; tests point it at their own)."),
             Option.value("delivery-timeout", "seconds", help: "How long each clip's delivery to the host may take, reconnects included (default 60)."),
             setOption, measuredOption,
@@ -66,6 +67,10 @@ enum RunCommand {
         }
         if let o = try inv.parsed("clock-offset-ns", as: Int64.self) { hostOverride["clockOffsetNs"] = .number(Double(o), isInteger: true) }
         if let k = try inv.parsed("clock-skew-ppm", as: Double.self) { hostOverride["clockSkewPpm"] = .number(k, isInteger: false) }
+        if let f = try inv.parsed("preview-fps", as: Double.self) {
+            guard f >= 0 else { throw CommandFailure.usage("--preview-fps must not be negative") }
+            hostOverride["previewFps"] = .number(f, isInteger: false)
+        }
         if let t = try inv.parsed("delivery-timeout", as: Double.self) {
             guard t >= 1 else { throw CommandFailure.usage("--delivery-timeout must be at least 1 second") }
             hostOverride["deliverySeconds"] = .number(t, isInteger: false)
