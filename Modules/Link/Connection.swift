@@ -77,7 +77,7 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Sends a `chunk` frame with its data straight from `data` — header and fields from the stack, then the bytes, in one
-    /// writev — so a chunk's payload is never copied on our side. The frame is the same as `send(.chunk(…))`.
+    /// sendmsg — so a chunk's payload is never copied on our side. The frame is the same as `send(.chunk(…))`.
     public func sendChunk(offset: UInt64, xxh3: UInt64, compressed: Bool, data: UnsafeRawBufferPointer) throws(LinkError) {
         guard data.count <= LinkMessage.maxChunkBytes else {
             throw LinkError(.oversize, "chunk of \(data.count) bytes exceeds \(LinkMessage.maxChunkBytes)")
@@ -102,7 +102,14 @@ public final class Connection: @unchecked Sendable {
                 if sent < headLen {
                     iov[0] = iovec(iov_base: h.baseAddress! + sent, iov_len: headLen - sent)
                     iov[1] = iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)
-                    n = iov.withUnsafeBufferPointer { Glibc.writev(fd, $0.baseAddress, data.count > 0 ? 2 : 1) }
+                    // sendmsg, not writev: MSG_NOSIGNAL, so a peer that closed mid-chunk is an EPIPE error, not a
+                    // SIGPIPE that kills the process.
+                    n = iov.withUnsafeMutableBufferPointer { v in
+                        var msg = msghdr()
+                        msg.msg_iov = v.baseAddress
+                        msg.msg_iovlen = data.count > 0 ? 2 : 1
+                        return Glibc.sendmsg(fd, &msg, Int32(MSG_NOSIGNAL))
+                    }
                 } else {
                     let at = sent - headLen
                     n = Glibc.send(fd, data.baseAddress! + at, data.count - at, Int32(MSG_NOSIGNAL))

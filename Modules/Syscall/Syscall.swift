@@ -317,12 +317,15 @@ public enum ThreadPriority {
 
 /// Signal hygiene for a tool's main.
 public enum Signals {
-    /// Unblocks every signal. A process spawned from a thread that had signals blocked (a libdispatch worker, say)
+    /// Unblocks every signal, and ignores SIGPIPE. A process spawned from a thread that had signals blocked (a libdispatch worker, say)
     /// inherits that mask and would then ignore SIGTERM: a host or device that cannot be stopped is worse than one
     /// that says it stopped.
     public static func unblockAll() {
         var none = sigset_t()
         sigemptyset(&none)
         sigprocmask(SIG_SETMASK, &none, nil)
+        // A peer that closes a socket (or a reader that closes a pipe) is an EPIPE error to handle, never a signal that
+        // ends the process: every send already passes MSG_NOSIGNAL; this covers anything else that writes.
+        signal(SIGPIPE, SIG_IGN)
     }
 }

@@ -300,23 +300,24 @@ public enum BundleSender {
     /// Files whose bytes compress (audio, metadata, the timeline) go zstd-compressed; video does not.
     static func compressible(_ name: String) -> Bool { name.hasSuffix(".wav") || name.hasSuffix(".json") || name.hasSuffix(".bin") }
 
-    /// Bytes sent ahead of their acknowledgements: one largest chunk's worth (LinkMessage.maxChunkBytes). So a cut
-    /// costs at most that many bytes sent again — one maximum-size chunk — while the host writes one chunk as the next
-    /// ones cross the wire. (Stop-and-wait with 1 MiB chunks, measured 2026-11-30: 540 MB/s on tmpfs; see README.)
-    public static let windowBytes = LinkMessage.maxChunkBytes
+    /// Bytes that may be unacknowledged: by default one chunk (stop-and-wait), so a cut resends at most that one chunk.
+    /// Measured 2026-11-30 (`bench link --chunk-kib 256 --window-kib 256|1024`): a 1 MiB window of 256 KiB chunks moved
+    /// no more bytes here (181–206 against 178–198 MB/s, the disk is the bound) and control p99 under bulk was alike;
+    /// 1 MiB stop-and-wait chunks raised control p99 under bulk to 1.4–2.9 ms. A caller may pass a wider window.
+    public static let windowBytes = 0
 
     /// Sends `directory` as clip `clipID`; returns once the host confirms the verified whole.
     /// `budget` bytes may be sent per `tickNs` (link.payloadPumpBudgetBytes per link.pumpTickIntervalNs).
     ///
     /// Each answer from the host (resume offset, chunk ack, verdict, confirmation) must come within `answerTimeoutNs`, or
-    /// the send fails as a dead peer (a host that hangs does not hang the device). At most `windowBytes` are unacknowledged, so a cut resends at most one maximum-size chunk's worth. The file is
-    /// mapped: each chunk leaves from the mapping without a copy on our side (writev) and lands in the host's mapping
-    /// of its file. The calling thread is
+    /// the send fails as a dead peer (a host that hangs does not hang the device). At most one chunk (or `windowBytes`)
+    /// is unacknowledged, so a cut resends at most one chunk. The file is mapped: each chunk leaves from the mapping
+    /// without a copy on our side (one sendmsg) and lands in the host's mapping of its file. The calling thread is
     /// lowered in priority for good (bulk yields to control and capture): call it on a transfer thread.
     public static func send(
         directory: String, clipID: String, over bulk: Connection, chunkBytes: Int = 256 * 1024, budget: Int = 4 << 20,
         tickNs: Int64 = 100_000_000, progress: Progress = Progress(), answerTimeoutNs: Int64 = 30_000_000_000,
-        shouldPause: (() -> Bool)? = nil, pauseLimitNs: Int64 = .max
+        shouldPause: (() -> Bool)? = nil, pauseLimitNs: Int64 = .max, windowBytes: Int = BundleSender.windowBytes
     ) throws -> Report {
         let chunkBytes = min(chunkBytes, LinkMessage.maxChunkBytes)
         ThreadPriority.lowerCurrent(nice: 19)
@@ -326,7 +327,7 @@ public enum BundleSender {
         // A slot per chunk that can be in flight, plus one being prepared, for compressed chunks; uncompressed chunks
         // leave from the file's mapping itself.
         let slotBytes = ZstdCompressor.bound(chunkBytes)
-        let windowBytes = max(chunkBytes, Self.windowBytes)
+        let windowBytes = max(chunkBytes, windowBytes)
         let packed = (0...(windowBytes / chunkBytes)).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: slotBytes, alignment: 64) }
         defer { for b in packed { b.deallocate() } }
 

@@ -12,6 +12,8 @@ enum BenchLink {
         "link", abstract: "Control latency under bulk, bulk throughput, clock error, devices per host (loopback).",
         options: [
             jsonFlag, .value("bulk-mb", "n", help: "Size of the bulk transfer (default 256)."),
+            .value("window-kib", "n", help: "Bulk bytes unacknowledged at most, KiB (default: one chunk, as the network sink sends)."),
+            .value("chunk-kib", "n", help: "Bulk chunk size, KiB (default 256; 1024 = one chunk in flight, stop-and-wait)."),
             .value("skew-seconds", "s", help: "How long to probe for the skew figure (default 20)."),
         ], run: run)
 
@@ -43,6 +45,10 @@ enum BenchLink {
 
     static func run(_ inv: Invocation) throws -> ExitCode {
         let bulkMB = try inv.parsed("bulk-mb", as: Int.self) ?? 256
+        let chunkKiB = try inv.parsed("chunk-kib", as: Int.self) ?? 256
+        guard chunkKiB > 0, chunkKiB <= 1024 else { throw CommandFailure.usage("--chunk-kib must be 1…1024") }
+        let windowKiB = try inv.parsed("window-kib", as: Int.self) ?? 0
+        guard windowKiB >= 0 else { throw CommandFailure.usage("--window-kib must not be negative") }
         let skewSeconds = try inv.parsed("skew-seconds", as: Double.self) ?? 20
         let dir = (ProcessInfo.processInfo.environment["PPC_BENCH_DIR"] ?? "/var/tmp") + "/ppc-bench-link-\(getpid())"
         try FileSystem.makeDirectory(dir)
@@ -75,7 +81,7 @@ enum BenchLink {
                 try c.send(.hello(protocolVersion: 1, deviceID: "bulk", channel: .bulk, captureProfile: "1920x1080@120 h264"))
                 _ = try c.receive(timeoutNs: 5_000_000_000)
                 let t0 = monotonicNowNs()
-                _ = try BundleSender.send(directory: "\(dir)/bundle", clipID: "bench", over: c, chunkBytes: 256 << 10, budget: .max)
+                _ = try BundleSender.send(directory: "\(dir)/bundle", clipID: "bench", over: c, chunkBytes: chunkKiB << 10, budget: .max, windowBytes: windowKiB << 10)
                 bulkSeconds = Double(monotonicNowNs() - t0) / 1e9
             } catch { bulkError = error }
             bulkDone.signal()
@@ -203,7 +209,7 @@ enum BenchLink {
             "underBulk": ["p50": percentile(busy, 0.5), "p99": percentile(busy, 0.99), "n": busy.count],
         ]
         result["bulkMBps"] = bulkMBps
-        result["bulkNote"] = "\(bulkMB) MB in 256 KiB chunks, 1 MiB unacknowledged at most, each chunk written into the host's mapped file and logged before its ack, the file fsynced once when whole and verified (resumable; library in \(dir))"
+        result["bulkNote"] = "\(bulkMB) MB in \(chunkKiB) KiB chunks, \(max(chunkKiB, windowKiB)) KiB unacknowledged at most, each chunk written into the host's mapped file and logged before its ack, the file fsynced once when whole and verified (resumable; library in \(dir))"
         result["storageCeilingMBps"] = storageMBps
         result["storageNote"] = "the same bytes written to a fresh file on the library's filesystem and fsynced once: what storing costs without a network"
         result["bulkVsCeiling"] = bulkMBps / min(storageMBps, iperf ?? storageMBps)
