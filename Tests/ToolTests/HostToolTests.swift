@@ -155,7 +155,7 @@ extension HostToolTests {
 extension HostToolTests {
     @Test func aLinkCutMidTransferIsReconnectedAndTheTransferResumes() throws {
         let tmp = TemporaryDirectory("ppc-host")
-        let (host, port) = try Self.startHost(library: tmp.sub("library"), extra: ["--cut-bulk-after-chunks", "1"])
+        let (host, port) = try Self.startHost(library: tmp.sub("library"), extra: ["--cut-bulk-after-chunks", "2"])
         defer {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()

@@ -10,7 +10,7 @@ import Testing
 @Suite("Transfer survives SIGKILL of the host or the device", .serialized)
 struct KillTests {
     static let size = 24 << 20
-    static let chunk = 256 << 10
+    static let chunk = 64 << 10  // BundleSender.chunkBytes
 
     /// An outbox holding one clip: `clip.mp4` of incompressible bytes and a small meta.json.
     static func outbox(_ out: String) throws -> [UInt8] {

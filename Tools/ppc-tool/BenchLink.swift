@@ -13,7 +13,7 @@ enum BenchLink {
         options: [
             jsonFlag, .value("bulk-mb", "n", help: "Size of the bulk transfer (default 256)."),
             .value("window-kib", "n", help: "Bulk bytes unacknowledged at most, KiB (default: one chunk, as the network sink sends)."),
-            .value("chunk-kib", "n", help: "Bulk chunk size, KiB (default 256; 1024 = one chunk in flight, stop-and-wait)."),
+            .value("chunk-kib", "n", help: "Bulk chunk size, KiB (default: the network sink's, 64)."),
             .value("skew-seconds", "s", help: "How long to probe for the skew figure (default 20)."),
         ], run: run)
 
@@ -45,7 +45,7 @@ enum BenchLink {
 
     static func run(_ inv: Invocation) throws -> ExitCode {
         let bulkMB = try inv.parsed("bulk-mb", as: Int.self) ?? 256
-        let chunkKiB = try inv.parsed("chunk-kib", as: Int.self) ?? 256
+        let chunkKiB = try inv.parsed("chunk-kib", as: Int.self) ?? (BundleSender.chunkBytes >> 10)
         guard chunkKiB > 0, chunkKiB <= 1024 else { throw CommandFailure.usage("--chunk-kib must be 1…1024") }
         let windowKiB = try inv.parsed("window-kib", as: Int.self) ?? 0
         guard windowKiB >= 0 else { throw CommandFailure.usage("--window-kib must not be negative") }
