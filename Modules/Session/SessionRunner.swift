@@ -415,7 +415,18 @@ public final class SessionRunner: @unchecked Sendable {
 
     func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws -> MintedClip {
         let clipID = "\(options.context.session)-\(String(format: "%03d", shot.id))"
-        let window = try live.freeze(startNs: shot.t0Ns - pre, endNs: shot.t0Ns + post)
+        // A shot whose post-roll runs past the end of capture (the session stopped first) is minted with what the ring
+        // holds, and says so, rather than lost.
+        lock.lock()
+        let captureEndNs = videoDone ? newestFragmentEndNs : Int64.max
+        lock.unlock()
+        let endNs = min(shot.t0Ns + post, captureEndNs)
+        if endNs < shot.t0Ns + post {
+            lock.lock()
+            policyNotes.append(String(format: "shot %llu: post-roll cut to %.3f s by the end of capture (asked %.3f s)", shot.id, Double(endNs - shot.t0Ns) / 1e9, Double(post) / 1e9))
+            lock.unlock()
+        }
+        let window = try live.freeze(startNs: shot.t0Ns - pre, endNs: endNs)
         // The pin is released only when every sink has confirmed; otherwise it is recorded in OUT/pins/ for the drain.
         var confirmedByAll = false
         defer {

@@ -70,3 +70,18 @@ struct PolicyToolTests {
         #expect(!FileManager.default.fileExists(atPath: tmp.sub("out/clips")))
     }
 }
+
+extension PolicyToolTests {
+    @Test func aShotWhosePostRollOutlastsCaptureIsMintedShorterAndSaysSo() throws {
+        let tmp = TemporaryDirectory("ppc-policy")
+        let out = tmp.sub("out")
+        // The impact is at 1.6 s and the post-roll 1.5 s; capture stops at 2.5 s.
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-file.json"), "--out", out, "--duration", "2.5"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("post-roll cut to 0.9"), "\(r.stdout)")
+        let probe = try ToolRunner.runProgram(
+            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(out)/clips/tohost-001/clip.mp4"])
+        #expect(probe.status == 0, "\(probe.stderr)")
+        #expect((Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0)
+    }
+}
