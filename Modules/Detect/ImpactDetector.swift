@@ -154,6 +154,20 @@ public final class ImpactDetector {
 
     deinit { history.deallocate() }
 
+    /// Feeds a whole recording in blocks of `blockSamples`, as a live source would, and returns every candidate.
+    public func detect(in samples: [Float], blockSamples: Int = 512) -> [Candidate] {
+        var found: [Candidate] = []
+        samples.withUnsafeBufferPointer { all in
+            var i = 0
+            while i < all.count {
+                let n = min(blockSamples, all.count - i)
+                process(UnsafeBufferPointer(rebasing: all[i..<(i + n)])) { found.append($0) }
+                i += n
+            }
+        }
+        return found
+    }
+
     /// Feeds samples; calls `emit` for each candidate as soon as it is decided (about 10 ms after the onset).
     @inline(__always)
     public func process(_ samples: UnsafeBufferPointer<Float>, emit: (Candidate) -> Void) {

@@ -171,12 +171,7 @@ public final class PolicyMonitor: @unchecked Sendable {
         return Int64(s.f_bavail) * Int64(s.f_frsize)
     }
 
-    public static func residentBytes() -> Int64? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-        else { return nil }
-        return line.split(separator: " ").compactMap { Int64($0) }.first.map { $0 * 1024 }
-    }
+    public static func residentBytes() -> Int64? { ProcessMemory.bytes("VmRSS") }
 
     static func format(_ b: Int64) -> String {
         b >= 1 << 30 ? String(format: "%.2f GiB", Double(b) / Double(1 << 30)) : String(format: "%.1f MiB", Double(b) / Double(1 << 20))

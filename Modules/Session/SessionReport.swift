@@ -106,7 +106,7 @@ extension SessionRunner {
         let dropped = (stats?.framesDroppedLate ?? 0) + (stats?.framesMissingAtSource ?? 0)
         let achieved = spanNs > 0 ? Double(encoded) * 1e9 / Double(spanNs) : 0
         let snapshot = index.snapshot(startNs: .min, endNs: .max)
-        let memory = Self.peakResidentBytes()
+        let memory = ProcessMemory.bytes("VmHWM")
         let warnings = policy.warnings
         let heat = policy.thermal
         let thermal: [String: Any] = heat.last.map { r in
@@ -180,12 +180,6 @@ extension SessionRunner {
         return SessionReport(json: json, svg: svg, summary: lines.joined(separator: "\n"), clips: clipsNow, errors: errorsNow)
     }
 
-    static func peakResidentBytes() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
-        else { return nil }
-        return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
-    }
 
     /// The session on one time axis: audio envelope, fragments, candidates, shots and clip windows.
     func timelineSVG(snapshot: TimelineSnapshot, shots: [DetectedImpact], clips: [MintedClip], candidates: [DetectedImpact]) -> String {

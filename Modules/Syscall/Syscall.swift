@@ -287,6 +287,17 @@ public final class FileMapping: @unchecked Sendable {
     deinit { if let b = bytes.baseAddress { munmap(b, bytes.count) } }
 }
 
+/// This process's memory as the kernel counts it (/proc/self/status).
+public enum ProcessMemory {
+    /// A `kB` field of /proc/self/status in bytes: `VmRSS` (resident now), `VmHWM` (resident at its peak); nil if absent.
+    public static func bytes(_ field: String) -> Int64? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
+        else { return nil }
+        return line.split(separator: " ").compactMap { Int64($0) }.first.map { $0 * 1024 }
+    }
+}
+
 /// Scheduling priority of the calling thread.
 public enum ThreadPriority {
     /// Raises the calling thread's priority (lower nice value) so capture runs ahead of merge and mint work

@@ -150,6 +150,8 @@ public struct CapabilityCard: Sendable {
             } else if !inputs.isEmpty {
                 try device.selectInput(input.index)
             }
+            // A signal-timed input's size and rate are the incoming signal's: read once for the input, not per format.
+            var signal: (format: V4L2PixelFormat, rate: FrameInterval?)?
             for f in try device.pixelFormats() {
                 if f.fourcc != .nv12 && f.fourcc != .yuyv { unusable.insert("\(f.fourcc) (\(f.description))") }
                 if !input.signalTimed, let sizes = try device.frameSizes(f.fourcc) {
@@ -161,14 +163,13 @@ public struct CapabilityCard: Sendable {
                 } else {
                     // A signal-timed input (or no size enumeration): the size and rate are the incoming signal's, in
                     // force now; a listed size range there is what the hardware could scale to, not a mode to choose.
-                    let now = try device.currentFormat()
-                    let current = try device.tryFormat(f.fourcc, width: now.width, height: now.height)
+                    if signal == nil { signal = (try device.currentFormat(), try device.frameInterval()?.interval) }
+                    let current = try device.tryFormat(f.fourcc, width: signal!.format.width, height: signal!.format.height)
                     guard current.fourcc == f.fourcc else { continue }
-                    let rate = try device.frameInterval()
-                    if let rate {
+                    if let rate = signal!.rate {
                         modes.append(CaptureMode(
                             input: input.index, inputName: input.name, fourcc: f.fourcc, width: current.width, height: current.height,
-                            interval: rate.interval, fromSignal: true))
+                            interval: rate, fromSignal: true))
                     }
                 }
             }

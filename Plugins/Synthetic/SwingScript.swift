@@ -48,12 +48,13 @@ public struct SwingScript: Sendable, Equatable {
     }
 }
 
-/// A small, fast, deterministic pseudo-random generator (SplitMix64) so synthetic sessions repeat exactly.
-struct SplitMix64 {
+/// A small, fast, deterministic pseudo-random generator (SplitMix64) so synthetic sessions repeat exactly (and the
+/// tools' benchmarks can make incompressible bytes quickly).
+public struct SplitMix64 {
     var state: UInt64
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

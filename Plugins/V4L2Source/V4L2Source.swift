@@ -78,7 +78,8 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
                 try recover("device lost: \(e)")
                 continue
             }
-            let now = monotonicNowNs()
+            // Dequeue time is read only where the driver's timestamps are not CLOCK_MONOTONIC.
+            let capturedNs = f.monotonicTimestamp ? f.timestampNs : monotonicNowNs()
             if epochFirstSequence == nil {
                 epochFirstSequence = f.sequence
                 if timestampSource.hasPrefix("unknown") {
@@ -91,7 +92,7 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
             if f.corrupt { corruptFrames += 1 }
             let index = indexBase + Int64(f.sequence &- epochFirstSequence!)
             lastIndex = index
-            let t = (f.monotonicTimestamp ? f.timestampNs : now) + exposureOffsetNs
+            let t = capturedNs + exposureOffsetNs
             do { try stream.device.requeue(f) } catch { pendingLoss = error }
             return FrameInfo(index: index, timeNs: t)
         }

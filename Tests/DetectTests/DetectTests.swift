@@ -6,17 +6,7 @@ import Testing
 func detect(_ samples: [Float], sampleRate: Int, settings: ((inout ImpactDetector.Settings) -> Void)? = nil) -> [Candidate] {
     var s = ImpactDetector.Settings(sampleRate: sampleRate)
     settings?(&s)
-    let d = ImpactDetector(s)
-    var out: [Candidate] = []
-    samples.withUnsafeBufferPointer { all in
-        var i = 0
-        while i < all.count {
-            let n = min(480, all.count - i)
-            d.process(UnsafeBufferPointer(rebasing: all[i..<(i + n)])) { out.append($0) }
-            i += n
-        }
-    }
-    return out
+    return ImpactDetector(s).detect(in: samples, blockSamples: 480)
 }
 
 @Suite("Detect: impacts found to the sample, distractors ignored")

@@ -1,6 +1,7 @@
 import CLI
 import Foundation
 import Link
+import Synthetic
 import Syscall
 import Transfer
 
@@ -63,14 +64,8 @@ enum BenchLink {
         // 2. The same while a bulk transfer saturates the other channel.
         try FileSystem.makeDirectory("\(dir)/bundle")
         // Incompressible bytes (a SplitMix64 stream: one getrandom per 8 bytes took longer than the transfer).
-        var state = UInt64.random(in: 0...UInt64.max)
-        let payload = (0..<(bulkMB << 20) / 8).map { _ -> UInt64 in
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var rng = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
+        let payload = (0..<(bulkMB << 20) / 8).map { _ in rng.next() }
         try payload.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: "\(dir)/bundle/clip.mp4")) }
         let bulkDone = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var bulkSeconds = 0.0

@@ -56,16 +56,8 @@ enum DetectCommand {
                     at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.broadband, rejected.map { "rejected: \($0)" } ?? "candidate"))
             }
         }
-        var found: [Candidate] = []
         let t0 = monotonicNowNs()
-        samples.withUnsafeBufferPointer { all in
-            var i = 0
-            while i < all.count {
-                let n = min(512, all.count - i)
-                d.process(UnsafeBufferPointer(rebasing: all[i..<(i + n)])) { found.append($0) }
-                i += n
-            }
-        }
+        let found = d.detect(in: samples)
         return (found, Double(monotonicNowNs() - t0) / 1e9)
     }
 
