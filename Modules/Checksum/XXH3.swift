@@ -7,7 +7,7 @@ public enum XXH3 {
     /// The XXH3-64 of `bytes`.
     @inlinable
     public static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        XXH3_64bits(bytes.baseAddress, bytes.count)
+        ppc_xxh3_64(bytes.baseAddress, bytes.count)
     }
 
     /// The XXH3-64 of a collection of bytes.
@@ -35,7 +35,7 @@ public enum XXH3 {
 
         public func update(_ bytes: UnsafeRawBufferPointer) {
             guard bytes.count > 0 else { return }
-            XXH3_64bits_update(state, bytes.baseAddress, bytes.count)
+            ppc_xxh3_64_update(state, bytes.baseAddress, bytes.count)
         }
 
         public func reset() { XXH3_64bits_reset(state) }
