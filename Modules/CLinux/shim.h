@@ -7,4 +7,8 @@
 #include <sys/syscall.h>
 
 static inline int ppc_gettid(void) { return (int)syscall(SYS_gettid); }
+/* A thread's CPU mask (tid 0: the calling thread), as the raw syscalls take it (a bitmask in unsigned longs): returns
+   the bytes the kernel wrote (get) or 0 (set, the calling thread), -1 with errno on failure. */
+static inline long ppc_getaffinity(int tid, unsigned long *mask, unsigned long bytes) { return syscall(SYS_sched_getaffinity, tid, bytes, mask); }
+static inline long ppc_setaffinity(const unsigned long *mask, unsigned long bytes) { return syscall(SYS_sched_setaffinity, 0, bytes, mask); }
 #endif

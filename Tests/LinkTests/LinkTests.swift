@@ -132,6 +132,10 @@ struct TransferTests {
         defer { server.stop() }
         let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(server.port))
         #expect(report.remotePath == tmp.sub("library/bay-3/s-001"))
+        // Bulk keeps a core free for control where there are two or more, and then sends the larger chunks.
+        let cores = ThreadPriority.allowedCores(ofProcess: true)
+        #expect(!cores.isEmpty)
+        #expect(report.chunkBytes == (cores.count >= 2 ? BundleSender.chunkBytesOnSpareCores : BundleSender.chunkBytesSharingCores))
         for (n, b) in files { #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b) }
         #expect(FileManager.default.fileExists(atPath: "\(report.remotePath)/host-meta.json"))
         #expect(report.bytesSent < 900_000 + 384_000)  // the WAV went compressed
@@ -150,6 +154,32 @@ struct TransferTests {
         }
         first.stop()
         return (tmp, files, library, first.store.chunksReceived)
+    }
+
+    @Test func bulkWorkNeverRunsOnTheCoreKeptForControl() throws {
+        final class Seen: @unchecked Sendable {
+            // @unchecked: written by the thread before it signals, read after.
+            var before: [Int] = []
+            var after: [Int] = []
+            var confined = false
+        }
+        let seen = Seen()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            seen.before = ThreadPriority.allowedCores(ofProcess: true)
+            seen.confined = ThreadPriority.confineToSpareCores().confined
+            seen.after = ThreadPriority.allowedCores()
+            // Twice is once: confinement is judged against the process's cores, not the thread's.
+            seen.confined = seen.confined && ThreadPriority.confineToSpareCores().confined && ThreadPriority.allowedCores() == seen.after
+            done.signal()
+        }.start()
+        done.wait()
+        if seen.before.count >= 2 {
+            #expect(seen.confined)
+            #expect(seen.after == Array(seen.before.dropFirst()), "before \(seen.before), after \(seen.after)")
+        } else {
+            #expect(!seen.confined)
+        }
     }
 
     @Test func aHostCutMidTransferResumesWithAtMostOneChunkResent() throws {

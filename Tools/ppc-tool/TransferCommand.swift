@@ -92,6 +92,7 @@ enum TransferCommand {
             func record(_ delivered: Bool, _ error: String?) {
                 var r: [String: Any] = [
                     "clipId": clip, "delivered": delivered, "bytesSent": progress.report.bytesSent, "chunksSent": progress.report.chunksSent,
+                    "chunkBytes": progress.report.chunkBytes,
                     "resumedAt": progress.report.resumedAt.mapValues { Int($0) },
                 ]
                 if let error { r["error"] = error }
