@@ -195,10 +195,13 @@ public final class DeviceLink: @unchecked Sendable {
                         // the host closed after more than three intervals of our silence was its dead-peer rule.
                         let e = error as? LinkError
                         let now = bootNowNs()
+                        // A running device is never silent for two intervals (it beats every one), so a host that
+                        // closed on us after that much silence closed on a stop — even when the wake came so soon after
+                        // the host's three-interval limit that our own count, started a round trip later, is just under it.
                         let why: String? =
                             e?.code == .deadPeer
                             ? suspended(silentFor: now - exchangeStartNs - 2 * settings.heartbeatIntervalNs)
-                            : suspended(silentFor: now - lastExchangeNs)
+                            : suspended(silentFor: now - lastExchangeNs, beyond: 2 * settings.heartbeatIntervalNs)
                         set(.dropped(why ?? (e?.code == .deadPeer ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)")))
                         control.shutdownNow()
                         bulk.shutdownNow()
@@ -210,12 +213,13 @@ public final class DeviceLink: @unchecked Sendable {
     }
 
     /// Why the link cannot be trusted after `silentFor` ns without an exchange (on CLOCK_BOOTTIME, which counts a
-    /// stopped process and a sleeping machine), if that is longer than three heartbeats — the host's dead-peer limit.
-    func suspended(silentFor gap: Int64) -> String? {
-        guard gap > 3 * settings.heartbeatIntervalNs else { return nil }
+    /// stopped process and a sleeping machine), if that is longer than `limit` — by default three heartbeats, the host's
+    /// dead-peer limit.
+    func suspended(silentFor gap: Int64, beyond limit: Int64? = nil) -> String? {
+        guard gap > limit ?? 3 * settings.heartbeatIntervalNs else { return nil }
         return String(
-            format: "this device was stopped or suspended for %.1f s, longer than three heartbeats; the host has dropped it, so this link is dropped, not resumed",
-            Double(gap) / 1e9)
+            format: "this device was stopped or suspended for %.1f s (%.1f heartbeats); the host has dropped it, so this link is dropped, not resumed",
+            Double(gap) / 1e9, Double(gap) / Double(settings.heartbeatIntervalNs))
     }
 
     func sendControl(_ m: LinkMessage) throws(LinkError) {

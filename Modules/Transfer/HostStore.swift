@@ -327,10 +327,10 @@ public enum BundleSender {
     /// Each answer from the host (resume offset, chunk ack, verdict, confirmation) must come within `answerTimeoutNs`, or
     /// the send fails as a dead peer (a host that hangs does not hang the device). At most one chunk (or `windowBytes`)
     /// is unacknowledged, so a cut resends at most one chunk; `chunkBytes` nil chooses by where the thread may run
-    /// (``chunkBytesOnSpareCores`` or ``chunkBytesSharingCores``). The file is mapped: each chunk leaves from the mapping
-    /// without a copy on our side (one sendmsg) and lands in the host's mapping of its file. The calling thread is
-    /// lowered in priority and kept off one core for good (bulk yields to control and capture): call it on a transfer
-    /// thread.
+    /// (``chunkBytesOnSpareCores`` or ``chunkBytesSharingCores``). The file is mapped for hashing; each uncompressed
+    /// chunk leaves by sendfile, not copied on this side at all, and lands in the host's mapping of its file (compressed
+    /// chunks: one sendmsg from their buffer). The calling thread is lowered in priority, kept off one core and has
+    /// SIGPIPE blocked, for good (bulk yields to control and capture): call it on a transfer thread.
     public static func send(
         directory: String, clipID: String, over bulk: Connection, chunkBytes: Int? = nil, budget: Int = 4 << 20,
         tickNs: Int64 = 100_000_000, progress: Progress = Progress(), answerTimeoutNs: Int64 = 30_000_000_000,
