@@ -117,26 +117,39 @@ public final class DeviceLink: @unchecked Sendable {
         return estimator.samples
     }
 
-    /// One sync sample on the control channel (control thread only, or before `start`): three exchanges back to back,
-    /// the one with the least delay kept. The first of them usually finds both ends' cores idle, and waking them is
-    /// latency on one path more than the other (an asymmetry the offset cannot see); the next find them awake.
-    /// Measured 2026-11-30 (`bench link`, 400 samples 50 ms apart): single exchanges had delays of 130–190 µs median.
+    /// One sync sample on the control channel (control thread only, or before `start`): ``takeSample`` on this link.
     public func probe() throws(LinkError) {
-        var fastest: SyncSample?
-        for _ in 0..<3 {
-            beat += 1
-            let t1 = deviceNow()
-            try sendControl(.syncProbe(sequence: beat, t1: t1))
-            guard case .syncReply(let seq, _, let t2, let t3) = try control.receive(timeoutNs: 3 * settings.heartbeatIntervalNs), seq == beat else {
-                throw LinkError(.protocolViolation, "expected sync_reply \(beat)")
-            }
-            let s = SyncSample(t1: t1, t2: t2, t3: t3, t4: deviceNow())
-            if fastest.map({ s.delayNs < $0.delayNs }) ?? true { fastest = s }
-        }
+        let s = try Self.takeSample(
+            send: { (m: LinkMessage) throws(LinkError) in try sendControl(m) },
+            receive: { () throws(LinkError) -> LinkMessage in try control.receive(timeoutNs: 3 * settings.heartbeatIntervalNs) },
+            now: deviceNow, sequence: &beat)
         lastExchangeNs = bootNowNs()
         state.lock()
-        estimator.add(fastest!)
+        estimator.add(s)
         state.unlock()
+    }
+
+    /// One sync sample: three `sync_probe` / `sync_reply` exchanges back to back, the one with the least delay kept.
+    /// The first of them usually finds both ends' cores idle, and waking them is latency on one path more than the
+    /// other (an asymmetry the offset cannot see); the next find them awake. Measured 2026-11-30 (`bench link`, 400
+    /// samples 50 ms apart): single exchanges had delays of 130–190 µs median and skew errors up to 0.23 ppm after 20 s;
+    /// best of three, 32–33 µs and at most 0.008 ppm. `now` is the device's clock; `sequence` numbers the probes.
+    public static func takeSample(
+        send: (LinkMessage) throws(LinkError) -> Void, receive: () throws(LinkError) -> LinkMessage, now: () -> Int64,
+        sequence: inout UInt64
+    ) throws(LinkError) -> SyncSample {
+        var fastest: SyncSample?
+        for _ in 0..<3 {
+            sequence += 1
+            let t1 = now()
+            try send(.syncProbe(sequence: sequence, t1: t1))
+            guard case .syncReply(let seq, _, let t2, let t3) = try receive(), seq == sequence else {
+                throw LinkError(.protocolViolation, "expected sync_reply \(sequence)")
+            }
+            let s = SyncSample(t1: t1, t2: t2, t3: t3, t4: now())
+            if fastest.map({ s.delayNs < $0.delayNs }) ?? true { fastest = s }
+        }
+        return fastest!
     }
 
     func publishRelation() throws(LinkError) {

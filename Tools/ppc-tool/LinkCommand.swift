@@ -12,7 +12,7 @@ enum LinkCommand {
             Command(
                 "probe", abstract: "A sync burst (then more probes) against HOST:PORT; prints the clock relation.",
                 options: [
-                    jsonFlag, .value("probes", "n", help: "Probes (default: link.syncBurstTarget, then 4× more)."),
+                    jsonFlag, .value("probes", "n", help: "Sync samples, each the fastest of three exchanges (default: link.syncBurstTarget, then 4× more)."),
                     .value("seconds", "s", help: "Spread the probes over this long (skew needs ≥ 2 s; default 0: back to back)."),
                     .value("clock-offset-ns", "ns", help: "Inject a clock offset (tests know the truth)."),
                     .value("clock-skew-ppm", "ppm", help: "Inject a clock skew."),
@@ -44,14 +44,13 @@ enum LinkCommand {
         var estimator = ClockEstimator()
         let clock = InjectedClock(offsetNs: settings.clockOffsetNs, skewPpm: settings.clockSkewPpm)
         var rtts: [Int64] = []
-        for seq in 0..<UInt64(max(1, probes)) {
-            let t1 = clock.now()
+        var sequence: UInt64 = 0
+        for _ in 0..<max(1, probes) {
             do {
-                try control.send(.syncProbe(sequence: seq, t1: t1))
-                guard case .syncReply(seq, _, let t2, let t3) = try control.receive(timeoutNs: 2_000_000_000) else {
-                    throw LinkError(.protocolViolation, "unexpected reply")
-                }
-                let s = SyncSample(t1: t1, t2: t2, t3: t3, t4: clock.now())
+                let s = try DeviceLink.takeSample(
+                    send: { (m: LinkMessage) throws(LinkError) in try control.send(m) },
+                    receive: { () throws(LinkError) -> LinkMessage in try control.receive(timeoutNs: 2_000_000_000) },
+                    now: clock.now, sequence: &sequence)
                 estimator.add(s)
                 rtts.append(s.delayNs)
                 if gapNs > 0 {  // pacing the probes over --seconds, not a synchronisation
