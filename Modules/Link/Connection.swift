@@ -58,19 +58,21 @@ public final class Connection: @unchecked Sendable {
     /// Sends one message (one thread at a time).
     public func send(_ m: LinkMessage) throws(LinkError) {
         let frame = m.encoded()
-        let failure: Int32? = frame.withUnsafeBytes { b in
-            var off = 0
-            while off < b.count {
-                let n = Glibc.send(fd, b.baseAddress! + off, b.count - off, Int32(MSG_NOSIGNAL))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                off += n
+        if let e = frame.withUnsafeBytes({ sendAll($0) }) { throw LinkError(.io, "send \(m.name) to \(peer): \(String(cString: strerror(e)))") }
+    }
+
+    /// Sends every byte of `bytes` (MSG_NOSIGNAL always: a closed peer is EPIPE, not SIGPIPE); returns errno on failure.
+    func sendAll(_ bytes: UnsafeRawBufferPointer, flags: Int32 = 0) -> Int32? {
+        var off = 0
+        while off < bytes.count {
+            let n = Glibc.send(fd, bytes.baseAddress! + off, bytes.count - off, Int32(MSG_NOSIGNAL) | flags)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
             }
-            return nil
+            off += n
         }
-        if let e = failure { throw LinkError(.io, "send \(m.name) to \(peer): \(String(cString: strerror(e)))") }
+        return nil
     }
 
     /// A chunk frame's 29-byte prefix (header and fields), written into `h` (32 bytes of room).
@@ -96,25 +98,18 @@ public final class Connection: @unchecked Sendable {
         let failure: Int32? = withUnsafeMutableBytes(of: &head) { h -> Int32? in
             Self.chunkPrefix(h, offset: offset, xxh3: xxh3, compressed: compressed, count: data.count)
             let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
-            let total = headLen + data.count
+            // The prefix and the data in one sendmsg (sendmsg, not writev: MSG_NOSIGNAL, so a peer that closed
+            // mid-chunk is an EPIPE error, not a SIGPIPE that kills the process); whatever of them it did not take, after.
             var sent = 0
-            while sent < total {
-                var n = 0
-                if sent < headLen {
-                    var iov = (
-                        iovec(iov_base: h.baseAddress! + sent, iov_len: headLen - sent),
-                        iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count))
-                    // sendmsg, not writev: MSG_NOSIGNAL, so a peer that closed mid-chunk is an EPIPE error, not a
-                    // SIGPIPE that kills the process.
-                    n = withUnsafeMutableBytes(of: &iov) { v in
-                        var msg = msghdr()
-                        msg.msg_iov = v.baseAddress!.assumingMemoryBound(to: iovec.self)
-                        msg.msg_iovlen = data.count > 0 ? 2 : 1
-                        return Glibc.sendmsg(fd, &msg, Int32(MSG_NOSIGNAL))
-                    }
-                } else {
-                    let at = sent - headLen
-                    n = Glibc.send(fd, data.baseAddress! + at, data.count - at, Int32(MSG_NOSIGNAL))
+            while sent < headLen {
+                var iov = (
+                    iovec(iov_base: h.baseAddress! + sent, iov_len: headLen - sent),
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count))
+                let n = withUnsafeMutableBytes(of: &iov) { v in
+                    var msg = msghdr()
+                    msg.msg_iov = v.baseAddress!.assumingMemoryBound(to: iovec.self)
+                    msg.msg_iovlen = data.count > 0 ? 2 : 1
+                    return Glibc.sendmsg(fd, &msg, Int32(MSG_NOSIGNAL))
                 }
                 if n < 0 {
                     if errno == EINTR { continue }
@@ -122,7 +117,7 @@ public final class Connection: @unchecked Sendable {
                 }
                 sent += n
             }
-            return nil
+            return sendAll(UnsafeRawBufferPointer(rebasing: data[(sent - headLen)...]))
         }
         if let e = failure { throw LinkError(.io, "send chunk to \(peer): \(String(cString: strerror(e)))") }
     }
@@ -147,15 +142,7 @@ public final class Connection: @unchecked Sendable {
         let failure: Int32? = withUnsafeMutableBytes(of: &head) { h -> Int32? in
             Self.chunkPrefix(h, offset: offset, xxh3: xxh3, compressed: false, count: count)
             let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
-            var sent = 0
-            while sent < headLen {
-                let n = Glibc.send(fd, h.baseAddress! + sent, headLen - sent, Int32(MSG_NOSIGNAL | MSG_MORE))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                sent += n
-            }
+            if let e = sendAll(UnsafeRawBufferPointer(rebasing: h[0..<headLen]), flags: Int32(MSG_MORE)) { return e }
             var at = off_t(fileOffset)
             let end = off_t(fileOffset + count)
             while at < end {

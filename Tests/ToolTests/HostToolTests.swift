@@ -218,8 +218,11 @@ final class LineReader: @unchecked Sendable {
 final class HostLog {
     let process = Process()
     let log: LineReader
+    let port: Int
 
-    init(library: String, port: Int) throws {
+    /// Starts ppc-host on `port` (by default a free loopback port) with `library`, ingest policy `any`.
+    init(library: String, port: Int = freeLoopbackPort(SOCK_STREAM)) throws {
+        self.port = port
         process.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
         process.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any"]
         let pipe = Pipe()
@@ -240,8 +243,8 @@ final class HostLog {
 extension HostToolTests {
     @Test func aDeviceStoppedLongerThanThreeHeartbeatsDropsItsLinkSaysSoAndStillDelivers() throws {
         let tmp = TemporaryDirectory("ppc-host")
-        let port = freeLoopbackPort(SOCK_STREAM)
-        let host = try HostLog(library: tmp.sub("library"), port: port)
+        let host = try HostLog(library: tmp.sub("library"))
+        let port = host.port
         defer { host.stop() }
         #expect(host.await("listening on"))
         let device = Process()
@@ -274,8 +277,8 @@ extension HostToolTests {
 extension HostToolTests {
     @Test func aHostThatHangsMidTransferCostsAtMostTheDeliveryTimeoutAndTheClipWaitsInTheOutbox() throws {
         let tmp = TemporaryDirectory("ppc-host")
-        let port = freeLoopbackPort(SOCK_STREAM)
-        let host = try HostLog(library: tmp.sub("library"), port: port)
+        let host = try HostLog(library: tmp.sub("library"))
+        let port = host.port
         defer {
             kill(host.process.processIdentifier, SIGCONT)
             host.stop()
@@ -309,8 +312,8 @@ extension HostToolTests {
 extension HostToolTests {
     @Test func aLivePreviewShowsTheNewestFrameOnTheHostAndNeverQueues() throws {
         let tmp = TemporaryDirectory("ppc-host")
-        let port = freeLoopbackPort(SOCK_STREAM)
-        let host = try HostLog(library: tmp.sub("library"), port: port)
+        let host = try HostLog(library: tmp.sub("library"))
+        let port = host.port
         defer { host.stop() }
         #expect(host.await("listening on"))
         let r = try ToolRunner.run([

@@ -43,9 +43,9 @@ struct PolicyToolTests {
     @Test func aSeriousMachinePausesTransfersAndTheClipWaitsInTheOutbox() throws {
         let tmp = TemporaryDirectory("ppc-policy")
         let root = try Self.thermal(tmp.sub("thermal"), celsius: 85)
-        let host = try HostLog(library: tmp.sub("library"), port: freeLoopbackPort(SOCK_STREAM))
+        let host = try HostLog(library: tmp.sub("library"))
         defer { host.stop() }
-        let port = Int(host.process.arguments![1].split(separator: ":")[1])!
+        let port = host.port
         #expect(host.await("listening on"))
         let out = tmp.sub("out")
         let r = try ToolRunner.run([
