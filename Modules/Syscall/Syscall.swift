@@ -103,6 +103,26 @@ public struct FileDescriptor: ~Copyable, Sendable {
         try syscall("fdatasync", path: path) { fdatasync(rawValue) }
     }
 
+    /// Reserves storage for a range of the file (extending it if needed), so writing there later cannot fail for want
+    /// of space and needs no block allocation on the way.
+    public func reserve(offset: Int64, count: Int64) throws(SystemError) {
+        guard count > 0 else { return }
+        let r = posix_fallocate(rawValue, off_t(offset), off_t(count))
+        if r != 0 { throw SystemError(errno: r, operation: "fallocate", path: path) }
+    }
+
+    /// Starts writing a range of the file's dirty pages (written or mapped) to storage, without waiting for them: the
+    /// `syncData()` that makes the file durable later finds the work done or under way instead of all of it still to do.
+    public func startWriteback(offset: Int64, count: Int64) throws(SystemError) {
+        try syscall("sync_file_range", path: path) { ppc_sync_file_range(rawValue, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */) }
+    }
+
+    /// Waits until a range's pages, written back as `startWriteback` asked, are on storage (starting any not yet
+    /// started). Data only: the file's metadata still needs `syncData()`.
+    public func awaitWriteback(offset: Int64, count: Int64) throws(SystemError) {
+        try syscall("sync_file_range", path: path) { ppc_sync_file_range(rawValue, offset, count, 7 /* WAIT_BEFORE | WRITE | WAIT_AFTER */) }
+    }
+
     /// Flushes data and all metadata (used on directories after a rename or unlink).
     public func sync() throws(SystemError) {
         try syscall("fsync", path: path) { fsync(rawValue) }
@@ -367,5 +387,17 @@ public enum Signals {
         // A peer that closes a socket (or a reader that closes a pipe) is an EPIPE error to handle, never a signal that
         // ends the process: every send already passes MSG_NOSIGNAL; this covers anything else that writes.
         signal(SIGPIPE, SIG_IGN)
+    }
+}
+
+/// Network namespaces, for benches and tests that put a device and a host on two sides of a real (virtual) link.
+public enum NetworkNamespace {
+    /// Moves the calling thread into the network namespace at `path` (`/run/netns/NAME`, as `ip netns add` makes it).
+    /// Threads the caller starts afterwards inherit it; sockets keep the namespace they were made in. Needs CAP_SYS_ADMIN.
+    public static func enter(_ path: String) throws(SystemError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError(errno: errno, operation: "open", path: path) }
+        defer { close(fd) }
+        guard ppc_setns(fd, 0x4000_0000 /* CLONE_NEWNET */) == 0 else { throw SystemError(errno: errno, operation: "setns", path: path) }
     }
 }

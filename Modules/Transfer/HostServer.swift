@@ -100,7 +100,7 @@ public final class HostServer: @unchecked Sendable {
             state.withLock { $0.devices[device, default: Device(relation: nil, lastSeenNs: monotonicNowNs(), events: 0)].lastSeenNs = monotonicNowNs() }
             note("accepted \(device) (\(channel)) \(profile)")
             if channel == .bulk {
-                try store.serve(c, device: device, clockNote: { [self] in clockNote(device) }, stopAfterChunks: stopBulkAfterChunks)
+                try store.serve(c, device: device, clockNote: { [self] in clockNote(device) }, stopAfterChunks: stopBulkAfterChunks, note: { [self] in note($0) })
             } else if channel == .preview {
                 try preview(c, device: device)
             } else {
