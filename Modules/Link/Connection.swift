@@ -53,6 +53,18 @@ public final class Connection: @unchecked Sendable {
         // Every message leaves in one write, so Nagle only ever delays: a small ack held behind an unacknowledged one
         // waits out the peer's delayed ACK (40 ms). Off on both channels.
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        // Across a network both channels leave through one transmit queue, and a FIFO there puts a heartbeat behind
+        // whatever bulk has queued (measured across a 1 Gbit/s link: control p99 6.4 ms under bulk against 0.44 ms
+        // idle). Each channel is marked for what it is: control first (DSCP EF for switches that honour it, priority 6,
+        // interactive: band 0 of Linux's default pfifo_fast), bulk last (DSCP CS1, lower effort, priority 2: band 2),
+        // preview between. IP_TOS is set first: it also sets the priority, which the explicit one then overrides.
+        var (tos, priority): (Int32, Int32) = switch channel {
+        case .control: (0xB8, 6)
+        case .bulk: (0x20, 2)
+        case .preview: (0x88, 0)
+        }
+        setsockopt(fd, Int32(IPPROTO_IP), IP_TOS, &tos, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &priority, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Sends one message (one thread at a time).

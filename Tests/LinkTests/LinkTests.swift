@@ -182,6 +182,69 @@ struct TransferTests {
         }
     }
 
+    /// Mounts a tmpfs of `bytes` at `path` (root only); nil when that is not possible here.
+    static func smallFilesystem(at path: String, bytes: Int) -> String? {
+        guard getuid() == 0 else { return "not root" }
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/mount")
+        p.arguments = ["-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path]
+        guard (try? p.run()) != nil else { return "no /bin/mount" }
+        p.waitUntilExit()
+        return p.terminationStatus == 0 ? nil : "mount -t tmpfs failed (exit \(p.terminationStatus))"
+    }
+    static let canMount: Bool = {
+        let probe = TemporaryDirectory("ppc-mount")
+        guard smallFilesystem(at: probe.path, bytes: 1 << 20) == nil else { return false }
+        umount2(probe.path, Int32(MNT_DETACH))
+        return true
+    }()
+
+    @Test(.enabled(if: canMount, "needs root to mount a small tmpfs"))
+    func aHostWithoutRoomRefusesAFileAtItsOfferSaysWhyAndKeepsServing() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        _ = try Self.bundle(tmp.sub("staged"))  // audio.wav 384 000 B, clip.mp4 900 000 B, meta.json
+        let library = tmp.sub("library")
+        // Room for the WAV, not for the video beside it.
+        #expect(Self.smallFilesystem(at: library, bytes: 1 << 20) == nil)
+        defer { umount2(library, Int32(MNT_DETACH)) }
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        Self.start(server)
+        defer { server.stop() }
+        let bulk = try Self.connectBulk(server.port)
+        #expect {
+            try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: bulk)
+        } throws: { error in
+            guard let e = error as? LinkError else { return false }
+            return e.code == .refused && e.reason.contains("clip.mp4") && e.reason.contains("No space left on device")
+        }
+        #expect(server.log.contains { $0.contains("refused clip.mp4 of s-001 from bay-3") }, "\(server.log)")
+        #expect(!FileManager.default.fileExists(atPath: "\(library)/bay-3/s-001"))  // nothing confirmed
+        // The same channel goes on serving: a clip that fits arrives.
+        try FileManager.default.createDirectory(atPath: tmp.sub("small"), withIntermediateDirectories: true)
+        try Data("{\"clipId\": \"s-002\"}".utf8).write(to: URL(fileURLWithPath: tmp.sub("small/meta.json")))
+        let report = try BundleSender.send(directory: tmp.sub("small"), clipID: "s-002", over: bulk)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/meta.json")) == Data("{\"clipId\": \"s-002\"}".utf8))
+    }
+
+    @Test func eachChannelIsMarkedSoControlLeavesFirstAcrossANetwork() throws {
+        let listener = try Listener(host: "127.0.0.1", port: 0)
+        defer { listener.stop() }
+        func marks(_ channel: LinkMessage.Channel) throws -> (tos: Int32, priority: Int32) {
+            let c = try Connection.connect(host: "127.0.0.1", port: listener.port, channel: channel)
+            var tos: Int32 = -1, priority: Int32 = -1
+            var n = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(c.fd, Int32(IPPROTO_IP), IP_TOS, &tos, &n)
+            n = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(c.fd, SOL_SOCKET, SO_PRIORITY, &priority, &n)
+            return (tos, priority)
+        }
+        let control = try marks(.control), bulk = try marks(.bulk), preview = try marks(.preview)
+        #expect(control.tos == 0xB8 && control.priority == 6)  // DSCP EF; pfifo_fast band 0
+        #expect(bulk.tos == 0x20 && bulk.priority == 2)  // DSCP CS1; band 2
+        #expect(preview.priority < control.priority && preview.priority != bulk.priority)
+    }
+
     @Test func aHostCutMidTransferResumesWithAtMostOneChunkResent() throws {
         let (tmp, files, library, received) = try Self.cutTransfer(after: 3)
         // A new host process on the same library (restart): the device resumes at the committed offset.
