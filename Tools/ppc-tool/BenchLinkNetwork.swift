@@ -19,6 +19,7 @@ final class ShapedLink: @unchecked Sendable {
 
     /// Makes the namespaces and the link, or throws saying which command failed and what it printed.
     init(megabitsPerSecond: Int) throws {
+        Self.removeLeftovers()
         let tag = "\(getpid())"
         deviceNamespace = "ppc-device-\(tag)"
         hostNamespace = "ppc-host-\(tag)"
@@ -47,6 +48,16 @@ final class ShapedLink: @unchecked Sendable {
         } catch {
             remove()
             throw error
+        }
+    }
+
+    /// Deletes the namespaces of benches that were killed before they could (their process is gone).
+    static func removeLeftovers() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? [] {
+            guard name.hasPrefix("ppc-device-") || name.hasPrefix("ppc-host-"), let pid = Int32(name.split(separator: "-").last ?? ""),
+                kill(pid, 0) != 0 && errno == ESRCH
+            else { continue }
+            try? run(["ip", "netns", "delete", name])
         }
     }
 
