@@ -182,8 +182,8 @@ public final class Connection: @unchecked Sendable {
         case message(LinkMessage)
     }
 
-    /// Receives one message; a chunk's data goes straight into the memory `destination` names for it (a file's mapping,
-    /// a scratch buffer: no allocation, no copy beyond the kernel's), any other message is decoded as `receive()` would.
+    /// Receives one message; a chunk's data goes straight into the memory `destination` names for it (a buffer the
+    /// receiver keeps: no allocation, no copy beyond the kernel's), any other message is decoded as `receive()` would.
     /// `destination` sees the chunk's offset, whether it is compressed and its length before a data byte is read, and
     /// throws to refuse it. A chunk larger than its destination or than its frame is refused as oversize or malformed.
     public func receive(

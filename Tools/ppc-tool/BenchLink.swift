@@ -277,7 +277,7 @@ enum BenchLink {
         result["iperf3OnBulkCoresNote"] = "iperf3 with client and server pinned to the cores ppc's bulk threads may use (\(spare.map(String.init).joined(separator: ","))): the like-for-like reference, since ppc keeps core \(ThreadPriority.allowedCores(ofProcess: true).first ?? 0) free of bulk so control never waits for a CPU"
         result["linkVsIperf3OnBulkCores"] = iperfLike.map { linkMBps / $0 } as Any? ?? "iperf3 not installed"
         result["controlRttUnderLinkOnlyUs"] = ["p50": percentile(bare.control, 0.5), "p99": percentile(bare.control, 0.99), "n": bare.control.count]
-        result["bulkNote"] = "\(bulkMB) MB in \(stored.chunkBytes >> 10) KiB chunks, \(max(stored.chunkBytes >> 10, windowKiB)) KiB unacknowledged at most, each chunk written into the host's mapped file and logged before its ack, the file fsynced once when whole and verified (resumable; library in \(dir))"
+        result["bulkNote"] = "\(bulkMB) MB in \(stored.chunkBytes >> 10) KiB chunks, \(max(stored.chunkBytes >> 10, windowKiB)) KiB unacknowledged at most, each chunk verified, written to the host's file and logged before its ack, the file fsynced once when whole and verified (resumable; library in \(dir))"
         result["storageCeilingMBps"] = storageMBps
         result["storageNote"] = "the same bytes written to a fresh file on the library's filesystem in 1 MiB writes, written back as the host writes back chunks, and fsynced once: what storing costs without a network"
         result["bulkVsCeiling"] = bulkMBps / min(storageMBps, iperf ?? storageMBps)
