@@ -318,9 +318,11 @@ enum BenchLink {
         let stored = r["bulkMBps"] as? Double ?? .nan, link = r["linkBulkMBps"] as? Double ?? .nan
         let iperf = r["iperf3MBps"] as? Double
         let vs = { (x: Double) in iperf.map { String(format: " (%.2f of iperf3)", x / $0) } ?? "" }
-        return String(format: "across a %d Mbit/s link (%@): iperf3 %@; link alone %.0f MB/s%@; stored bulk %.0f MB/s%@ (target ≥ 0.5); control RTT idle p50 %.0f µs, p99 %.0f µs; under stored bulk p50 %.0f µs, p99 %.0f µs; under link alone p99 %.0f µs",
+        let resent = r["tcpSegmentsResent"] as? [String: Int] ?? [:]
+        return String(format: "across a %d Mbit/s link (%@): iperf3 %@; link alone %.0f MB/s%@; stored bulk %.0f MB/s%@ (target ≥ 0.5); control RTT idle p50 %.0f µs, p99 %.0f µs; under stored bulk p50 %.0f µs, p99 %.0f µs; under link alone p99 %.0f µs; TCP segments resent: %d stored, %d link alone",
                       mbit, (r["link"] as? String) ?? "", iperf.map { String(format: "%.0f MB/s", $0) } ?? "not installed", link, vs(link), stored, vs(stored),
-                      p("idle", "p50"), p("idle", "p99"), p("underStoredBulk", "p50"), p("underStoredBulk", "p99"), p("underLinkOnly", "p99"))
+                      p("idle", "p50"), p("idle", "p99"), p("underStoredBulk", "p50"), p("underStoredBulk", "p99"), p("underLinkOnly", "p99"),
+                      resent["storedBulk"] ?? 0, resent["linkOnly"] ?? 0)
     }
 }
 

@@ -124,9 +124,14 @@ extension BenchLink {
             let iperf = try iperf3MBps(pinned: nil, across: net)
             let port = server.port
             let idle = try net.inside(net.deviceNamespace) { try controlRTTs(host: host, port: port, device: "idle", count: 1000, gapNs: 1_000_000) }
+            // Segments the device's TCP sent again during each transfer: a loss at the link's queue costs a
+            // retransmission, and a lost chunk tail a timeout, which this makes visible rather than guessed.
+            let resentBefore = try net.inside(net.deviceNamespace) { Self.retransmittedSegments() }
             let stored = try net.inside(net.deviceNamespace) { try bulkUnderControl(host: host, port: port, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB) }
+            let resentStored = try net.inside(net.deviceNamespace) { Self.retransmittedSegments() }
             let linkPort = linkOnly.port
             let bare = try net.inside(net.deviceNamespace) { try bulkUnderControl(host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: port) }
+            let resentBare = try net.inside(net.deviceNamespace) { Self.retransmittedSegments() }
             let storedMBps = Double(bulkMB) / stored.seconds
             let linkMBps = Double(bulkMB) / bare.seconds
             var out: [String: Any] = [
@@ -139,6 +144,7 @@ extension BenchLink {
                 ],
                 "bulkMBps": storedMBps, "linkBulkMBps": linkMBps, "chunkKiB": stored.chunkBytes >> 10,
                 "iperf3MBps": iperf as Any? ?? "not installed (Debian: iperf3)",
+                "tcpSegmentsResent": ["storedBulk": resentStored - resentBefore, "linkOnly": resentBare - resentStored],
             ]
             if let iperf {
                 out["bulkVsIperf3"] = storedMBps / iperf
@@ -148,6 +154,16 @@ extension BenchLink {
         } catch {
             return ["measured": false, "why": "\(error)"]
         }
+    }
+}
+
+extension BenchLink {
+    /// The calling thread's network namespace's TCP RetransSegs (`/proc/thread-self/net/snmp`); 0 when unreadable.
+    static func retransmittedSegments() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/thread-self/net/snmp", encoding: .utf8) else { return 0 }
+        let rows = text.split(separator: "\n").filter { $0.hasPrefix("Tcp:") }.map { $0.split(separator: " ") }
+        guard rows.count == 2, let i = rows[0].firstIndex(of: "RetransSegs"), i < rows[1].count else { return 0 }
+        return Int(rows[1][i]) ?? 0
     }
 }
 
