@@ -192,7 +192,8 @@ public final class HostStore: @unchecked Sendable {
                 // is waited for: storing overlaps receiving instead of following it, the fsync when the file is whole
                 // finds the data written, and a host with many devices never holds more than a chunk or two of each
                 // dirty. (Across a 1 Gbit/s link, receiving into a mapping then: stored bulk 84–85 MB/s with
-                // everything left to the fsync, 89–91 with this.) Failures here are not the verdict: the fsync at the end is, and it reports them.
+                // everything left to the fsync, 89–91 with this.) Failures here are not the verdict: the fsync at the
+                // end is, and it reports them.
                 try? c.fd.startWriteback(offset: Int64(offset), count: Int64(bytes.count))
                 if offset > 0 { try? c.fd.awaitWriteback(offset: 0, count: Int64(offset)) }
                 if c.committed == c.size {
@@ -343,8 +344,8 @@ public enum BundleSender {
     /// the send fails as a dead peer (a host that hangs does not hang the device). At most one chunk (or `windowBytes`)
     /// is unacknowledged, so a cut resends at most one chunk; `chunkBytes` nil chooses by where the thread may run
     /// (``chunkBytesOnSpareCores`` or ``chunkBytesSharingCores``). The file is mapped for hashing; each uncompressed
-    /// chunk leaves by sendfile, not copied on this side at all, and is verified in the host's buffer before one pwrite (compressed
-    /// chunks: one sendmsg from their buffer). The calling thread is lowered in priority, kept off one core and has
+    /// chunk leaves by sendfile, not copied on this side at all, and is verified in the host's buffer before one pwrite
+    /// (compressed chunks: one sendmsg from their buffer). The calling thread is lowered in priority, kept off one core and has
     /// SIGPIPE blocked, for good (bulk yields to control and capture): call it on a transfer thread.
     public static func send(
         directory: String, clipID: String, over bulk: Connection, chunkBytes: Int? = nil, budget: Int = 4 << 20,

@@ -51,34 +51,28 @@ enum BenchLink {
     /// are measured back to back, `times` over (as clips of their own); returns the transfers' duration, those round
     /// trips and the chunk size the sender chose.
     static func bulkUnderControl(host: String = "127.0.0.1", port: Int, bundle: String, chunkKiB: Int?, windowKiB: Int, controlPort: Int? = nil, times: Int = 1) throws -> (seconds: Double, control: [Int64], chunkBytes: Int) {
-        final class Outcome: @unchecked Sendable {
-            // @unchecked: written by the bulk thread before it signals `done`, read after.
-            var seconds = 0.0
-            var chunkBytes = 0
-            var error: (any Error)?
-            let done = DispatchSemaphore(value: 0)
-        }
-        let outcome = Outcome()
+        let outcome = ResultBox<(seconds: Double, chunkBytes: Int)>()
         Thread {
-            do {
+            outcome.result = Result {
                 let c = try Connection.connect(host: host, port: port, channel: .bulk, attempts: 6)
                 try c.send(.hello(protocolVersion: 1, deviceID: "bulk", channel: .bulk, captureProfile: "1920x1080@120 h264"))
                 _ = try c.receive(timeoutNs: 5_000_000_000)
                 let t0 = monotonicNowNs()
+                var chunkBytes = 0
                 for i in 0..<times {
-                    let report = try BundleSender.send(directory: bundle, clipID: "bench-\(i)", over: c, chunkBytes: chunkKiB.map { $0 << 10 }, budget: .max, windowBytes: windowKiB << 10)
-                    outcome.chunkBytes = report.chunkBytes
+                    chunkBytes = try BundleSender.send(directory: bundle, clipID: "bench-\(i)", over: c, chunkBytes: chunkKiB.map { $0 << 10 }, budget: .max, windowBytes: windowKiB << 10).chunkBytes
                 }
-                outcome.seconds = Double(monotonicNowNs() - t0) / 1e9
-            } catch { outcome.error = error }
+                return (Double(monotonicNowNs() - t0) / 1e9, chunkBytes)
+            }
             outcome.done.signal()
         }.start()
         var busy: [Int64] = []
         while outcome.done.wait(timeout: .now()) == .timedOut {
             busy += try controlRTTs(host: host, port: controlPort ?? port, device: "busy", count: 200, gapNs: 1_000_000)
         }
-        if let e = outcome.error { throw CommandFailure.failure("bulk transfer failed: \(e)") }
-        return (outcome.seconds, busy, outcome.chunkBytes)
+        let sent: (seconds: Double, chunkBytes: Int)
+        do { sent = try outcome.result!.get() } catch { throw CommandFailure.failure("bulk transfer failed: \(error)") }
+        return (sent.seconds, busy, sent.chunkBytes)
     }
 
     /// iperf3's throughput in MB/s (one TCP stream, 3 s): over loopback, or from `across`'s device namespace to its host
@@ -142,10 +136,11 @@ enum BenchLink {
         if inv.flag("network-only") {
             var result = BenchCommand.provenance()
             result["area"] = "link"
-            let shaped = acrossShapedLink(megabitsPerSecond: networkMbit == 0 ? 1000 : networkMbit, bundle: "\(dir)/bundle", bulkMB: bulkMB, chunkKiB: chunkKiB, windowKiB: windowKiB, library: "\(dir)/library-shaped")
+            let mbit = networkMbit == 0 ? 1000 : networkMbit
+            let shaped = acrossShapedLink(megabitsPerSecond: mbit, bundle: "\(dir)/bundle", bulkMB: bulkMB, chunkKiB: chunkKiB, windowKiB: windowKiB, library: "\(dir)/library-shaped")
             result["shapedLink"] = shaped
             result["targets"] = ["shapedLink.linkVsIperf3": 0.5, "shapedLink.bulkVsIperf3": 0.5, "shapedLink.underStoredBulkP99VsIdle": 2]
-            try BenchCommand.emit(result, json: inv.flag("json"), lines: [shapedLine(shaped, mbit: networkMbit == 0 ? 1000 : networkMbit)])
+            try BenchCommand.emit(result, json: inv.flag("json"), lines: [shapedLine(shaped, mbit: mbit)])
             return shaped["measured"] as? Bool == true ? .success : .failure
         }
 
@@ -178,7 +173,8 @@ enum BenchLink {
             acrossShapedLink(megabitsPerSecond: networkMbit, bundle: "\(dir)/bundle", bulkMB: bulkMB, chunkKiB: chunkKiB, windowKiB: windowKiB, library: "\(dir)/library-shaped")
 
         // 3b. What the library's filesystem itself takes: the same bytes written to a fresh file in 1 MiB writes, each
-        // one's writeback started and the earlier ones waited for, and fsynced once, as the host does for every file. No transfer can store faster than this.
+        // one's writeback started and the earlier ones waited for, and fsynced once, as the host does for every file.
+        // No transfer can store faster than this.
         var storageMBps = 0.0
         do {
             let path = "\(dir)/storage-ceiling"

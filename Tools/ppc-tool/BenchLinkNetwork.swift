@@ -13,7 +13,6 @@ final class ShapedLink: @unchecked Sendable {
     let hostNamespace: String
     let deviceAddress = "10.77.0.1"
     let hostAddress = "10.77.0.2"
-    let megabitsPerSecond: Int
     /// What queues under the token bucket: this machine's `net.core.default_qdisc`.
     let queueing: String
 
@@ -23,7 +22,6 @@ final class ShapedLink: @unchecked Sendable {
         let tag = "\(getpid())"
         deviceNamespace = "ppc-device-\(tag)"
         hostNamespace = "ppc-host-\(tag)"
-        self.megabitsPerSecond = megabitsPerSecond
         queueing = ((try? String(contentsOfFile: "/proc/sys/net/core/default_qdisc", encoding: .utf8)) ?? "pfifo_fast")
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let (d, h) = ("ppcd\(tag)", "ppch\(tag)")
@@ -124,14 +122,19 @@ extension BenchLink {
             let iperf = try iperf3MBps(pinned: nil, across: net)
             let port = server.port
             let idle = try net.inside(net.deviceNamespace) { try controlRTTs(host: host, port: port, device: "idle", count: 1000, gapNs: 1_000_000) }
-            // Segments the device's TCP sent again during each transfer: a loss at the link's queue costs a
+            // Each transfer with the segments the device's TCP sent again meanwhile: a loss at the link's queue costs a
             // retransmission, and a lost chunk tail a timeout, which this makes visible rather than guessed.
-            let resentBefore = try net.inside(net.deviceNamespace) { Self.retransmittedSegments() }
-            let stored = try net.inside(net.deviceNamespace) { try bulkUnderControl(host: host, port: port, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB) }
-            let resentStored = try net.inside(net.deviceNamespace) { Self.retransmittedSegments() }
             let linkPort = linkOnly.port
-            let bare = try net.inside(net.deviceNamespace) { try bulkUnderControl(host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: port) }
-            let resentBare = try net.inside(net.deviceNamespace) { Self.retransmittedSegments() }
+            let (stored, resentStored) = try net.inside(net.deviceNamespace) {
+                let before = Self.retransmittedSegments()
+                let r = try bulkUnderControl(host: host, port: port, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB)
+                return (r, Self.retransmittedSegments() - before)
+            }
+            let (bare, resentBare) = try net.inside(net.deviceNamespace) {
+                let before = Self.retransmittedSegments()
+                let r = try bulkUnderControl(host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: port)
+                return (r, Self.retransmittedSegments() - before)
+            }
             let storedMBps = Double(bulkMB) / stored.seconds
             let linkMBps = Double(bulkMB) / bare.seconds
             var out: [String: Any] = [
@@ -144,7 +147,7 @@ extension BenchLink {
                 ],
                 "bulkMBps": storedMBps, "linkBulkMBps": linkMBps, "chunkKiB": stored.chunkBytes >> 10,
                 "iperf3MBps": iperf as Any? ?? "not installed (Debian: iperf3)",
-                "tcpSegmentsResent": ["storedBulk": resentStored - resentBefore, "linkOnly": resentBare - resentStored],
+                "tcpSegmentsResent": ["storedBulk": resentStored, "linkOnly": resentBare],
             ]
             if let iperf {
                 out["bulkVsIperf3"] = storedMBps / iperf
