@@ -122,7 +122,7 @@ let package = Package(
         // MARK: - Pipeline
 
         /** The plugin registry and the JSON manifest that composes plugins into a pipeline. */
-        .target(name: "Pipeline", dependencies: ["Config"], path: "Modules/Pipeline"),
+        .target(name: "Pipeline", dependencies: ["Config", "Syscall"], path: "Modules/Pipeline"),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"], path: "Tests/PipelineTests"),
 
         // MARK: - CLI

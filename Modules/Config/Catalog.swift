@@ -15,26 +15,26 @@ public enum Catalog {
         .init(
             "capture.videoBitrateBps", .integer, unit: "bit/s", .given(.integer(50_000_000), .assumed),
             note: "⚠ Load-bearing and unmeasured: the E-M2 bitrate sweep against shaft-detection RMSE sets it.",
-            constraints: [.positive]),
+            constraints: [.range(100_000, 2_000_000_000)]),
         .init(
             "capture.fragmentSeconds", .real, unit: "s", .given(.real(0.5), .assumed),
             note: "GOP = fragment: an IDR at every boundary (REQ-BUF-1/2). Not a bitrate knob.",
-            constraints: [.positive]),
+            constraints: [.range(0.01, 10)]),
         .init(
             "capture.fragmentCapacity", .integer, unit: "fragments", .given(.integer(20), .assumed),
-            note: "REQ-BUF-1 \"~20 fragments\".", constraints: [.positive]),
+            note: "REQ-BUF-1 \"~20 fragments\".", constraints: [.range(2, 10_000)]),
         .init(
             "capture.expectedFrameRate", .integer, unit: "fps", .given(.integer(120), .assumed),
             note:
                 "⛔ Set explicitly from the active format at arm, never left implicit (an implicit rate cost a third of the frames on iOS). 120 is the studio floor, used until a format is chosen.",
-            constraints: [.positive]),
+            constraints: [.range(1, 1000)]),
         .init(
             "capture.clipPreNs", .integer, unit: "ns", .given(.integer(1_500_000_000), .assumed),
-            note: "Pre-roll before t0 (DetectAndMint.Configuration).", constraints: [.nonNegative]),
+            note: "Pre-roll before t0 (DetectAndMint.Configuration).", constraints: [.range(0, 600_000_000_000)]),
         .init(
             "capture.clipPostNs", .integer, unit: "ns", .given(.integer(3_000_000_000), .assumed),
             note: "⚠ Post-roll after t0. With clipPreNs the window is 4.5 s, which disagrees with PRD §16.2's 3 s.",
-            constraints: [.positive]),
+            constraints: [.range(1, 600_000_000_000)]),
         .init(
             "capture.allowFrameReordering", .boolean, unit: "", .given(.boolean(false), .vendor(source: "seed 000 §3")),
             note: "⛔ No B-frames: reordering adds delay and breaks frame-accurate extraction from the ring.",
@@ -45,10 +45,10 @@ public enum Catalog {
             constraints: [.hardLimit(.boolean(true), reason: "seed 000: the encoder runs real-time")]),
         .init(
             "capture.frameStartToExposureOffsetNs", .integer, unit: "ns", .given(.integer(0), .assumed),
-            note: "⚠ No device has been through an LED rig (E-M1). Applied to every frame timestamp."),
+            note: "⚠ No device has been through an LED rig (E-M1). Applied to every frame timestamp.", constraints: [.range(-1_000_000_000, 1_000_000_000)]),
         .init(
             "capture.rollingShutterReadoutFrames", .real, unit: "frame intervals", .given(.real(1.0), .assumed),
-            note: "⚠ Placeholder: real values differ per sensor and binning mode.", constraints: [.nonNegative]),
+            note: "⚠ Placeholder: real values differ per sensor and binning mode.", constraints: [.range(0, 100)]),
         .init(
             "capture.ringSeconds", .real, unit: "s",
             .derived(
@@ -104,10 +104,10 @@ public enum Catalog {
     static let session: [ParameterDefinition] = [
         .init(
             "session.shots", .integer, unit: "shots", .given(.integer(50), .vendor(source: "PRD §16.2 via seed 000 §4")),
-            note: "Shots in a typical session.", constraints: [.positive]),
+            note: "Shots in a typical session.", constraints: [.range(1, 100_000)]),
         .init(
             "session.prdClipSeconds", .real, unit: "s", .given(.real(3.0), .vendor(source: "PRD §16.2 via seed 000 §4")),
-            note: "⚠ The clip length the PRD's volume figure assumes; the real window is capture.clipWindowNs."),
+            note: "⚠ The clip length the PRD's volume figure assumes; the real window is capture.clipWindowNs.", constraints: [.range(0, 3600)]),
         .init(
             "session.volumeSeconds", .real, unit: "s",
             .derived(
@@ -140,27 +140,27 @@ public enum Catalog {
     static let detect: [ParameterDefinition] = [
         .init(
             "detect.sampleRateHz", .integer, unit: "Hz", .given(.integer(48_000), .assumed),
-            note: "Audio sample rate; other rates are handled explicitly.", constraints: [.positive]),
+            note: "Audio sample rate; other rates are handled explicitly.", constraints: [.range(8000, 384_000)]),
         .init(
             "detect.audioWindowNs", .integer, unit: "ns", .given(.integer(2_000_000_000), .assumed),
-            note: "Audio kept with each candidate.", constraints: [.positive]),
+            note: "Audio kept with each candidate.", constraints: [.range(1, 600_000_000_000)]),
         .init(
             "detect.audioPreNs", .integer, unit: "ns", .given(.integer(1_000_000_000), .assumed),
-            note: "Pre-roll of the candidate's audio window.", constraints: [.nonNegative]),
+            note: "Pre-roll of the candidate's audio window.", constraints: [.range(0, 600_000_000_000)]),
         .init(
             "detect.maxRetainedCandidates", .integer, unit: "candidates", .given(.integer(150), .assumed),
             note: "⛔ Enforced by eviction; retention is bounded in candidates, not shots (REQ-PRIV-6).",
-            constraints: [.positive]),
+            constraints: [.range(1, 100_000)]),
         .init(
             "detect.micToBallDefaultMetres", .real, unit: "m", .given(.real(1.5), .assumed),
             note: "⚠ Provenance: estimated. Nobody has surveyed a mic-to-ball distance (E-M5).",
-            constraints: [.nonNegative]),
+            constraints: [.range(0, 100)]),
         .init(
             "detect.airTemperatureC", .real, unit: "°C", .given(.real(20.0), .assumed),
             note: "Air temperature for the speed of sound.", constraints: [.range(-40, 60)]),
         .init(
             "detect.imuRateHz", .integer, unit: "Hz", .given(.integer(100), .assumed),
-            note: "IMU sample rate; 200 Hz is reachable on modern hardware.", constraints: [.positive]),
+            note: "IMU sample rate; 200 Hz is reachable on modern hardware.", constraints: [.range(1, 100_000)]),
         .init(
             "detect.speedOfSoundMps", .real, unit: "m/s",
             .derived(
@@ -192,24 +192,24 @@ public enum Catalog {
     static let link: [ParameterDefinition] = [
         .init(
             "link.heartbeatHz", .real, unit: "Hz", .given(.real(1), .vendor(source: "CORE 7.4a via seed 000")),
-            note: "Heartbeats per second on the control channel.", constraints: [.positive]),
+            note: "Heartbeats per second on the control channel.", constraints: [.range(0.01, 1000)]),
         .init(
             "link.pumpTickIntervalNs", .integer, unit: "ns", .given(.integer(100_000_000), .assumed),
-            note: "How often the transfer queue pumps.", constraints: [.positive]),
+            note: "How often the transfer queue pumps.", constraints: [.range(1_000_000, 60_000_000_000)]),
         .init(
             "link.syncBurstTarget", .integer, unit: "probes", .given(.integer(16), .assumed),
             note: "⚠ The iOS app's UI strings say \"twenty\"; ppc derives every text from this value.",
-            constraints: [.positive]),
+            constraints: [.range(1, 10_000)]),
         .init(
             "link.controlCeilingBytesPerSec", .integer, unit: "bytes/s", .given(.integer(10_000), .assumed),
-            note: "A budget, not a measurement: only the idle path has been measured.", constraints: [.positive]),
+            note: "A budget, not a measurement: only the idle path has been measured.", constraints: [.range(1, 1_000_000_000_000)]),
         .init(
             "link.concurrentPayloadTransfers", .integer, unit: "transfers", .given(.integer(1), .assumed),
             note: "⛔ Hard limit: parallel uploads contend with the ring for no throughput on one link.",
             constraints: [.hardLimit(.integer(1), reason: "seed 000: one concurrent payload transfer")]),
         .init(
             "link.payloadPumpBudgetBytes", .integer, unit: "bytes", .given(.integer(4_194_304), .assumed),
-            note: "Bytes the transfer queue may send per pump tick.", constraints: [.positive]),
+            note: "Bytes the transfer queue may send per pump tick.", constraints: [.range(1, 17_179_869_184)]),
         .init(
             "link.heartbeatIntervalNs", .integer, unit: "ns",
             .derived(
@@ -232,11 +232,11 @@ public enum Catalog {
         .init(
             "host.ingestMinimumHeight", .integer, unit: "lines",
             .given(.integer(1080), .vendor(source: "PinPointStudio ingest policy (seed 000)")),
-            note: "Host policy, not protocol: never crosses the wire (REQ-CAP-5).", constraints: [.positive]),
+            note: "Host policy, not protocol: never crosses the wire (REQ-CAP-5).", constraints: [.range(1, 100_000)]),
         .init(
             "host.ingestMinimumFPS", .integer, unit: "fps",
             .given(.integer(120), .vendor(source: "PinPointStudio ingest policy (seed 000)")),
-            note: "⛔ REQ-CAP-5: never encoded on the wire.", constraints: [.positive]),
+            note: "⛔ REQ-CAP-5: never encoded on the wire.", constraints: [.range(1, 100_000)]),
     ]
 
     // MARK: device.*
@@ -244,7 +244,7 @@ public enum Catalog {
     static let device: [ParameterDefinition] = [
         .init(
             "device.settleEstimateMs", .integer, unit: "ms", .given(.integer(1200), .assumed),
-            note: "⚠ No rig has measured this.", constraints: [.nonNegative]),
+            note: "⚠ No rig has measured this.", constraints: [.range(0, 600_000)]),
         .init(
             "device.storageFloorBytes", .integer, unit: "bytes",
             .derived(
@@ -262,25 +262,25 @@ public enum Catalog {
     static let policy: [ParameterDefinition] = [
         .init(
             "policy.sampleHz", .real, unit: "Hz", .given(.real(1), .vendor(source: "seed 000: thermal state polled at 1 Hz")),
-            note: "How often Policy reads thermal zones, free space and memory.", constraints: [.positive]),
+            note: "How often Policy reads thermal zones, free space and memory.", constraints: [.range(0.01, 1000)]),
         .init(
             "policy.thermalHistoryWindow", .integer, unit: "readings", .given(.integer(5), .vendor(source: "seed 001 ThermalManager")),
-            note: "Readings the thermal ladder remembers, so a transient spike does not count as persistent heat.", constraints: [.positive]),
+            note: "Readings the thermal ladder remembers, so a transient spike does not count as persistent heat.", constraints: [.range(1, 100_000)]),
         .init(
             "policy.persistentSeriousReadings", .integer, unit: "readings", .given(.integer(3), .vendor(source: "seed 001 ThermalManager")),
-            note: "Serious-or-worse readings within the window that make heat persistent: minting then waits too.", constraints: [.positive]),
+            note: "Serious-or-worse readings within the window that make heat persistent: minting then waits too.", constraints: [.range(1, 100_000)]),
         .init(
             "policy.fairCelsius", .real, unit: "°C", .given(.real(70), .assumed),
-            note: "Fair above this, for thermal zones that publish no passive trip point.", constraints: [.positive]),
+            note: "Fair above this, for thermal zones that publish no passive trip point.", constraints: [.range(1, 200)]),
         .init(
             "policy.seriousCelsius", .real, unit: "°C", .given(.real(85), .assumed),
-            note: "Serious above this, for zones without a passive trip point.", constraints: [.positive]),
+            note: "Serious above this, for zones without a passive trip point.", constraints: [.range(1, 200)]),
         .init(
             "policy.criticalCelsius", .real, unit: "°C", .given(.real(95), .assumed),
-            note: "Critical above this, for zones without a hot or critical trip point.", constraints: [.positive]),
+            note: "Critical above this, for zones without a hot or critical trip point.", constraints: [.range(1, 200)]),
         .init(
             "policy.memoryBudgetBytes", .integer, unit: "bytes", .given(.integer(1 << 30), .assumed),
             note: "Resident memory above this raises a memory warning (the ring is on disk; seed 000: memory is not the binding constraint).",
-            constraints: [.positive]),
+            constraints: [.range(1_048_576, 17_592_186_044_416)]),
     ]
 }

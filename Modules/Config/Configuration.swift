@@ -84,6 +84,12 @@ public struct Configuration: Sendable {
                         "\(o.origin): \(o.key) = \(value) but its measurement record says \(ParameterValue.format(m.value))"))
                 continue
             }
+            // Each value is judged against its own range here, before any derived value is computed from it: derived
+            // arithmetic runs only on values inside their ranges, so it never overflows.
+            if let violation = def.constraints.lazy.compactMap({ $0.violation(key: o.key, value: value, unit: def.unit) }).first {
+                problems.append(.init(.constraintViolated, key: o.key, "\(o.origin): \(violation)"))
+                continue
+            }
             latest[o.key] = Override(
                 key: o.key, value: value, measurement: o.measurement, note: o.note, origin: o.origin)
         }

@@ -186,19 +186,25 @@ public final class Connection: @unchecked Sendable {
     /// receiver keeps: no allocation, no copy beyond the kernel's), any other message is decoded as `receive()` would.
     /// `destination` sees the chunk's offset, whether it is compressed and its length before a data byte is read, and
     /// throws to refuse it. A chunk larger than its destination or than its frame is refused as oversize or malformed.
+    /// `timeoutNs` bounds the wait for the message's first byte (nil: no bound); once it has come, the rest must follow
+    /// within ``messageDeadlineNs`` plus ``allowanceNs(forBytes:)``.
     public func receive(
+        timeoutNs: Int64? = nil,
         chunkInto destination: (_ offset: UInt64, _ compressed: Bool, _ count: Int) throws(LinkError) -> UnsafeMutableRawBufferPointer
     ) throws(LinkError) -> BulkReceipt {
         var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
+        try awaitFirstByte(timeoutNs: timeoutNs)
+        var deadline = monotonicNowNs() + Self.messageDeadlineNs
         return try withUnsafeMutableBytes(of: &head) { (h: UnsafeMutableRawBufferPointer) throws(LinkError) -> BulkReceipt in
-            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: h[0..<LinkMessage.headerSize]))
+            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: h[0..<LinkMessage.headerSize]), deadlineNs: deadline)
             let (type, length) = try LinkMessage.header(Array(h[0..<LinkMessage.headerSize]))
+            deadline += Self.allowanceNs(forBytes: length)
             guard type == 22 else {
-                return .message(try LinkMessage.decode(type: type, payload: try readExactly(length)))
+                return .message(try LinkMessage.decode(type: type, payload: try readExactly(length, deadlineNs: deadline)))
             }
             guard length >= LinkMessage.chunkFieldsSize else { throw LinkError(.malformed, "chunk: truncated payload of \(length) bytes") }
-            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: h[LinkMessage.headerSize..<headLen]))
+            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: h[LinkMessage.headerSize..<headLen]), deadlineNs: deadline)
             let offset = UInt64(littleEndian: h.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
             let sum = UInt64(littleEndian: h.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
             let z = h[24]
@@ -209,15 +215,48 @@ public final class Connection: @unchecked Sendable {
             guard n <= LinkMessage.maxChunkBytes else { throw LinkError(.oversize, "chunk of \(n) bytes exceeds \(LinkMessage.maxChunkBytes)") }
             let buffer = try destination(offset, z == 1, n)
             guard n <= buffer.count else { throw LinkError(.oversize, "chunk of \(n) bytes exceeds its destination of \(buffer.count)") }
-            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n]))
+            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n]), deadlineNs: deadline)
             return .chunk(offset: offset, xxh3: sum, compressed: z == 1, count: n)
         }
     }
 
-    func readExactly(into out: UnsafeMutableRawBufferPointer) throws(LinkError) {
+    /// Once a message's first byte has come, its header must follow within this, and its payload within this plus an
+    /// allowance for its size: a peer that sends one byte and falls silent (or trickles) never holds a connection, or
+    /// the thread serving it, for longer.
+    public static let messageDeadlineNs: Int64 = 2_000_000_000
+
+    /// The slowest a payload may arrive, bytes per second (a 1 MiB chunk: 8 s more).
+    public static let slowestBytesPerSecond = 128 << 10
+
+    /// The time a payload of `bytes` is allowed on top of ``messageDeadlineNs``.
+    public static func allowanceNs(forBytes bytes: Int) -> Int64 {
+        Int64(bytes) * 1_000_000_000 / Int64(slowestBytesPerSecond)
+    }
+
+    /// Waits up to `timeoutNs` for something to read (nil: for ever); a dead peer when nothing comes.
+    func awaitFirstByte(timeoutNs: Int64?) throws(LinkError) {
+        guard let timeoutNs else { return }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var r: Int32
+        repeat { r = poll(&p, 1, Int32(clamping: max(0, timeoutNs) / 1_000_000)) } while r < 0 && errno == EINTR
+        if r == 0 { throw LinkError(.deadPeer, "\(peer): nothing received for \(timeoutNs / 1_000_000) ms") }
+    }
+
+    func readExactly(into out: UnsafeMutableRawBufferPointer, deadlineNs: Int64? = nil) throws(LinkError) {
         var got = 0
         let n = out.count
         while got < n {
+            if let deadlineNs {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let left = deadlineNs - monotonicNowNs()
+                var r: Int32 = 0
+                if left > 0 {
+                    repeat { r = poll(&p, 1, Int32(clamping: (left + 999_999) / 1_000_000)) } while r < 0 && errno == EINTR
+                }
+                if r == 0 {
+                    throw LinkError(.deadPeer, "\(peer): a message stalled after \(got) of \(n) bytes (a message must arrive whole within its deadline)")
+                }
+            }
             let r = recv(fd, out.baseAddress! + got, n - got, 0)
             if r == 0 { throw LinkError(.closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")") }
             if r < 0 {
@@ -229,23 +268,21 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Receives one message (one thread at a time); `timeoutNs` bounds the wait for its first byte.
+    /// Once it has come, the rest of the message must follow within its deadline (``messageDeadlineNs``).
     public func receive(timeoutNs: Int64? = nil) throws(LinkError) -> LinkMessage {
-        if let timeoutNs {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            var r: Int32
-            repeat { r = poll(&p, 1, Int32(clamping: timeoutNs / 1_000_000)) } while r < 0 && errno == EINTR
-            if r == 0 { throw LinkError(.deadPeer, "\(peer): nothing received for \(timeoutNs / 1_000_000) ms") }
-        }
-        let header = try readExactly(LinkMessage.headerSize)
+        try awaitFirstByte(timeoutNs: timeoutNs)
+        var deadline = monotonicNowNs() + Self.messageDeadlineNs
+        let header = try readExactly(LinkMessage.headerSize, deadlineNs: deadline)
         let (type, length) = try LinkMessage.header(header)
-        return try LinkMessage.decode(type: type, payload: try readExactly(length))
+        deadline += Self.allowanceNs(forBytes: length)
+        return try LinkMessage.decode(type: type, payload: try readExactly(length, deadlineNs: deadline))
     }
 
-    func readExactly(_ n: Int) throws(LinkError) -> [UInt8] {
+    func readExactly(_ n: Int, deadlineNs: Int64?) throws(LinkError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: n)
         var failure: LinkError?
         out.withUnsafeMutableBytes { b in
-            do { try readExactly(into: b) } catch { failure = (error as Any) as? LinkError ?? LinkError(.io, "\(error)") }
+            do { try readExactly(into: b, deadlineNs: deadlineNs) } catch { failure = (error as Any) as? LinkError ?? LinkError(.io, "\(error)") }
         }
         if let failure { throw failure }
         return out

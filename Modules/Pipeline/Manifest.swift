@@ -1,5 +1,6 @@
 import Config
 import Foundation
+import Syscall
 
 /// A pipeline described in JSON: sources, encoder, detector, sinks, config overrides and a session name.
 /// See `docs/manifest.md` for the format.
@@ -28,11 +29,29 @@ public struct Manifest: Sendable {
     public static func load(
         path: String, registry: PluginRegistry, extraOverrides: [Override] = []
     ) throws(ManifestError) -> Manifest {
-        let text: String
+        let bytes: [UInt8]
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
             throw ManifestError(file: path, [.init(.unreadable, path: "", line: 0, column: 0, "cannot read: \(error.localizedDescription)")])
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            // Where the first byte that is not UTF-8 stands, so a person can find it.
+            var valid = 0
+            var decoder = UTF8()
+            var it = bytes.makeIterator()
+            scan: while true {
+                switch decoder.decode(&it) {
+                case .scalarValue(let c): valid += UTF8.width(c)
+                case .emptyInput, .error: break scan
+                }
+            }
+            let before = bytes[0..<valid]
+            let line = before.filter { $0 == 0x0A }.count + 1
+            let column = valid - (before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0) + 1
+            throw ManifestError(
+                file: path,
+                [.init(.unreadable, path: "", line: line, column: column, String(format: "not UTF-8 text: byte 0x%02X at offset %d is not valid UTF-8 (a manifest is JSON in UTF-8)", valid < bytes.count ? bytes[valid] : 0, valid))])
         }
         return try parse(text, file: path, registry: registry, extraOverrides: extraOverrides)
     }
@@ -127,6 +146,8 @@ struct Checker {
         var session = ""
         if let s = root["session"] {
             if case .string(let v) = s.value, !v.isEmpty {
+                // The name becomes part of every clip id and directory: a plain name, or refused.
+                if let why = PlainName.problem(v, what: "session name") { add(.invalidValue, "session", s, why) }
                 session = v
             } else {
                 add(.wrongType, "session", s, "expected a non-empty string, found \(describe(s))")
@@ -258,7 +279,12 @@ struct Checker {
             if check(v, against: spec, path: at) { values[spec.name] = v.value }
         }
         guard problems.count == before else { return nil }
-        return Manifest.Stage(plugin: name, kind: d.kind, path: path, parameters: PluginParameters(values))
+        let parameters = PluginParameters(values)
+        if let why = d.check(parameters) {
+            add(.invalidValue, "\(path).params", node["params"] ?? node, "\(d.name): \(why)")
+            return nil
+        }
+        return Manifest.Stage(plugin: name, kind: d.kind, path: path, parameters: parameters)
     }
 
     /// True when `node` has the spec's type and bounds; otherwise records why not.
@@ -268,10 +294,18 @@ struct Checker {
         case (.integer, .number(_, true)), (.number, .number), (.boolean, .bool), (.string, .string): ok = true
         case (.numberArray, .array(let items)):
             for (i, item) in items.enumerated() {
-                guard case .number = item.value else {
+                guard case .number(let d, _) = item.value else {
                     add(.wrongType, "\(path)[\(i)]", item, "expected number, found \(describe(item))")
                     return false
                 }
+                if let why = outOfRange(d, spec) {
+                    add(.invalidValue, "\(path)[\(i)]", item, why)
+                    return false
+                }
+            }
+            if items.count > Self.maxArrayItems {
+                add(.invalidValue, path, node, "\(items.count) items; at most \(Self.maxArrayItems)")
+                return false
             }
             ok = true
         case (.choice(let options), .string(let s)):
@@ -286,11 +320,25 @@ struct Checker {
             add(.wrongType, path, node, "expected \(spec.type), found \(describe(node))")
             return false
         }
-        if let min = spec.minimum, case .number(let d, _) = node.value, d < min {
-            add(.invalidValue, path, node, "\(ParameterValue.format(d)) is below the minimum \(ParameterValue.format(min))")
+        if case .number(let d, _) = node.value, let why = outOfRange(d, spec) {
+            add(.invalidValue, path, node, why)
             return false
         }
         return true
+    }
+
+    /// The most elements a number array may hold.
+    static let maxArrayItems = 10_000
+
+    /// Why `d` is outside the spec's range, or nil.
+    func outOfRange(_ d: Double, _ spec: PluginParameterSpec) -> String? {
+        if let min = spec.minimum, !(d >= min) {
+            return "\(ParameterValue.format(d)) is below the minimum \(ParameterValue.format(min))"
+        }
+        if let max = spec.maximum, !(d <= max) {
+            return "\(ParameterValue.format(d)) is above the maximum \(ParameterValue.format(max))"
+        }
+        return nil
     }
 
     /// A `config` member: a bare value, or `{"value": V, "measurement": {"date": …, "instrument": …}, "note": …}`.

@@ -41,16 +41,26 @@ public struct PluginParameterSpec: Sendable {
     /// The default; nil means the parameter is required.
     public let defaultValue: JSONValue?
     public let summary: String
-    /// Inclusive lower bound for numbers, if any.
+    /// Inclusive lower bound for numbers (each element of a number array); required for every numeric parameter.
     public let minimum: Double?
+    /// Inclusive upper bound for numbers (each element of a number array); required for every numeric parameter, so a
+    /// value a plugin turns into an integer or multiplies always fits.
+    public let maximum: Double?
 
-    public init(_ name: String, _ type: ValueType, default defaultValue: JSONValue?, minimum: Double? = nil, _ summary: String) {
+    public init(
+        _ name: String, _ type: ValueType, default defaultValue: JSONValue?, minimum: Double? = nil, maximum: Double? = nil,
+        _ summary: String
+    ) {
         self.name = name
         self.type = type
         self.defaultValue = defaultValue
         self.minimum = minimum
+        self.maximum = maximum
         self.summary = summary
     }
+
+    /// True for integer, number and number-array parameters: the ones that need a range.
+    public var isNumeric: Bool { type == .integer || type == .number || type == .numberArray }
 
     public var isRequired: Bool { defaultValue == nil }
 }
@@ -61,12 +71,19 @@ public struct PluginDescriptor: Sendable {
     public let kind: PluginKind
     public let summary: String
     public let parameters: [PluginParameterSpec]
+    /// Rules across parameters (each alone is checked by its spec), run by every manifest check — `manifest check` and
+    /// `run` share this one path, so what check calls valid, run accepts. Returns why the values do not go together.
+    public let check: @Sendable (PluginParameters) -> String?
 
-    public init(name: String, kind: PluginKind, summary: String, parameters: [PluginParameterSpec]) {
+    public init(
+        name: String, kind: PluginKind, summary: String, parameters: [PluginParameterSpec],
+        check: @escaping @Sendable (PluginParameters) -> String? = { _ in nil }
+    ) {
         self.name = name
         self.kind = kind
         self.summary = summary
         self.parameters = parameters
+        self.check = check
     }
 }
 
@@ -75,9 +92,10 @@ public struct PluginParameters: Sendable {
     public let values: [String: JSONValue]
     public init(_ values: [String: JSONValue]) { self.values = values }
 
+    /// The integer value (validated within its range, so it fits; a value that somehow does not is clamped, never a trap).
     public func integer(_ name: String) -> Int {
         guard case .number(let d, _) = values[name] else { preconditionFailure("parameter \(name) is not a number") }
-        return Int(d)
+        return Int(exactly: d.rounded()) ?? (d < 0 ? Int.min : Int.max)
     }
     public func number(_ name: String) -> Double {
         guard case .number(let d, _) = values[name] else { preconditionFailure("parameter \(name) is not a number") }
@@ -126,9 +144,13 @@ public final class PluginRegistry: Sendable {
     /// The process-wide registry. Empty until a tool registers its built-ins.
     public static let `default`: PluginRegistry = try! PluginRegistry()
 
-    /// Adds a factory; a second plugin of the same kind and name is refused.
+    /// Adds a factory; a second plugin of the same kind and name is refused, and so is a numeric parameter without both
+    /// a minimum and a maximum (an unbounded number is how `2^31` samples a second reaches arithmetic that traps).
     public func register(_ factory: PluginFactory) throws(RegistryError) {
         let d = factory.descriptor
+        for p in d.parameters where p.isNumeric && (p.minimum == nil || p.maximum == nil) {
+            throw RegistryError("plugin '\(d.name)': numeric parameter '\(p.name)' needs a minimum and a maximum")
+        }
         let added = factories.withLock { table -> Bool in
             if table[d.kind]?[d.name] != nil { return false }
             table[d.kind, default: [:]][d.name] = factory

@@ -1,3 +1,4 @@
+import Foundation
 /// The stages a manifest composes, and what each takes and gives.
 ///
 /// ```
@@ -253,11 +254,36 @@ public struct SessionContext: Sendable {
     /// `WxH@FPS codec`, for a host's ingest policy.
     public var captureProfile: String
 
-    public init(outputDirectory: String, deviceID: String, session: String, captureProfile: String = "") {
+    /// This run of the session, minted when it is armed: UTC time to the second and 32 random bits
+    /// (`20261201T091500Z-9f3c01ab`). Two runs of one session name on one device never share it.
+    public var sessionID: String
+
+    public init(
+        outputDirectory: String, deviceID: String, session: String, captureProfile: String = "",
+        sessionID: String = SessionContext.mintSessionID()
+    ) {
         self.outputDirectory = outputDirectory
         self.deviceID = deviceID
         self.session = session
         self.captureProfile = captureProfile
+        self.sessionID = sessionID
+    }
+
+    /// A clip's id, unique for ever: the session's name, this run's id and the shot's number
+    /// (`range-20261201T091500Z-9f3c01ab-007`). On a host it lives under the device's own folder.
+    public func clipID(shot: UInt64) -> String {
+        "\(session)-\(sessionID)-\(String(format: "%03llu", shot))"
+    }
+
+    /// A new session id: UTC now to the second, then 32 bits from the system's random source.
+    public static func mintSessionID() -> String {
+        var t = time(nil)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        let stamp = String(
+            format: "%04d%02d%02dT%02d%02d%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour,
+            parts.tm_min, parts.tm_sec)
+        return stamp + "-" + String(format: "%08x", UInt32.random(in: .min ... .max))
     }
 }
 

@@ -46,7 +46,7 @@ extension SessionRunner {
         let format = components.video.format
         let meta: [String: Any] = [
             "format": "ppc-clip-bundle", "version": 1, "clipId": clipID, "session": options.context.session,
-            "device": options.context.deviceID, "clock": "capture clock (CLOCK_MONOTONIC of the capturing device), ns",
+            "sessionId": options.context.sessionID, "device": options.context.deviceID, "clock": "capture clock (CLOCK_MONOTONIC of the capturing device), ns",
             "t0Ns": figure(shot.t0Ns, "measured", "detector onset − time of flight, on the capture clock"),
             "window": [
                 "startNs": window.startNs, "endNs": window.endNs, "firstFrameNs": clip.firstFrameNs,
@@ -120,7 +120,7 @@ extension SessionRunner {
         lock.unlock()
         let policyLines = policy.history.map { $0.sentence } + notes
         var json: [String: Any] = [
-            "session": options.context.session, "device": options.context.deviceID,
+            "session": options.context.session, "sessionId": options.context.sessionID, "device": options.context.deviceID,
             "output": options.context.outputDirectory,
             "durationSeconds": figure(Double(wall) / 1e9, "measured", "wall clock"),
             "captureSeconds": figure(Double(spanNs) / 1e9, "measured", "capture clock, first to last frame"),

@@ -414,7 +414,7 @@ public final class SessionRunner: @unchecked Sendable {
     }
 
     func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws -> MintedClip {
-        let clipID = "\(options.context.session)-\(String(format: "%03d", shot.id))"
+        let clipID = options.context.clipID(shot: shot.id)
         // A shot whose post-roll runs past the end of capture (the session stopped first) is minted with what the ring
         // holds, and says so, rather than lost.
         lock.lock()

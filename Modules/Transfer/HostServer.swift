@@ -40,6 +40,8 @@ public final class HostServer: @unchecked Sendable {
         var relation: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)?
         var lastSeenNs: Int64
         var events: Int
+        /// Control channels of this device now open: its bulk and preview channels may idle only while one is.
+        var controlChannels = 0
     }
     let state = Mutex<(devices: [String: Device], log: [String])>(([:], []))
     /// Tests: cut every bulk connection after this many chunks.
@@ -88,6 +90,12 @@ public final class HostServer: @unchecked Sendable {
                 try? c.send(.helloAck(accepted: false, policy: policy.name, reason: "protocol version \(version); this host speaks 1"))
                 throw LinkError(.badVersion, "device \(device) speaks protocol \(version)")
             }
+            // A device id names the device's folder in the library: refused unless it is a plain name, never rewritten
+            // (rewriting `bay/c` to `bay_c` would make two devices one folder).
+            if let why = PlainName.problem(device, what: "device id") {
+                try? c.send(.helloAck(accepted: false, policy: policy.name, reason: why))
+                throw LinkError(.refused, why)
+            }
             // A probe (ppc-tool link probe) measures the clock on the control channel only; the policy judges capture.
             let probing = profile == "probe" && channel == .control  // never on bulk: that would bypass the policy
             if !probing, let reason = policy.refusal(of: profile) {
@@ -100,7 +108,9 @@ public final class HostServer: @unchecked Sendable {
             state.withLock { $0.devices[device, default: Device(relation: nil, lastSeenNs: monotonicNowNs(), events: 0)].lastSeenNs = monotonicNowNs() }
             note("accepted \(device) (\(channel)) \(profile)")
             if channel == .bulk {
-                try store.serve(c, device: device, clockNote: { [self] in clockNote(device) }, stopAfterChunks: stopBulkAfterChunks, note: { [self] in note($0) })
+                try store.serve(
+                    c, device: device, clockNote: { [self] in clockNote(device) }, stopAfterChunks: stopBulkAfterChunks,
+                    idleTimeoutNs: deadPeerTimeoutNs, keepIdle: { [self] in controlIsUp(device) }, note: { [self] in note($0) })
             } else if channel == .preview {
                 try preview(c, device: device)
             } else {
@@ -118,16 +128,22 @@ public final class HostServer: @unchecked Sendable {
                                   "meaning": "host time = device time + offset (+ skew × elapsed)"]]
     }
 
+    /// True while `device` has a control channel open.
+    func controlIsUp(_ device: String) -> Bool { state.withLock { ($0.devices[device]?.controlChannels ?? 0) > 0 } }
+
     /// A device's live preview: each frame replaces `LIBRARY/<device>/preview.pgm` (written aside and renamed, so a viewer
     /// never reads half a picture). Nothing is kept beyond the newest frame.
     func preview(_ c: Connection, device: String) throws(LinkError) {
-        let dir = "\(store.library)/\(HostStore.safe(device))"
+        let dir = "\(store.library)/\(device)"
         var frames = 0
         while true {
             let m: LinkMessage
-            do { m = try c.receive() } catch where error.code == .closed {
+            do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch where error.code == .closed {
                 note("preview from \(device) ended after \(frames) frames")
                 return
+            } catch where error.code == .deadPeer && error.reason.contains("nothing received") {
+                if controlIsUp(device) { continue }
+                throw LinkError(.deadPeer, "preview channel of \(device) idle with no control channel up")
             }
             guard case .preview(_, _, let w, let h, let luma) = m else {
                 throw LinkError(.protocolViolation, "\(m.name) on the preview channel")
@@ -144,6 +160,8 @@ public final class HostServer: @unchecked Sendable {
     }
 
     func control(_ c: Connection, device: String) throws(LinkError) {
+        state.withLock { $0.devices[device]?.controlChannels += 1 }
+        defer { state.withLock { $0.devices[device]?.controlChannels -= 1 } }
         while true {
             let m: LinkMessage
             do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch where error.code == .closed { return } catch where error.code == .deadPeer {
@@ -154,7 +172,11 @@ public final class HostServer: @unchecked Sendable {
             switch m {
             case .heartbeat(let seq, _): try c.send(.heartbeatAck(sequence: seq, hostTimeNs: monotonicNowNs()))
             case .syncProbe(let seq, let t1): try c.send(.syncReply(sequence: seq, t1: t1, t2: now, t3: monotonicNowNs()))
-            case .relationUpdate(let o, let k, let u, let n): state.withLock { $0.devices[device]?.relation = (o, k, u, n) }
+            case .relationUpdate(let o, let k, let u, let n):
+                guard k.isFinite, abs(k) <= 1e6, u >= 0 else {
+                    throw LinkError(.malformed, "relation_update from \(device): skew \(k) ppm and uncertainty \(u) ns are not a clock relation")
+                }
+                state.withLock { $0.devices[device]?.relation = (o, k, u, n) }
             case .candidate, .shot, .announce, .interruption: state.withLock { $0.devices[device]?.events += 1 }
             case .bye(let reason):
                 note("bye from \(device): \(reason)")

@@ -3,6 +3,7 @@ import Compression
 import Foundation
 import Glibc
 import Link
+import Synchronization
 import Syscall
 
 /// The host's side of bulk transfer: clip bundles received into `LIBRARY/<device>/<clipId>/`, resumable.
@@ -17,11 +18,22 @@ import Syscall
 /// is verified; the clip directory is renamed into place and its parent fsynced before the clip is confirmed, and only
 /// then does the device release it. A chunk at any other offset than the committed one is refused (as in tus); a
 /// clip already complete is confirmed again without a byte resent, so every clip arrives exactly once.
-public final class HostStore: @unchecked Sendable {
-    // @unchecked: each device's bulk channel is served by one thread; different devices use different directories.
+///
+/// Nothing from the wire is trusted: a clip id must be a plain name, a file one of ``bundleFiles``, a size at most
+/// ``maxFileBytes``. A clip is confirmed only when every file offered for it on this channel was verified whole. A clip id
+/// already confirmed here is confirmed again only when every offered file's size and XXH3 match what is stored;
+/// otherwise the file is refused with the reason and nothing is overwritten.
+public final class HostStore: Sendable {
+    // Each device's bulk channel is served by one thread; different devices use different directories.
     public let library: String
-    /// Chunks received (for tests and the log).
-    public private(set) var chunksReceived = 0
+    private let chunkCount = Atomic<Int>(0)
+    /// Chunks received, over every channel (for tests and the log).
+    public var chunksReceived: Int { chunkCount.load(ordering: .relaxed) }
+
+    /// The files a clip bundle may hold; any other name offered is refused.
+    public static let bundleFiles: Set<String> = ["clip.mp4", "audio.wav", "index.bin", "meta.json"]
+    /// The largest file a host accepts (1 TiB): a size beyond it is refused at the offer.
+    public static let maxFileBytes: UInt64 = 1 << 40
 
     public init(library: String) throws {
         self.library = library
@@ -85,13 +97,40 @@ public final class HostStore: @unchecked Sendable {
 
     static let logRecordSize = 24
 
-    func deviceDirectory(_ device: String) -> String { "\(library)/\(Self.safe(device))" }
+    /// `LIBRARY/<device>`; the device id was checked to be a plain name at hello, so it is one path component.
+    func deviceDirectory(_ device: String) -> String { "\(library)/\(device)" }
 
-    /// Names from the wire become path components only if they are plain names.
-    static func safe(_ name: String) -> String {
-        let cleaned = name.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" }
-        let s = String(cleaned)
-        return s.isEmpty || s.hasPrefix(".") ? "_" + s : s
+    /// Why the stored file `path` is not `size` bytes with XXH3 `xxh3`, or nil when it is.
+    static func difference(_ path: String, size: UInt64, xxh3: UInt64) -> String? {
+        guard FileSystem.exists(path) else { return "it has no \(path.split(separator: "/").last ?? "")" }
+        do {
+            let fd = try FileDescriptor.open(path, O_RDONLY)
+            let stored = try fd.size()
+            guard UInt64(stored) == size else { return "\(fd.path) is \(stored) bytes, the offer \(size)" }
+            let map = try FileMapping(fd, length: Int(stored), writable: false)
+            let sum = XXH3.hash(UnsafeRawBufferPointer(map.bytes))
+            return sum == xxh3 ? nil : String(format: "%@ has XXH3 %016llx, the offer %016llx", fd.path, sum, xxh3)
+        } catch {
+            return "\(path) cannot be read: \(error)"
+        }
+    }
+
+    /// Refuses a clip id that is not a plain name (it becomes a directory name).
+    static func checkClipID(_ clipID: String) throws(LinkError) {
+        if let why = PlainName.problem(clipID, what: "clip id", maxLength: PlainName.maxClipIDLength) {
+            throw LinkError(.protocolViolation, why)
+        }
+    }
+
+    /// Refuses an offer whose clip id, file name or size the host will not take.
+    static func checkOffer(clipID: String, file: String, size: UInt64) throws(LinkError) {
+        try checkClipID(clipID)
+        guard bundleFiles.contains(file) else {
+            throw LinkError(.protocolViolation, "offer of '\(file)' for \(clipID): a clip bundle holds only \(bundleFiles.sorted().joined(separator: ", "))")
+        }
+        guard size <= maxFileBytes else {
+            throw LinkError(.oversize, "offer of \(file) for \(clipID): \(size) bytes is over the host's limit of \(maxFileBytes)")
+        }
     }
 
     /// Walks the chunk log of a partial file, re-hashing each chunk's bytes; returns how far they are intact and how
@@ -106,9 +145,11 @@ public final class HostStore: @unchecked Sendable {
             let got = withUnsafeMutableBytes(of: &record) { r in (try? log.read(into: r, at: Int64(chunks * logRecordSize))) ?? 0 }
             guard got == logRecordSize else { break }
             let offset = UInt64(littleEndian: record.0)
-            let length = Int(UInt64(littleEndian: record.1))
             let sum = UInt64(littleEndian: record.2)
-            guard offset == committed, length > 0, length <= scratch.count, committed + UInt64(length) <= size else { break }
+            // A record is disk state: a length that does not fit the scratch buffer ends the trusted prefix.
+            guard let length = Int(exactly: UInt64(littleEndian: record.1)), length > 0, length <= scratch.count,
+                offset == committed, committed + UInt64(length) <= size
+            else { break }
             let chunk = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<length])
             guard (try? fd.read(into: chunk, at: Int64(offset))) == length, XXH3.hash(UnsafeRawBufferPointer(chunk)) == sum else { break }
             hasher.update(UnsafeRawBufferPointer(chunk))
@@ -118,9 +159,14 @@ public final class HostStore: @unchecked Sendable {
         return (committed, chunks)
     }
 
-    /// Serves one device's bulk channel until it closes; `hostTime` stamps arrivals; `stopAfterChunks` (tests only)
-    /// cuts the connection after that many chunks, as a host killed mid-transfer would.
-    public func serve(_ bulk: Connection, device: String, clockNote: @escaping () -> [String: Any], stopAfterChunks: Int? = nil, note: (String) -> Void = { _ in }) throws(LinkError) {
+    /// Serves one device's bulk channel until it closes; `clockNote` describes the device's clock for host-meta.json;
+    /// `stopAfterChunks` (tests only) cuts the connection after that many chunks, as a host killed mid-transfer would.
+    /// A channel idle for `idleTimeoutNs` is closed unless `keepIdle()` says its device is still there (its control
+    /// channel is up): an idle bulk channel on its own never holds a thread.
+    public func serve(
+        _ bulk: Connection, device: String, clockNote: @escaping () -> [String: Any], stopAfterChunks: Int? = nil,
+        idleTimeoutNs: Int64? = nil, keepIdle: () -> Bool = { true }, note: (String) -> Void = { _ in }
+    ) throws(LinkError) {
         let deviceDir = deviceDirectory(device)
         do {
             try FileSystem.makeDirectory(deviceDir)
@@ -142,10 +188,14 @@ public final class HostStore: @unchecked Sendable {
         ThreadPriority.lowerCurrent(nice: 19)
         ThreadPriority.confineToSpareCores()
         var served = 0
+        // What this channel was offered, and what of it verified whole, per clip: clip_done confirms only when the two
+        // are the same.
+        var offered: [String: Set<String>] = [:]
+        var verified: [String: Set<String>] = [:]
         while true {
             let receipt: Connection.BulkReceipt
             do {
-                receipt = try bulk.receive { (offset, compressed, count) throws(LinkError) -> UnsafeMutableRawBufferPointer in
+                receipt = try bulk.receive(timeoutNs: idleTimeoutNs) { (offset, compressed, count) throws(LinkError) -> UnsafeMutableRawBufferPointer in
                     guard let c = current else { throw LinkError(.protocolViolation, "chunk outside an offered file") }
                     guard offset == c.committed else {
                         throw LinkError(.protocolViolation, "chunk at offset \(offset) of \(c.file); committed offset is \(c.committed)")
@@ -155,7 +205,12 @@ public final class HostStore: @unchecked Sendable {
                     }
                     return received
                 }
-            } catch where error.code == .closed { return }
+            } catch where error.code == .closed {
+                return
+            } catch where error.code == .deadPeer && error.reason.contains("nothing received") && current == nil {
+                if keepIdle() { continue }
+                throw LinkError(.deadPeer, "bulk channel of \(device) idle for \((idleTimeoutNs ?? 0) / 1_000_000) ms with no control channel up")
+            }
             switch receipt {
             case .chunk(let offset, let sum, let compressed, let count):
                 let c = current!  // the destination closure refused any chunk without an open file
@@ -181,7 +236,7 @@ public final class HostStore: @unchecked Sendable {
                 c.hasher.update(bytes)
                 c.committed += UInt64(bytes.count)
                 c.chunks += 1
-                chunksReceived += 1
+                chunkCount.add(1, ordering: .relaxed)
                 served += 1
                 if let stop = stopAfterChunks, served >= stop {
                     bulk.shutdownNow()
@@ -208,6 +263,7 @@ public final class HostStore: @unchecked Sendable {
                             reason = "fsync failed: \(error)"
                         }
                     }
+                    if ok { verified[c.clip, default: []].insert(c.file) }
                     try bulk.send(.fileComplete(clipID: c.clip, file: c.file, verified: ok, reason: reason))
                     if !ok {
                         try? FileSystem.unlink(c.path)
@@ -219,28 +275,42 @@ public final class HostStore: @unchecked Sendable {
             case .message(let m):
                 switch m {
                 case .offer(let clipID, let file, let size, let xxh3):
-                    let clip = Self.safe(clipID)
-                    let name = Self.safe(file)
-                    let final = "\(deviceDir)/\(clip)"
-                    if FileSystem.exists("\(final)/\(name)") {
-                        try bulk.send(.resumeAt(clipID: clipID, file: file, offset: size))  // already complete here
-                        current = nil
+                    try Self.checkOffer(clipID: clipID, file: file, size: size)
+                    current = nil
+                    offered[clipID, default: []].insert(file)
+                    let final = "\(deviceDir)/\(clipID)"
+                    if FileSystem.exists(final) {
+                        // Confirmed before: the same bytes are confirmed again without a byte resent; other bytes under
+                        // the same id are refused, loudly, and nothing stored is touched.
+                        if let difference = Self.difference("\(final)/\(file)", size: size, xxh3: xxh3) {
+                            let reason = "clip \(clipID) is already on this host with other content (\(difference)); refused, nothing overwritten"
+                            note("REFUSED \(file) of \(clipID) from \(device): \(reason)")
+                            try bulk.send(.fileComplete(clipID: clipID, file: file, verified: false, reason: reason))
+                        } else {
+                            verified[clipID, default: []].insert(file)
+                            try bulk.send(.resumeAt(clipID: clipID, file: file, offset: size))
+                        }
                         continue
                     }
-                    let dir = "\(deviceDir)/.partial/\(clip)"
-                    let path = "\(dir)/\(name)"
+                    let dir = "\(deviceDir)/.partial/\(clipID)"
+                    let path = "\(dir)/\(file)"
                     let state = PartialState(size: size, xxh3: xxh3)
                     do {
                         try FileSystem.makeDirectory(dir)
                         let resuming = FileManager.default.contents(atPath: path + ".state").flatMap { PartialState([UInt8]($0)) } == state
                         let fd = try FileDescriptor.open(path, O_RDWR | O_CREAT)
                         let logFD = try FileDescriptor.open(path + ".chunks", O_RDWR | O_CREAT)
-                        let hasher = XXH3.Hasher()
+                        var hasher = XXH3.Hasher()
                         var committed: UInt64 = 0
                         var chunks = 0
                         if resuming {
                             (committed, chunks) = Self.verifiedPrefix(fd: fd, log: logFD, size: size, hasher: hasher, scratch: inflated)
-                        } else {
+                            if committed == size && hasher.digest != xxh3 {
+                                // Whole by its log but not by its hash: nothing of it is trusted.
+                                (committed, chunks, hasher) = (0, 0, XXH3.Hasher())
+                            }
+                        }
+                        if !resuming || committed == 0 {
                             let stateFD = try FileDescriptor.open(path + ".state", O_RDWR | O_CREAT | O_TRUNC)
                             try state.bytes.withUnsafeBytes { try stateFD.writeAll($0, at: 0) }
                             try stateFD.syncData()
@@ -249,8 +319,19 @@ public final class HostStore: @unchecked Sendable {
                         // extended to its full size, its space reserved.
                         try fd.truncate(Int64(committed))
                         try fd.truncate(Int64(size))
-                        try fd.reserve(offset: Int64(committed), count: Int64(size - committed))
+                        if size > committed { try fd.reserve(offset: Int64(committed), count: Int64(size - committed)) }
                         try logFD.truncate(Int64(chunks * Self.logRecordSize))
+                        if committed == size {
+                            // Whole already (an empty file, or one whose every chunk came before a restart): judged
+                            // now, since no chunk will follow.
+                            guard hasher.digest == xxh3 else {
+                                throw LinkError(.malformed, String(format: "%@ of %@: %llu bytes whose XXH3 is not the offered %016llx", file, clipID, size, xxh3))
+                            }
+                            try fd.syncData()
+                            verified[clipID, default: []].insert(file)
+                            try bulk.send(.resumeAt(clipID: clipID, file: file, offset: size))
+                            continue
+                        }
                         current = OpenPartial(
                             clip: clipID, file: file, path: path, size: size, xxh3: xxh3, committed: committed, chunks: chunks,
                             hasher: hasher, fd: fd, logFD: logFD)
@@ -267,12 +348,30 @@ public final class HostStore: @unchecked Sendable {
                         current = nil
                     }
                 case .clipDone(let clipID):
-                    let clip = Self.safe(clipID)
-                    let final = "\(deviceDir)/\(clip)"
-                    let partial = "\(deviceDir)/.partial/\(clip)"
+                    try Self.checkClipID(clipID)
+                    let final = "\(deviceDir)/\(clipID)"
+                    let partial = "\(deviceDir)/.partial/\(clipID)"
+                    let sent = offered[clipID] ?? [], good = verified[clipID] ?? []
+                    guard !sent.isEmpty else {
+                        throw LinkError(.protocolViolation, "clip_done for \(clipID) with no file offered on this channel; nothing confirmed")
+                    }
+                    guard current == nil, sent == good else {
+                        let missing = sent.subtracting(good).sorted().joined(separator: ", ")
+                        throw LinkError(.protocolViolation, "clip_done for \(clipID) before every offered file was verified (not verified: \(missing)); nothing confirmed")
+                    }
+                    offered[clipID] = nil
+                    verified[clipID] = nil
                     do {
-                        if !FileSystem.exists(final) {
-                            for name in (try? FileSystem.list(partial)) ?? [] where name.hasSuffix(".state") || name.hasSuffix(".chunks") {
+                        if FileSystem.exists(final) {
+                            // Confirmed again only as the same clip: every file it holds was offered and matched.
+                            let stored = Set(try FileSystem.list(final)).subtracting(["host-meta.json"])
+                            guard stored == sent else {
+                                throw LinkError(.protocolViolation, "clip \(clipID) is already on this host with files \(stored.sorted().joined(separator: ", ")); this channel offered \(sent.sorted().joined(separator: ", ")); nothing confirmed")
+                            }
+                        } else {
+                            // Only the verified files go in: the chunk logs, and anything left from an earlier offer
+                            // that did not verify on this channel, are removed first.
+                            for name in (try? FileSystem.list(partial)) ?? [] where !good.contains(name) {
                                 try FileSystem.unlink("\(partial)/\(name)")
                             }
                             var note = clockNote()
@@ -286,6 +385,8 @@ public final class HostStore: @unchecked Sendable {
                             try FileSystem.rename(partial, final)
                             try FileSystem.syncDirectory(deviceDir)
                         }
+                    } catch let e as LinkError {
+                        throw e
                     } catch { throw LinkError(.io, "\(final): \(error)") }
                     try bulk.send(.clipConfirmed(clipID: clipID, path: final))
                 default:
@@ -374,7 +475,11 @@ public enum BundleSender {
             var payload: UnsafeRawBufferPointer
         }
 
-        for name in try FileSystem.list(directory).sorted() {
+        let names = try FileSystem.list(directory).sorted()
+        if let stray = names.first(where: { !HostStore.bundleFiles.contains($0) }) {
+            throw LinkError(.refused, "\(directory) is not a clip bundle: it holds '\(stray)' (a bundle holds only \(HostStore.bundleFiles.sorted().joined(separator: ", ")))")
+        }
+        for name in names {
             let path = "\(directory)/\(name)"
             let fd = try FileDescriptor.open(path, O_RDONLY)
             let size = Int(try fd.size())
@@ -383,7 +488,11 @@ public enum BundleSender {
             try bulk.send(.offer(clipID: clipID, file: name, size: UInt64(size), xxh3: XXH3.hash(file)))
             let start: UInt64
             switch try bulk.receive(timeoutNs: answerTimeoutNs) {
-            case .resumeAt(_, _, let at): start = at
+            case .resumeAt(_, _, let at):
+                guard at <= UInt64(size) else {
+                    throw LinkError(.protocolViolation, "the host said \(name) resumes at \(at), past its \(size) bytes")
+                }
+                start = at
             case .fileComplete(_, _, false, let reason): throw LinkError(.refused, reason)  // the clip stays queued
             default: throw LinkError(.protocolViolation, "expected resume_at for \(name)")
             }

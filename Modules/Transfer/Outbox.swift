@@ -13,11 +13,14 @@ public struct Outbox: Sendable {
         try FileSystem.makeDirectory(directory)
     }
 
-    /// Moves a staged bundle in (one rename, then the directory fsynced); returns its queued path.
+    /// Moves a staged bundle in (one rename, then the directory fsynced); returns its queued path. A clip already queued
+    /// under that id is never replaced: it is still owed to a host.
     public func enqueue(staged: String, clipID: String) throws -> String {
         let path = "\(directory)/\(clipID)"
         if staged != path {
-            if FileSystem.exists(path) { try FileManager.default.removeItem(atPath: path) }
+            if FileSystem.exists(path) {
+                throw SystemError(errno: EEXIST, operation: "queue clip (a clip with this id is still owed to a host; it is kept)", path: path)
+            }
             try FileSystem.rename(staged, path)
             try FileSystem.syncDirectory(directory)
         }

@@ -36,9 +36,9 @@ public final class ImpactDetectorStage: ImpactDetecting {
             name: "impact", kind: .detector,
             summary: "Sharp, broadband, fast-decaying transients (club on ball), onset to the sample; distractors rejected.",
             parameters: [
-                .init("micToBallMetres", .number, default: .number(0, isInteger: true), minimum: 0,
+                .init("micToBallMetres", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 100,
                       "Declared mic-to-ball distance for the time-of-flight correction; 0: none declared (no tof_correction)."),
-                .init("triggerDb", .number, default: .number(10, isInteger: true), minimum: 3, "Energy over the noise floor that opens an event, dB."),
+                .init("triggerDb", .number, default: .number(10, isInteger: true), minimum: 3, maximum: 120, "Energy over the noise floor that opens an event, dB."),
             ]),
         make: { p, config in
             let metres = p.number("micToBallMetres")

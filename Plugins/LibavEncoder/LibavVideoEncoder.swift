@@ -83,7 +83,7 @@ public enum LibavEncoderPlugins {
         [
             .init("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
                   default: .string(defaultPreset), "Encoder speed/quality preset."),
-            .init("threads", .integer, default: .number(0, isInteger: true), minimum: 0, "Encoder threads (0: codec decides)."),
+            .init("threads", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 64, "Encoder threads (0: codec decides)."),
         ]
     }
 

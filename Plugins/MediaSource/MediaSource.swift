@@ -63,7 +63,7 @@ public final class MediaSource: VideoSource, AudioSource {
             summary: "A live stream at a URL libavformat opens (udp://, rtsp://, srt://, http://); video and audio.",
             parameters: [
                 .init("url", .string, default: nil, "e.g. udp://127.0.0.1:5000"),
-                .init("timeoutSeconds", .number, default: .number(5, isInteger: true), minimum: 0.1,
+                .init("timeoutSeconds", .number, default: .number(5, isInteger: true), minimum: 0.1, maximum: 3600,
                       "How long the stream may stay silent before it counts as ended."),
             ]),
         make: { p, _ in try MediaSource(location: p.string("url"), timeoutSeconds: p.number("timeoutSeconds")) })

@@ -199,12 +199,12 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             summary: "Events on the control channel, clips on the bulk channel to a ppc-host: queued, resumable, verified.",
             parameters: [
                 .init("host", .string, default: .string("127.0.0.1"), "The host's IPv4 address."),
-                .init("port", .integer, default: .number(0, isInteger: true), minimum: 0, "The host's port (run --host overrides)."),
-                .init("clockOffsetNs", .integer, default: .number(0, isInteger: true), "Injected clock offset for tests (run --clock-offset-ns)."),
-                .init("clockSkewPpm", .number, default: .number(0, isInteger: true), "Injected clock skew for tests (run --clock-skew-ppm)."),
-                .init("previewFps", .number, default: .number(0, isInteger: true), minimum: 0,
+                .init("port", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 65_535, "The host's port (run --host overrides)."),
+                .init("clockOffsetNs", .integer, default: .number(0, isInteger: true), minimum: -1.0e15, maximum: 1.0e15, "Injected clock offset for tests (run --clock-offset-ns)."),
+                .init("clockSkewPpm", .number, default: .number(0, isInteger: true), minimum: -1000, maximum: 1000, "Injected clock skew for tests (run --clock-skew-ppm)."),
+                .init("previewFps", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 120,
                       "Live preview to the host (the newest frame's luma at 160 px wide, never queued); 0: off."),
-                .init("deliverySeconds", .number, default: .number(60, isInteger: true), minimum: 1,
+                .init("deliverySeconds", .number, default: .number(60, isInteger: true), minimum: 1, maximum: 86_400,
                       "How long one clip's delivery may take, reconnects included, before it waits in the outbox (run --delivery-timeout)."),
             ]),
         make: { p, config in

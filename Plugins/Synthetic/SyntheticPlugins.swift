@@ -8,9 +8,9 @@ public enum SyntheticPlugins {
     static let defaultImpacts: JSONValue = .array([2.5, 5.5, 8.5].map { JSONNode(.number($0, isInteger: false)) })
 
     static let sessionParameters: [PluginParameterSpec] = [
-        .init("seconds", .number, default: .number(12, isInteger: true), minimum: 0, "Length of the stream, seconds."),
-        .init("impacts", .numberArray, default: defaultImpacts, "Impact times, seconds from the start (the truth)."),
-        .init("startNs", .integer, default: .number(0, isInteger: true), minimum: -1,
+        .init("seconds", .number, default: .number(12, isInteger: true), minimum: 0, maximum: 86_400, "Length of the stream, seconds."),
+        .init("impacts", .numberArray, default: defaultImpacts, minimum: 0, maximum: 86_400, "Impact times, seconds from the start (the truth)."),
+        .init("startNs", .integer, default: .number(0, isInteger: true), minimum: -1, maximum: 4.0e18,
               "Capture-clock time of the first frame/sample, ns; -1: now on CLOCK_MONOTONIC (to pair with a camera's frames)."),
     ]
 
@@ -25,25 +25,30 @@ public enum SyntheticPlugins {
         SwingScript(impactSeconds: p.numbers("impacts"), startNs: startNs)
     }
 
+    /// NV12 needs an even width and height.
+    @Sendable static func evenFrame(_ p: PluginParameters) -> String? {
+        let (w, h) = (p.integer("width"), p.integer("height"))
+        return w % 2 == 0 && h % 2 == 0 ? nil : "width and height must be even for NV12, found \(w)x\(h)"
+    }
+
     public static let video = PluginFactory(
         PluginDescriptor(
             name: "synthetic.video", kind: .videoSource,
             summary: "NV12 frames of a swinging club shaft with a known angle, a ball that leaves at impact, and a frame-counter bar code.",
             parameters: [
-                .init("width", .integer, default: .number(640, isInteger: true), minimum: 160, "Frame width, pixels (even; the frame counter needs 160)."),
-                .init("height", .integer, default: .number(360, isInteger: true), minimum: 48, "Frame height, pixels (even)."),
-                .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, "Frames per second."),
+                .init("width", .integer, default: .number(640, isInteger: true), minimum: 160, maximum: 7680, "Frame width, pixels (even; the frame counter needs 160)."),
+                .init("height", .integer, default: .number(360, isInteger: true), minimum: 48, maximum: 4320, "Frame height, pixels (even)."),
+                .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, maximum: 1000, "Frames per second."),
                 .init("pace", .choice(SyntheticVideoSource.Pace.allCases.map(\.rawValue)), default: .string("asap"),
                       "asap: as fast as read; realtime: no faster than a camera."),
                 .init("texture", .choice(SyntheticVideoSource.Texture.allCases.map(\.rawValue)), default: .string("noise"),
                       "noise: a sensor-like picture that costs an encoder what a camera would; flat: nearly free."),
-            ] + sessionParameters),
+            ] + sessionParameters,
+            check: evenFrame),
         make: { p, _ in
+            if let why = evenFrame(p) { throw RegistryError("synthetic.video: \(why)") }
             let w = p.integer("width")
             let h = p.integer("height")
-            guard w % 2 == 0, h % 2 == 0 else {
-                throw RegistryError("synthetic.video: width and height must be even for NV12, found \(w)x\(h)")
-            }
             let start = startNs(p)
             return SyntheticVideoSource(
                 format: VideoFormat(width: w, height: h, framesPerSecond: p.integer("fps")), script: script(p, startNs: start),
@@ -57,10 +62,10 @@ public enum SyntheticPlugins {
             name: "synthetic.audio", kind: .audioSource,
             summary: "Mono room noise, a whoosh before each impact and a sharp impact starting exactly at the impact sample.",
             parameters: [
-                .init("sampleRate", .integer, default: .number(48_000, isInteger: true), minimum: 8000, "Samples per second."),
-                .init("noiseDbfs", .number, default: .number(-60, isInteger: true), "Room noise level, dBFS."),
-                .init("impactDbfs", .number, default: .number(-12, isInteger: true), "Impact peak level, dBFS."),
-                .init("seed", .integer, default: .number(1, isInteger: true), minimum: 0, "Noise generator seed."),
+                .init("sampleRate", .integer, default: .number(48_000, isInteger: true), minimum: 8000, maximum: 384_000, "Samples per second."),
+                .init("noiseDbfs", .number, default: .number(-60, isInteger: true), minimum: -200, maximum: 0, "Room noise level, dBFS."),
+                .init("impactDbfs", .number, default: .number(-12, isInteger: true), minimum: -200, maximum: 0, "Impact peak level, dBFS."),
+                .init("seed", .integer, default: .number(1, isInteger: true), minimum: 0, maximum: 9.0e15, "Noise generator seed."),
             ] + sessionParameters),
         make: { p, _ in
             let start = startNs(p)
@@ -75,7 +80,7 @@ public enum SyntheticPlugins {
             name: "synthetic.imu", kind: .imuSource,
             summary: "IMU samples (gravity, noise and the ground's shake at each impact) at a fixed rate.",
             parameters: [
-                .init("rateHz", .integer, default: .number(100, isInteger: true), minimum: 1, "Samples per second.")
+                .init("rateHz", .integer, default: .number(100, isInteger: true), minimum: 1, maximum: 10_000, "Samples per second.")
             ] + sessionParameters),
         make: { p, _ in
             let start = startNs(p)

@@ -110,7 +110,7 @@ public final class ZstdFragmentEncoder: VideoEncoder {
         PluginDescriptor(
             name: "zstd", kind: .encoder,
             summary: "Lossless NV12 fragments (libzstd, each frame independent): the reference for measuring a lossy bitrate's cost.",
-            parameters: [.init("level", .integer, default: .number(1, isInteger: true), minimum: 1, "zstd level (1 fastest … 19).")]),
+            parameters: [.init("level", .integer, default: .number(1, isInteger: true), minimum: 1, maximum: 19, "zstd level (1 fastest … 19).")]),
         make: { p, _ in ZstdFragmentEncoder(level: Int32(p.integer("level"))) })
 }
 

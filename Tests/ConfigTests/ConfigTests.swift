@@ -138,8 +138,42 @@ struct ProvenanceTests {
 
 @Suite("Config: validation names keys and values")
 struct ValidationTests {
+    /// Problems found when the overrides are applied (a value outside its own range is refused there, before any
+    /// derived value is computed from it) or when the result is validated.
     func problems(_ overrides: [(String, ParameterValue)]) throws -> [ConfigError.Problem] {
-        try Configuration(overrides: overrides.map { Override(key: $0.0, value: $0.1, origin: "test") }).validate()
+        do {
+            return try Configuration(overrides: overrides.map { Override(key: $0.0, value: $0.1, origin: "test") }).validate()
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test func everyNumberAParameterCanBeGivenHasARange() {
+        for d in Catalog.definitions where d.type == .integer || d.type == .real {
+            guard case .given = d.source else { continue }
+            let ranged = d.constraints.contains {
+                switch $0 {
+                case .range, .hardLimit: true
+                default: false
+                }
+            }
+            #expect(ranged, "\(d.key) has no range: a value past what its arithmetic can hold would trap")
+        }
+    }
+
+    /// Values that once trapped in derived arithmetic (`config check --set capture.fragmentCapacity=9e18`) are refused,
+    /// each naming its key, value and range.
+    @Test(arguments: [
+        ("capture.fragmentCapacity", ParameterValue.integer(9_000_000_000_000_000_000)),
+        ("capture.videoBitrateBps", .integer(9_000_000_000_000_000_000)),
+        ("session.shots", .integer(9_000_000_000_000_000)),
+        ("link.heartbeatHz", .real(1e-300)),
+        ("capture.fragmentSeconds", .real(1e300)),
+        ("detect.sampleRateHz", .integer(2_147_483_648)),
+    ])
+    func hugeValuesAreRefusedNotTrapped(key: String, value: ParameterValue) throws {
+        let p = try problems([(key, value)])
+        #expect(p.contains { $0.key == key && $0.message.contains("must be between") }, "\(p)")
     }
 
     @Test func defaultsAreValid() {
@@ -163,9 +197,9 @@ struct ValidationTests {
     }
 
     @Test(arguments: [
-        ("capture.videoBitrateBps", ParameterValue.integer(0), "must be greater than 0"),
-        ("capture.fragmentSeconds", .real(-0.5), "must be greater than 0"),
-        ("detect.maxRetainedCandidates", .integer(0), "must be greater than 0"),
+        ("capture.videoBitrateBps", ParameterValue.integer(0), "must be between 100000 and 2000000000"),
+        ("capture.fragmentSeconds", .real(-0.5), "must be between 0.01 and 10"),
+        ("detect.maxRetainedCandidates", .integer(0), "must be between 1 and 100000"),
         ("capture.allowFrameReordering", .boolean(true), "hard limit is false"),
         ("capture.realTime", .boolean(false), "hard limit is true"),
         ("link.concurrentPayloadTransfers", .integer(2), "hard limit is 1"),

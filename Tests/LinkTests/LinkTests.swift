@@ -349,3 +349,175 @@ struct TransferTests {
 extension LinkMessage: CustomTestStringConvertible {
     public var testDescription: String { name }
 }
+
+/// Issue 13: what a careless or hostile peer sends is refused with a reason; no clip is lost, overwritten or confirmed
+/// half-received, and the host keeps serving.
+@Suite("Host under hostile input: nothing trusted, nothing lost", .serialized)
+struct HostHostileInputTests {
+    /// A host on a fresh library, started; stopped when the test ends.
+    final class Host {
+        let tmp = TemporaryDirectory("ppc-hostile")
+        let server: HostServer
+        var library: String { tmp.sub("library") }
+        init(deadPeerTimeoutNs: Int64 = 3_000_000_000) throws {
+            server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+            server.deadPeerTimeoutNs = deadPeerTimeoutNs
+            TransferTests.start(server)
+        }
+        deinit { server.stop() }
+        func bulk(device: String = "bay-3") throws -> Connection { try TransferTests.connectBulk(server.port, device: device) }
+    }
+
+    /// A bundle of three small files with known bytes.
+    static func bundle(_ dir: String, clip: UInt8) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        for (n, name) in ["clip.mp4", "audio.wav", "meta.json"].enumerated() {
+            try Data([UInt8](repeating: clip &+ UInt8(n), count: 20_000)).write(to: URL(fileURLWithPath: "\(dir)/\(name)"))
+        }
+    }
+
+    /// The host closes the connection: a receive ends in `closed` (or a reset), never in a message.
+    static func expectClosed(_ c: Connection) {
+        do {
+            let m = try c.receive(timeoutNs: 30_000_000_000)
+            Issue.record("the host answered \(m.name) instead of closing")
+        } catch {
+            #expect(error.code == .closed || error.code == .io, "\(error)")
+        }
+    }
+
+    @Test func aSecondClipUnderAConfirmedIDIsRefusedLoudlyAndNothingIsOverwritten() throws {
+        let host = try Host()
+        try Self.bundle(host.tmp.sub("first"), clip: 1)
+        try Self.bundle(host.tmp.sub("second"), clip: 9)
+        let report = try BundleSender.send(directory: host.tmp.sub("first"), clipID: "s-001", over: try host.bulk())
+        do {
+            let again = try BundleSender.send(directory: host.tmp.sub("second"), clipID: "s-001", over: try host.bulk())
+            Issue.record("other bytes under a confirmed clip id were confirmed (\(again.bytesSent) bytes sent)")
+        } catch let e as LinkError {
+            #expect(e.code == .refused && e.reason.contains("already on this host with other content"), "\(e)")
+        }
+        #expect(host.server.log.contains { $0.contains("REFUSED") && $0.contains("s-001") })
+        for name in ["clip.mp4", "audio.wav", "meta.json"] {
+            #expect(FileManager.default.contents(atPath: "\(report.remotePath)/\(name)") == FileManager.default.contents(atPath: host.tmp.sub("first/\(name)")))
+        }
+        // The same bytes again are confirmed again, nothing resent.
+        let same = try BundleSender.send(directory: host.tmp.sub("first"), clipID: "s-001", over: try host.bulk())
+        #expect(same.chunksSent == 0 && same.remotePath == report.remotePath)
+    }
+
+    @Test(arguments: ["bay/c", "../x", ".hidden", "", String(repeating: "d", count: 65), "bay c"])
+    func aDeviceIDThatIsNotAPlainNameIsRefusedAtHello(device: String) throws {
+        let host = try Host()
+        let c = try Connection.connect(host: "127.0.0.1", port: host.server.port, channel: .bulk)
+        try c.send(.hello(protocolVersion: 1, deviceID: device, channel: .bulk, captureProfile: "640x360@120 h264"))
+        guard case .helloAck(false, _, let reason) = try c.receive(timeoutNs: 5_000_000_000) else {
+            Issue.record("device id '\(device)' was accepted")
+            return
+        }
+        #expect(reason.contains("device id"), "\(reason)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: host.library).isEmpty)
+    }
+
+    @Test func bayCAndBaySlashCNeverShareAFolder() throws {
+        let host = try Host()
+        try Self.bundle(host.tmp.sub("b"), clip: 3)
+        _ = try BundleSender.send(directory: host.tmp.sub("b"), clipID: "s-001", over: try host.bulk(device: "bay_c"))
+        #expect(throws: LinkError.self) { try host.bulk(device: "bay/c") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: host.library) == ["bay_c"])
+    }
+
+    @Test(arguments: [UInt64(1) << 63, .max, HostStore.maxFileBytes + 1])
+    func anOfferOfAnImpossibleSizeIsRefusedAndTheHostServesOn(size: UInt64) throws {
+        let host = try Host()
+        let c = try host.bulk()
+        try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: size, xxh3: 0))
+        Self.expectClosed(c)
+        #expect(host.server.log.contains { $0.contains("over the host's limit") }, "\(host.server.log)")
+        try Self.bundle(host.tmp.sub("b"), clip: 4)
+        #expect(try BundleSender.send(directory: host.tmp.sub("b"), clipID: "s-002", over: try host.bulk()).remotePath.hasSuffix("/s-002"))
+    }
+
+    @Test func clipDoneAfterHalfAFileConfirmsNothing() throws {
+        let host = try Host()
+        let c = try host.bulk()
+        let bytes: [UInt8] = Array(0..<10)
+        try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: 10, xxh3: XXH3.hash(bytes)))
+        guard case .resumeAt(_, _, 0) = try c.receive(timeoutNs: 5_000_000_000) else { Issue.record("no resume_at 0"); return }
+        try c.send(.chunk(offset: 0, xxh3: XXH3.hash(Array(bytes[0..<5])), compressed: false, data: Array(bytes[0..<5])))
+        guard case .chunkAck(5) = try c.receive(timeoutNs: 5_000_000_000) else { Issue.record("no ack"); return }
+        try c.send(.clipDone(clipID: "s-001"))
+        Self.expectClosed(c)
+        #expect(!FileManager.default.fileExists(atPath: "\(host.library)/bay-3/s-001"))
+        #expect(host.server.log.contains { $0.contains("before every offered file was verified (not verified: clip.mp4)") }, "\(host.server.log)")
+    }
+
+    @Test func aRefusedFileFollowedByClipDoneConfirmsNothing() throws {
+        let host = try Host()
+        try Self.bundle(host.tmp.sub("first"), clip: 1)
+        _ = try BundleSender.send(directory: host.tmp.sub("first"), clipID: "s-001", over: try host.bulk())
+        // Another clip.mp4 under the same id is refused; a clip_done after it must not confirm a thing.
+        let c = try host.bulk()
+        try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: 3, xxh3: XXH3.hash([1, 2, 3])))
+        guard case .fileComplete(_, _, false, _) = try c.receive(timeoutNs: 5_000_000_000) else { Issue.record("not refused"); return }
+        try c.send(.clipDone(clipID: "s-001"))
+        Self.expectClosed(c)
+        // And an offer refused for want of space, then clip_done, on a clip never seen: nothing appears.
+        let d = try host.bulk()
+        try d.send(.clipDone(clipID: "s-404"))
+        Self.expectClosed(d)
+        #expect(!FileManager.default.fileExists(atPath: "\(host.library)/bay-3/s-404"))
+    }
+
+    @Test(arguments: ["clip.mp4.state", "clip.mp4.chunks", "../clip.mp4", "host-meta.json", "notes.txt"])
+    func aFileNameOutsideTheBundleIsRefusedAtItsOffer(name: String) throws {
+        let host = try Host()
+        let c = try host.bulk()
+        try c.send(.offer(clipID: "s-001", file: name, size: 3, xxh3: XXH3.hash([1, 2, 3])))
+        Self.expectClosed(c)
+        #expect(host.server.log.contains { $0.contains("a clip bundle holds only") }, "\(host.server.log)")
+        #expect(!FileManager.default.fileExists(atPath: "\(host.library)/bay-3/.partial/s-001/\(name)"))
+    }
+
+    @Test func oneHeaderByteAndThenSilenceIsClosedByTheMessageDeadline() throws {
+        let host = try Host()
+        for channel in [LinkMessage.Channel.control, .bulk] {
+            let c = try Connection.connect(host: "127.0.0.1", port: host.server.port, channel: channel)
+            if channel == .bulk {
+                try c.send(.hello(protocolVersion: 1, deviceID: "slow", channel: .bulk, captureProfile: "640x360@120 h264"))
+                _ = try c.receive(timeoutNs: 5_000_000_000)
+            }
+            c.sendRaw([LinkMessage.version])  // one byte of a header, then nothing
+            Self.expectClosed(c)
+        }
+        #expect(host.server.log.filter { $0.contains("a message stalled after 1 of 8 bytes") }.count == 2, "\(host.server.log)")
+    }
+
+    @Test func anIdleBulkChannelWithoutAControlChannelIsClosed() throws {
+        let host = try Host(deadPeerTimeoutNs: 200_000_000)
+        let c = try host.bulk(device: "idle")
+        Self.expectClosed(c)
+        #expect(host.server.log.contains { $0.contains("bulk channel of idle idle for 200 ms with no control channel up") }, "\(host.server.log)")
+    }
+
+    @Test func aHostThatSaysResumeBeyondTheFileIsRefusedByTheDevice() throws {
+        // The device trusts the host no more than the host trusts it: a resume offset past the file is a violation,
+        // not an integer trap.
+        let listener = try Listener(host: "127.0.0.1", port: 0)
+        let tmp = TemporaryDirectory("ppc-hostile")
+        try Self.bundle(tmp.sub("b"), clip: 5)
+        Thread {
+            guard let c = listener.accept(), (try? c.receive(timeoutNs: 5_000_000_000)) != nil else { return }
+            try? c.send(.resumeAt(clipID: "s-001", file: "audio.wav", offset: .max))
+            _ = try? c.receive(timeoutNs: 5_000_000_000)
+        }.start()
+        let c = try Connection.connect(host: "127.0.0.1", port: listener.port, channel: .bulk)
+        do {
+            _ = try BundleSender.send(directory: tmp.sub("b"), clipID: "s-001", over: c)
+            Issue.record("accepted")
+        } catch let e as LinkError {
+            #expect(e.code == .protocolViolation && e.reason.contains("past its 20000 bytes"), "\(e)")
+        }
+        listener.stop()
+    }
+}

@@ -1,4 +1,5 @@
 import Config
+import Foundation
 import Testing
 
 @testable import Pipeline
@@ -11,10 +12,10 @@ func testRegistry() throws -> PluginRegistry {
             PluginDescriptor(
                 name: "test.video", kind: .videoSource, summary: "test",
                 parameters: [
-                    .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, "rate"),
-                    .init("width", .integer, default: .number(640, isInteger: true), "width"),
+                    .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, maximum: 1000, "rate"),
+                    .init("width", .integer, default: .number(640, isInteger: true), minimum: 0, maximum: 8192, "width"),
                     .init("mode", .choice(["a", "b"]), default: .string("a"), "mode"),
-                    .init("times", .numberArray, default: .array([]), "times"),
+                    .init("times", .numberArray, default: .array([]), minimum: 0, maximum: 100, "times"),
                 ]), make: { _, _ in Dummy() }),
         PluginFactory(
             PluginDescriptor(
@@ -82,12 +83,66 @@ struct ManifestTests {
         (#"{"mode": "c"}"#, "sources[0].params.mode", "'c' is not one of \"a\", \"b\""),
         (#"{"times": [1, "x"]}"#, "sources[0].params.times[1]", "expected number, found string \"x\""),
         (#"{"width": true}"#, "sources[0].params.width", "expected integer, found boolean true"),
+        // Values that `manifest check` once passed and `run` then trapped on (issue 13): every number has a range.
+        (#"{"fps": 2147483648}"#, "sources[0].params.fps", "2147483648 is above the maximum 1000"),
+        (#"{"width": 1e300}"#, "sources[0].params.width", "expected integer, found number 1e+300"),
+        (#"{"times": [1, 1e300]}"#, "sources[0].params.times[1]", "above the maximum 100"),
+        (#"{"times": [-5]}"#, "sources[0].params.times[0]", "below the minimum 0"),
     ])
     func wrongTypeSaysExpectedAndFound(params: String, path: String, message: String) throws {
         let p = try problems(#"{"session": "s", "sources": [{"plugin": "test.video", "params": \#(params)}]}"#)
         #expect(p.count == 1)
         #expect(p.first?.path == path)
         #expect(p.first?.message.contains(message) == true, "\(p.first?.message ?? "")")
+    }
+
+    @Test(arguments: ["../../escape", "a/b", ".hidden", "bay c", String(repeating: "x", count: 65)])
+    func aSessionNameThatIsNotAPlainNameIsRefused(name: String) throws {
+        let p = try problems(#"{"session": "\#(name)", "sources": [{"plugin": "test.video"}]}"#)
+        #expect(p.count == 1 && p.first?.path == "session" && p.first?.code == .invalidValue, "\(p)")
+    }
+
+    @Test func aNumericParameterWithoutARangeCannotBeRegistered() {
+        final class Dummy {}
+        #expect(throws: RegistryError.self) {
+            try PluginRegistry([
+                PluginFactory(
+                    PluginDescriptor(name: "open", kind: .videoSource, summary: "", parameters: [.init("n", .integer, default: .number(1, isInteger: true), "")]),
+                    make: { _, _ in Dummy() })
+            ])
+        }
+    }
+
+    @Test func aRuleAcrossParametersRunsInEveryCheck() throws {
+        final class Dummy {}
+        let registry = try PluginRegistry([
+            PluginFactory(
+                PluginDescriptor(
+                    name: "even", kind: .videoSource, summary: "",
+                    parameters: [.init("n", .integer, default: .number(2, isInteger: true), minimum: 0, maximum: 10, "")],
+                    check: { $0.integer("n") % 2 == 0 ? nil : "n must be even" }),
+                make: { _, _ in Dummy() })
+        ])
+        do {
+            _ = try Manifest.parse(#"{"session": "s", "sources": [{"plugin": "even", "params": {"n": 3}}]}"#, registry: registry)
+            Issue.record("an odd n passed the check")
+        } catch {
+            #expect(error.problems.map(\.message) == ["even: n must be even"])
+        }
+    }
+
+    @Test func aManifestThatIsNotUTF8SaysSoAndWhere() throws {
+        let tmp = "/tmp/ppc-manifest-\(getpid()).json"
+        defer { unlink(tmp) }
+        FileManager.default.createFile(atPath: tmp, contents: Data([0x7B, 0x0A, 0x20, 0xFF, 0x7D]))
+        let registry = try testRegistry()
+        do {
+            _ = try Manifest.load(path: tmp, registry: registry)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.contains("not UTF-8 text: byte 0xFF at offset 3"), "\(error)")
+            #expect(error.problems.first?.line == 2 && error.problems.first?.column == 2)
+        }
     }
 
     @Test func missingRequiredKeysAreEachNamed() throws {

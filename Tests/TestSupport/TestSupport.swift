@@ -80,3 +80,23 @@ public func freeLoopbackPort(_ type: __socket_type) -> Int {
     _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
     return Int(UInt16(bigEndian: addr.sin_port))
 }
+
+/// The path of shot `shot`'s clip bundle in `directory` (a run's clips/ or outbox/, or a host's device folder): clip ids
+/// are `<session>-<sessionId>-<shot>`, the session id minted at each run, so tests find a bundle by its shot number. When
+/// none or several match, a path naming that is returned, so the test's own check fails saying so.
+public func clipPath(_ directory: String, shot: Int = 1) -> String {
+    let suffix = String(format: "-%03d", shot)
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+        $0.hasSuffix(suffix) && !$0.hasPrefix(".") && isSessionClipID($0)
+    }
+    return names.count == 1 ? "\(directory)/\(names[0])" : "\(directory)/<\(names.count) clips of shot \(shot)>"
+}
+
+/// True when `name` has the form `<session>-<YYYYMMDDTHHMMSSZ>-<8 hex>-<NNN>`.
+public func isSessionClipID(_ name: String) -> Bool {
+    let parts = name.split(separator: "-")
+    guard parts.count >= 4 else { return false }
+    let stamp = parts[parts.count - 3], random = parts[parts.count - 2], shot = parts[parts.count - 1]
+    return stamp.count == 16 && stamp.hasSuffix("Z") && stamp.dropFirst(8).first == "T" && random.count == 8
+        && random.allSatisfy(\.isHexDigit) && shot.count >= 3 && shot.allSatisfy(\.isNumber)
+}

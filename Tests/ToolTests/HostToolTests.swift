@@ -31,8 +31,8 @@ struct HostToolTests {
             "--device-id", "dev-a",
         ])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
-        let local = tmp.sub("out/clips/tohost-001")
-        let remote = tmp.sub("library/dev-a/tohost-001")
+        let local = clipPath(tmp.sub("out/clips"))
+        let remote = clipPath(tmp.sub("library/dev-a"))
         for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
             #expect(FileManager.default.contents(atPath: "\(local)/\(name)") == FileManager.default.contents(atPath: "\(remote)/\(name)"), "\(name)")
         }
@@ -105,8 +105,8 @@ extension HostToolTests {
         for n in 1...3 {
             #expect(results.get(n) == 0, "device \(n)")
             for name in ["clip.mp4", "audio.wav", "meta.json"] {
-                let local = FileManager.default.contents(atPath: tmp.sub("out-\(n)/clips/tohost-001/\(name)"))
-                #expect(local != nil && local == FileManager.default.contents(atPath: tmp.sub("library/dev-\(n)/tohost-001/\(name)")), "dev-\(n) \(name)")
+                let local = FileManager.default.contents(atPath: clipPath(tmp.sub("out-\(n)/clips")) + "/\(name)")
+                #expect(local != nil && local == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-\(n)")) + "/\(name)"), "dev-\(n) \(name)")
             }
         }
     }
@@ -129,7 +129,7 @@ extension HostToolTests {
         #expect(r.status == 1)  // the clip was not confirmed by the host
         #expect(r.stdout.contains("240 frames encoded"))  // capture went on
         #expect(r.stdout.contains("waits in") || r.stdout.contains("not confirmed"))
-        #expect(FileManager.default.fileExists(atPath: "\(out)/outbox/tohost-001/clip.mp4"))
+        #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"))
         let inspect = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
         let pinsBefore = ((try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.count
         #expect(pinsBefore == 1)  // its fragments stay pinned until the host confirms
@@ -142,7 +142,7 @@ extension HostToolTests {
         let drain = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
         #expect(drain.status == 0, "\(drain.stderr)")
         for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
-            #expect(FileManager.default.contents(atPath: "\(out)/clips/tohost-001/\(name)") == FileManager.default.contents(atPath: tmp.sub("library/dev-z/tohost-001/\(name)")), "\(name)")
+            #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-z")) + "/\(name)"), "\(name)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
         let after = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
@@ -164,7 +164,7 @@ extension HostToolTests {
         let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-r"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
         for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
-            #expect(FileManager.default.contents(atPath: "\(out)/clips/tohost-001/\(name)") == FileManager.default.contents(atPath: tmp.sub("library/dev-r/tohost-001/\(name)")), "\(name)")
+            #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-r")) + "/\(name)"), "\(name)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
     }
@@ -269,8 +269,8 @@ extension HostToolTests {
         #expect(stderr.contains("this device was stopped or suspended for"), "\(stderr)")
         #expect(stdout.contains("link: ") && stdout.contains("stopped or suspended"), "\(stdout)")
         #expect(device.terminationStatus == 0, "\(stdout)\n\(stderr)")
-        #expect(FileManager.default.contents(atPath: "\(tmp.sub("out"))/clips/slow-001/clip.mp4")
-            == FileManager.default.contents(atPath: tmp.sub("library/dev-s/slow-001/clip.mp4")))
+        #expect(FileManager.default.contents(atPath: clipPath(tmp.sub("out/clips")) + "/clip.mp4")
+            == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-s")) + "/clip.mp4"))
     }
 }
 
@@ -295,7 +295,7 @@ extension HostToolTests {
         device.standardError = FileHandle.nullDevice
         try device.run()
         // Frozen once the first chunk of the clip has landed (observed in the host's library, not guessed).
-        let partial = tmp.sub("library/dev-h/.partial/tohost-001")
+        let partial = clipPath(tmp.sub("library/dev-h/.partial"))
         let deadline = monotonicNowNs() + 60_000_000_000
         while !(((try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? []).contains { $0.hasSuffix(".chunks") }) && monotonicNowNs() < deadline {
             sleepNs(2_000_000)  // poll interval
@@ -305,7 +305,7 @@ extension HostToolTests {
         device.waitUntilExit()
         #expect(device.terminationStatus == 1, "\(stdout)")
         #expect(stdout.contains("not delivered within 2 s"), "\(stdout)")
-        #expect(FileManager.default.fileExists(atPath: "\(out)/outbox/tohost-001/clip.mp4"))
+        #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"))
     }
 }
 

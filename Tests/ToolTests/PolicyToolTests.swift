@@ -36,7 +36,7 @@ struct PolicyToolTests {
         #expect(policy.contains { $0.hasPrefix("thermal critical") }, "\(policy)")
         #expect(policy.contains { $0.hasPrefix("transfers pause and minting waits") }, "\(policy)")
         // Minting waited for the end of capture (or the ring's limit), then the clip was minted anyway: nothing lost.
-        #expect(FileManager.default.fileExists(atPath: "\(out)/clips/tohost-001/clip.mp4"), "\(r.stdout)")
+        #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/clips") + "/clip.mp4"), "\(r.stdout)")
         #expect(r.stdout.contains("⚠ warnings: thermal 1"), "\(r.stdout)")
     }
 
@@ -55,8 +55,8 @@ struct PolicyToolTests {
         #expect(r.status == 1, "\(r.stdout)")
         #expect(r.stdout.contains("while policy asked transfers to yield"), "\(r.stdout)")
         #expect(((try Self.report(out)["framesCaptured"] as? [String: Any])?["value"] as? Int) == 240)
-        #expect(FileManager.default.fileExists(atPath: "\(out)/clips/tohost-001/clip.mp4"))
-        #expect(FileManager.default.fileExists(atPath: "\(out)/outbox/tohost-001/clip.mp4"), "the clip waits to be drained once cool")
+        #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/clips") + "/clip.mp4"))
+        #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"), "the clip waits to be drained once cool")
     }
 
     @Test func belowTheStorageFloorTheRunRefusesToArmAndSaysWhy() throws {
@@ -80,7 +80,7 @@ extension PolicyToolTests {
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("post-roll cut to 0.9"), "\(r.stdout)")
         let probe = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(out)/clips/tohost-001/clip.mp4"])
+            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", clipPath("\(out)/clips") + "/clip.mp4"])
         #expect(probe.status == 0, "\(probe.stderr)")
         #expect((Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0)
     }

@@ -28,7 +28,8 @@ struct RunToolTests {
 
         for (n, clip) in clips.enumerated() {
             let dir = try #require(clip["path"] as? String)
-            #expect(dir == "\(out)/clips/short-00\(n + 1)")
+            #expect(dir == clipPath("\(out)/clips", shot: n + 1))
+            #expect(dir.hasPrefix("\(out)/clips/short-"), "a clip id begins with its session's name: \(dir)")
             let meta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(dir)/meta.json"))) as? [String: Any])
             // Every file's XXH3 is the one meta.json states.
             let files = try #require(meta["files"] as? [String: [String: Any]])
@@ -77,7 +78,11 @@ struct RunToolTests {
         let svg = try String(contentsOfFile: "\(out)/timeline.svg", encoding: .utf8)
         #expect(svg.hasPrefix("<svg") && svg.hasSuffix("</svg>\n") && svg.contains("shot 2"))
         #expect(!FileManager.default.fileExists(atPath: "\(out)/.staging"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted() == ["short-001", "short-002"])
+        let names = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
+        #expect(names.count == 2 && names.allSatisfy(isSessionClipID) && names[0].hasSuffix("-001") && names[1].hasSuffix("-002"), "\(names)")
+        // Every clip of one run carries the same session id, and meta.json and the report say which.
+        #expect(Set(names.map { $0.dropLast(4) }).count == 1)
+        #expect((report["sessionId"] as? String).map { names[0].contains($0) } == true)
     }
 
     @Test func aBadManifestIsRefusedBeforeAnythingRuns() throws {

@@ -36,6 +36,12 @@ enum RunCommand {
         if let duration, duration <= 0 { throw CommandFailure.usage("--duration must be positive") }
         let out = inv.value("out") ?? "out"
         let device = inv.value("device-id") ?? ProcessInfo.processInfo.hostName
+        if let why = PlainName.problem(device, what: inv.value("device-id") == nil ? "this machine's host name (the default device id)" : "--device-id") {
+            throw CommandFailure.usage("\(why); pass --device-id with a plain name")
+        }
+        // One run per output directory: a second would write the same ring and outbox.
+        let hold = try holdOutputDirectory(out, purpose: "ppc-tool run \(path)")
+        defer { hold.release() }
         let config = manifest.configuration
         let problems = config.validate()
         guard problems.isEmpty else { throw CommandFailure.dataError(problems.map(\.message).joined(separator: "\n")) }

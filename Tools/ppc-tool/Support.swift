@@ -2,6 +2,7 @@ import CLI
 import Config
 import Foundation
 import Pipeline
+import Syscall
 
 let ppcVersion = "0.1.0"
 
@@ -42,3 +43,14 @@ let measuredOption = Option.value(
     "measured", "key=YYYY-MM-DD instrument", repeatable: true,
     help: "Attach a measurement record to a --set value, which makes it measured.")
 let jsonFlag = Option.flag("json", help: "Print machine-readable JSON.")
+
+/// Takes the output directory `out` for this process alone (`OUT/.lock`), or fails naming the process that holds it.
+func holdOutputDirectory(_ out: String, purpose: String) throws -> DirectoryLock {
+    do {
+        return try DirectoryLock.acquire(out, purpose: purpose)
+    } catch let held as DirectoryLock.Held {
+        throw CommandFailure.failure("refused: \(held)")
+    } catch {
+        throw CommandFailure.failure("cannot lock \(out): \(error)")
+    }
+}

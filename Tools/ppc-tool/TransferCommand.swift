@@ -3,6 +3,7 @@ import Config
 import Foundation
 import FragmentRing
 import Link
+import Syscall
 import Transfer
 
 /// `ppc-tool transfer status|drain OUT`: clips a session could not deliver to its host, and delivering them.
@@ -16,7 +17,7 @@ enum TransferCommand {
             Command(
                 "drain", abstract: "Send every waiting clip to a host; each leaves the outbox (and its pin is released) when confirmed.",
                 options: [
-                    .value("host", "host:port", help: "The ppc-host."), .value("device-id", "id", help: "This device's name (default: the host name)."),
+                    .value("host", "host:port", help: "The ppc-host."), .value("device-id", "id", help: "This device's name (default: the device named in the clips' meta.json)."),
                     jsonFlag,
                 ],
                 arguments: [Argument("out", help: "A run's output directory.")], run: drain),
@@ -52,6 +53,8 @@ enum TransferCommand {
         guard let target = inv.value("host") else { throw CommandFailure.usage("transfer drain: --host HOST:PORT is required") }
         let parts = target.split(separator: ":")
         guard parts.count == 2, let port = Int(parts[1]) else { throw CommandFailure.usage("--host '\(target)': expected HOST:PORT") }
+        let hold = try holdOutputDirectory(out, purpose: "ppc-tool transfer drain")
+        defer { hold.release() }
         let outbox: Outbox
         do { outbox = try Outbox(directory: "\(out)/outbox") } catch { throw CommandFailure.dataError("\(out)/outbox: \(error)") }
         let pending = outbox.pending
@@ -60,18 +63,26 @@ enum TransferCommand {
             return .success
         }
         // The capture profile the host's policy judges comes from the bundles' own meta.json.
+        // So does the device id the clips were minted under (they go to that device's folder on the host).
         var profile = "unknown"
+        var mintedBy: String?
         if let data = FileManager.default.contents(atPath: "\(outbox.path(of: pending[0]))/meta.json"),
-            let meta = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let p = meta["captureProfile"] as? [String: Any],
-            let w = p["width"] as? Int, let h = p["height"] as? Int, let fps = p["framesPerSecond"] as? Int
+            let meta = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         {
-            profile = "\(w)x\(h)@\(fps) \(p["codec"] as? String ?? "")"
+            mintedBy = meta["device"] as? String
+            if let p = meta["captureProfile"] as? [String: Any], let w = p["width"] as? Int, let h = p["height"] as? Int,
+                let fps = p["framesPerSecond"] as? Int
+            {
+                profile = "\(w)x\(h)@\(fps) \(p["codec"] as? String ?? "")"
+            }
         }
+        let device = inv.value("device-id") ?? mintedBy ?? ProcessInfo.processInfo.hostName
+        if let why = PlainName.problem(device, what: "device id") { throw CommandFailure.usage("\(why); pass --device-id with a plain name") }
         let config = Configuration.defaults
         let link: DeviceLink
         do {
             link = try DeviceLink(
-                .init(host: String(parts[0]), port: port, deviceID: inv.value("device-id") ?? ProcessInfo.processInfo.hostName,
+                .init(host: String(parts[0]), port: port, deviceID: device,
                     captureProfile: profile, syncBurst: Int(config.integer("link.syncBurstTarget")),
                     heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs")))
             try link.start()
