@@ -16,6 +16,9 @@ public struct ExitCode: Hashable, Sendable, CustomStringConvertible {
     public static let usage = ExitCode(64)
     /// EX_DATAERR: the input data was bad (manifest, media file, wire message, disk state).
     public static let dataError = ExitCode(65)
+    /// The input is not damaged, only interrupted: what a crash leaves (a torn tail, a fragment in flight), which the next
+    /// run repairs (sysexits' EX_TEMPFAIL). 65 is kept for real damage.
+    public static let recoverable = ExitCode(75)
 
     public var description: String { String(rawValue) }
 }

@@ -104,10 +104,10 @@ public enum Catalog {
     static let session: [ParameterDefinition] = [
         .init(
             "session.shots", .integer, unit: "shots", .given(.integer(50), .vendor(source: "PRD §16.2 via seed 000 §4")),
-            note: "Shots in a typical session.", constraints: [.range(1, 100_000)]),
+            note: "Shots in a typical session.", constraints: [.range(1, 10_000_000)]),
         .init(
             "session.prdClipSeconds", .real, unit: "s", .given(.real(3.0), .vendor(source: "PRD §16.2 via seed 000 §4")),
-            note: "⚠ The clip length the PRD's volume figure assumes; the real window is capture.clipWindowNs.", constraints: [.range(0, 3600)]),
+            note: "⚠ The clip length the PRD's volume figure assumes; the real window is capture.clipWindowNs.", constraints: [.range(0, 600)]),
         .init(
             "session.volumeSeconds", .real, unit: "s",
             .derived(

@@ -38,11 +38,15 @@ public final class FragmentRing: Sendable {
         public var initialSequence: UInt64
         /// Read every fragment back on open to check its checksum.
         public var verifyOnOpen: Bool
+        /// Disk space held in reserve (`DIR/headroom`) so capture goes on when another writer fills the disk: a write
+        /// that finds the disk full takes room from it and is tried again; recycling tops it back up. 0: none.
+        public var headroomBytes: Int64
 
         public init(
             capacity: Int, durability: Durability = .fsync, whenOnlyPinnedRemain: FullPolicy = .refuse,
-            fileExtension: String = "bin", initialSequence: UInt64 = 1, verifyOnOpen: Bool = true
+            fileExtension: String = "bin", initialSequence: UInt64 = 1, verifyOnOpen: Bool = true, headroomBytes: Int64 = 0
         ) {
+            self.headroomBytes = headroomBytes
             precondition(capacity > 0, "a ring holds at least one fragment")
             self.capacity = capacity
             self.durability = durability
@@ -79,6 +83,10 @@ public final class FragmentRing: Sendable {
         var published: UInt64 = 0
         var refused: UInt64 = 0
         var noops: UInt64 = 0
+        /// Writes that found the disk full, and the oldest fragments given up early to make room when the headroom was
+        /// spent (the ring then holds less than its capacity until recycling catches up).
+        var diskFullEvents: UInt64 = 0
+        var givenUpForSpace: UInt64 = 0
     }
 
     public let directory: String
@@ -87,6 +95,7 @@ public final class FragmentRing: Sendable {
     public let recovery: RingScan
     private let state: Mutex<State>
     private let log: Mutex<IndexLog>
+    private let headroom: Headroom
     private let latestRaw = Atomic<UInt64>(0)
     private let hasLatest = Atomic<Bool>(false)
 
@@ -146,6 +155,7 @@ public final class FragmentRing: Sendable {
             self.recovery = scan
             self.state = Mutex(s)
             self.log = Mutex(log)
+            self.headroom = Headroom(directory: directory, target: configuration.headroomBytes)
         } catch let e as RingError {
             throw e
         } catch let e as SystemError {
@@ -191,7 +201,7 @@ public final class FragmentRing: Sendable {
         let path = path(of: seq)
         do {
             let fd = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC)
-            return FragmentReservation(sequence: seq, generation: generation, path: path, fd: fd)
+            return FragmentReservation(sequence: seq, generation: generation, path: path, fd: fd, makeRoom: { [self] in makeRoom($0) })
         } catch {
             throw RingError(.io, "reserve fragment \(seq): \(error)", cause: error)
         }
@@ -250,7 +260,14 @@ public final class FragmentRing: Sendable {
         }
 
         do {
-            try log.withLock { log in try log.append(.fragment(info)) }
+            while true {
+                do {
+                    try log.withLock { log in try log.append(.fragment(info)) }
+                    break
+                } catch let e as SystemError where e.errno == ENOSPC {
+                    guard makeRoom(Int64(IndexLog.preallocation)) else { throw e }
+                }
+            }
         } catch {
             try? FileSystem.removeIfPresent(path)
             throw RingError(.io, "commit fragment \(seq) to index.log: \(error)", cause: error)
@@ -269,7 +286,37 @@ public final class FragmentRing: Sendable {
             hasLatest.store(true, ordering: .releasing)
         }
         for v in victims { try? FileSystem.removeIfPresent(self.path(of: v)) }
+        // What recycling freed goes back into the headroom first (a no-op while it is whole).
+        if !victims.isEmpty { headroom.refill() }
         return .published(info, recycled: victims)
+    }
+
+    /// The disk is full while the writer needs `bytes` more: room comes from the headroom, or, once that is spent, from
+    /// the oldest unpinned fragment, given up early (never the newest, never a pinned one). Capture goes on with a
+    /// shorter ring rather than stop; both are counted. False when there is nothing left to give.
+    func makeRoom(_ bytes: Int64) -> Bool {
+        state.withLock { $0.diskFullEvents += 1 }
+        if headroom.release(atLeast: bytes) > 0 { return true }
+        let victim: SequenceNumber? = state.withLock { s in
+            guard s.live.count > 1, let i = s.live.dropLast().firstIndex(where: { (s.pinCounts[$0.sequence] ?? 0) == 0 }) else { return nil }
+            let v = s.live.remove(at: i).sequence
+            if s.recycledThrough == nil || s.recycledThrough! < v { s.recycledThrough = v }
+            s.givenUpForSpace += 1
+            return v
+        }
+        guard let victim else { return false }
+        try? FileSystem.removeIfPresent(path(of: victim))
+        return true
+    }
+
+    /// Gives the whole headroom back to the filesystem (capture is over: what it kept room for is done).
+    public func releaseHeadroom() { _ = headroom.release(atLeast: .max, counted: false) }
+
+    /// Disk-full figures: writes that found the disk full, bytes of headroom given back, fragments given up early for
+    /// room, and the headroom held now.
+    public var diskFull: (events: UInt64, headroomReleasedBytes: Int64, fragmentsGivenUp: UInt64, headroomHeldBytes: Int64) {
+        let h = headroom.figures
+        return state.withLock { ($0.diskFullEvents, h.released, $0.givenUpForSpace, h.held) }
     }
 
     /// Removes the oldest unpinned fragments beyond capacity from `live`; returns them. The newest fragment is never
@@ -477,20 +524,32 @@ public struct FragmentReservation: ~Copyable {
     let fd: FileDescriptor
     let hasher = XXH3.Hasher()
     public private(set) var byteLength: Int64 = 0
+    /// Asks the ring for `bytes` of disk when a write finds the disk full; false when it has none to give.
+    let makeRoom: @Sendable (Int64) -> Bool
 
-    init(sequence: SequenceNumber, generation: UInt32, path: String, fd: consuming FileDescriptor) {
+    init(
+        sequence: SequenceNumber, generation: UInt32, path: String, fd: consuming FileDescriptor,
+        makeRoom: @escaping @Sendable (Int64) -> Bool = { _ in false }
+    ) {
         self.sequence = sequence
         self.generation = generation
         self.path = path
         self.fd = fd
+        self.makeRoom = makeRoom
     }
 
-    /// Appends bytes to the fragment, hashing them as they pass.
+    /// Appends bytes to the fragment, hashing them as they pass. A full disk is given room by the ring (its headroom,
+    /// then its oldest unpinned fragment) and the write tried again.
     public mutating func write(_ bytes: UnsafeRawBufferPointer) throws(RingError) {
-        do {
-            try fd.writeAll(bytes, at: byteLength)
-        } catch {
-            throw RingError(.io, "write fragment \(sequence): \(error)", cause: error)
+        while true {
+            do {
+                try fd.writeAll(bytes, at: byteLength)
+                break
+            } catch where error.errno == ENOSPC && makeRoom(Int64(bytes.count)) {
+                continue
+            } catch {
+                throw RingError(.io, "write fragment \(sequence): \(error)", cause: error)
+            }
         }
         hasher.update(bytes)
         byteLength += Int64(bytes.count)

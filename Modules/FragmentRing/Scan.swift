@@ -16,17 +16,34 @@ public struct RingScan: Sendable {
     /// The highest sequence that was published and has since been recycled.
     public var recycledThrough: SequenceNumber?
     /// Files that must not be trusted, with why: orphans (no durable record), short or checksum-bad fragments,
-    /// fragments of an older generation.
+    /// fragments of an older generation. Opening the ring removes them.
     public var rejected: [(file: String, reason: String)]
+    /// Which of `rejected` a crash leaves behind and opening the ring repairs: the fragment being written when the
+    /// process stopped (numbered after every durable record, so it never counted).
+    public var recoverableFiles: Set<String> = []
+    /// Live fragments whose record is durable but whose file is gone: real loss, never the work of a crash.
+    public var missing: [(sequence: SequenceNumber, file: String)] = []
     /// Non-zero bytes after the last whole, valid record of index.log (a torn append; zeros are preallocation).
     public var tornTailBytes: Int64
     /// Records in the middle of the log whose own checksum failed.
     public var damagedRecords: Int
+    /// The ring's capacity and fragment file extension, as its ring.json records them.
+    public var capacity = 0
+    public var fileExtension = ""
 
+    /// Real damage: what a crash cannot explain (a checksum or size that disagrees with its durable record, a live
+    /// fragment gone, a damaged record in the middle of the log, a file that is no fragment).
     public var problems: [String] {
-        rejected.map { "\($0.file): \($0.reason)" }
-            + (tornTailBytes > 0 ? ["index.log: \(tornTailBytes) bytes of a torn record at the end"] : [])
+        rejected.filter { !recoverableFiles.contains($0.file) }.map { "\($0.file): \($0.reason)" }
+            + missing.map { "\($0.file): missing: fragment \($0.sequence) is live by its durable record, but its file is gone" }
             + (damagedRecords > 0 ? ["index.log: \(damagedRecords) damaged records"] : [])
+    }
+
+    /// What a crash leaves and the next open of the ring repairs (it discards them): the fragment in flight, a torn
+    /// append at the end of the log.
+    public var recoverable: [String] {
+        rejected.filter { recoverableFiles.contains($0.file) }.map { "\($0.file): \($0.reason)" }
+            + (tornTailBytes > 0 ? ["index.log: \(tornTailBytes) bytes of a torn record at the end (an append cut by a crash)"] : [])
     }
 }
 
@@ -43,12 +60,25 @@ extension FragmentRing {
         guard FileSystem.exists(metaPath) else {
             throw RingError(.badDirectory, "\(directory): not a fragment ring (no \(metadataFile))")
         }
-        try checkMetadata(metaPath)
+        let (capacity, fileExtension) = try checkMetadata(metaPath)
         do {
             let log = try IndexLog(path: "\(directory)/\(indexFile)", sync: false)
             let (records, validLength, damaged, torn) = try log.readAll()
-            return try scan(directory: directory, records: records, tornBytes: torn, validLength: validLength,
+            var result = try scan(directory: directory, records: records, tornBytes: torn, validLength: validLength,
                 damaged: damaged, verifyChecksums: verifyChecksums)
+            result.capacity = capacity
+            result.fileExtension = fileExtension
+            // The newest `capacity` fragments, and every pinned one, must be there: recycling only ever removes the
+            // oldest unpinned beyond capacity.
+            let present = Set(result.fragments.map(\.sequence))
+            let published = records.filter { $0.kind == .fragment && $0.fragmentInfo.generation == result.generation }
+                .map(\.fragmentInfo.sequence)
+            var live = Set(Set(published).sorted().suffix(capacity))
+            for pin in result.pins { live.formUnion(published.filter { !($0 < pin.first) && !(pin.last < $0) }) }
+            result.missing = live.subtracting(present).sorted().map {
+                ($0, path(in: "\(directory)/\(fragmentsDirectory)", $0, fileExtension))
+            }
+            return result
         } catch let e as SystemError {
             throw RingError(.io, "\(directory): \(e)", cause: e)
         } catch let e as RingError {
@@ -58,7 +88,9 @@ extension FragmentRing {
         }
     }
 
-    static func checkMetadata(_ path: String) throws(RingError) {
+    /// Checks ring.json; returns the capacity and file extension it records, each refused when out of bounds.
+    @discardableResult
+    static func checkMetadata(_ path: String) throws(RingError) -> (capacity: Int, fileExtension: String) {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
@@ -71,7 +103,18 @@ extension FragmentRing {
         guard let v = o["version"] as? Int, v == formatVersion else {
             throw RingError(.badDirectory, "\(path): 'version' \(o["version"] ?? "missing") is not \(formatVersion)")
         }
+        guard let capacity = (o["capacity"] as? NSNumber).flatMap({ Int(exactly: $0.doubleValue) }), (1...maxCapacity).contains(capacity) else {
+            throw RingError(.badDirectory, "\(path): 'capacity' \(o["capacity"] ?? "missing") is not a whole number from 1 to \(maxCapacity)")
+        }
+        let ext = o["fileExtension"] as? String ?? "bin"
+        if let why = PlainName.problem(ext, what: "'fileExtension'", maxLength: 16) {
+            throw RingError(.badDirectory, "\(path): \(why)")
+        }
+        return (capacity, ext)
     }
+
+    /// The most fragments a ring may hold.
+    public static let maxCapacity = 100_000
 
     static func scan(
         directory: String, records: [IndexRecord], tornBytes: Int64, validLength: Int64, damaged: Int,
@@ -97,6 +140,7 @@ extension FragmentRing {
         }
         var live: [FragmentInfo] = []
         var rejected: [(String, String)] = []
+        var recoverable: Set<String> = []
         var present: Set<SequenceNumber> = []
         let dir = "\(directory)/\(fragmentsDirectory)"
         let names = FileSystem.exists(dir) ? try FileSystem.list(dir).sorted() : []
@@ -109,7 +153,12 @@ extension FragmentRing {
             }
             let seq = SequenceNumber(raw)
             guard let info = byNumber[seq] else {
-                rejected.append((path, "orphan: no durable index record (written when the process stopped)"))
+                if highest.map({ $0 < seq }) ?? true {
+                    rejected.append((path, "orphan: no durable index record (the fragment being written when the process stopped)"))
+                    recoverable.insert(path)
+                } else {
+                    rejected.append((path, "orphan: no durable index record, and numbered before the newest record"))
+                }
                 continue
             }
             guard info.generation == generation else {
@@ -147,7 +196,7 @@ extension FragmentRing {
         }
         return RingScan(
             fragments: live, pins: pins.values.sorted { $0.id < $1.id }, generation: generation, highestSequence: highest,
-            recycledThrough: recycledThrough, rejected: rejected, tornTailBytes: tornBytes,
+            recycledThrough: recycledThrough, rejected: rejected, recoverableFiles: recoverable, tornTailBytes: tornBytes,
             damagedRecords: damaged)
     }
 }

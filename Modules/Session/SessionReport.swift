@@ -18,10 +18,12 @@ public struct SessionReport {
     public let clips: [SessionRunner.MintedClip]
     public let errors: [String]
 
+    /// Writes report.json and timeline.svg, each whole or not at all (written aside, then renamed): a full disk leaves
+    /// the previous file or none, never an empty one, and the error names the file.
     public func write(to directory: String) throws {
         let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        try data.write(to: URL(fileURLWithPath: "\(directory)/report.json"))
-        try Data(svg.utf8).write(to: URL(fileURLWithPath: "\(directory)/timeline.svg"))
+        try FileSystem.writeAtomically([UInt8](data), to: "\(directory)/report.json")
+        try FileSystem.writeAtomically(Array(svg.utf8), to: "\(directory)/timeline.svg")
     }
 }
 
@@ -106,6 +108,7 @@ extension SessionRunner {
         let dropped = (stats?.framesDroppedLate ?? 0) + (stats?.framesMissingAtSource ?? 0)
         let achieved = spanNs > 0 ? Double(encoded) * 1e9 / Double(spanNs) : 0
         let snapshot = index.snapshot(startNs: .min, endNs: .max)
+        let diskFull = ring.diskFull
         let memory = ProcessMemory.bytes("VmHWM")
         let warnings = policy.warnings
         let heat = policy.thermal
@@ -122,6 +125,7 @@ extension SessionRunner {
         var json: [String: Any] = [
             "session": options.context.session, "sessionId": options.context.sessionID, "device": options.context.deviceID,
             "output": options.context.outputDirectory,
+            "stagingLeftoversRemoved": removedStaging,
             "durationSeconds": figure(Double(wall) / 1e9, "measured", "wall clock"),
             "captureSeconds": figure(Double(spanNs) / 1e9, "measured", "capture clock, first to last frame"),
             "format": "\(format)",
@@ -134,6 +138,10 @@ extension SessionRunner {
             "achievedFps": figure(achieved, "derived", "framesEncoded / captureSeconds"),
             "fragments": figure(stats?.fragmentsPublished ?? 0, "measured"),
             "fragmentsRefused": figure(stats?.fragmentsRefused ?? 0, "measured", "ring full of pinned, unconfirmed clips"),
+            "diskFull": figure(
+                ["events": diskFull.events, "headroomReleasedBytes": diskFull.headroomReleasedBytes,
+                 "fragmentsGivenUp": diskFull.fragmentsGivenUp, "headroomHeldBytes": diskFull.headroomHeldBytes] as [String: Any],
+                "measured", "writes that found the disk full; the ring's headroom given back, and its oldest fragments given up early, so capture went on"),
             "encodeMsPerFrame": figure(["mean": (stats?.encodeMeanNs ?? 0) / 1e6, "p95": Double(stats?.encodeP95Ns ?? 0) / 1e6], "measured"),
             "capturePriority": stats?.capturePriority ?? "",
             "candidates": figure(candidateCount, "measured"),
@@ -174,6 +182,10 @@ extension SessionRunner {
         for i in interruptionList {
             let span = i.endNs.map { String(format: "%.2f s, then verified", Double($0 - i.startNs) / 1e9) } ?? "not resumed"
             lines.append("  ⚠ interruption \(i.id): \(i.reason) (\(span))")
+        }
+        if diskFull.events > 0 {
+            lines.append(
+                "  ⚠ the disk was full \(diskFull.events) times: capture went on on the ring's headroom (\(diskFull.headroomReleasedBytes) bytes given back) and \(diskFull.fragmentsGivenUp) of its oldest fragments given up early")
         }
         for e in errorsNow { lines.append("  ⚠ \(e)") }
         for s in components.sinks.compactMap({ $0 as? SinkStatusReporting }).flatMap(\.statusHistory) { lines.append("  link: \(s)") }

@@ -104,6 +104,8 @@ public final class SessionRunner: @unchecked Sendable {
     var shots: [DetectedImpact] = []
     var clips: [MintedClip] = []
     var mintFailures: [String] = []
+    /// Shots whose mint found the disk full while capture ran, with that error: minted again when capture ends.
+    var deferredForSpace: [(DetectedImpact, String)] = []
     var newestFragmentEndNs: Int64 = .min
     var videoDone = false
     var audioDone = false
@@ -122,6 +124,23 @@ public final class SessionRunner: @unchecked Sendable {
     let wallStart = monotonicNowNs()
     var captureStats: CaptureSession.Statistics?
 
+    /// The ring's headroom: four fragments at the operating bitrate, at least 16 MiB and at most 256 MiB — enough to
+    /// carry capture across a disk another writer filled until recycling frees the oldest fragments' space.
+    static func headroomBytes(_ c: Configuration) -> Int64 {
+        let fragment = c.integer("capture.ringFootprintBytes") / max(1, c.integer("capture.fragmentCapacity"))
+        return min(256 << 20, max(16 << 20, 4 * fragment))
+    }
+
+    /// Leftover staged bundles a killed run left, removed when this session was prepared.
+    public let removedStaging: [String]
+
+    /// Removes every entry of `staging`; returns their names.
+    static func clearStaging(_ staging: String) -> [String] {
+        let names = ((try? FileSystem.list(staging)) ?? []).sorted()
+        for n in names { try? FileManager.default.removeItem(atPath: "\(staging)/\(n)") }
+        return names
+    }
+
     public static let videoSource = SourceID(1)
     public static let audioSource = SourceID(2)
     public static let imuSource = SourceID(3)
@@ -133,10 +152,14 @@ public final class SessionRunner: @unchecked Sendable {
         let c = components.config
         let out = options.context.outputDirectory
         try FileSystem.makeDirectory(out)
+        // A bundle left half-made in OUT/.staging by a run that was killed never counted (it was never delivered and
+        // its fragments are still in the ring, or recycled): it goes now. The caller holds OUT's lock, so no other run
+        // is minting into it.
+        removedStaging = Self.clearStaging("\(out)/.staging")
         ring = try FragmentRing(
             directory: "\(out)/ring",
             configuration: .init(capacity: Int(c.integer("capture.fragmentCapacity")), durability: .fsync,
-                fileExtension: components.encoder.fragmentExtension))
+                fileExtension: components.encoder.fragmentExtension, headroomBytes: Self.headroomBytes(c)))
         index = TimelineIndex()
         let window = c.real("capture.ringSeconds") + 2
         videoTimeline = index.register(Self.videoSource, name: "video", rateHz: 4, windowSeconds: window)
@@ -388,12 +411,51 @@ public final class SessionRunner: @unchecked Sendable {
                 lock.lock()
                 clips.append(clip)
                 lock.unlock()
+            } catch where Self.isDiskFull(error) && stillCapturing {
+                // The disk is full (another writer filled it): the shot waits, its fragments kept in the ring, and is
+                // minted again when capture ends and the ring's headroom is free for it.
+                lock.lock()
+                deferredForSpace.append((shot, "\(error)"))
+                policyNotes.append("shot \(shot.id): the disk was full while minting (\(error)); tried again when capture ends")
+                lock.unlock()
             } catch {
                 lock.lock()
                 mintFailures.append("shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error)")
                 lock.unlock()
             }
         }
+        lock.lock()
+        let deferred = deferredForSpace
+        deferredForSpace = []
+        lock.unlock()
+        guard !deferred.isEmpty else { return }
+        // Capture is over, so the ring's headroom is no longer needed to keep it going: it makes room for these.
+        ring.releaseHeadroom()
+        for (shot, first) in deferred {
+            do {
+                let clip = try mint(shot, live: live, pre: pre, post: post)
+                lock.lock()
+                clips.append(clip)
+                lock.unlock()
+            } catch {
+                lock.lock()
+                mintFailures.append("shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error) (first try, while capturing: \(first))")
+                lock.unlock()
+            }
+        }
+    }
+
+    /// True until the video source has ended (read under `lock`).
+    var stillCapturing: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return !videoDone
+    }
+
+    /// True when `error` says the disk was full.
+    static func isDiskFull(_ error: any Error) -> Bool {
+        if let e = error as? SystemError { return e.errno == ENOSPC }
+        return "\(error)".contains("No space left on device")
     }
 
     /// Policy may ask minting to wait (persistent heat), but never so long that the ring recycles the shot's
@@ -427,10 +489,13 @@ public final class SessionRunner: @unchecked Sendable {
             lock.unlock()
         }
         let window = try live.freeze(startNs: shot.t0Ns - pre, endNs: endNs)
-        // The pin is released only when every sink has confirmed; otherwise it is recorded in OUT/pins/ for the drain.
+        // The pin is released when every sink has confirmed, or when no bundle ever reached a sink (minting failed:
+        // there is nothing to drain, and a shot tried again pins its window anew); otherwise it is recorded in OUT/pins/
+        // for the drain.
         var confirmedByAll = false
+        var handedToSinks = false
         defer {
-            if confirmedByAll {
+            if confirmedByAll || !handedToSinks {
                 try? live.release(window)
             } else if let pin = window.pin {
                 recordPin(pin, clipID: clipID)
@@ -446,12 +511,13 @@ public final class SessionRunner: @unchecked Sendable {
         lock.lock()
         let audio = audioWindows[shot.id]  // the candidate keeps its window while it is retained
         lock.unlock()
+        // Each file whole or not at all; a failure (a full disk) names the file and the reason.
         if let audio {
-            try Data(WAVWriter.data(samples: audio.samples, sampleRate: audio.rate)).write(to: URL(fileURLWithPath: "\(staging)/audio.wav"))
+            try FileSystem.writeAtomically(WAVWriter.data(samples: audio.samples, sampleRate: audio.rate), to: "\(staging)/audio.wav")
         }
-        try Data(window.timeline.encoded()).write(to: URL(fileURLWithPath: "\(staging)/index.bin"))
+        try FileSystem.writeAtomically(window.timeline.encoded(), to: "\(staging)/index.bin")
         let meta = try metadata(shot, clip: clip, window: window, clipID: clipID, staging: staging, audio: audio)
-        try meta.write(to: URL(fileURLWithPath: "\(staging)/meta.json"))
+        try FileSystem.writeAtomically([UInt8](meta), to: "\(staging)/meta.json")
         let sizes = (try? FileSystem.list(staging))?.compactMap { name -> UInt64? in
             ((try? FileManager.default.attributesOfItem(atPath: "\(staging)/\(name)"))?[.size] as? NSNumber)?.uint64Value
         } ?? []
@@ -464,6 +530,7 @@ public final class SessionRunner: @unchecked Sendable {
         var refused: [String] = []
         var delivered = staging
         let copies = try (1..<max(1, components.sinks.count)).map { try copyAside(staging, $0) }
+        handedToSinks = true
         for (i, sink) in components.sinks.enumerated() {
             do {
                 let path = try sink.deliver(staged: i == 0 ? staging : copies[i - 1], clipID: clipID)

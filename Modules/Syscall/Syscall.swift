@@ -168,6 +168,28 @@ public enum FileSystem {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Writes `bytes` to `path` whole or not at all: to `path.tmp`, fsynced, then renamed over `path` and the directory
+    /// fsynced. On failure the temporary file is removed and the error names the file and the reason (a full disk:
+    /// "write PATH.tmp: No space left on device"); `path` keeps what it held before.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(SystemError) {
+        let tmp = path + ".tmp"
+        do throws(SystemError) {
+            let fd = try FileDescriptor.open(tmp, O_WRONLY | O_CREAT | O_TRUNC)
+            var failure: SystemError?
+            bytes.withUnsafeBytes { b in
+                do throws(SystemError) { try fd.writeAll(b) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            try fd.sync()
+            try rename(tmp, path)
+        } catch {
+            try? removeIfPresent(tmp)
+            throw error
+        }
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        try? syncDirectory(directory.isEmpty ? "." : directory)
+    }
+
     /// Names in a directory, without "." and "..".
     public static func list(_ path: String) throws(SystemError) -> [String] {
         guard let dir = opendir(path) else { throw SystemError(errno: errno, operation: "opendir", path: path) }

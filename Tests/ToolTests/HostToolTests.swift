@@ -295,9 +295,10 @@ extension HostToolTests {
         device.standardError = FileHandle.nullDevice
         try device.run()
         // Frozen once the first chunk of the clip has landed (observed in the host's library, not guessed).
-        let partial = clipPath(tmp.sub("library/dev-h/.partial"))
         let deadline = monotonicNowNs() + 60_000_000_000
-        while !(((try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? []).contains { $0.hasSuffix(".chunks") }) && monotonicNowNs() < deadline {
+        while !(((try? FileManager.default.contentsOfDirectory(atPath: clipPath(tmp.sub("library/dev-h/.partial")))) ?? []).contains { $0.hasSuffix(".chunks") })
+            && monotonicNowNs() < deadline
+        {
             sleepNs(2_000_000)  // poll interval
         }
         kill(host.process.processIdentifier, SIGSTOP)

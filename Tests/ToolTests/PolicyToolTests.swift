@@ -61,9 +61,9 @@ struct PolicyToolTests {
 
     @Test func belowTheStorageFloorTheRunRefusesToArmAndSaysWhy() throws {
         let tmp = TemporaryDirectory("ppc-policy")
-        // The floor is derived (one session plus the ring); a session of 10^9 shots puts it past any disk.
+        // The floor is derived (one session plus the ring); a session of 10^7 shots (45 TB) puts it past any disk.
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--set", "session.shots=1000000000",
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--set", "session.shots=10000000",
         ])
         #expect(r.status == 1)
         #expect(r.stderr.contains("refusing to arm") && r.stderr.contains("device.storageFloorBytes"), "\(r.stderr)")

@@ -37,10 +37,66 @@ struct RingToolTests {
         let r = try ToolRunner.run(["ring", "verify", tmp.path])
         #expect(r.status == 65)
         #expect(r.stderr.contains("0000000000000002.bin: checksum"))
-        #expect(r.stderr.contains("0000000000000009.bin: orphan"))
+        // A file numbered after every durable record is what a crash leaves: listed as recoverable, not as damage.
+        #expect(r.stdout.contains("recoverable: \(tmp.sub("fragments/0000000000000009.bin")): orphan"), "\(r.stdout)")
         // inspect changed nothing: verify still finds both.
         _ = try ToolRunner.run(["ring", "inspect", tmp.path])
         #expect(try ToolRunner.run(["ring", "verify", tmp.path]).status == 65)
+    }
+
+    @Test func aDeletedFragmentIsDamageNotRecycling() throws {
+        let tmp = TemporaryDirectory()
+        _ = try ToolRunner.run(["ring", "fill", tmp.path, "--count", "4", "--bytes", "500", "--durability", "none"])
+        try FileManager.default.removeItem(atPath: tmp.sub("fragments/0000000000000003.bin"))
+        let r = try ToolRunner.run(["ring", "verify", tmp.path])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("0000000000000003.bin: missing"), "\(r.stderr)")
+    }
+
+    @Test func anEmptiedFragmentsDirectoryIsDamage() throws {
+        let tmp = TemporaryDirectory()
+        _ = try ToolRunner.run(["ring", "fill", tmp.path, "--count", "3", "--bytes", "500", "--durability", "none"])
+        for f in try FileManager.default.contentsOfDirectory(atPath: tmp.sub("fragments")) { try FileManager.default.removeItem(atPath: tmp.sub("fragments/\(f)")) }
+        let r = try ToolRunner.run(["ring", "verify", tmp.path])
+        #expect(r.status == 65)
+        #expect(r.stderr.split(separator: "\n").filter { $0.contains(": missing") }.count == 3, "\(r.stderr)")
+    }
+
+    @Test(arguments: [
+        (#""capacity": -5"#, "'capacity' -5 is not a whole number"), (#""capacity": 1e30"#, "'capacity'"),
+        (#""fileExtension": "../../x""#, "'fileExtension' '../../x'"),
+    ])
+    func aRingJSONOutOfBoundsIsRefusedNamingTheField(field: String, message: String) throws {
+        let tmp = TemporaryDirectory()
+        _ = try ToolRunner.run(["ring", "fill", tmp.path, "--count", "1", "--bytes", "500", "--durability", "none"])
+        let key = field.split(separator: ":")[0]
+        let text = try String(contentsOfFile: tmp.sub("ring.json"), encoding: .utf8)
+        let edited = text.split(separator: "\n").map { $0.contains(key) ? "  \(field)," : String($0) }.joined(separator: "\n")
+        try edited.write(toFile: tmp.sub("ring.json"), atomically: true, encoding: .utf8)
+        for command in ["verify", "inspect"] {
+            let r = try ToolRunner.run(["ring", command, tmp.path])
+            #expect(r.status == 65)
+            #expect(r.stderr.contains(message), "\(r.stderr)")
+        }
+    }
+
+    @Test func whatACrashLeavesIsRecoverableNotDamage() throws {
+        let tmp = TemporaryDirectory()
+        _ = try ToolRunner.run(["ring", "fill", tmp.path, "--count", "3", "--bytes", "500", "--durability", "none"])
+        // The fragment in flight (numbered after the newest record) and a torn append at the end of the log.
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: tmp.sub("fragments/0000000000000004.bin")))
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: tmp.sub("index.log")))
+        let end = try log.seekToEnd()
+        try log.write(contentsOf: Data([0xAB, 0xCD, 0xEF]))
+        try log.close()
+        let r = try ToolRunner.run(["ring", "verify", tmp.path])
+        #expect(r.status == 75, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("recoverable:") && r.stdout.contains("next run on this ring discards it"), "\(r.stdout)")
+        #expect(r.stderr.isEmpty, "\(r.stderr)")
+        _ = end
+        // Opening the ring (as the next run does) repairs it: verify is then clean.
+        _ = try ToolRunner.run(["ring", "fill", tmp.path, "--count", "0", "--durability", "none"])
+        #expect(try ToolRunner.run(["ring", "verify", tmp.path]).status == 0)
     }
 
     @Test func aDirectoryThatIsNotARingIsBadData() throws {

@@ -12,7 +12,8 @@ enum RingCommand {
                 "inspect", abstract: "List a ring's fragments, pins and any problems (changes nothing).",
                 options: [jsonFlag], arguments: [Argument("dir", help: "The ring directory.")], run: inspect),
             Command(
-                "verify", abstract: "Check every fragment's checksum and the index; exit 0 clean, 65 naming each problem.",
+                "verify",
+                abstract: "Check every fragment's checksum, the index and ring.json; exit 0 clean, 75 when only a crash's leftovers remain (the next run repairs them), 65 naming each real problem.",
                 options: [jsonFlag], arguments: [Argument("dir", help: "The ring directory.")], run: verify),
             Command(
                 "fill",
@@ -78,13 +79,21 @@ enum RingCommand {
         let dir = inv.argument(0)!
         let scan = try scan(dir, verify: true)
         if inv.flag("json") {
-            try printJSON(["directory": dir, "clean": scan.problems.isEmpty, "fragments": scan.fragments.count, "problems": scan.problems])
-        } else if scan.problems.isEmpty {
-            Terminal.out("\(dir): \(scan.fragments.count) fragments, every checksum valid, index clean")
+            try printJSON([
+                "directory": dir, "clean": scan.problems.isEmpty && scan.recoverable.isEmpty, "fragments": scan.fragments.count,
+                "problems": scan.problems, "recoverable": scan.recoverable,
+            ])
         } else {
             for p in scan.problems { Terminal.err("bad: \(p)") }
+            for r in scan.recoverable { Terminal.out("recoverable: \(r)") }
+            if scan.problems.isEmpty && scan.recoverable.isEmpty {
+                Terminal.out("\(dir): \(scan.fragments.count) fragments, every checksum valid, index clean")
+            } else if scan.problems.isEmpty {
+                Terminal.out("\(dir): \(scan.fragments.count) fragments intact; what a crash left behind is listed above, and the next run on this ring discards it")
+            }
         }
-        return scan.problems.isEmpty ? .success : .dataError
+        if !scan.problems.isEmpty { return .dataError }
+        return scan.recoverable.isEmpty ? .success : .recoverable
     }
 
     static func fill(_ inv: Invocation) throws -> ExitCode {

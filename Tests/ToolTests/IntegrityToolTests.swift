@@ -1,0 +1,164 @@
+import Foundation
+import Glibc
+import Syscall
+import TestSupport
+import Testing
+
+/// Issue 13 as a user meets it: a second run, a killed run, a full disk and a host that is down never lose a clip
+/// silently.
+@Suite("Integrity: one run per output, nothing left half-made, a full disk never stops capture", .serialized)
+struct IntegrityToolTests {
+    /// A 5 s session paced like a camera, two shots, written to a temporary manifest.
+    static func pacedManifest(_ dir: String, session: String = "paced", seconds: Int = 5) throws -> String {
+        let path = "\(dir)/\(session).json"
+        try """
+        {
+          "session": "\(session)",
+          "sources": [
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 120, "seconds": \(seconds), "pace": "realtime", "texture": "flat", "impacts": [1.6, 3.3] } },
+            { "plugin": "synthetic.audio", "params": { "seconds": \(seconds), "impacts": [1.6, 3.3] } }
+          ],
+          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+          "detector": { "plugin": "impact" },
+          "sinks": [ { "plugin": "file" } ],
+          "config": { "capture.videoBitrateBps": 2000000, "capture.clipPostNs": 1500000000 }
+        }
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Starts `ppc-tool run` in the background.
+    static func start(_ args: [String]) throws -> (Process, Pipe, Pipe) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: ToolRunner.executable())
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        return (p, out, err)
+    }
+
+    /// Polls (every 10 ms, at most 60 s) until `condition` holds; the condition is observed, never guessed by a delay.
+    static func awaitCondition(_ condition: () -> Bool) -> Bool {
+        let deadline = monotonicNowNs() + 60_000_000_000
+        while !condition() {
+            if monotonicNowNs() > deadline { return false }
+            sleepNs(10_000_000)  // poll interval
+        }
+        return true
+    }
+
+    static func fragments(_ out: String) -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/ring/fragments")) ?? []).count }
+
+    static func report(_ out: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
+    }
+
+    @Test func aSecondRunOnTheSameOutputIsRefusedNamingTheFirst() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let manifest = try Self.pacedManifest(tmp.path)
+        let out = tmp.sub("out")
+        let (first, firstOut, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
+        #expect(Self.awaitCondition { Self.fragments(out) >= 1 })
+        let second = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("is in use by pid \(first.processIdentifier) (ppc-tool run"), "\(second.stderr)")
+        // A drain of the same directory waits its turn too.
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:9"])
+        #expect(drain.status == 1 && drain.stderr.contains("in use by pid \(first.processIdentifier)"), "\(drain.stderr)")
+        _ = firstOut.fileHandleForReading.readDataToEndOfFile()
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips")
+        #expect(clips.count == 2 && clips.allSatisfy(isSessionClipID), "\(clips)")
+    }
+
+    @Test func aRerunOnTheSameOutputKeepsEveryClipAndClearsAKilledRunsStaging() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let out = tmp.sub("out")
+        let manifest = ToolRunner.fixture("manifests/short-session.json")
+        #expect(try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"]).status == 0)
+        // What a run killed mid-mint leaves: a half-made bundle in OUT/.staging.
+        try FileManager.default.createDirectory(atPath: "\(out)/.staging/short-killed-001", withIntermediateDirectories: true)
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: "\(out)/.staging/short-killed-001/clip.mp4"))
+        let again = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"])
+        #expect(again.status == 0, "\(again.stdout)\n\(again.stderr)")
+        #expect(!again.stderr.contains("File exists"))
+        let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
+        #expect(clips.count == 4, "both sessions' clips are kept: \(clips)")
+        #expect(Set(clips.map { $0.dropLast(4) }).count == 2, "two session ids: \(clips)")
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/.staging"))
+        #expect(try Self.report(out)["stagingLeftoversRemoved"] as? [String] == ["short-killed-001"])
+    }
+
+    @Test func aSecondSessionWithTheHostDownKeepsTheFirstsOwedClipsAndBothArrive() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens yet
+        let out = tmp.sub("out")
+        for _ in 0..<2 {
+            let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-q"])
+            #expect(r.status == 1)  // not confirmed by the host: it waits in the outbox
+        }
+        let owed = try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted()
+        #expect(owed.count == 2 && owed.allSatisfy(isSessionClipID), "\(owed)")
+        let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:\(port)"])
+        #expect(drain.status == 0, "\(drain.stderr)")
+        // The drain used the device id the clips were minted under, and every byte of both arrived.
+        let library = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-q")).filter { !$0.hasPrefix(".") }.sorted()
+        #expect(library == owed)
+        for clip in owed {
+            #expect(FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4") == FileManager.default.contents(atPath: tmp.sub("library/dev-q/\(clip)/clip.mp4")))
+        }
+    }
+
+    @Test(arguments: ["bay/c", "../up", ".dot"])
+    func aDeviceIDThatIsNotAPlainNameIsAUsageError(device: String) throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out"), "--device-id", device])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--device-id"), "\(r.stderr)")
+    }
+
+    static let canMount: Bool = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount")
+
+    @Test(.enabled(if: canMount, "needs root to mount a small tmpfs"))
+    func aDiskFilledByAnotherWriterNeverStopsCaptureAndNoShotIsLost() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let manifest = try Self.pacedManifest(tmp.path)
+        let out = tmp.sub("out")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let mount = try ToolRunner.runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=\(64 << 20)", "tmpfs", out])
+        #expect(mount.status == 0, "\(mount.stderr)")
+        defer { _ = try? ToolRunner.runProgram("/bin/umount", ["-l", out]) }
+        let (run, stdout, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
+        #expect(Self.awaitCondition { Self.fragments(out) >= 2 })
+        // Another writer takes every byte left.
+        let filler = FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: "\(out)/filler", contents: nil); return "\(out)/filler" }())!
+        let block = Data(repeating: 0x5A, count: 1 << 20)
+        while (try? filler.write(contentsOf: block)) != nil {}
+        try? filler.synchronize()
+        let printed = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0, "\(printed)")
+        let report = try Self.report(out)
+        func value(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
+        #expect(value("framesCaptured") == 600, "capture went on to the end of the source")
+        let full = try #require((report["diskFull"] as? [String: Any])?["value"] as? [String: Any])
+        #expect(((full["events"] as? NSNumber)?.intValue ?? 0) > 0, "the full disk was met and counted: \(full)")
+        #expect(printed.contains("the disk was full"), "\(printed)")
+        // Both shots were minted, whole: the one that found the disk full was minted again when capture ended.
+        let clips = try #require(report["clips"] as? [[String: Any]])
+        #expect(clips.count == 2, "\(printed)")
+        for c in clips {
+            let path = try #require(c["path"] as? String)
+            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
+            #expect(probe.status == 0 && !String(decoding: probe.stdout, as: UTF8.self).isEmpty, "\(path): \(probe.stderr)")
+        }
+    }
+}
