@@ -107,6 +107,13 @@ public final class ImpactDetector {
     var blocksSeen = 0
     /// Blocks (≈ 11 ms at 48 kHz) whose mean seeds the noise floor; no event opens before they are seen.
     static let warmUpBlocks = 16
+
+    /// The fewest samples at `sampleRate` in which an impact can be judged at all: the warm-up that seeds the noise
+    /// floor, and one block after it. Shorter audio is no audio to judge.
+    public static func minimumSamples(sampleRate: Int) -> Int {
+        let block = max(8, Int((Double(sampleRate) * 32 / 48_000).rounded()))
+        return (warmUpBlocks + 1) * block
+    }
     // An open event.
     var eventOpen = false
     var eventTriggerBlockStart: Int64 = 0

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 
 /// A libav* call failed, or a media file was not what it should be. Names the operation, the file and libav's reason.
 public struct MediaError: Error, Sendable, CustomStringConvertible {
@@ -15,11 +16,13 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// From a libav return code, with av_strerror's text.
+    /// From a libav return code, with av_strerror's text and what libav logged on this thread about it.
     init(averror: Int32, operation: String, path: String? = nil) {
         var buffer = [CChar](repeating: 0, count: 256)
         av_strerror(averror, &buffer, buffer.count)
-        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let said = MediaLog.takeRecent()
+        if !said.isEmpty { text += " (libav: \(said.joined(separator: "; ")))" }
         self.init(code: averror, operation: operation, path: path, text)
     }
 
@@ -36,9 +39,43 @@ func check(_ result: Int32, _ operation: @autoclosure () -> String, path: String
     return result
 }
 
-/// libav logs only errors, through its own logger, unless asked otherwise.
+/// libav's own log, routed through ppc: nothing libav says is printed raw. Its warnings and errors are kept, per thread,
+/// and the next ``MediaError`` raised on that thread carries them in its message ("… (libav: moov atom not found)"), so
+/// a person reads one message from ppc that names the file and says why.
 public enum MediaLog {
-    public static func quiet() { av_log_set_level(AV_LOG_ERROR) }
+    /// Installs the router (idempotent). Lines below warning level are dropped.
+    public static func quiet() {
+        av_log_set_level(AV_LOG_WARNING)
+        av_log_set_callback { avcl, level, format, args in
+            guard level <= AV_LOG_WARNING, let format, let args else { return }
+            var line = [CChar](repeating: 0, count: 512)
+            var printPrefix: Int32 = 0
+            av_log_format_line2(avcl, level, format, args, &line, Int32(line.count), &printPrefix)
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if !text.isEmpty { MediaLog.keep(text) }
+        }
+    }
+
+    /// The most lines kept per thread (the newest win).
+    static let kept = 4
+
+    static func keep(_ line: String) {
+        var lines = Thread.current.threadDictionary[key] as? [String] ?? []
+        if lines.last == line { return }
+        lines.append(line)
+        if lines.count > kept { lines.removeFirst(lines.count - kept) }
+        Thread.current.threadDictionary[key] = lines
+    }
+
+    /// What libav said on this thread since the last take, oldest first; cleared.
+    public static func takeRecent() -> [String] {
+        let lines = Thread.current.threadDictionary[key] as? [String] ?? []
+        Thread.current.threadDictionary[key] = nil
+        return lines
+    }
+
+    static let key = "ppc.libav.log"
 }
 
 /// 90 kHz: the MPEG-TS clock, and the encoder's time base.

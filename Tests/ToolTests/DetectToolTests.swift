@@ -40,6 +40,41 @@ struct DetectToolTests {
         #expect(abs(onset - impact - 209.656) < 0.01)
     }
 
+    /// A WAV of `samples` silent samples at 48 kHz.
+    static func wav(_ path: String, samples: Int) throws {
+        var b = Array("RIFF".utf8)
+        func u32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { b += $0 } }
+        func u16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { b += $0 } }
+        u32(36 + 2 * samples)
+        b += Array("WAVEfmt ".utf8)
+        u32(16); u16(1); u16(1); u32(48_000); u32(96_000); u16(2); u16(16)
+        b += Array("data".utf8)
+        u32(2 * samples)
+        b += [UInt8](repeating: 0, count: 2 * samples)
+        try Data(b).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test(arguments: [0, 1, 100])
+    func tooLittleAudioIsSaidNotPassedOver(samples: Int) throws {
+        let tmp = TemporaryDirectory("ppc-detect")
+        try Self.wav(tmp.sub("short.wav"), samples: samples)
+        let r = try ToolRunner.run(["detect", tmp.sub("short.wav")])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("\(samples) samples at 48000 Hz is no audio to judge"), "\(r.stderr)")
+    }
+
+    @Test func libavSpeaksThroughPPCsOwnMessage() throws {
+        // A file that claims to be MP4 and is not: libav's own complaint is part of ppc's one error line, never a raw
+        // libav log line of its own.
+        let tmp = TemporaryDirectory("ppc-detect")
+        try Data([0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isomjunkjunk".utf8)).write(to: URL(fileURLWithPath: tmp.sub("junk.mp4")))
+        let r = try ToolRunner.run(["detect", tmp.sub("junk.mp4")])
+        #expect(r.status == 65)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].hasPrefix("ppc-tool: error: open \(tmp.sub("junk.mp4"))"), "\(r.stderr)")
+        #expect(r.stderr.contains("(libav: moov atom not found)") && !r.stderr.contains(" @ 0x"), "\(r.stderr)")
+    }
+
     @Test(arguments: [["detect", "/nonexistent.wav"], ["detect", "eval", "/nonexistent-dir"]])
     func missingInputIsBadData(args: [String]) throws {
         let r = try ToolRunner.run(args)

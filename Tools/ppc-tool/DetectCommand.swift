@@ -67,6 +67,11 @@ enum DetectCommand {
         if let metres, metres <= 0 { throw CommandFailure.usage("--mic-to-ball must be positive") }
         let (samples, rate) = try readAudio(path)
         if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(path): \(problem)") }
+        let needed = ImpactDetector.minimumSamples(sampleRate: rate)
+        guard samples.count >= needed else {
+            throw CommandFailure.dataError(
+                "\(path): \(samples.count) samples at \(rate) Hz is no audio to judge; the detector needs at least \(needed) (\(String(format: "%.1f", Double(needed) * 1000 / Double(rate))) ms) to learn the room's noise floor before an impact")
+        }
         let (found, _) = run(samples, rate: rate, micToBall: metres, trace: inv.flag("trace"))
         if inv.flag("json") {
             try printJSON(found.map { c in
