@@ -3,7 +3,7 @@ SWIFT ?= swift
 OUT ?= out
 BIN := .build/debug
 
-.PHONY: run test bench deps build check-architecture clean
+.PHONY: run test bench deps build check-architecture clean fuzz fuzz-smoke tsan
 
 deps:
 	@scripts/install-deps
@@ -22,6 +22,22 @@ test: deps check-architecture
 	$(SWIFT) build --build-tests
 	$(SWIFT) build --static-swift-stdlib --product ppc-tool --scratch-path .build/static
 	PPC_STATIC_TOOL=$(CURDIR)/$(STATIC_TOOL) $(SWIFT) test --skip-build
+	$(MAKE) fuzz-smoke
+
+## make fuzz-smoke: every libFuzzer harness (Tests/Fuzz) for 10 s from its seed corpus; fails on any crash.
+fuzz-smoke: deps
+	scripts/fuzz 10
+
+## make fuzz: the same harnesses for FUZZ_SECONDS each (default 600), the corpus kept in .build/fuzz-corpus.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	FUZZ_CORPUS=$(CURDIR)/.build/fuzz-corpus scripts/fuzz $(FUZZ_SECONDS)
+
+## make tsan: the link, transfer and session tests (the last through the built tools) under ThreadSanitizer.
+TSAN_TESTS ?= LinkTests|TransferTests|HostHostileInputTests|HostToolTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests
+tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	TSAN_OPTIONS=halt_on_error=1 SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_TESTS)'
 
 ## make bench: release build, then every benchmark as JSON (figures are measured, with date and machine).
 bench: deps

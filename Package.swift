@@ -14,6 +14,11 @@ let package = Package(
     products: [
         .executable(name: "ppc-tool", targets: ["ppc-tool"]),
         .executable(name: "ppc-host", targets: ["ppc-host"]),
+        /** What the libFuzzer harnesses in Tests/Fuzz (a package of their own, built with -sanitize=fuzzer,address)
+            exercise: every parser of input from a socket, a file, a manifest or a disk. */
+        .library(
+            name: "PPCFuzzable",
+            targets: ["Link", "Transfer", "Checksum", "Pipeline", "Config", "Syscall", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Synthetic", "Detectors", "FileSink", "LibavEncoder", "ZstdCodec", "MediaSource", "NetworkSink", "V4L2Source"]),
     ],
     targets: [
         // MARK: - C libraries (each imported by exactly one wrapper)

@@ -214,6 +214,8 @@ public enum JSONReader {
                         {
                             i += 2
                             let low = try hex4()
+                            // A high surrogate pairs only with a low one (found by fuzzing: `\uDBBB\uDBBB` overflowed).
+                            guard (0xDC00..<0xE000).contains(low) else { throw error("invalid \\u escape: a high surrogate not followed by a low one") }
                             scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                         }
                         guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }

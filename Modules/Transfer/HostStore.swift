@@ -278,6 +278,9 @@ public final class HostStore: Sendable {
                     try Self.checkOffer(clipID: clipID, file: file, size: size)
                     current = nil
                     offered[clipID, default: []].insert(file)
+                    // Offered again: it counts as verified only once this offer's bytes verify (found by fuzzing: a
+                    // file verified, re-offered with other bytes and cut, was confirmed torn).
+                    verified[clipID]?.remove(file)
                     let final = "\(deviceDir)/\(clipID)"
                     if FileSystem.exists(final) {
                         // Confirmed before: the same bytes are confirmed again without a byte resent; other bytes under

@@ -68,7 +68,7 @@ public struct SplitMix64 {
     }
 
     /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
     mutating func range(_ a: Double, _ b: Double) -> Double { a + (b - a) * unit() }
     /// Uniform in [-1, 1) at double precision, as Float.
     mutating func signedUnitFloat() -> Float { Float(range(-1, 1)) }

@@ -452,6 +452,26 @@ struct HostHostileInputTests {
         #expect(host.server.log.contains { $0.contains("before every offered file was verified (not verified: clip.mp4)") }, "\(host.server.log)")
     }
 
+    @Test func aFileVerifiedThenOfferedAgainAndCutIsNotConfirmed() throws {
+        // Found by fuzzing (FuzzHost): the first offer's bytes verified, a second offer of other bytes replaced them and
+        // was cut after one chunk, and clip_done confirmed the torn file.
+        let host = try Host()
+        let c = try host.bulk()
+        let first: [UInt8] = Array(0..<8), second: [UInt8] = Array(100..<116)
+        try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: 8, xxh3: XXH3.hash(first)))
+        _ = try c.receive(timeoutNs: 5_000_000_000)
+        try c.send(.chunk(offset: 0, xxh3: XXH3.hash(first), compressed: false, data: first))
+        _ = try c.receive(timeoutNs: 5_000_000_000)  // chunk_ack
+        guard case .fileComplete(_, _, true, _) = try c.receive(timeoutNs: 5_000_000_000) else { Issue.record("first not verified"); return }
+        try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: 16, xxh3: XXH3.hash(second)))
+        _ = try c.receive(timeoutNs: 5_000_000_000)
+        try c.send(.chunk(offset: 0, xxh3: XXH3.hash(Array(second[0..<4])), compressed: false, data: Array(second[0..<4])))
+        _ = try c.receive(timeoutNs: 5_000_000_000)
+        try c.send(.clipDone(clipID: "s-001"))
+        Self.expectClosed(c)
+        #expect(!FileManager.default.fileExists(atPath: "\(host.library)/bay-3/s-001"))
+    }
+
     @Test func aRefusedFileFollowedByClipDoneConfirmsNothing() throws {
         let host = try Host()
         try Self.bundle(host.tmp.sub("first"), clip: 1)

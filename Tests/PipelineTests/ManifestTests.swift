@@ -255,12 +255,17 @@ struct JSONReaderTests {
         #expect(a.line == 2 && a.column == 7)
         #expect(a.value == .array([JSONNode(.number(1, isInteger: true)), JSONNode(.number(2.5, isInteger: false)), JSONNode(.number(-300, isInteger: false))]))
         #expect(n["b"]?.value == .string("é\n"))
+        #expect(try JSONReader.parse("\"\\uD83C\\uDFCC\"").value == .string("🏌"))
         #expect(n["c"]?.value == .null)
         #expect(n["d"]?.value == .bool(false))
         #expect(n.members?.map(\.key) == ["a", "b", "c", "d"])  // order kept
     }
 
-    @Test(arguments: ["[1,]", "01", "1.", "\"\\x\"", "[1] 2", "{\"a\" 1}", String(repeating: "[", count: 100)])
+    @Test(arguments: [
+        "[1,]", "01", "1.", "\"\\x\"", "[1] 2", "{\"a\" 1}", String(repeating: "[", count: 100),
+        // Found by fuzzing: two high surrogates in a row trapped in arithmetic; a lone low one is no scalar.
+        "\"\\uDBBB\\uDBBB\"", "\"\\uD800\\u0041\"", "\"\\uDC00\"",
+    ])
     func rejects(text: String) {
         #expect(throws: JSONSyntaxError.self) { try JSONReader.parse(text) }
     }

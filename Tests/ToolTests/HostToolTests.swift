@@ -98,12 +98,13 @@ extension HostToolTests {
                     "--device-id", "dev-\(n)",
                 ])
                 results.set(n, r?.status ?? -1)
+                results.say(n, "\(r?.stdout ?? "")\n\(r?.stderr ?? "")")
                 group.leave()
             }.start()
         }
         group.wait()
         for n in 1...3 {
-            #expect(results.get(n) == 0, "device \(n)")
+            #expect(results.get(n) == 0, "device \(n): \(results.said(n))")
             for name in ["clip.mp4", "audio.wav", "meta.json"] {
                 let local = FileManager.default.contents(atPath: clipPath(tmp.sub("out-\(n)/clips")) + "/\(name)")
                 #expect(local != nil && local == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-\(n)")) + "/\(name)"), "dev-\(n) \(name)")
@@ -118,6 +119,9 @@ final class ResultBox: @unchecked Sendable {
     private var values: [Int: Int32] = [:]
     func set(_ k: Int, _ v: Int32) { lock.lock(); values[k] = v; lock.unlock() }
     func get(_ k: Int) -> Int32? { lock.lock(); defer { lock.unlock() }; return values[k] }
+    private var texts: [Int: String] = [:]
+    func say(_ k: Int, _ v: String) { lock.lock(); texts[k] = v; lock.unlock() }
+    func said(_ k: Int) -> String { lock.lock(); defer { lock.unlock() }; return texts[k] ?? "" }
 }
 
 extension HostToolTests {

@@ -28,7 +28,7 @@ enum BenchCommand {
                 "index",
                 abstract: "TimelineIndex appends/s, 4-source merge rate, 10 s snapshot latency.",
                 options: [jsonFlag, .value("appends", "n", help: "Appends to time (default 50000000).")], run: index),
-            BenchEncode.command, BenchDetect.command, BenchLink.command,
+            BenchEncode.command, BenchDetect.command, BenchLink.command, BenchFaults.command,
         ])
 
     static var build: String {

@@ -1,0 +1,48 @@
+import FuzzDriver
+import Foundation
+import Glibc
+import Media
+
+/// A media file as a user may hand one in (WAV for `detect`, MP4/TS for the `file` source), any bytes at all. libav
+/// parses the container; this fuzzes ppc's front door around it. Properties held for every input:
+/// - `MediaReader` opens it or refuses it with a ``MediaError`` naming the file; it never traps;
+/// - reading audio and (small) video to the end never traps, never reports more samples than its buffer holds, and
+///   sample positions never go backwards.
+@_cdecl("FuzzMedia_main")
+func fuzzMediaMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv) { data, size in fuzzMedia(data, size) }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard let data else { return 0 }
+    guard size > 1 else { return 0 }
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let ext = ["wav", "mp4", "ts", "mkv"][Int(bytes[0]) % 4]
+    let path = NSTemporaryDirectory() + "ppc-fuzz-media-\(getpid()).\(ext)"
+    FileManager.default.createFile(atPath: path, contents: Data(bytes.dropFirst()))
+    defer { unlink(path) }
+    guard let reader = try? MediaReader(path, timeoutSeconds: 1) else { return 0 }
+    if reader.audioSampleRate != nil {
+        var block = [Float](repeating: 0, count: 4096)
+        var last: Int64 = .min
+        for _ in 0..<256 {
+            guard let b = try? block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) else { break }
+            precondition(b.count <= block.count, "\(b.count) samples reported into a buffer of \(block.count)")
+            precondition(b.firstSample >= last, "sample position went back from \(last) to \(b.firstSample)")
+            last = b.firstSample
+        }
+    }
+    if let v = reader.video, v.width > 0, v.height > 0, v.width * v.height <= 640 * 480 {
+        let luma = UnsafeMutablePointer<UInt8>.allocate(capacity: v.width * v.height)
+        let chroma = UnsafeMutablePointer<UInt8>.allocate(capacity: v.width * ((v.height + 1) / 2) + v.width)
+        defer {
+            luma.deallocate()
+            chroma.deallocate()
+        }
+        for _ in 0..<32 {
+            guard (try? reader.readVideo(luma: luma, lumaStride: v.width, chroma: chroma, chromaStride: v.width)) != nil else { break }
+        }
+    }
+    return 0
+}

@@ -1,0 +1,66 @@
+import FuzzDriver
+import Foundation
+import Glibc
+@testable import Link
+
+/// Link frames as a peer may send them. Properties held for every input:
+/// - the header check and the decoder never trap; they accept or throw a ``LinkError`` naming why;
+/// - what decodes re-encodes to a frame that decodes to the same bytes again (nothing is read that cannot be written);
+/// - the connection's two receive paths (`receive()` and the bulk `receive(chunkInto:)`) never trap on the same bytes
+///   arriving over a socket, and never hand out a chunk larger than its destination.
+@_cdecl("FuzzWire_main")
+func fuzzWireMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv) { data, size in fuzzWire(data, size) }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzWire(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard let data else { return 0 }
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    decodeAsFrame(bytes)
+    receiveOverSocket(bytes, bulk: false)
+    receiveOverSocket(bytes, bulk: true)
+    return 0
+}
+
+func decodeAsFrame(_ bytes: [UInt8]) {
+    guard bytes.count >= LinkMessage.headerSize else {
+        _ = try? LinkMessage.header(bytes)
+        return
+    }
+    guard let (type, length) = try? LinkMessage.header(Array(bytes[0..<LinkMessage.headerSize])) else { return }
+    let payload = Array(bytes[LinkMessage.headerSize...].prefix(length))
+    guard let m = try? LinkMessage.decode(type: type, payload: payload) else { return }
+    let frame = m.encoded()
+    guard let (t2, l2) = try? LinkMessage.header(Array(frame[0..<LinkMessage.headerSize])),
+        let again = try? LinkMessage.decode(type: t2, payload: Array(frame[LinkMessage.headerSize...]))
+    else { fatalError("\(m.name) decoded but its own encoding does not") }
+    precondition(l2 == frame.count - LinkMessage.headerSize && again.encoded() == frame, "\(m.name) does not round-trip")
+}
+
+/// The bytes written into one end of a socket pair, read back through a ``Connection`` until it refuses or runs out.
+func receiveOverSocket(_ bytes: [UInt8], bulk: Bool) {
+    var fds: [Int32] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { return }
+    // Small inputs fit the socket's buffer, so the write never blocks; the writer's end is then closed.
+    _ = bytes.withUnsafeBytes { send(fds[1], $0.baseAddress, min($0.count, 64 << 10), Int32(MSG_NOSIGNAL)) }
+    close(fds[1])
+    let c = Connection(fd: fds[0], peer: "fuzz")
+    let destination = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
+    defer { destination.deallocate() }
+    for _ in 0..<64 {
+        do {
+            if bulk {
+                let r = try c.receive(timeoutNs: 0) { _, _, count throws(LinkError) in
+                    guard count <= 2048 else { throw LinkError(.oversize, "larger than this test's destination") }
+                    return UnsafeMutableRawBufferPointer(rebasing: destination[0..<2048])
+                }
+                if case .chunk(_, _, _, let n) = r { precondition(n <= 2048, "a chunk of \(n) bytes was put in 2048") }
+            } else {
+                _ = try c.receive(timeoutNs: 0)
+            }
+        } catch {
+            return
+        }
+    }
+}
