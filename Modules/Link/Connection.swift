@@ -248,11 +248,11 @@ public final class Connection: @unchecked Sendable {
         while got < n {
             if let deadlineNs {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                let left = deadlineNs - monotonicNowNs()
-                var r: Int32 = 0
-                if left > 0 {
-                    repeat { r = poll(&p, 1, Int32(clamping: (left + 999_999) / 1_000_000)) } while r < 0 && errno == EINTR
-                }
+                // Past the deadline the wait is zero, not skipped: bytes already here (a process stopped and woken
+                // after they came) are read, never mistaken for a stall.
+                let left = max(0, deadlineNs - monotonicNowNs())
+                var r: Int32
+                repeat { r = poll(&p, 1, Int32(clamping: (left + 999_999) / 1_000_000)) } while r < 0 && errno == EINTR
                 if r == 0 {
                     throw LinkError(.deadPeer, "\(peer): a message stalled after \(got) of \(n) bytes (a message must arrive whole within its deadline)")
                 }

@@ -194,7 +194,17 @@ public final class DeviceLink: @unchecked Sendable {
                             throw LinkError(.protocolViolation, "expected heartbeat_ack")
                         }
                     }
-                    lastExchangeNs = bootNowNs()
+                    // One reading serves both checks: an exchange that spanned a stop (the process stopped after the
+                    // answer came but before it was counted) is caught here, and a stop after this reading is caught at
+                    // the top of the next turn, since the reading is from before it.
+                    let end = bootNowNs()
+                    if let why = suspended(silentFor: end - exchangeStartNs) {
+                        set(.dropped(why))
+                        control.shutdownNow()
+                        bulk.shutdownNow()
+                        return
+                    }
+                    lastExchangeNs = end
                     // Pace the heartbeat: wait out the rest of the interval (this is the heartbeat's clock, not a
                     // synchronisation).
                     sleepNs(settings.heartbeatIntervalNs)
