@@ -87,7 +87,7 @@ final class VividTests: XCTestCase {
                 $T selftest --source v4l2:/dev/video0:320x180@30 --seconds 3 --json > /share/drops.json 2> /share/drops.err; echo $? > /share/drops.rc
                 v4l2-ctl -d /dev/video0 -c percentage_of_dropped_buffers=0
                 # A disconnect mid-session: vivid acts unplugged until every handle closes, then is back.
-                $T run /share/camera.json --out /tmp/cam --duration 8 > /share/cam.log 2>&1 &
+                $T run /share/camera.json --out /tmp/cam --device-id vm-cam --duration 8 > /share/cam.log 2>&1 &
                 pid=$!
                 sleep 2
                 $T selftest --source v4l2:/dev/video0:320x180@30 --seconds 1 > /share/busy.out 2>&1; echo $? > /share/busy.rc
@@ -96,11 +96,11 @@ final class VividTests: XCTestCase {
                 v4l2-ctl -d /dev/video0 -c disconnect=1
                 wait $pid; echo $? > /share/cam.rc
                 cp /tmp/cam/report.json /share/cam.report.json; cp -r /tmp/cam/clips /share/cam-clips
-                $T run /share/yuyv.json --out /tmp/yuyv --duration 5 > /share/yuyv.log 2>&1; echo $? > /share/yuyv.rc
+                $T run /share/yuyv.json --out /tmp/yuyv --device-id vm-cam --duration 5 > /share/yuyv.log 2>&1; echo $? > /share/yuyv.rc
                 cp -r /tmp/yuyv/clips /share/yuyv-clips
                 # A device that never comes back: its node removed, then unplugged.
                 mknod /tmp/v0 c 81 0
-                $T run /share/gone.json --out /tmp/gone --duration 20 > /share/gone.log 2>&1 &
+                $T run /share/gone.json --out /tmp/gone --device-id vm-cam --duration 20 > /share/gone.log 2>&1 &
                 pid=$!
                 sleep 3
                 rm /dev/video0

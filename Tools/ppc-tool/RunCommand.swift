@@ -14,7 +14,7 @@ enum RunCommand {
         options: [
             Option.value("out", "dir", help: "Where the session's output goes (default ./out)."),
             Option.value("duration", "seconds", help: "Stop after this long (default: the end of the source)."),
-            Option.value("device-id", "id", help: "This device's name in bundles and reports (default: the host name)."),
+            Option.value("device-id", "id", help: "This device's name in bundles and reports: a plain name (default: the host name, else machine-<machine-id>)."),
             Option.value("host", "host:port", help: "Point the manifest's network sink at this ppc-host."),
             Option.value("clock-offset-ns", "ns", help: "Inject a device clock offset (tests know the truth)."),
             Option.value("clock-skew-ppm", "ppm", help: "Inject a device clock skew."),
@@ -35,10 +35,7 @@ enum RunCommand {
         let duration = try inv.parsed("duration", as: Double.self)
         if let duration, duration <= 0 { throw CommandFailure.usage("--duration must be positive") }
         let out = inv.value("out") ?? "out"
-        let device = inv.value("device-id") ?? ProcessInfo.processInfo.hostName
-        if let why = PlainName.problem(device, what: inv.value("device-id") == nil ? "this machine's host name (the default device id)" : "--device-id") {
-            throw CommandFailure.usage("\(why); pass --device-id with a plain name")
-        }
+        let device = try deviceID(inv)
         // One run per output directory: a second would write the same ring and outbox.
         let hold = try holdOutputDirectory(out, purpose: "ppc-tool run \(path)")
         defer { hold.release() }

@@ -54,3 +54,28 @@ func holdOutputDirectory(_ out: String, purpose: String) throws -> DirectoryLock
         throw CommandFailure.failure("cannot lock \(out): \(error)")
     }
 }
+
+/// The device id to use when none is given: this machine's host name when it is a plain name, else `machine-` and the
+/// first 12 hex digits of /etc/machine-id (stable for the machine's life). Never a rewritten host name: rewriting
+/// could make two machines one device. Throws a usage error saying what to pass when neither serves.
+func defaultDeviceID() throws -> String {
+    let host = ProcessInfo.processInfo.hostName
+    if PlainName.isPlain(host) { return host }
+    if let id = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+        id.count >= 12, PlainName.isPlain(id)
+    {
+        return "machine-" + id.prefix(12)
+    }
+    throw CommandFailure.usage(
+        "\(PlainName.problem(host, what: "this machine's host name") ?? "this machine has no host name") and it has no /etc/machine-id; pass --device-id with a plain name")
+}
+
+/// `--device-id` checked to be a plain name, or the default.
+func deviceID(_ inv: Invocation, fallback: String? = nil) throws -> String {
+    if let given = inv.value("device-id") {
+        if let why = PlainName.problem(given, what: "--device-id") { throw CommandFailure.usage("\(why); pass --device-id with a plain name") }
+        return given
+    }
+    if let fallback, PlainName.isPlain(fallback) { return fallback }
+    return try defaultDeviceID()
+}

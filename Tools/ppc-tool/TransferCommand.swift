@@ -76,8 +76,7 @@ enum TransferCommand {
                 profile = "\(w)x\(h)@\(fps) \(p["codec"] as? String ?? "")"
             }
         }
-        let device = inv.value("device-id") ?? mintedBy ?? ProcessInfo.processInfo.hostName
-        if let why = PlainName.problem(device, what: "device id") { throw CommandFailure.usage("\(why); pass --device-id with a plain name") }
+        let device = try deviceID(inv, fallback: mintedBy)
         let config = Configuration.defaults
         let link: DeviceLink
         do {
