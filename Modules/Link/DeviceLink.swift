@@ -134,6 +134,9 @@ public final class DeviceLink: @unchecked Sendable {
     /// other (an asymmetry the offset cannot see); the next find them awake. Measured 2026-11-30 (`bench link`, 400
     /// samples 50 ms apart): single exchanges had delays of 130–190 µs median and skew errors up to 0.23 ppm after 20 s;
     /// best of three, 32–33 µs and at most 0.008 ppm. `now` is the device's clock; `sequence` numbers the probes.
+    /// The largest clock reading (ns) taken from a peer: 2^62, about 146 years of uptime.
+    static let largestTimeNs: Int64 = 1 << 62
+
     public static func takeSample(
         send: (LinkMessage) throws(LinkError) -> Void, receive: () throws(LinkError) -> LinkMessage, now: () -> Int64,
         sequence: inout UInt64
@@ -145,6 +148,11 @@ public final class DeviceLink: @unchecked Sendable {
             try send(.syncProbe(sequence: sequence, t1: t1))
             guard case .syncReply(let seq, _, let t2, let t3) = try receive(), seq == sequence else {
                 throw LinkError(.protocolViolation, "expected sync_reply \(sequence)")
+            }
+            // The host's times are read, not trusted: arithmetic on them must not overflow, and a host cannot answer
+            // before it received.
+            guard t2.magnitude < Self.largestTimeNs.magnitude, t3.magnitude < Self.largestTimeNs.magnitude, t3 >= t2 else {
+                throw LinkError(.malformed, "sync_reply \(sequence): host times \(t2) and \(t3) ns are not a reception and a later reply")
             }
             let s = SyncSample(t1: t1, t2: t2, t3: t3, t4: now())
             if fastest.map({ s.delayNs < $0.delayNs }) ?? true { fastest = s }

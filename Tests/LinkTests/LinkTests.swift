@@ -520,6 +520,17 @@ struct HostHostileInputTests {
         #expect(host.server.log.contains { $0.contains("bulk channel of idle idle for 200 ms with no control channel up") }, "\(host.server.log)")
     }
 
+    static let impossibleHostTimes: [(Int64, Int64)] = [(.max, .max), (.min, 0), (500, 400)]
+
+    @Test(arguments: impossibleHostTimes)
+    func aSyncReplyWithImpossibleHostTimesIsRefusedNotTrapped(t2: Int64, t3: Int64) {
+        var sequence: UInt64 = 0
+        #expect(throws: LinkError.self) {
+            _ = try DeviceLink.takeSample(
+                send: { _ in }, receive: { .syncReply(sequence: 1, t1: 0, t2: t2, t3: t3) }, now: { 100 }, sequence: &sequence)
+        }
+    }
+
     @Test func aHostThatSaysResumeBeyondTheFileIsRefusedByTheDevice() throws {
         // The device trusts the host no more than the host trusts it: a resume offset past the file is a violation,
         // not an integer trap.

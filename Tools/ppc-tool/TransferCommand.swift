@@ -128,9 +128,12 @@ enum TransferCommand {
 
     /// The ring's own settings, as its ring.json records them.
     static func ringSettings(_ out: String) -> (capacity: Int, fileExtension: String) {
+        // Disk state is read, not trusted: a capacity or extension out of bounds falls back to the defaults (opening the
+        // ring then refuses the bad ring.json by name, and the clips are delivered all the same).
         guard let data = FileManager.default.contents(atPath: "\(out)/ring/ring.json"),
-            let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let c = o["capacity"] as? Int
+            let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let c = o["capacity"] as? Int,
+            (1...FragmentRing.maxCapacity).contains(c), let ext = o["fileExtension"] as? String, PlainName.isPlain(ext, maxLength: 16)
         else { return (Int(Configuration.defaults.integer("capture.fragmentCapacity")), "ts") }
-        return (c, o["fileExtension"] as? String ?? "ts")
+        return (c, ext)
     }
 }
