@@ -12,14 +12,11 @@ import Transfer
 /// - a confirmed clip holds only bundle files (and host-meta.json), and each file's bytes are exactly the bytes of one
 ///   offer made for that clip and file — never torn, never zeros, never another clip's.
 @_cdecl("FuzzHost_main")
-func fuzzHostMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runFuzzer(argc, argv) { data, size in fuzzHost(data, size) }
-}
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let data else { return 0 }
-    var r = Reader(Array(UnsafeBufferPointer(start: data, count: size)))
+    var r = Reader(fuzzInput(data, size))
     let library = NSTemporaryDirectory() + "ppc-fuzz-host-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: library) }
     guard let store = try? HostStore(library: library) else { return 0 }

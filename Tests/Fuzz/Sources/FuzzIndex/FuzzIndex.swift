@@ -10,14 +10,11 @@ import TimelineIndex
 /// - a bundle directory holding the input as index.bin (and, read as JSON, as bundle.json) opens or is refused with a
 ///   reason; a window of one that opens never traps.
 @_cdecl("FuzzIndex_main")
-func fuzzIndexMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runFuzzer(argc, argv) { data, size in fuzzIndex(data, size) }
-}
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzIndex(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let data else { return 0 }
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let bytes = fuzzInput(data, size)
     if let snapshot = try? TimelineSnapshot(decoding: bytes) {
         let again = snapshot.encoded()
         guard let back = try? TimelineSnapshot(decoding: again) else { fatalError("a decoded snapshot's own encoding does not decode") }

@@ -23,14 +23,11 @@ let registry: PluginRegistry = {
 /// - what is accepted is safe to run: every integer parameter a plugin reads fits an Int, every number is finite and
 ///   within its declared range, the session name is a plain name, and the configuration validates.
 @_cdecl("FuzzManifest_main")
-func fuzzManifestMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runFuzzer(argc, argv) { data, size in fuzzManifest(data, size) }
-}
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzManifest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let data else { return 0 }
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let bytes = fuzzInput(data, size)
     guard let text = String(validating: bytes, as: UTF8.self) else { return 0 }  // the loader refuses it before parsing
     let manifest: Manifest
     do {

@@ -9,15 +9,12 @@ import Media
 /// - reading audio and (small) video to the end never traps, never reports more samples than its buffer holds, and
 ///   sample positions never go backwards.
 @_cdecl("FuzzMedia_main")
-func fuzzMediaMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runFuzzer(argc, argv) { data, size in fuzzMedia(data, size) }
-}
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let data else { return 0 }
     guard size > 1 else { return 0 }
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let bytes = fuzzInput(data, size)
     let ext = ["wav", "mp4", "ts", "mkv"][Int(bytes[0]) % 4]
     let path = NSTemporaryDirectory() + "ppc-fuzz-media-\(getpid()).\(ext)"
     FileManager.default.createFile(atPath: path, contents: Data(bytes.dropFirst()))

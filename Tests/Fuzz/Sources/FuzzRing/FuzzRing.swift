@@ -10,14 +10,11 @@ import Glibc
 /// - opening the ring (what the next run does) never traps, and what it keeps is whole: every fragment it lists has its
 ///   recorded size, and a scan right after finds nothing left to discard.
 @_cdecl("FuzzRing_main")
-func fuzzRingMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runFuzzer(argc, argv) { data, size in fuzzRing(data, size) }
-}
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzRing(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let data else { return 0 }
-    var input = Array(UnsafeBufferPointer(start: data, count: size))[...]
+    var input = fuzzInput(data, size)[...]
     let dir = NSTemporaryDirectory() + "ppc-fuzz-ring-\(getpid())"
     try? FileManager.default.removeItem(atPath: dir)
     defer { try? FileManager.default.removeItem(atPath: dir) }

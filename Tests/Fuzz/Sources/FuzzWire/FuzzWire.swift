@@ -9,14 +9,11 @@ import Glibc
 /// - the connection's two receive paths (`receive()` and the bulk `receive(chunkInto:)`) never trap on the same bytes
 ///   arriving over a socket, and never hand out a chunk larger than its destination.
 @_cdecl("FuzzWire_main")
-func fuzzWireMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runFuzzer(argc, argv) { data, size in fuzzWire(data, size) }
-}
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzWire(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let data else { return 0 }
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let bytes = fuzzInput(data, size)
     decodeAsFrame(bytes)
     receiveOverSocket(bytes, bulk: false)
     receiveOverSocket(bytes, bulk: true)
