@@ -6,6 +6,7 @@
 // Each C library is a `C<Name>` system-library target imported by exactly one Swift wrapper target.
 // `scripts/check-architecture` (run by `make test`) reads `swift package dump-package` and enforces both rules.
 
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -184,3 +185,11 @@ let package = Package(
             path: "Tests/ToolTests"),
     ]
 )
+
+// Each module, plugin and tool keeps a README.md beside its sources (what it does, its invariants, its figures); it is
+// documentation, not a resource, so it is excluded from its target and the build stays quiet enough for a real warning
+// to be seen.
+for target in package.targets where target.type != .system {
+    guard let path = target.path, FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/\(path)/README.md") else { continue }
+    target.exclude.append("README.md")
+}
