@@ -39,6 +39,14 @@ public struct ResolvedParameter: Sendable {
     public var shown: String { unit.isEmpty ? value.description : "\(value) \(unit)" }
 }
 
+/// A catalogue parameter's name with the type of its value: `Configuration`'s subscript reads it as that type, so a
+/// misspelt key or a wrong type is a compile error, not a trap at run time. Only Config mints keys (`Keys.swift`).
+public struct ConfigurationKey<Value>: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+    init(_ name: String) { self.name = name }
+    public var description: String { name }
+}
+
 /// Every parameter in force: the catalogue's defaults, overridden, with derived values computed (never typed in).
 public struct Configuration: Sendable {
     public let parameters: [ResolvedParameter]
@@ -130,14 +138,24 @@ public struct Configuration: Sendable {
         self.inputs = Inputs(values: values)
     }
 
+    /// A parameter by its catalogue name, as a person types it (`config explain KEY`); nil when there is none. Code
+    /// reads values through typed keys instead: `config[.clipPreNs]`.
     public subscript(key: String) -> ResolvedParameter? { index[key].map { parameters[$0] } }
 
-    /// The integer value of `key`. Traps on a key the catalogue lacks: that is a programmer error.
-    public func integer(_ key: String) -> Int64 { inputs.integer(key) }
-    /// The value of `key` as a Double.
-    public func real(_ key: String) -> Double { inputs.real(key) }
-    /// The boolean value of `key`.
-    public func boolean(_ key: String) -> Bool {
+    /// The value of an integer parameter.
+    public subscript(_ key: ConfigurationKey<Int64>) -> Int64 { inputs.integer(key.name) }
+    /// The value of a real parameter.
+    public subscript(_ key: ConfigurationKey<Double>) -> Double { inputs.real(key.name) }
+    /// The value of a boolean parameter.
+    public subscript(_ key: ConfigurationKey<Bool>) -> Bool { boolean(key.name) }
+    /// An integer parameter's value as a Double (for arithmetic with reals).
+    public func real(_ key: ConfigurationKey<Int64>) -> Double { Double(inputs.integer(key.name)) }
+    /// A parameter with its provenance, by typed key.
+    public func parameter<Value>(_ key: ConfigurationKey<Value>) -> ResolvedParameter { self[key.name]! }
+
+    func integer(_ key: String) -> Int64 { inputs.integer(key) }
+    func real(_ key: String) -> Double { inputs.real(key) }
+    func boolean(_ key: String) -> Bool {
         guard case .boolean(let b) = self[key]?.value else { preconditionFailure("\(key) is not a boolean parameter") }
         return b
     }

@@ -53,18 +53,18 @@ extension SessionRunner {
             "window": [
                 "startNs": window.startNs, "endNs": window.endNs, "firstFrameNs": clip.firstFrameNs,
                 "clipTimeZeroNs": clip.firstFrameNs,
-                "clipPreNs": figure(c.integer("capture.clipPreNs"), c["capture.clipPreNs"]!.provenance.mark.rawValue),
-                "clipPostNs": figure(c.integer("capture.clipPostNs"), c["capture.clipPostNs"]!.provenance.mark.rawValue),
+                "clipPreNs": figure(c[.clipPreNs], c.parameter(.clipPreNs).provenance.mark.rawValue),
+                "clipPostNs": figure(c[.clipPostNs], c.parameter(.clipPostNs).provenance.mark.rawValue),
                 "gaps": window.gaps.map { ["after": $0.after.rawValue, "before": $0.before.rawValue, "missingNs": $0.missingNs] },
             ],
             "frames": clip.frames,
             "captureProfile": [
                 "width": format.width, "height": format.height, "framesPerSecond": format.framesPerSecond,
                 "pixelFormat": format.pixelFormat.rawValue, "codec": window.fragments.first?.info.codec.description ?? "",
-                "videoBitrateBps": figure(c.integer("capture.videoBitrateBps"), c["capture.videoBitrateBps"]!.provenance.mark.rawValue),
-                "fragmentSeconds": figure(c.real("capture.fragmentSeconds"), c["capture.fragmentSeconds"]!.provenance.mark.rawValue),
+                "videoBitrateBps": figure(c[.videoBitrateBps], c.parameter(.videoBitrateBps).provenance.mark.rawValue),
+                "fragmentSeconds": figure(c[.fragmentSeconds], c.parameter(.fragmentSeconds).provenance.mark.rawValue),
                 "frameStartToExposureOffsetNs": figure(
-                    c.integer("capture.frameStartToExposureOffsetNs"), c["capture.frameStartToExposureOffsetNs"]!.provenance.mark.rawValue,
+                    c[.frameStartToExposureOffsetNs], c.parameter(.frameStartToExposureOffsetNs).provenance.mark.rawValue,
                     "added to every frame time"),
                 "source": (components.video as? SourceDetailing)?.details ?? [:],
             ],
@@ -78,8 +78,8 @@ extension SessionRunner {
             "audio": audio.map {
                 ["file": "audio.wav", "sampleRate": $0.rate, "firstSample": $0.firstSample, "samples": $0.samples.count,
                  "missingSamples": $0.missing,
-                 "windowNs": figure(c.integer("detect.audioWindowNs"), c["detect.audioWindowNs"]!.provenance.mark.rawValue),
-                 "preNs": figure(c.integer("detect.audioPreNs"), c["detect.audioPreNs"]!.provenance.mark.rawValue)] as [String: Any]
+                 "windowNs": figure(c[.audioWindowNs], c.parameter(.audioWindowNs).provenance.mark.rawValue),
+                 "preNs": figure(c[.audioPreNs], c.parameter(.audioPreNs).provenance.mark.rawValue)] as [String: Any]
             } ?? NSNull(),
             "timeline": ["file": "index.bin", "entries": window.timeline.entries.count],
             "files": files,
@@ -145,7 +145,7 @@ extension SessionRunner {
             "encodeMsPerFrame": figure(["mean": (stats?.encodeMeanNs ?? 0) / 1e6, "p95": Double(stats?.encodeP95Ns ?? 0) / 1e6], "measured"),
             "capturePriority": stats?.capturePriority ?? "",
             "candidates": figure(candidateCount, "measured"),
-            "candidatesEvicted": figure(evicted, "measured", "retention is bounded at detect.maxRetainedCandidates = \(c.integer("detect.maxRetainedCandidates")); oldest evicted first"),
+            "candidatesEvicted": figure(evicted, "measured", "retention is bounded at detect.maxRetainedCandidates = \(c[.maxRetainedCandidates]); oldest evicted first"),
             "shots": figure(shotList.count, "measured", "candidates with score ≥ \(options.shotThreshold)"),
             "clips": clipsNow.map {
                 ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy] as [String: Any]
@@ -210,8 +210,8 @@ extension SessionRunner {
             <text x="\(left)" y="16" font-size="13">ppc session '\(options.context.session)' — capture clock, seconds</text>
 
             """
-        let pre = components.config.integer("capture.clipPreNs")
-        let post = components.config.integer("capture.clipPostNs")
+        let pre = components.config[.clipPreNs]
+        let post = components.config[.clipPostNs]
         for clip in clips {
             svg += "<rect x=\"\(x(clip.t0Ns - pre))\" y=\"30\" width=\"\(x(clip.t0Ns + post) - x(clip.t0Ns - pre))\" height=\"230\" fill=\"#2a7\" fill-opacity=\"0.12\"/>\n"
             svg += "<text x=\"\(x(clip.t0Ns - pre) + 3)\" y=\"42\" fill=\"#175\">\(clip.clipID)</text>\n"

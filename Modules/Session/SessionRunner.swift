@@ -127,7 +127,7 @@ public final class SessionRunner: @unchecked Sendable {
     /// The ring's headroom: four fragments at the operating bitrate, at least 16 MiB and at most 256 MiB — enough to
     /// carry capture across a disk another writer filled until recycling frees the oldest fragments' space.
     static func headroomBytes(_ c: Configuration) -> Int64 {
-        let fragment = c.integer("capture.ringFootprintBytes") / max(1, c.integer("capture.fragmentCapacity"))
+        let fragment = c[.ringFootprintBytes] / max(1, c[.fragmentCapacity])
         return min(256 << 20, max(16 << 20, 4 * fragment))
     }
 
@@ -158,21 +158,21 @@ public final class SessionRunner: @unchecked Sendable {
         removedStaging = Self.clearStaging("\(out)/.staging")
         ring = try FragmentRing(
             directory: "\(out)/ring",
-            configuration: .init(capacity: Int(c.integer("capture.fragmentCapacity")), durability: .fsync,
+            configuration: .init(capacity: Int(c[.fragmentCapacity]), durability: .fsync,
                 fileExtension: components.encoder.fragmentExtension, headroomBytes: Self.headroomBytes(c)))
         index = TimelineIndex()
-        let window = c.real("capture.ringSeconds") + 2
+        let window = c[.ringSeconds] + 2
         videoTimeline = index.register(Self.videoSource, name: "video", rateHz: 4, windowSeconds: window)
         audioTimeline = index.register(Self.audioSource, name: "audio", rateHz: 100, windowSeconds: window)
-        imuTimeline = index.register(Self.imuSource, name: "imu", rateHz: Double(c.integer("detect.imuRateHz")) * 2, windowSeconds: window)
+        imuTimeline = index.register(Self.imuSource, name: "imu", rateHz: Double(c[.imuRateHz]) * 2, windowSeconds: window)
         eventTimeline = index.register(Self.eventSource, name: "detect", rateHz: 50, windowSeconds: window)
         policy = PolicyMonitor(.init(
-            sampleIntervalNs: Int64(1e9 / c.real("policy.sampleHz")),
+            sampleIntervalNs: Int64(1e9 / c[.sampleHz]),
             sensor: ThermalSensor(
-                root: options.thermalRoot, fairCelsius: c.real("policy.fairCelsius"), seriousCelsius: c.real("policy.seriousCelsius"),
-                criticalCelsius: c.real("policy.criticalCelsius")),
-            historyWindow: Int(c.integer("policy.thermalHistoryWindow")), persistentSerious: Int(c.integer("policy.persistentSeriousReadings")),
-            outputDirectory: out, storageFloorBytes: c.integer("device.storageFloorBytes"), memoryBudgetBytes: c.integer("policy.memoryBudgetBytes")))
+                root: options.thermalRoot, fairCelsius: c[.fairCelsius], seriousCelsius: c[.seriousCelsius],
+                criticalCelsius: c[.criticalCelsius]),
+            historyWindow: Int(c[.thermalHistoryWindow]), persistentSerious: Int(c[.persistentSeriousReadings]),
+            outputDirectory: out, storageFloorBytes: c[.storageFloorBytes], memoryBudgetBytes: c[.memoryBudgetBytes]))
     }
 
     public var progress: Progress {
@@ -227,7 +227,7 @@ public final class SessionRunner: @unchecked Sendable {
     func videoLoop() {
         let session = CaptureSession(
             source: components.video, encoder: components.encoder, ring: ring, timeline: videoTimeline,
-            fragmentNs: components.config.integer("capture.fragmentNs"))
+            fragmentNs: components.config[.fragmentNs])
         session.onPublish = { [self] f in
             lock.lock()
             newestFragmentEndNs = max(newestFragmentEndNs, f.endNs)
@@ -273,16 +273,16 @@ public final class SessionRunner: @unchecked Sendable {
         guard let source = components.audio else { return }
         let c = components.config
         let rate = source.sampleRate
-        let history = AudioHistory(sampleRate: rate, seconds: Double(c.integer("detect.audioWindowNs")) / 1e9 + 4)
+        let history = AudioHistory(sampleRate: rate, seconds: Double(c[.audioWindowNs]) / 1e9 + 4)
         let block = max(1, rate / 100)  // 10 ms
         var buffer = [Float](repeating: 0, count: block)
-        let maxCandidates = Int(c.integer("detect.maxRetainedCandidates"))
+        let maxCandidates = Int(c[.maxRetainedCandidates])
         var started = false
         var found: [DetectedImpact] = []
         // Windows owed to shots, cut as soon as their last sample has been heard (thread-owned; handed over under lock).
         var owed: [(id: UInt64, first: Int64, count: Int)] = []
-        let preSamples = Int64(Double(c.integer("detect.audioPreNs")) * Double(rate) / 1e9)
-        let windowSamples = Int(Double(c.integer("detect.audioWindowNs")) * Double(rate) / 1e9)
+        let preSamples = Int64(Double(c[.audioPreNs]) * Double(rate) / 1e9)
+        let windowSamples = Int(Double(c[.audioWindowNs]) * Double(rate) / 1e9)
         func handOver(_ w: (id: UInt64, first: Int64, count: Int)) {
             let cut = history.window(first: w.first, count: w.count)
             lock.lock()
@@ -387,8 +387,8 @@ public final class SessionRunner: @unchecked Sendable {
     func mintLoop() {
         ThreadPriority.lowerCurrent()
         let c = components.config
-        let pre = c.integer("capture.clipPreNs")
-        let post = c.integer("capture.clipPostNs")
+        let pre = c[.clipPreNs]
+        let post = c[.clipPostNs]
         let live = RingPayloadSource(ring: ring, index: index)
         while true {
             lock.lock()
@@ -464,7 +464,7 @@ public final class SessionRunner: @unchecked Sendable {
     func mintMustWait(_ shot: DetectedImpact, pre: Int64) -> Bool {
         guard policy.stance >= .transferAndMintPaused, !videoDone else { return false }
         let c = components.config
-        let oldestKept = newestFragmentEndNs - Int64(c.real("capture.ringSeconds") * 1e9) + 2 * c.integer("capture.fragmentNs")
+        let oldestKept = newestFragmentEndNs - Int64(c[.ringSeconds] * 1e9) + 2 * c[.fragmentNs]
         if shot.t0Ns - pre <= oldestKept {
             if !mintForced.contains(shot.id) {
                 mintForced.insert(shot.id)

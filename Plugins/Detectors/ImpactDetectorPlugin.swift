@@ -43,7 +43,7 @@ public final class ImpactDetectorStage: ImpactDetecting {
         make: { p, config in
             let metres = p.number("micToBallMetres")
             let trigger = p.number("triggerDb")
-            let c = config.real("detect.speedOfSoundMps")
+            let c = config[.speedOfSoundMps]
             return ImpactDetectorStage { s in
                 s.triggerDb = trigger
                 s.speedOfSoundMps = c

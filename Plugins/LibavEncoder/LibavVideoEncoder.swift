@@ -92,7 +92,7 @@ public enum LibavEncoderPlugins {
             PluginDescriptor(name: name, kind: .encoder, summary: summary, parameters: parameters(defaultPreset: "ultrafast")),
             make: { p, config in
                 LibavVideoEncoder(
-                    codec: codec, bitrateBps: Int(config.integer("capture.videoBitrateBps")), preset: p.string("preset"),
+                    codec: codec, bitrateBps: Int(config[.videoBitrateBps]), preset: p.string("preset"),
                     threads: p.integer("threads"))
             })
     }

@@ -70,7 +70,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         outbox = try Outbox(directory: "\(context.outputDirectory)/outbox")
         var settings = DeviceLink.Settings(
             host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
-            syncBurst: Int(config.integer("link.syncBurstTarget")), heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs"))
+            syncBurst: Int(config[.syncBurstTarget]), heartbeatIntervalNs: config[.heartbeatIntervalNs])
         settings.clockOffsetNs = clockOffsetNs
         settings.clockSkewPpm = clockSkewPpm
         self.settings = settings
@@ -150,7 +150,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             do {
                 let report = try BundleSender.send(
                     directory: outbox.path(of: clipID), clipID: clipID, over: link.bulk,
-                    budget: Int(config.integer("link.payloadPumpBudgetBytes")), tickNs: config.integer("link.pumpTickIntervalNs"),
+                    budget: Int(config[.payloadPumpBudgetBytes]), tickNs: config[.pumpTickIntervalNs],
                     progress: progress, answerTimeoutNs: max(1_000_000_000, deadline - monotonicNowNs()), shouldPause: mustYield,
                     pauseLimitNs: max(0, deadline - monotonicNowNs()))
                 if progress.report.pausedNs > 0 {

@@ -199,7 +199,7 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
             do {
                 return try V4L2Source(
                     device: p.string("device"), constraints: constraints, buffers: p.integer("buffers"),
-                    exposureOffsetNs: config.integer("capture.frameStartToExposureOffsetNs"), stallMs: p.integer("stallMs"),
+                    exposureOffsetNs: config[.frameStartToExposureOffsetNs], stallMs: p.integer("stallMs"),
                     recoverySeconds: p.number("recoverySeconds"))
             } catch {
                 throw RegistryError("v4l2: \(error)")

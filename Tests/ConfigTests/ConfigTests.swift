@@ -7,21 +7,21 @@ struct DerivationTests {
     let c = Configuration.defaults
 
     @Test func ringWindowIsFragmentTimesCapacity() {
-        #expect(c.real("capture.ringSeconds") == 10.0)
-        #expect(c.integer("capture.fragmentNs") == 500_000_000)
-        #expect(c.real("capture.framesPerFragment") == 60)
+        #expect(c[.ringSeconds] == 10.0)
+        #expect(c[.fragmentNs] == 500_000_000)
+        #expect(c[.framesPerFragment] == 60)
     }
 
     @Test func footprintAndClipAtTheBitrate() {
-        #expect(c.integer("capture.ringFootprintBytes") == 62_500_000)  // seed: ≈62 MB
-        #expect(c.integer("capture.clipWindowNs") == 4_500_000_000)
-        #expect(c.integer("capture.clipBytes") == 28_125_000)  // seed: ≈28 MB
+        #expect(c[.ringFootprintBytes] == 62_500_000)  // seed: ≈62 MB
+        #expect(c[.clipWindowNs] == 4_500_000_000)
+        #expect(c[.clipBytes] == 28_125_000)  // seed: ≈28 MB
     }
 
     @Test func sessionVolumeUsesTheRealClipWindow() {
-        #expect(c.real("session.volumeSeconds") == 225)  // 50 × 4.5 s, not 50 × 3 s
-        #expect(c.integer("session.volumeBytes") == 1_406_250_000)  // ≈1.4 GB
-        #expect(c.integer("session.prdVolumeBytes") == 937_500_000)  // the PRD's ≈940 MB
+        #expect(c[.volumeSeconds] == 225)  // 50 × 4.5 s, not 50 × 3 s
+        #expect(c[.volumeBytes] == 1_406_250_000)  // ≈1.4 GB
+        #expect(c[.prdVolumeBytes] == 937_500_000)  // the PRD's ≈940 MB
     }
 
     @Test func storageFloorIsDerivedAndShownAsSuch() throws {
@@ -40,16 +40,16 @@ struct DerivationTests {
             Override(key: "capture.fragmentCapacity", value: .integer(40), origin: "test"),
             Override(key: "capture.videoBitrateBps", value: .integer(20_000_000), origin: "test"),
         ])
-        #expect(c.real("capture.ringSeconds") == 20)
-        #expect(c.integer("capture.ringFootprintBytes") == 50_000_000)
-        #expect(c.integer("capture.clipBytes") == 11_250_000)
+        #expect(c[.ringSeconds] == 20)
+        #expect(c[.ringFootprintBytes] == 50_000_000)
+        #expect(c[.clipBytes] == 11_250_000)
     }
 
     @Test func detectDerivations() {
-        #expect(abs(c.real("detect.speedOfSoundMps") - 343.42) < 1e-9)
-        #expect(abs(c.real("detect.tofCorrectionSamples") - 1.5 / 343.42 * 48_000) < 1e-9)
-        #expect(c.real("detect.audioRetentionBoundSeconds") == 300)  // 150 × 2 s
-        #expect(c.integer("link.deadPeerTimeoutNs") == 3_000_000_000)
+        #expect(abs(c[.speedOfSoundMps] - 343.42) < 1e-9)
+        #expect(abs(c[.tofCorrectionSamples] - 1.5 / 343.42 * 48_000) < 1e-9)
+        #expect(c[.audioRetentionBoundSeconds] == 300)  // 150 × 2 s
+        #expect(c[.deadPeerTimeoutNs] == 3_000_000_000)
     }
 
     /// Every key seed 000 lists under "What the build should be parametrised with".
@@ -97,7 +97,7 @@ struct ProvenanceTests {
             Override(key: "capture.videoBitrateBps", value: .integer(40_000_000), measurement: record, origin: "test")
         ])
         #expect(c["capture.videoBitrateBps"]?.provenance == .measured(record))
-        let json = c["capture.videoBitrateBps"]!.jsonObject
+        let json = c.parameter(.videoBitrateBps).jsonObject
         #expect(json["provenance"] as? String == "measured")
         #expect((json["measurement"] as? [String: Any])?["instrument"] as? String == "E-M2 sweep, rig 1")
     }
@@ -231,7 +231,7 @@ struct ValidationTests {
 
     @Test func integersAreAcceptedForReals() throws {
         let c = try Configuration(overrides: [Override(key: "capture.fragmentSeconds", value: .integer(1), origin: "t")])
-        #expect(c.real("capture.ringSeconds") == 20)
+        #expect(c[.ringSeconds] == 20)
     }
 
     @Test(arguments: [
@@ -282,5 +282,22 @@ struct ContradictionTests {
         let text = try #require(Configuration.defaults.contradictions.first { $0.id == "storage-floor-unset" }).text
         #expect(text.contains("1.47 GB"))
         #expect(text.contains("proposal"))
+    }
+}
+
+@Suite("Config: typed keys")
+struct TypedKeyTests {
+    @Test func everyCatalogueParameterHasATypedKeyOfItsType() {
+        let catalogue = Dictionary(uniqueKeysWithValues: Catalog.definitions.map { ($0.key, $0.type) })
+        let typed = Dictionary(uniqueKeysWithValues: Configuration.typedKeys.map { ($0.name, $0.type) })
+        #expect(typed == catalogue)
+    }
+
+    @Test func aTypedKeyReadsWhatItsNameReads() {
+        let c = Configuration.defaults
+        #expect(c[.clipPreNs] == 1_500_000_000 && c.parameter(.clipPreNs).key == "capture.clipPreNs")
+        #expect(c[.fragmentSeconds] == 0.5)
+        #expect(c[.allowFrameReordering] == false)
+        #expect(c.real(.videoBitrateBps) == Double(c[.videoBitrateBps]))
     }
 }

@@ -189,7 +189,7 @@ struct ManifestTests {
             """#, registry: testRegistry())
         #expect(m.configuration["capture.videoBitrateBps"]?.provenance.mark == .measured)
         #expect(m.configuration["capture.fragmentCapacity"]?.provenance.mark == .assumed)
-        #expect(m.configuration.real("capture.ringSeconds") == 12)
+        #expect(m.configuration[.ringSeconds] == 12)
     }
 
     @Test func aMeasurementWithoutInstrumentIsRefused() throws {

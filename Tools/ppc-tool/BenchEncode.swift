@@ -65,8 +65,8 @@ enum BenchEncode {
         let fps = try inv.parsed("fps", as: Int.self) ?? 120
         let count = try inv.parsed("frames", as: Int.self) ?? 360
         let config = Configuration.defaults
-        let bitrate = Int(config.integer("capture.videoBitrateBps"))
-        let fragmentNs = config.integer("capture.fragmentNs")
+        let bitrate = Int(config[.videoBitrateBps])
+        let fragmentNs = config[.fragmentNs]
         let gop = fps * Int(fragmentNs) / 1_000_000_000
         let format = VideoFormat(width: size[0], height: size[1], framesPerSecond: fps)
         let base = "\(inv.value("dir") ?? "/var/tmp")/ppc-bench-encode-\(getpid())"

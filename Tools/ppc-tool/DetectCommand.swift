@@ -48,7 +48,7 @@ enum DetectCommand {
     static func run(_ samples: [Float], rate: Int, micToBall: Double? = nil, trace: Bool = false) -> (candidates: [Candidate], seconds: Double) {
         var s = ImpactDetector.Settings(sampleRate: rate)
         s.micToBallMetres = micToBall
-        s.speedOfSoundMps = Configuration.defaults.real("detect.speedOfSoundMps")
+        s.speedOfSoundMps = Configuration.defaults[.speedOfSoundMps]
         let d = ImpactDetector(s)
         if trace {
             d.trace = { at, f, rejected in

@@ -24,11 +24,11 @@ enum LinkCommand {
         let target = inv.argument(0)!
         let parts = target.split(separator: ":")
         guard parts.count == 2, let port = Int(parts[1]) else { throw CommandFailure.usage("'\(target)': expected HOST:PORT") }
-        let burst = Int(Configuration.defaults.integer("link.syncBurstTarget"))
+        let burst = Int(Configuration.defaults[.syncBurstTarget])
         let probes = try inv.parsed("probes", as: Int.self) ?? burst * 5
         var settings = DeviceLink.Settings(
             host: String(parts[0]), port: port, deviceID: "probe", captureProfile: "probe", syncBurst: probes,
-            heartbeatIntervalNs: Configuration.defaults.integer("link.heartbeatIntervalNs"))
+            heartbeatIntervalNs: Configuration.defaults[.heartbeatIntervalNs])
         settings.clockOffsetNs = try inv.parsed("clock-offset-ns", as: Int64.self) ?? 0
         settings.clockSkewPpm = try inv.parsed("clock-skew-ppm", as: Double.self) ?? 0
         let control: Connection

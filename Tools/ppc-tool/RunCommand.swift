@@ -97,7 +97,7 @@ enum RunCommand {
         } catch {
             throw CommandFailure.failure("cannot prepare \(out): \(error)")
         }
-        Terminal.out("ppc: session '\(manifest.session)' — \(videoStage.plugin) \(video.format) → \(encoder.fragmentExtension == "ts" ? (manifest.encoder?.plugin ?? "x264") : (manifest.encoder?.plugin ?? "")) → ring (\(config.integer("capture.fragmentCapacity")) × \(ParameterValue.format(config.real("capture.fragmentSeconds"))) s) · output \(out)/")
+        Terminal.out("ppc: session '\(manifest.session)' — \(videoStage.plugin) \(video.format) → \(encoder.fragmentExtension == "ts" ? (manifest.encoder?.plugin ?? "x264") : (manifest.encoder?.plugin ?? "")) → ring (\(config[.fragmentCapacity]) × \(ParameterValue.format(config[.fragmentSeconds])) s) · output \(out)/")
 
         // The session runs on its own threads; this one shows progress until it ends.
         let done = DispatchSemaphore(value: 0)

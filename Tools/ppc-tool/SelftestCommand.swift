@@ -112,10 +112,10 @@ enum SelftestCommand {
         defer { try? FileManager.default.removeItem(atPath: tmp) }
         let ring = try FragmentRing(
             directory: tmp,
-            configuration: .init(capacity: Int(s.config.integer("capture.fragmentCapacity")), durability: .fsync,
+            configuration: .init(capacity: Int(s.config[.fragmentCapacity]), durability: .fsync,
                 fileExtension: s.encoder.fragmentExtension))
         let session = CaptureSession(
-            source: s.source, encoder: s.encoder, ring: ring, timeline: nil, fragmentNs: s.config.integer("capture.fragmentNs"))
+            source: s.source, encoder: s.encoder, ring: ring, timeline: nil, fragmentNs: s.config[.fragmentNs])
         let stats = try session.run(.init(dropLateFrames: true, durationNs: Int64(seconds * 1e9)))
         let format = s.source.format
         let requested = Double(format.framesPerSecond)
@@ -158,7 +158,7 @@ enum SelftestCommand {
                 "rateHonoured": cam.stream.rateHonoured, "interval": "\(cam.stream.interval)",
                 "buffers": cam.stream.buffersGranted, "warm": cam.stream.warmReport,
                 "timestampSource": cam.timestampSource, "corruptFrames": cam.corruptFrames,
-                "exposureOffsetNs": s.config.integer("capture.frameStartToExposureOffsetNs"),
+                "exposureOffsetNs": s.config[.frameStartToExposureOffsetNs],
                 "exposureOffsetProvenance": s.config["capture.frameStartToExposureOffsetNs"].map { "\($0.provenance)" } ?? "",
                 "firstFrameNs": stats.firstFrameNs ?? 0, "lastFrameNs": stats.lastFrameNs ?? 0,
                 "timestampsMonotonic": stats.timestampsMonotonic,

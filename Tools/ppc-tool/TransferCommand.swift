@@ -82,8 +82,8 @@ enum TransferCommand {
         do {
             link = try DeviceLink(
                 .init(host: String(parts[0]), port: port, deviceID: device,
-                    captureProfile: profile, syncBurst: Int(config.integer("link.syncBurstTarget")),
-                    heartbeatIntervalNs: config.integer("link.heartbeatIntervalNs")))
+                    captureProfile: profile, syncBurst: Int(config[.syncBurstTarget]),
+                    heartbeatIntervalNs: config[.heartbeatIntervalNs]))
             try link.start()
         } catch { throw CommandFailure.failure("\(target): \(error)") }
         defer { link.close(reason: "drain done") }
@@ -133,7 +133,7 @@ enum TransferCommand {
         guard let data = FileManager.default.contents(atPath: "\(out)/ring/ring.json"),
             let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let c = o["capacity"] as? Int,
             (1...FragmentRing.maxCapacity).contains(c), let ext = o["fileExtension"] as? String, PlainName.isPlain(ext, maxLength: 16)
-        else { return (Int(Configuration.defaults.integer("capture.fragmentCapacity")), "ts") }
+        else { return (Int(Configuration.defaults[.fragmentCapacity]), "ts") }
         return (c, ext)
     }
 }
