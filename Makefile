@@ -34,7 +34,7 @@ fuzz: deps
 	FUZZ_CORPUS=$(CURDIR)/.build/fuzz-corpus scripts/fuzz $(FUZZ_SECONDS)
 
 ## make tsan: the link, transfer and session tests (the last through the built tools) under ThreadSanitizer.
-TSAN_TESTS ?= LinkTests|TransferTests|HostHostileInputTests|HostToolTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests
+TSAN_TESTS ?= LinkTests|TransferTests|HostToolTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_TESTS)'

@@ -123,7 +123,8 @@ let package = Package(
         .target(name: "Link", dependencies: ["Syscall"], path: "Modules/Link"),
         /** Resumable, verified clip transfer: the host's store and server, the device's sender. */
         .target(name: "Transfer", dependencies: ["Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),
-        .testTarget(name: "LinkTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum", "Syscall"], path: "Tests/LinkTests"),
+        .testTarget(name: "LinkTests", dependencies: ["Link", "TestSupport", "Syscall"], path: "Tests/LinkTests"),
+        .testTarget(name: "TransferTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum", "Syscall"], path: "Tests/TransferTests"),
 
         // MARK: - Pipeline
 
