@@ -378,8 +378,11 @@ public final class FragmentRing: Sendable {
     /// The ordered fragments covering [startNs, endNs] on the capture clock, the first starting on a keyframe at or
     /// before `startNs`. Throws `notRetained` when the ring no longer holds the start, `notYetWritten` when it does not
     /// yet hold the end.
+    ///
+    /// Only the current generation counts: a fragment an older generation left (kept by a pin for a clip still owed)
+    /// is another stream on another clock's span, never part of a new window.
     public func window(startNs: Int64, endNs: Int64) throws(RingError) -> RingWindow {
-        let live = fragments
+        let live = state.withLock { s in s.live.filter { $0.generation == s.generation } }
         guard let newest = live.last else { throw RingError(.notYetWritten, "the ring is empty") }
         guard newest.endNs >= endNs else {
             throw RingError(.notYetWritten, "the ring holds up to \(newest.endNs) ns; the window ends at \(endNs) ns")

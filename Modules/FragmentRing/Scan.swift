@@ -71,10 +71,12 @@ extension FragmentRing {
             // The newest `capacity` fragments, and every pinned one, must be there: recycling only ever removes the
             // oldest unpinned beyond capacity.
             let present = Set(result.fragments.map(\.sequence))
-            let published = records.filter { $0.kind == .fragment && $0.fragmentInfo.generation == result.generation }
-                .map(\.fragmentInfo.sequence)
-            var live = Set(Set(published).sorted().suffix(capacity))
-            for pin in result.pins { live.formUnion(published.filter { !($0 < pin.first) && !(pin.last < $0) }) }
+            let published = records.filter { $0.kind == .fragment }.map(\.fragmentInfo)
+            let current = Set(published.filter { $0.generation == result.generation }.map(\.sequence))
+            var live = Set(current.sorted().suffix(capacity))
+            for pin in result.pins {
+                live.formUnion(published.map(\.sequence).filter { !($0 < pin.first) && !(pin.last < $0) })
+            }
             result.missing = live.subtracting(present).sorted().map {
                 ($0, path(in: "\(directory)/\(fragmentsDirectory)", $0, fileExtension))
             }
@@ -161,7 +163,9 @@ extension FragmentRing {
                 }
                 continue
             }
-            guard info.generation == generation else {
+            // An older generation's fragment stays only while a pin holds it (a clip still owed to a host).
+            let pinned = pins.values.contains { !(seq < $0.first) && !($0.last < seq) }
+            guard info.generation == generation || pinned else {
                 rejected.append((path, "from generation \(info.generation), the ring is at \(generation)"))
                 continue
             }

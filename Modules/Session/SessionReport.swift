@@ -126,6 +126,7 @@ extension SessionRunner {
             "session": options.context.session, "sessionId": options.context.sessionID, "device": options.context.deviceID,
             "output": options.context.outputDirectory,
             "stagingLeftoversRemoved": removedStaging,
+            "unownedPinsReleased": releasedPins,
             "durationSeconds": figure(Double(wall) / 1e9, "measured", "wall clock"),
             "captureSeconds": figure(Double(spanNs) / 1e9, "measured", "capture clock, first to last frame"),
             "format": "\(format)",

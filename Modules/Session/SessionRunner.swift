@@ -131,6 +131,27 @@ public final class SessionRunner: @unchecked Sendable {
         return min(256 << 20, max(16 << 20, 4 * fragment))
     }
 
+    /// Pins a killed run left that no owed clip names, released when this session was prepared.
+    public let releasedPins: [UInt64]
+
+    /// Releases every pin of `ring` that no record in `pinsDirectory` (`OUT/pins/<clipId>.json`, written for each clip
+    /// owed to a host) names; returns their ids.
+    static func releaseUnownedPins(_ ring: FragmentRing, pinsDirectory: String) -> [UInt64] {
+        var owned: Set<UInt64> = []
+        for name in (try? FileSystem.list(pinsDirectory)) ?? [] where name.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: "\(pinsDirectory)/\(name)"),
+                let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let id = (record["pinId"] as? NSNumber)?.uint64Value
+            else { continue }
+            owned.insert(id)
+        }
+        var released: [UInt64] = []
+        for pin in ring.pins where !owned.contains(pin.id) {
+            if (try? ring.unpin(pin)) != nil { released.append(pin.id) }
+        }
+        return released
+    }
+
     /// Leftover staged bundles a killed run left, removed when this session was prepared.
     public let removedStaging: [String]
 
@@ -160,6 +181,11 @@ public final class SessionRunner: @unchecked Sendable {
             directory: "\(out)/ring",
             configuration: .init(capacity: Int(c[.fragmentCapacity]), durability: .fsync,
                 fileExtension: components.encoder.fragmentExtension, headroomBytes: Self.headroomBytes(c)))
+        // A new session is a new stream (its clock may even start again at zero): the ring starts a new generation, so
+        // no window of this session can take a fragment of another. Fragments still pinned for clips owed to a host
+        // stay; a pin no owed clip names (left by a run killed mid-mint) is let go first, so it never holds the ring.
+        releasedPins = Self.releaseUnownedPins(ring, pinsDirectory: "\(out)/pins")
+        try ring.reset()
         index = TimelineIndex()
         let window = c[.ringSeconds] + 2
         videoTimeline = index.register(Self.videoSource, name: "video", rateHz: 4, windowSeconds: window)

@@ -227,6 +227,29 @@ struct FragmentRingTests {
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: tmp.sub("copy.bin")))) == fragmentBytes(1, size: 4096))
     }
 
+    /// Found by the crash campaign (`bench faults`): each run of a session whose clock starts again at zero (a synthetic
+    /// source; a camera after a reboot) shared one ring, so a window could take an earlier run's fragments, and its pin
+    /// then spanned fragments long recycled.
+    @Test func aWindowNeverTakesAnEarlierGenerationsFragmentsEvenPinnedOnesAtTheSameTimes() throws {
+        let tmp = TemporaryDirectory()
+        let ring = try makeRing(tmp.path, capacity: 8)
+        for i in 0..<4 { try publishFragment(ring, startNs: Int64(i) * 500_000_000) }
+        let owed = try ring.pin(from: SequenceNumber(1), through: SequenceNumber(2))  // a clip still owed to a host
+        try ring.reset()
+        for i in 0..<4 { try publishFragment(ring, startNs: Int64(i) * 500_000_000) }
+        let w = try ring.window(startNs: 0, endNs: 1_000_000_000)
+        #expect(w.fragments.map(\.sequence.rawValue) == [5, 6])
+        #expect(ring.fragments.map(\.sequence.rawValue) == [1, 2, 5, 6, 7, 8])
+        // Reopened, the pinned fragments of the old generation are kept (not rejected as stale), and a scan is clean.
+        let again = try makeRing(tmp.path, capacity: 8)
+        #expect(again.fragments.map(\.sequence.rawValue) == [1, 2, 5, 6, 7, 8])
+        let scan = try FragmentRing.scan(directory: tmp.path)
+        #expect(scan.problems.isEmpty && scan.recoverable.isEmpty, "\(scan.problems) \(scan.recoverable)")
+        // Let go, they leave at the next reopen as an older generation's.
+        try again.unpin(owed)
+        #expect(try makeRing(tmp.path, capacity: 8).fragments.map(\.sequence.rawValue) == [5, 6, 7, 8])
+    }
+
     @Test func resetStartsANewGenerationAndStaleReservationsAreNoops() throws {
         let tmp = TemporaryDirectory()
         let ring = try makeRing(tmp.path)

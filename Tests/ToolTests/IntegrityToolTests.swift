@@ -1,4 +1,5 @@
 import Foundation
+import FragmentRing
 import Glibc
 import Syscall
 import TestSupport
@@ -115,6 +116,30 @@ struct IntegrityToolTests {
         for clip in owed {
             #expect(FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4") == FileManager.default.contents(atPath: tmp.sub("library/dev-q/\(clip)/clip.mp4")))
         }
+    }
+
+    @Test func aPinAKilledMintLeftIsReleasedAndNoOwedClipsPinIs() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let out = tmp.sub("out")
+        let manifest = ToolRunner.fixture("manifests/short-session.json")
+        #expect(try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"]).status == 0)
+        // What a run killed mid-mint leaves: a pin in the ring's log that no owed clip names; and one that an owed clip
+        // does name (OUT/pins/<clipId>.json), which must stay.
+        let (stray, owed): (UInt64, UInt64) = try {
+            let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 20, fileExtension: "ts"))
+            let f = ring.fragments
+            let stray = try ring.pin(from: f[0].sequence, through: f[1].sequence).id
+            let owed = try ring.pin(from: f[2].sequence, through: f[3].sequence)
+            try FileManager.default.createDirectory(atPath: "\(out)/pins", withIntermediateDirectories: true)
+            try Data(#"{"pinId": \#(owed.id), "first": \#(owed.first.rawValue), "last": \#(owed.last.rawValue), "clipId": "short-owed-001"}"#.utf8)
+                .write(to: URL(fileURLWithPath: "\(out)/pins/short-owed-001.json"))
+            return (stray, owed.id)
+        }()
+        #expect(try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"]).status == 0)
+        #expect(try Self.report(out)["unownedPinsReleased"] as? [UInt64] == [stray])
+        let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 20, fileExtension: "ts"))
+        #expect(ring.pins.map(\.id) == [owed])
+        #expect(try ToolRunner.run(["ring", "verify", "\(out)/ring"]).status == 0)
     }
 
     @Test(arguments: ["bay/c", "../up", ".dot"])

@@ -90,11 +90,19 @@ enum BenchFaults {
         p.waitUntilExit()
     }
 
-    /// Runs `executable` to the end; its exit status.
-    static func runToEnd(_ executable: String, _ arguments: [String]) throws -> Int32 {
-        let p = try start(executable, arguments)
+    /// Runs `executable` to the end; its exit status and what it said on stderr.
+    @discardableResult
+    static func runToEnd(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        p.standardOutput = FileHandle.nullDevice
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let said = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
-        return p.terminationStatus
+        return (p.terminationStatus, said)
     }
 
     /// A random instant in [lo, hi] seconds, slept: the kill's timing is the experiment's random variable.
@@ -176,15 +184,16 @@ enum BenchFaults {
             tally.notes[stillRunning ? "killedMidRun" : "endedBeforeTheKill", default: 0] += 1
             // The ring on disk right after the kill: a crash's leftovers are recoverable (75), never damage (65).
             let verify = try runToEnd(tool, ["ring", "verify", "\(out)/ring"])
-            tally.notes[verify == 0 ? "ringClean" : verify == 75 ? "ringRecoverable" : "ringDamaged", default: 0] += 1
-            if verify == 65 { tally.torn.append("ring damaged after kill \(k)") }
+            tally.notes[verify.status == 0 ? "ringClean" : verify.status == 75 ? "ringRecoverable" : "ringDamaged", default: 0] += 1
+            if verify.status == 65 { tally.torn.append("ring damaged after kill \(k): \(verify.stderr.prefix(600))") }
             look()
             if k % 10 == 0 { progress("bench faults: capture kill \(k)/\(kills), \(seen.count) clips so far") }
         }
         // A last run, not killed: it recovers whatever the last kill left and must succeed.
         let last = try runToEnd(tool, ["run", manifest, "--out", out, "--device-id", "faults"])
-        if last != 0 { tally.lost.append("the run after the last kill exited \(last)") }
-        if try runToEnd(tool, ["ring", "verify", "\(out)/ring"]) != 0 { tally.torn.append("ring not clean after the last run") }
+        if last.status != 0 { tally.lost.append("the run after the last kill exited \(last.status): \(last.stderr.prefix(600))") }
+        let finalVerify = try runToEnd(tool, ["ring", "verify", "\(out)/ring"])
+        if finalVerify.status != 0 { tally.torn.append("ring not clean after the last run: \(finalVerify.stderr.prefix(600))") }
         if FileManager.default.fileExists(atPath: "\(out)/.staging") { tally.notes["stagingLeftAfterLastRun", default: 0] += 1 }
         look()
         // Every clip ever whole is still there and unchanged; no shot of one session was minted twice (the synthetic
@@ -263,15 +272,17 @@ enum BenchFaults {
         let finalHost = try startHost()
         defer { kill9(finalHost) }
         var drained = false
+        var said: [String] = []
         for _ in 0..<3 where !drained {
-            drained = try runToEnd(tool, ["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"]) == 0
+            let drain = try runToEnd(tool, ["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
+            drained = drain.status == 0
+            if !drained { said.append(String(drain.stderr.prefix(600))) }
         }
-        if !drained { tally.notes["finalDrainFailed", default: 0] += 1 }
         let owed = ((try? FileSystem.list("\(out)/outbox")) ?? []).filter { !$0.hasPrefix(".") }
         let received = ((try? FileSystem.list("\(library)/dev-f")) ?? []).filter { !$0.hasPrefix(".") }
         for (id, h) in sources.sorted(by: { $0.key < $1.key }) {
             guard received.contains(id) else {
-                tally.lost.append(owed.contains(id) ? "\(id) (still owed after the final drain)" : id)
+                tally.lost.append(owed.contains(id) ? "\(id) (still owed after the final drain: \(said.last ?? ""))" : id)
                 continue
             }
             if hashOf("\(library)/dev-f/\(id)/clip.mp4") != h { tally.torn.append(id) }
