@@ -70,7 +70,7 @@ let package = Package(
         // MARK: - TimelineIndex
 
         /** Every source's entries (fragments, audio windows, IMU, interruptions, candidates) on one time axis. */
-        .target(name: "TimelineIndex", dependencies: ["Checksum"], path: "Modules/TimelineIndex"),
+        .target(name: "TimelineIndex", dependencies: ["Checksum", "Syscall"], path: "Modules/TimelineIndex"),
         .testTarget(name: "TimelineIndexTests", dependencies: ["TestSupport", "TimelineIndex"], path: "Tests/TimelineIndexTests"),
 
         // MARK: - PayloadSource

@@ -93,8 +93,8 @@ public final class FragmentRing: Sendable {
     public let configuration: Configuration
     /// What opening found and did (fragments kept, files removed and why).
     public let recovery: RingScan
-    private let state: Mutex<State>
-    private let log: Mutex<IndexLog>
+    private let state: Guarded<State>
+    private let log: Guarded<IndexLog>
     private let headroom: Headroom
     private let latestRaw = Atomic<UInt64>(0)
     private let hasLatest = Atomic<Bool>(false)
@@ -153,8 +153,8 @@ public final class FragmentRing: Sendable {
                 hasLatest.store(true, ordering: .releasing)
             }
             self.recovery = scan
-            self.state = Mutex(s)
-            self.log = Mutex(log)
+            self.state = Guarded(s)
+            self.log = Guarded(log)
             self.headroom = Headroom(directory: directory, target: configuration.headroomBytes)
         } catch let e as RingError {
             throw e

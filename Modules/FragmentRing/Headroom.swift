@@ -13,7 +13,7 @@ final class Headroom: Sendable {
     let target: Int64
     /// What one release gives back at least: a few fragments' worth, so a full disk costs one truncate, not one a write.
     static let step: Int64 = 4 << 20
-    private let state = Mutex<(held: Int64, released: Int64, releases: Int)>((0, 0, 0))
+    private let state = Guarded<(held: Int64, released: Int64, releases: Int)>((0, 0, 0))
 
     init(directory: String, target: Int64) {
         path = "\(directory)/headroom"

@@ -1,5 +1,6 @@
 import Config
 import Synchronization
+import Syscall
 
 /// What role a plugin plays in a pipeline.
 public enum PluginKind: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -134,10 +135,10 @@ public struct PluginFactory: Sendable {
 /// Tests build their own registry and pass it in, so they run in parallel without sharing state; ``default`` is the
 /// process-wide convenience that a tool fills with the built-in plugins at start (as swift-log's LoggingSystem).
 public final class PluginRegistry: Sendable {
-    private let factories: Mutex<[PluginKind: [String: PluginFactory]]>
+    private let factories: Guarded<[PluginKind: [String: PluginFactory]]>
 
     public init(_ factories: [PluginFactory] = []) throws(RegistryError) {
-        self.factories = Mutex([:])
+        self.factories = Guarded([:])
         for f in factories { try register(f) }
     }
 

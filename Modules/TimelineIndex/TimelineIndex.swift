@@ -1,5 +1,6 @@
 import Checksum
 import Synchronization
+import Syscall
 
 /// Every source's timeline, merged onto one time axis on demand.
 ///
@@ -7,8 +8,8 @@ import Synchronization
 /// entries in the window and merges them by time (ties: lower SourceID first, then append order). Readers never
 /// block producers.
 public final class TimelineIndex: Sendable {
-    private let sources = Mutex<[SourceTimeline]>([])
-    private let names = Mutex<[SourceID: String]>([:])
+    private let sources = Guarded<[SourceTimeline]>([])
+    private let names = Guarded<[SourceID: String]>([:])
 
     public init() {}
 

@@ -43,7 +43,7 @@ public final class HostServer: @unchecked Sendable {
         /// Control channels of this device now open: its bulk and preview channels may idle only while one is.
         var controlChannels = 0
     }
-    let state = Mutex<(devices: [String: Device], log: [String])>(([:], []))
+    let state = Guarded<(devices: [String: Device], log: [String])>(([:], []))
     /// Tests: cut every bulk connection after this many chunks.
     public var stopBulkAfterChunks: Int?
     /// A control channel silent this long is a dead peer and is closed (three missed heartbeats at link.heartbeatHz).

@@ -233,7 +233,7 @@ enum BenchFaults {
     static func transferCampaign(kills: Int, dir: String, rng: inout SplitMix64, progress: (String) -> Void) throws -> Tally {
         try FileSystem.makeDirectory(dir)
         let out = "\(dir)/out", library = "\(dir)/library"
-        let port = try Listener(host: "127.0.0.1", port: 0).port  // a free port (the listener closes at once)
+        var port = try Listener(host: "127.0.0.1", port: 0).port  // a free port (the listener closes at once)
         func startHost() throws -> Process {
             try start(host, ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any"])
         }
@@ -268,12 +268,15 @@ enum BenchFaults {
             if k % 10 == 0 { progress("bench faults: transfer kill \(k)/\(kills), \(sources.count) clips so far") }
         }
         kill9(hostProcess)
-        // A host and a device left alone: every clip still owed arrives.
-        let finalHost = try startHost()
-        defer { kill9(finalHost) }
+        // A host and a device left alone: every clip still owed arrives. Each try starts a host on a port free at that
+        // moment (another program may have taken the campaign's port as an ephemeral one meanwhile: a host that cannot
+        // listen is no fault of the transfer's).
         var drained = false
         var said: [String] = []
-        for _ in 0..<3 where !drained {
+        for attempt in 0..<3 where !drained {
+            if attempt > 0 { port = try Listener(host: "127.0.0.1", port: 0).port }
+            let finalHost = try startHost()
+            defer { kill9(finalHost) }
             let drain = try runToEnd(tool, ["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
             drained = drain.status == 0
             if !drained { said.append(String(drain.stderr.prefix(600))) }
