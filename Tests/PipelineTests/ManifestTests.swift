@@ -134,7 +134,7 @@ struct ManifestTests {
     @Test func aManifestThatIsNotUTF8SaysSoAndWhere() throws {
         let tmp = "/tmp/ppc-manifest-\(getpid()).json"
         defer { unlink(tmp) }
-        FileManager.default.createFile(atPath: tmp, contents: Data([0x7B, 0x0A, 0x20, 0xFF, 0x7D]))
+        _ = FileManager.default.createFile(atPath: tmp, contents: Data([0x7B, 0x0A, 0x20, 0xFF, 0x7D]))
         let registry = try testRegistry()
         do {
             _ = try Manifest.load(path: tmp, registry: registry)

@@ -164,7 +164,7 @@ struct IntegrityToolTests {
         let (run, stdout, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
         #expect(Self.awaitCondition { Self.fragments(out) >= 2 })
         // Another writer takes every byte left.
-        let filler = FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: "\(out)/filler", contents: nil); return "\(out)/filler" }())!
+        let filler = FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: "\(out)/filler", contents: nil); return "\(out)/filler" }())!
         let block = Data(repeating: 0x5A, count: 1 << 20)
         while (try? filler.write(contentsOf: block)) != nil {}
         try? filler.synchronize()

@@ -40,8 +40,8 @@ enum CaptureCommand {
                     "inputs": c.inputs.count, "modes": c.modes.count, "choice": choice.mode.map { "\($0)" } ?? NSNull(),
                 ])
                 lines.append("\(path): \(c.capability.card) (\(c.capability.driver), \(c.capability.busInfo)) — \(c.modes.count) modes; ppc would choose \(choice.mode.map { "\($0)" } ?? "none: \(choice.why)")")
-            } catch let e as V4L2Error where e.kind == .unsupported {
-                lines.append("\(path): not a capture device (\(e.detail))")  // metadata and output nodes share the name
+            } catch where error.kind == .unsupported {
+                lines.append("\(path): not a capture device (\(error.detail))")  // metadata and output nodes share the name
             } catch {
                 found.append(["device": path, "error": "\(error)"])
                 lines.append("\(path): \(error)")
