@@ -45,7 +45,7 @@ let package = Package(
         .systemLibrary(name: "CV4L2", path: "Modules/CV4L2"),
         /** V4L2 capture: devices, capability cards, frame-rate-first mode selection, warm-once locks, mmap streaming.
             The only importer of CV4L2. */
-        .target(name: "V4L2", dependencies: ["CV4L2"], path: "Modules/V4L2"),
+        .target(name: "V4L2", dependencies: ["CV4L2", "Syscall"], path: "Modules/V4L2"),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "V4L2Source", "Pipeline", "TestSupport"], path: "Tests/V4L2Tests"),
 
         // MARK: - Syscall
@@ -135,7 +135,7 @@ let package = Package(
         // MARK: - CLI
 
         /** The one hand-written command-line parser and the exit-code convention shared by ppc-tool and ppc-host. */
-        .target(name: "CLI", path: "Modules/CLI"),
+        .target(name: "CLI", dependencies: ["Syscall"], path: "Modules/CLI"),
         .testTarget(name: "CLITests", dependencies: ["CLI"], path: "Tests/CLITests"),
 
         // MARK: - Plugins

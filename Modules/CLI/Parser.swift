@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Syscall
 
 /// What a command line asks for once parsed.
 public enum ParseResult: Sendable {
@@ -186,20 +187,7 @@ public enum Terminal {
     }
     private static func write(_ fd: Int32, _ s: String) {
         var s = s
-        s.withUTF8 { buf in
-            var off = 0
-            while off < buf.count {
-                #if canImport(Glibc)
-                let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
-                #else
-                let n = Darwin.write(fd, buf.baseAddress! + off, buf.count - off)
-                #endif
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                off += n
-            }
-        }
+        // A closed or full stream loses the line, never the process.
+        s.withUTF8 { _ = StandardStream.write(fd, UnsafeRawBufferPointer($0)) }
     }
 }

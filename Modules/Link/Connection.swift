@@ -15,7 +15,7 @@ public final class Connection: @unchecked Sendable {
         self.peer = peer
     }
 
-    deinit { close(fd) }
+    deinit { Socket.close(fd) }
 
     /// Connects to `host:port`, retrying a refused connection with exponential backoff (50 ms doubling, `attempts` in
     /// all): a host that is starting, or restarting after a crash, is reached as soon as it listens.
@@ -34,14 +34,14 @@ public final class Connection: @unchecked Sendable {
 
     /// Connects to `host:port` (IPv4), once.
     public static func connect(host: String, port: Int, channel: LinkMessage.Channel) throws(LinkError) -> Connection {
-        var addr = try ipv4(host, port)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LinkError(.io, "socket: \(String(cString: strerror(errno)))") }
-        let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard r == 0 else {
-            let e = errno
-            close(fd)
-            throw LinkError(.io, "connect \(host):\(port): \(String(cString: strerror(e)))")
+        let addr = try ipv4(host, port)
+        let fd: Int32
+        do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
+        do {
+            try Socket.connect(fd, to: addr, peer: "\(host):\(port)")
+        } catch {
+            Socket.close(fd)
+            throw LinkError(.io, "connect \(host):\(port): \(reason(error))")
         }
         let c = Connection(fd: fd, peer: "\(host):\(port)")
         c.configure(channel)
@@ -49,40 +49,34 @@ public final class Connection: @unchecked Sendable {
     }
 
     public func configure(_ channel: LinkMessage.Channel) {
-        var one: Int32 = 1
         // Every message leaves in one write, so Nagle only ever delays: a small ack held behind an unacknowledged one
         // waits out the peer's delayed ACK (40 ms). Off on both channels.
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        Socket.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
         // Across a network both channels leave through one transmit queue, and a FIFO there puts a heartbeat behind
         // whatever bulk has queued (measured across a 1 Gbit/s link: control p99 6.4 ms under bulk against 0.44 ms
         // idle). Each channel is marked for what it is: control first (DSCP EF for switches that honour it, priority 6,
         // interactive: band 0 of Linux's default pfifo_fast), bulk last (DSCP CS1, lower effort, priority 2: band 2),
         // preview between. IP_TOS is set first: it also sets the priority, which the explicit one then overrides.
-        var (tos, priority): (Int32, Int32) = switch channel {
+        let (tos, priority): (Int32, Int32) = switch channel {
         case .control: (0xB8, 6)
         case .bulk: (0x20, 2)
         case .preview: (0x88, 0)
         }
-        setsockopt(fd, Int32(IPPROTO_IP), IP_TOS, &tos, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &priority, socklen_t(MemoryLayout<Int32>.size))
+        Socket.setOption(fd, Int32(IPPROTO_IP), IP_TOS, tos)
+        Socket.setOption(fd, SOL_SOCKET, SO_PRIORITY, priority)
     }
 
     /// Sends one message (one thread at a time).
     public func send(_ m: LinkMessage) throws(LinkError) {
         let frame = m.encoded()
-        if let e = frame.withUnsafeBytes({ sendAll($0) }) { throw LinkError(.io, "send \(m.name) to \(peer): \(String(cString: strerror(e)))") }
+        if let e = frame.withUnsafeBytes({ sendAll($0) }) { throw LinkError(.io, "send \(m.name) to \(peer): \(reason(e))") }
     }
 
-    /// Sends every byte of `bytes` (MSG_NOSIGNAL always: a closed peer is EPIPE, not SIGPIPE); returns errno on failure.
-    func sendAll(_ bytes: UnsafeRawBufferPointer, flags: Int32 = 0) -> Int32? {
+    /// Sends every byte of `bytes` (MSG_NOSIGNAL always: a closed peer is EPIPE, not SIGPIPE); the failure, if any.
+    func sendAll(_ bytes: UnsafeRawBufferPointer, flags: Int32 = 0) -> SystemError? {
         var off = 0
         while off < bytes.count {
-            let n = Glibc.send(fd, bytes.baseAddress! + off, bytes.count - off, Int32(MSG_NOSIGNAL) | flags)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            off += n
+            do throws(SystemError) { off += try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[off...]), flags: flags, peer: peer) } catch { return error }
         }
         return nil
     }
@@ -107,7 +101,7 @@ public final class Connection: @unchecked Sendable {
             throw LinkError(.oversize, "chunk of \(data.count) bytes exceeds \(LinkMessage.maxChunkBytes)")
         }
         var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))  // 32 bytes of room for the 29-byte prefix
-        let failure: Int32? = withUnsafeMutableBytes(of: &head) { h -> Int32? in
+        let failure: SystemError? = withUnsafeMutableBytes(of: &head) { h -> SystemError? in
             Self.chunkPrefix(h, offset: offset, xxh3: xxh3, compressed: compressed, count: data.count)
             let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
             // The prefix and the data in one sendmsg (sendmsg, not writev: MSG_NOSIGNAL, so a peer that closed
@@ -117,21 +111,18 @@ public final class Connection: @unchecked Sendable {
                 var iov = (
                     iovec(iov_base: h.baseAddress! + sent, iov_len: headLen - sent),
                     iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count))
-                let n = withUnsafeMutableBytes(of: &iov) { v in
-                    var msg = msghdr()
-                    msg.msg_iov = v.baseAddress!.assumingMemoryBound(to: iovec.self)
-                    msg.msg_iovlen = data.count > 0 ? 2 : 1
-                    return Glibc.sendmsg(fd, &msg, Int32(MSG_NOSIGNAL))
+                let taken: Result<Int, SystemError> = withUnsafeMutableBytes(of: &iov) { v in
+                    let vectors = UnsafeMutableBufferPointer(rebasing: v.bindMemory(to: iovec.self)[0..<(data.count > 0 ? 2 : 1)])
+                    do throws(SystemError) { return .success(try Socket.send(fd, vectors, peer: peer)) } catch { return .failure(error) }
                 }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
+                switch taken {
+                case .success(let n): sent += n
+                case .failure(let e): return e
                 }
-                sent += n
             }
             return sendAll(UnsafeRawBufferPointer(rebasing: data[(sent - headLen)...]))
         }
-        if let e = failure { throw LinkError(.io, "send chunk to \(peer): \(String(cString: strerror(e)))") }
+        if let e = failure { throw LinkError(.io, "send chunk to \(peer): \(reason(e))") }
     }
 
     /// Sends an uncompressed `chunk` frame whose data are `count` bytes of the open file `file` at `fileOffset`: the
@@ -146,33 +137,27 @@ public final class Connection: @unchecked Sendable {
         guard count <= LinkMessage.maxChunkBytes else {
             throw LinkError(.oversize, "chunk of \(count) bytes exceeds \(LinkMessage.maxChunkBytes)")
         }
-        var pipe = sigset_t()
-        sigemptyset(&pipe)
-        sigaddset(&pipe, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &pipe, nil)
+        Signals.blockBrokenPipeOnThisThread()
         var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        let failure: Int32? = withUnsafeMutableBytes(of: &head) { h -> Int32? in
+        let failure: SystemError? = withUnsafeMutableBytes(of: &head) { h -> SystemError? in
             Self.chunkPrefix(h, offset: offset, xxh3: xxh3, compressed: false, count: count)
             let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
             if let e = sendAll(UnsafeRawBufferPointer(rebasing: h[0..<headLen]), flags: Int32(MSG_MORE)) { return e }
             var at = off_t(fileOffset)
             let end = off_t(fileOffset + count)
             while at < end {
-                let n = Glibc.sendfile(fd, file, &at, Int(end - at))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                if n == 0 { return EIO }  // the file is shorter than it said
+                do throws(SystemError) {
+                    // 0 bytes: the file is shorter than it said.
+                    if try Socket.sendFile(fd, from: file, offset: &at, count: Int(end - at), peer: peer) == 0 {
+                        return SystemError(errno: EIO, operation: "sendfile", path: peer)
+                    }
+                } catch { return error }
             }
             return nil
         }
         if let e = failure {
-            if e == EPIPE {
-                var none = timespec()
-                _ = sigtimedwait(&pipe, nil, &none)  // the SIGPIPE this raised, consumed
-            }
-            throw LinkError(.io, "send chunk to \(peer): \(String(cString: strerror(e)))")
+            if e.errno == EPIPE { Signals.consumePendingBrokenPipe() }  // the SIGPIPE sendfile raised at this thread
+            throw LinkError(.io, "send chunk to \(peer): \(reason(e))")
         }
     }
 
@@ -236,10 +221,11 @@ public final class Connection: @unchecked Sendable {
     /// Waits up to `timeoutNs` for something to read (nil: for ever); a dead peer when nothing comes.
     func awaitFirstByte(timeoutNs: Int64?) throws(LinkError) {
         guard let timeoutNs else { return }
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        var r: Int32
-        repeat { r = poll(&p, 1, Int32(clamping: max(0, timeoutNs) / 1_000_000)) } while r < 0 && errno == EINTR
-        if r == 0 { throw LinkError(.deadPeer, "\(peer): nothing received for \(timeoutNs / 1_000_000) ms") }
+        let events: Int16
+        do { events = try Socket.poll(fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: max(0, timeoutNs) / 1_000_000)) } catch {
+            throw LinkError(.io, "poll \(peer): \(reason(error))")
+        }
+        if events == 0 { throw LinkError(.deadPeer, "\(peer): nothing received for \(timeoutNs / 1_000_000) ms") }
     }
 
     func readExactly(into out: UnsafeMutableRawBufferPointer, deadlineNs: Int64? = nil) throws(LinkError) {
@@ -247,22 +233,22 @@ public final class Connection: @unchecked Sendable {
         let n = out.count
         while got < n {
             if let deadlineNs {
-                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 // Past the deadline the wait is zero, not skipped: bytes already here (a process stopped and woken
                 // after they came) are read, never mistaken for a stall.
                 let left = max(0, deadlineNs - monotonicNowNs())
-                var r: Int32
-                repeat { r = poll(&p, 1, Int32(clamping: (left + 999_999) / 1_000_000)) } while r < 0 && errno == EINTR
-                if r == 0 {
+                let events: Int16
+                do { events = try Socket.poll(fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000)) } catch {
+                    throw LinkError(.io, "poll \(peer): \(reason(error))")
+                }
+                if events == 0 {
                     throw LinkError(.deadPeer, "\(peer): a message stalled after \(got) of \(n) bytes (a message must arrive whole within its deadline)")
                 }
             }
-            let r = recv(fd, out.baseAddress! + got, n - got, 0)
-            if r == 0 { throw LinkError(.closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")") }
-            if r < 0 {
-                if errno == EINTR { continue }
-                throw LinkError(.io, "receive from \(peer): \(String(cString: strerror(errno)))")
+            let r: Int
+            do { r = try Socket.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: out[got...]), peer: peer) } catch {
+                throw LinkError(.io, "receive from \(peer): \(reason(error))")
             }
+            if r == 0 { throw LinkError(.closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")") }
             got += r
         }
     }
@@ -290,23 +276,21 @@ public final class Connection: @unchecked Sendable {
 
     /// Sends raw bytes (tests use it to send malformed frames).
     public func sendRaw(_ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = bytes.withUnsafeBytes { sendAll($0) }
     }
 
     /// Stops both directions now (the peer sees the connection close).
-    public func shutdownNow() { shutdown(fd, Int32(SHUT_RDWR)) }
+    public func shutdownNow() { Socket.shutdown(fd) }
 }
 
 /// `host:port` as a socket address; throws naming the host when it is not an IPv4 address.
 func ipv4(_ host: String, _ port: Int) throws(LinkError) -> sockaddr_in {
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = UInt16(truncatingIfNeeded: port).bigEndian
-    guard (0...65535).contains(port), inet_pton(AF_INET, host, &addr.sin_addr) == 1 else {
-        throw LinkError(.io, "\(host):\(port): not an IPv4 address and port")
-    }
+    guard let addr = Socket.ipv4(host, port) else { throw LinkError(.io, "\(host):\(port): not an IPv4 address and port") }
     return addr
 }
+
+/// A system error's reason, as strerror says it (the operation and the peer are in the link error's own words).
+func reason(_ e: SystemError) -> String { String(cString: strerror(e.errno)) }
 
 /// A listening TCP socket on 127.0.0.1 or another IPv4 address.
 public final class Listener: @unchecked Sendable {
@@ -315,36 +299,26 @@ public final class Listener: @unchecked Sendable {
     public let port: Int
 
     public init(host: String, port: Int) throws(LinkError) {
-        var addr = try ipv4(host, port)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LinkError(.io, "socket: \(String(cString: strerror(errno)))") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let b = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard b == 0, listen(fd, 64) == 0 else {
-            let e = errno
-            close(fd)
-            throw LinkError(.io, "listen on \(host):\(port): \(String(cString: strerror(e)))")
+        let addr = try ipv4(host, port)
+        let fd: Int32
+        do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
+        do {
+            self.port = try Socket.listen(fd, on: addr, backlog: 64, name: "\(host):\(port)")
+        } catch {
+            Socket.close(fd)
+            throw LinkError(.io, "listen on \(host):\(port): \(reason(error))")
         }
-        var bound = sockaddr_in()
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
         self.fd = fd
-        self.port = Int(UInt16(bigEndian: bound.sin_port))
     }
 
-    deinit { close(fd) }
+    deinit { Socket.close(fd) }
 
     /// Waits for the next connection; nil once the listener is closed.
     public func accept() -> Connection? {
-        while true {
-            let c = Glibc.accept(fd, nil, nil)
-            if c >= 0 { return Connection(fd: c, peer: "peer \(c)") }
-            if errno == EINTR { continue }
-            return nil
-        }
+        guard let c = try? Socket.accept(fd) else { return nil }
+        return Connection(fd: c, peer: "peer \(c)")
     }
 
     /// Stops accepting (wakes a thread blocked in `accept`).
-    public func stop() { shutdown(fd, Int32(SHUT_RDWR)) }
+    public func stop() { Socket.shutdown(fd) }
 }

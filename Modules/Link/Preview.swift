@@ -87,8 +87,7 @@ public final class PreviewSender: @unchecked Sendable {
             fresh = false
             slotLock.unlock()
             // Only if the socket can take it now: a preview that would wait is already old.
-            var p = pollfd(fd: connection.fd, events: Int16(POLLOUT), revents: 0)
-            guard poll(&p, 1, 0) == 1, p.revents & Int16(POLLOUT) != 0 else {
+            guard let ready = try? Socket.poll(connection.fd, events: Int16(POLLOUT), timeoutMs: 0), ready & Int16(POLLOUT) != 0 else {
                 shedCount.add(1, ordering: .relaxed)
                 continue
             }

@@ -1,5 +1,6 @@
 import CV4L2
 import Glibc
+import Syscall
 
 /// Why a V4L2 call failed, with the device, the call and the kernel's errno — and, for the cases a person can act on
 /// (no such device, busy, unplugged, not a capture device), a sentence saying so.
@@ -108,9 +109,9 @@ public final class V4L2Device {
     /// Opens `path` read-write and checks it is a streaming video-capture node.
     public init(path: String) throws(V4L2Error) {
         self.path = path
-        let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw V4L2Error.from(errno: errno, device: path, operation: "open") }
-        self.fd = fd
+        do { self.fd = try Descriptor.open(path, O_RDWR | O_NONBLOCK) } catch {
+            throw V4L2Error.from(errno: error.errno, device: path, operation: "open")
+        }
         let cap: V4L2Capability
         do { cap = try capability() } catch {
             self.close()
@@ -133,19 +134,19 @@ public final class V4L2Device {
     public func close() {
         guard fd >= 0 else { return }
         stopStreaming()
-        Glibc.close(fd)
+        Descriptor.close(fd)
         fd = -1
     }
 
     /// One ioctl, retried on EINTR; errno becomes a ``V4L2Error`` naming `name`.
     @discardableResult
     func ioctl<T>(_ request: UInt, _ name: String, _ arg: inout T) throws(V4L2Error) -> Int32 {
-        while true {
-            let r = withUnsafeMutablePointer(to: &arg) { ppc_v4l2_ioctl(fd, request, $0) }
-            if r >= 0 { return r }
-            let e = errno
-            if e == EINTR { continue }
-            throw V4L2Error.from(errno: e, device: path, operation: name)
+        // Closed: every call fails as the kernel would say, never reaching it with a stale descriptor.
+        guard fd >= 0 else { throw V4L2Error.from(errno: EBADF, device: path, operation: name) }
+        do {
+            return try Descriptor.ioctl(name, path: path) { withUnsafeMutablePointer(to: &arg) { ppc_v4l2_ioctl(fd, request, $0) } }
+        } catch {
+            throw V4L2Error.from(errno: error.errno, device: path, operation: name)
         }
     }
 
@@ -352,8 +353,10 @@ public final class V4L2Device {
             b.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             b.memory = V4L2_MEMORY_MMAP.rawValue
             try ioctl(PPC_VIDIOC_QUERYBUF, "QUERYBUF \(i)", &b)
-            let p = mmap(nil, Int(b.length), PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(b.m.offset))
-            guard let p, p != MAP_FAILED else { throw V4L2Error.from(errno: errno, device: path, operation: "mmap buffer \(i)") }
+            let p: UnsafeMutableRawPointer
+            do { p = try Descriptor.map(fd, length: Int(b.length), offset: Int64(b.m.offset), path: path) } catch {
+                throw V4L2Error.from(errno: error.errno, device: path, operation: "mmap buffer \(i)")
+            }
             mapped.append((p, Int(b.length)))
             try ioctl(PPC_VIDIOC_QBUF, "QBUF \(i)", &b)
         }
@@ -366,15 +369,13 @@ public final class V4L2Device {
     /// Waits up to `timeoutMs` for a filled buffer and dequeues it; nil on timeout. The buffer stays the caller's
     /// until `requeue(_:)`. Allocates nothing.
     public func dequeue(timeoutMs: Int32) throws(V4L2Error) -> DequeuedFrame? {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while true {
-            let r = poll(&pfd, 1, timeoutMs)
-            if r > 0 { break }
-            if r == 0 { return nil }
-            if errno == EINTR { continue }
-            throw V4L2Error.from(errno: errno, device: path, operation: "poll")
+        guard fd >= 0 else { throw V4L2Error.from(errno: EBADF, device: path, operation: "poll") }
+        let revents: Int16
+        do { revents = try Descriptor.poll(fd, events: Int16(POLLIN), timeoutMs: timeoutMs, path: path) } catch {
+            throw V4L2Error.from(errno: error.errno, device: path, operation: "poll")
         }
-        if (pfd.revents & Int16(POLLERR | POLLHUP)) != 0 && (pfd.revents & Int16(POLLIN)) == 0 {
+        if revents == 0 { return nil }
+        if (revents & Int16(POLLERR | POLLHUP)) != 0 && (revents & Int16(POLLIN)) == 0 {
             // The node reports an error rather than a frame: find out which (ENODEV when unplugged).
             var b = v4l2_buffer()
             b.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
@@ -412,18 +413,18 @@ public final class V4L2Device {
     public func stopStreaming() {
         if streaming {
             var t = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-            _ = ppc_v4l2_ioctl(fd, PPC_VIDIOC_STREAMOFF, &t)
+            _ = try? ioctl(PPC_VIDIOC_STREAMOFF, "STREAMOFF", &t)
             streaming = false
         }
         unmapAll()
         var req = v4l2_requestbuffers()
         req.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         req.memory = V4L2_MEMORY_MMAP.rawValue
-        _ = ppc_v4l2_ioctl(fd, PPC_VIDIOC_REQBUFS, &req)
+        _ = try? ioctl(PPC_VIDIOC_REQBUFS, "REQBUFS 0", &req)
     }
 
     func unmapAll() {
-        for m in mapped { munmap(m.base, m.length) }
+        for m in mapped { Descriptor.unmap(m.base, length: m.length) }
         mapped.removeAll()
     }
 }

@@ -47,10 +47,12 @@ public final class FileSink: ClipSink {
 
     /// rename(2); false when the two paths are on different filesystems (EXDEV), any other failure thrown.
     static func renameWithinFilesystem(_ from: String, _ to: String) throws -> Bool {
-        if Glibc.rename(from, to) == 0 { return true }
-        let e = errno
-        if e == EXDEV { return false }
-        throw SystemError(errno: e, operation: "rename", path: "\(from) → \(to)")
+        do {
+            try FileSystem.rename(from, to)
+            return true
+        } catch where error.errno == EXDEV {
+            return false
+        }
     }
 
     public func finish() throws {}

@@ -86,7 +86,7 @@ enum BenchFaults {
     }
 
     static func kill9(_ p: Process) {
-        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        if p.isRunning { ProcessSignal.send(SIGKILL, to: p.processIdentifier) }
         p.waitUntilExit()
     }
 

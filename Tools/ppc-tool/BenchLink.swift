@@ -86,7 +86,7 @@ enum BenchLink {
         s.standardError = FileHandle.nullDevice
         try s.run()
         defer {
-            kill(s.processIdentifier, SIGKILL)
+            ProcessSignal.send(SIGKILL, to: s.processIdentifier)
             s.waitUntilExit()
         }
         // The server may not be listening yet: the client is retried (a refused connect is not a measurement).
@@ -196,7 +196,7 @@ enum BenchLink {
             try FileSystem.unlink(path)
             // The disk finishes this stage's work (writeback, the discard an unlink issues on a `discard` mount) now,
             // not during the clock stage that follows: a burst measured while it ran was off by 64 µs.
-            Glibc.sync()
+            FileSystem.syncEverything()
         }
 
         // 4. Clock offset error against an injected offset (10 bursts), skew over `skewSeconds`.

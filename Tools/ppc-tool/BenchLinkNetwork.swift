@@ -53,7 +53,7 @@ final class ShapedLink: @unchecked Sendable {
     static func removeLeftovers() {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? [] {
             guard name.hasPrefix("ppc-device-") || name.hasPrefix("ppc-host-"), let pid = Int32(name.split(separator: "-").last ?? ""),
-                kill(pid, 0) != 0 && errno == ESRCH
+                !ProcessSignal.isAlive(pid)
             else { continue }
             try? run(["ip", "netns", "delete", name])
         }

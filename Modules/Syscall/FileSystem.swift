@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+import Foundation
+
+/// Small filesystem operations, each through ``syscall(_:path:_:)``.
+public enum FileSystem {
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+        do {
+            try syscall("mkdir", path: path) { mkdir(path, mode) }
+        } catch where error.errno == EEXIST {
+            return
+        }
+    }
+
+    public static func unlink(_ path: String) throws(SystemError) {
+        try syscall("unlink", path: path) { Glibc.unlink(path) }
+    }
+
+    /// Unlinks `path` if it exists.
+    public static func removeIfPresent(_ path: String) throws(SystemError) {
+        do { try unlink(path) } catch where error.errno == ENOENT {}
+    }
+
+    public static func rename(_ from: String, _ to: String) throws(SystemError) {
+        try syscall("rename", path: "\(from) → \(to)") { Glibc.rename(from, to) }
+    }
+
+    public static func link(_ from: String, _ to: String) throws(SystemError) {
+        try syscall("link", path: "\(from) → \(to)") { Glibc.link(from, to) }
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// sync(2): every filesystem's dirty data to its device (benchmarks settle the disk between stages with it).
+    public static func syncEverything() { Glibc.sync() }
+
+    /// Writes `bytes` to `path` whole or not at all: to `path.tmp`, fsynced, then renamed over `path` and the directory
+    /// fsynced. On failure the temporary file is removed and the error names the file and the reason (a full disk:
+    /// "write PATH.tmp: No space left on device"); `path` keeps what it held before.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(SystemError) {
+        let tmp = path + ".tmp"
+        do throws(SystemError) {
+            let fd = try FileDescriptor.open(tmp, O_WRONLY | O_CREAT | O_TRUNC)
+            var failure: SystemError?
+            bytes.withUnsafeBytes { b in
+                do throws(SystemError) { try fd.writeAll(b) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            try fd.sync()
+            try rename(tmp, path)
+        } catch {
+            try? removeIfPresent(tmp)
+            throw error
+        }
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        try? syncDirectory(directory.isEmpty ? "." : directory)
+    }
+
+    /// Names in a directory, without "." and "..".
+    public static func list(_ path: String) throws(SystemError) -> [String] {
+        guard let dir = opendir(path) else { throw SystemError(errno: errno, operation: "opendir", path: path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Fsyncs a directory so that renames and unlinks in it are durable.
+    public static func syncDirectory(_ path: String) throws(SystemError) {
+        let fd = try FileDescriptor.openDirectory(path)
+        try fd.sync()
+    }
+
+    /// Copies `from` to a new file `to` without passing the bytes through user space: a hard link when both are on one
+    /// filesystem, else a reflink (FICLONE), else an in-kernel copy (sendfile). Returns which one was used.
+    public static func cloneFile(_ from: String, _ to: String) throws(SystemError) -> CloneMethod {
+        do {
+            try link(from, to)
+            return .hardLink
+        } catch where error.errno == EXDEV || error.errno == EPERM || error.errno == EMLINK {}
+        let src = try FileDescriptor.open(from, O_RDONLY)
+        let dst = try FileDescriptor.open(to, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        let ficlone: UInt = 0x4004_9409
+        if ioctl(dst.rawValue, ficlone, src.rawValue) == 0 { return .reflink }
+        var remaining = try src.size()
+        while remaining > 0 {
+            let n = try syscall("sendfile", path: "\(from) → \(to)") {
+                sendfile(dst.rawValue, src.rawValue, nil, Int(min(remaining, 1 << 30)))
+            }
+            if n == 0 { break }
+            remaining -= Int64(n)
+        }
+        return .kernelCopy
+    }
+
+    /// The filesystem type (ext4, xfs, tmpfs, …) `path` lives on, from the longest matching mount point in
+    /// /proc/self/mounts; nil if it cannot be told.
+    public static func mountType(of path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        let target = String(cString: real)
+        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return nil }
+        var best: (String, String)?
+        for line in mounts.split(separator: "\n") {
+            let f = line.split(separator: " ")
+            guard f.count >= 3 else { continue }
+            let point = String(f[1])
+            let within = target == point || target.hasPrefix(point == "/" ? "/" : point + "/")
+            if within, best == nil || point.count > best!.0.count { best = (point, String(f[2])) }
+        }
+        return best?.1
+    }
+
+    public enum CloneMethod: String, Sendable {
+        case hardLink = "hard-link"
+        case reflink
+        /// sendfile(2): copied inside the kernel, not through user space.
+        case kernelCopy = "kernel-copy"
+    }
+}

@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The socket calls the link makes, each through ``syscall(_:path:_:)`` (EINTR retried, errno typed; EBADF and EFAULT
+/// trap). `peer` names the other end in errors. Sends never raise SIGPIPE: a closed peer is EPIPE.
+public enum Socket {
+    /// A TCP socket (IPv4), close-on-exec.
+    public static func tcp() throws(SystemError) -> Int32 {
+        try syscall("socket") { Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+    }
+
+    /// `host:port` (dotted IPv4) as a socket address; nil when `host` is not one or `port` is out of range.
+    public static func ipv4(_ host: String, _ port: Int) -> sockaddr_in? {
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(truncatingIfNeeded: port).bigEndian
+        guard (0...65535).contains(port), inet_pton(AF_INET, host, &addr.sin_addr) == 1 else { return nil }
+        return addr
+    }
+
+    public static func connect(_ fd: Int32, to address: sockaddr_in, peer: String) throws(SystemError) {
+        var a = address
+        try syscall("connect", path: peer) {
+            withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        }
+    }
+
+    /// Binds `fd` to `address` (SO_REUSEADDR first) and listens; returns the port bound (the one chosen for port 0).
+    public static func listen(_ fd: Int32, on address: sockaddr_in, backlog: Int32, name: String) throws(SystemError) -> Int {
+        var a = address
+        setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+        try syscall("bind", path: name) {
+            withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        }
+        try syscall("listen", path: name) { Glibc.listen(fd, backlog) }
+        var bound = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try syscall("getsockname", path: name) {
+            withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        }
+        return Int(UInt16(bigEndian: bound.sin_port))
+    }
+
+    /// The next connection on a listening socket.
+    public static func accept(_ fd: Int32) throws(SystemError) -> Int32 {
+        try syscall("accept") { Glibc.accept(fd, nil, nil) }
+    }
+
+    /// Sets an integer socket option; whether the kernel took it.
+    @discardableResult
+    public static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) -> Bool {
+        var v = value
+        return setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size)) == 0
+    }
+
+    /// An integer socket option's value, or nil.
+    public static func option(_ fd: Int32, _ level: Int32, _ name: Int32) -> Int32? {
+        var v: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, level, name, &v, &length) == 0 ? v : nil
+    }
+
+    /// send(2), MSG_NOSIGNAL always; the bytes the kernel took.
+    public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32 = 0, peer: String) throws(SystemError) -> Int {
+        try syscall("send", path: peer) { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | flags) }
+    }
+
+    /// sendmsg(2) of `iovecs`, MSG_NOSIGNAL always; the bytes the kernel took.
+    public static func send(_ fd: Int32, _ iovecs: UnsafeMutableBufferPointer<iovec>, peer: String) throws(SystemError) -> Int {
+        var message = msghdr()
+        message.msg_iov = iovecs.baseAddress
+        message.msg_iovlen = iovecs.count
+        return try syscall("sendmsg", path: peer) { Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// sendfile(2): up to `count` bytes of `file` from `offset` (advanced) into socket `fd`.
+    public static func sendFile(_ fd: Int32, from file: Int32, offset: inout off_t, count: Int, peer: String) throws(SystemError) -> Int {
+        try syscall("sendfile", path: peer) { Glibc.sendfile(fd, file, &offset, count) }
+    }
+
+    /// recv(2) into `buffer`; 0 when the peer closed.
+    public static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, peer: String) throws(SystemError) -> Int {
+        try syscall("recv", path: peer) { Glibc.recv(fd, buffer.baseAddress, buffer.count, 0) }
+    }
+
+    /// Waits up to `timeoutMs` (negative: for ever) for `events` on `fd`; the events that came (empty: none).
+    public static func poll(_ fd: Int32, events: Int16, timeoutMs: Int32) throws(SystemError) -> Int16 {
+        var p = pollfd(fd: fd, events: events, revents: 0)
+        let ready = try syscall("poll") { Glibc.poll(&p, 1, timeoutMs) }
+        return ready == 0 ? 0 : p.revents
+    }
+
+    /// Stops both directions now (a thread blocked on the socket wakes).
+    public static func shutdown(_ fd: Int32) { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Closes a descriptor this process owns.
+    public static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+}
+
+/// Signals to other processes (the tools' benchmarks and campaigns stop what they started).
+public enum ProcessSignal {
+    /// Sends `signal` to `pid`; false when there is no such process.
+    @discardableResult
+    public static func send(_ signal: Int32, to pid: Int32) -> Bool { Glibc.kill(pid, signal) == 0 }
+
+    /// True while `pid` is a live process (signal 0).
+    public static func isAlive(_ pid: Int32) -> Bool { Glibc.kill(pid, 0) == 0 || errno != ESRCH }
+}
