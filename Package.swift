@@ -171,8 +171,18 @@ let package = Package(
 
         // MARK: - Tools
 
+        /** The benchmarks `ppc-tool bench` fronts: figures measured against a named baseline (apart from the tool's
+            commands, as swift-nio keeps its Benchmarks/). */
+        .target(
+            name: "Benchmarks",
+            dependencies: [
+                "CLI", "Config", "Pipeline", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex", "Syscall",
+                "Checksum", "Media", "Detect", "Audio", "Link", "Transfer",
+            ],
+            path: "Tools/Benchmarks"),
         /** `ppc-tool`: one subcommand per module, plus `run`. */
         .executableTarget(name: "ppc-tool", dependencies: [
+                "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
                 "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source",

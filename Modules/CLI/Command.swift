@@ -46,6 +46,9 @@ public struct Option: Sendable {
     public let help: String
 
     /// A boolean flag such as `--json`.
+    /// `--json`: machine-readable output (printed with ``Terminal/json(_:)``).
+    public static let json = Option.flag("json", help: "Print machine-readable JSON.")
+
     public static func flag(_ name: String, help: String) -> Option {
         Option(name: name, valueName: nil, repeatable: false, help: help)
     }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import Syscall
 
 /// What a command line asks for once parsed.
@@ -179,6 +180,12 @@ public enum Main {
 
 /// Unbuffered-enough output on stdout and stderr.
 public enum Terminal {
+    /// Prints a Foundation JSON object (keys sorted, pretty, slashes unescaped) on stdout: every `--json` output.
+    public static func json(_ object: Any) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        out(String(decoding: data, as: UTF8.self))
+    }
+
     public static func out(_ s: String, terminator: String = "\n") {
         write(1, s + terminator)
     }

@@ -1,3 +1,4 @@
+import Benchmarks
 import Audio
 import CLI
 import Config

@@ -1,3 +1,4 @@
+import Benchmarks
 import CLI
 import Capture
 import Config

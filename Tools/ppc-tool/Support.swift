@@ -7,10 +7,7 @@ import Syscall
 let ppcVersion = "0.1.0"
 
 /// Prints a Foundation JSON object, keys sorted, to stdout.
-func printJSON(_ object: Any) throws {
-    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-    Terminal.out(String(decoding: data, as: UTF8.self))
-}
+func printJSON(_ object: Any) throws { try Terminal.json(object) }
 
 /// The overrides `--set key=value` (and `--measured key=YYYY-MM-DD INSTRUMENT`) ask for, as a data error on bad input.
 func commandLineOverrides(_ inv: Invocation) throws -> [Override] {
@@ -42,7 +39,7 @@ let setOption = Option.value("set", "key=value", repeatable: true, help: "Overri
 let measuredOption = Option.value(
     "measured", "key=YYYY-MM-DD instrument", repeatable: true,
     help: "Attach a measurement record to a --set value, which makes it measured.")
-let jsonFlag = Option.flag("json", help: "Print machine-readable JSON.")
+let jsonFlag = Option.json
 
 /// Takes the output directory `out` for this process alone (`OUT/.lock`), or fails naming the process that holds it.
 func holdOutputDirectory(_ out: String, purpose: String) throws -> DirectoryLock {

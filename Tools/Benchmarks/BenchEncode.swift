@@ -15,7 +15,7 @@ enum BenchEncode {
     static let command = Command(
         "encode", abstract: "ppc's encode path vs the ffmpeg CLI on the same frames and x264 settings (target ratio ≥ 1.0).",
         options: [
-            jsonFlag, .value("size", "WxH", help: "Frame size (default 1280x720)."),
+            Option.json, .value("size", "WxH", help: "Frame size (default 1280x720)."),
             .value("fps", "n", help: "Frame rate (default 120)."), .value("frames", "n", help: "Frames (default 360)."),
             .value("dir", "dir", help: "Where fragments and segments are written (default /var/tmp)."),
             .value("frames-dir", "dir", help: "Where the raw frames are staged (default /dev/shm)."),

@@ -84,7 +84,7 @@ final class ShapedLink: @unchecked Sendable {
         let box = ResultBox<T>()
         Thread {
             box.result = Result {
-                try NetworkNamespace.enter("/run/netns/\(namespace)")
+                try Descriptor.enterNetworkNamespace("/run/netns/\(namespace)")
                 return try body()
             }
             box.done.signal()

@@ -8,8 +8,8 @@ import Syscall
 import TimelineIndex
 
 /// `ppc-tool bench <area> --json`: speed figures, each measured in this run, beside what it is compared against.
-enum BenchCommand {
-    static let command = Command(
+public enum BenchCommand {
+    public static let command = Command(
         "bench", abstract: "Measure speed; every figure is marked measured, with date, machine and baseline.",
         discussion: "Build with `swift build -c release` (or `make bench`) first: a debug build's figures say so and mean little.",
         subcommands: [
@@ -17,7 +17,7 @@ enum BenchCommand {
                 "ring",
                 abstract: "FragmentRing writes vs a plain sequential write of the same bytes, same durability, same filesystem.",
                 options: [
-                    jsonFlag, .value("dir", "dir", help: "Where to write (default: a new directory under /tmp)."),
+                    Option.json, .value("dir", "dir", help: "Where to write (default: a new directory under /tmp)."),
                     .value("fragments", "n", help: "Fragments per round (default 40)."),
                     .value("bytes", "n", help: "Bytes per fragment (default 3125000: 0.5 s at 50 Mbit/s)."),
                     .value("rounds", "n", help: "Alternating rounds of ring and plain (default 3)."),
@@ -27,11 +27,11 @@ enum BenchCommand {
             Command(
                 "index",
                 abstract: "TimelineIndex appends/s, 4-source merge rate, 10 s snapshot latency.",
-                options: [jsonFlag, .value("appends", "n", help: "Appends to time (default 50000000).")], run: index),
+                options: [Option.json, .value("appends", "n", help: "Appends to time (default 50000000).")], run: index),
             BenchEncode.command, BenchDetect.command, BenchLink.command, BenchFaults.command,
         ])
 
-    static var build: String {
+    public static var build: String {
         #if DEBUG
         "debug"
         #else
@@ -40,7 +40,7 @@ enum BenchCommand {
     }
 
     /// Who measured what, when, on what.
-    static func provenance() -> [String: Any] {
+    public static func provenance() -> [String: Any] {
         var u = utsname()
         uname(&u)
         func field<T>(_ v: T) -> String { withUnsafeBytes(of: v) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
@@ -54,9 +54,9 @@ enum BenchCommand {
         ]
     }
 
-    static func emit(_ result: [String: Any], json: Bool, lines: [String]) throws {
+    public static func emit(_ result: [String: Any], json: Bool, lines: [String]) throws {
         if json {
-            try printJSON(result)
+            try Terminal.json(result)
         } else {
             for l in lines { Terminal.out(l) }
             Terminal.out("(measured \(result["date"] ?? "") on a \(build) build)")

@@ -13,7 +13,7 @@ enum BenchLink {
     static let command = Command(
         "link", abstract: "Control latency under bulk, bulk throughput, clock error, devices per host (loopback).",
         options: [
-            jsonFlag, .value("bulk-mb", "n", help: "Size of the bulk transfer (default 256)."),
+            Option.json, .value("bulk-mb", "n", help: "Size of the bulk transfer (default 256)."),
             .value("window-kib", "n", help: "Bulk bytes unacknowledged at most, KiB (default: one chunk, as the network sink sends)."),
             .value("chunk-kib", "n", help: "Bulk chunk size, KiB (default: the network sink's, 64)."),
             .value("skew-seconds", "s", help: "How long to probe for the skew figure (default 20)."),
@@ -336,69 +336,5 @@ final class Samples: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return values
-    }
-}
-
-/// The far end of a bulk channel that stores nothing: it answers offers from 0, verifies each chunk's XXH3 and the
-/// whole file's, acknowledges each chunk, and confirms the clip as "not stored". Measures the link alone, as iperf3
-/// measures the network; it lives in the bench because a host that confirms what it did not store must not exist.
-final class LinkOnlyReceiver: @unchecked Sendable {
-    // @unchecked: one connection at a time, served on its own thread.
-    let listener: Listener
-    var port: Int { listener.port }
-    init(host: String = "127.0.0.1") throws { listener = try Listener(host: host, port: 0) }
-    func stop() { listener.stop() }
-
-    func run() {
-        while let c = listener.accept() {
-            Thread { try? self.serve(c) }.start()
-        }
-    }
-
-    func serve(_ c: Connection) throws(LinkError) {
-        guard case .hello = try c.receive(timeoutNs: 5_000_000_000) else { return }
-        try c.send(.helloAck(accepted: true, policy: "bench", reason: ""))
-        c.configure(.bulk)
-        ThreadPriority.lowerCurrent(nice: 19)
-        ThreadPriority.confineToSpareCores()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: LinkMessage.maxChunkBytes, alignment: 64)
-        defer { buffer.deallocate() }
-        var size: UInt64 = 0
-        var committed: UInt64 = 0
-        let whole = XXH3.Hasher()
-        var expected: UInt64 = 0
-        var file = ""
-        var clip = ""
-        while true {
-            let receipt: Connection.BulkReceipt
-            do {
-                receipt = try c.receive { (_, _, _) throws(LinkError) -> UnsafeMutableRawBufferPointer in buffer }
-            } catch where error.code == .closed { return }
-            switch receipt {
-            case .chunk(let offset, let sum, let compressed, let count):
-                guard !compressed, offset == committed, XXH3.hash(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) == sum else {
-                    throw LinkError(.malformed, "chunk at \(offset): not the next, compressed, or XXH3 mismatch")
-                }
-                whole.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                committed += UInt64(count)
-                try c.send(.chunkAck(committedOffset: committed))
-                if committed == size {
-                    let ok = whole.digest == expected
-                    try c.send(.fileComplete(clipID: clip, file: file, verified: ok, reason: ok ? "" : "whole-file XXH3 mismatch"))
-                }
-            case .message(.offer(let clipID, let name, let s, let sum)):
-                clip = clipID
-                file = name
-                size = s
-                expected = sum
-                committed = 0
-                whole.reset()
-                try c.send(.resumeAt(clipID: clipID, file: name, offset: 0))
-            case .message(.clipDone(let clipID)):
-                try c.send(.clipConfirmed(clipID: clipID, path: "(not stored: link-only bench)"))
-            case .message(let m):
-                throw LinkError(.protocolViolation, "\(m.name) on the bulk channel")
-            }
-        }
     }
 }

@@ -10,7 +10,7 @@ import Syscall
 enum BenchDetect {
     static let command = Command(
         "detect", abstract: "Detector × real time on one core and its scores, beside aubioonset when installed (target ≥ 1000×).",
-        options: [jsonFlag, .value("sessions", "n", help: "Sessions of each kind (default 6, 20 s each).")], run: run)
+        options: [Option.json, .value("sessions", "n", help: "Sessions of each kind (default 6, 20 s each).")], run: run)
 
     static func run(_ inv: Invocation) throws -> ExitCode {
         let sessions = try inv.parsed("sessions", as: Int.self) ?? 6
@@ -29,7 +29,9 @@ enum BenchDetect {
             for seed in UInt64(1000)..<UInt64(1000 + sessions) {
                 let s = ImpactCorpus.session(kind, seed: seed, seconds: 20)
                 audioSeconds += Double(s.samples.count) / Double(s.sampleRate)
-                let (found, secs) = DetectCommand.run(s.samples, rate: s.sampleRate)
+                let started = monotonicNowNs()
+                let found = ImpactDetector(.init(sampleRate: s.sampleRate)).detect(in: s.samples)
+                let secs = Double(monotonicNowNs() - started) / 1e9
                 oursSeconds += secs
                 ours.add(detected: found.map(\.onsetSample), truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
                 guard let aubioPath else { continue }

@@ -16,7 +16,7 @@ enum BenchFaults {
         abstract: "Crash campaign: kill -9 a capture at random instants and a host or device at random transfer offsets; count clips lost, duplicated, torn.",
         discussion: "Targets: 0 lost, 0 duplicated, 0 torn over 100 kills of each kind. Takes a few minutes (each capture kill is a fresh run).",
         options: [
-            jsonFlag, .value("kills", "n", help: "Kills of each kind (default 100)."),
+            Option.json, .value("kills", "n", help: "Kills of each kind (default 100)."),
             .value("seed", "n", help: "Seed of the random kill instants (default: from the clock; printed, so a run can be repeated)."),
             .value("dir", "dir", help: "Where to work (default: a new directory under /tmp, removed after)."),
             .value("only", "capture|transfer", help: "Run one campaign only."),
