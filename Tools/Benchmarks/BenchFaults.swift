@@ -234,8 +234,33 @@ enum BenchFaults {
         try FileSystem.makeDirectory(dir)
         let out = "\(dir)/out", library = "\(dir)/library"
         var port = try Listener(host: "127.0.0.1", port: 0).port  // a free port (the listener closes at once)
+        /// A host listening on `port`: started, and returned once it says it listens (its log read, not a delay
+        /// guessed); a host that cannot listen there (the port taken meanwhile) is started again on a fresh one.
         func startHost() throws -> Process {
-            try start(host, ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any"])
+            for _ in 0..<5 {
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: host)
+                p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any"]
+                p.standardError = FileHandle.nullDevice
+                let log = Pipe()
+                p.standardOutput = log
+                try p.run()
+                let reader = log.fileHandleForReading
+                var said = ""
+                while !said.contains("listening on") {
+                    let chunk = reader.availableData  // what the host has written so far; empty at its end
+                    if chunk.isEmpty { break }
+                    said += String(decoding: chunk, as: UTF8.self)
+                }
+                if said.contains("listening on") {
+                    // The rest of its log is read and dropped, so the host never blocks on a full pipe.
+                    Thread { while !reader.availableData.isEmpty {} }.start()
+                    return p
+                }
+                p.waitUntilExit()
+                port = try Listener(host: "127.0.0.1", port: 0).port
+            }
+            throw CommandFailure.failure("bench faults: ppc-host would not listen on five fresh ports")
         }
         var tally = Tally()
         var sources: [String: UInt64] = [:]
@@ -268,13 +293,10 @@ enum BenchFaults {
             if k % 10 == 0 { progress("bench faults: transfer kill \(k)/\(kills), \(sources.count) clips so far") }
         }
         kill9(hostProcess)
-        // A host and a device left alone: every clip still owed arrives. Each try starts a host on a port free at that
-        // moment (another program may have taken the campaign's port as an ephemeral one meanwhile: a host that cannot
-        // listen is no fault of the transfer's).
+        // A host and a device left alone: every clip still owed arrives.
         var drained = false
         var said: [String] = []
-        for attempt in 0..<3 where !drained {
-            if attempt > 0 { port = try Listener(host: "127.0.0.1", port: 0).port }
+        for _ in 0..<3 where !drained {
             let finalHost = try startHost()
             defer { kill9(finalHost) }
             let drain = try runToEnd(tool, ["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
