@@ -20,11 +20,9 @@ public struct IngestPolicy: Sendable {
     /// Refusal reason for a capture profile `WxH@FPS …`, or nil when accepted.
     public func refusal(of profile: String) -> String? {
         guard minimumHeight > 0 || minimumFPS > 0 else { return nil }
-        let mode = profile.split(separator: " ").first ?? ""
-        let nums = mode.split(whereSeparator: { $0 == "x" || $0 == "@" }).compactMap { Int($0) }
-        guard nums.count == 3 else { return "capture profile '\(profile)' does not state WxH@FPS" }
-        if nums[1] < minimumHeight { return "\(nums[1]) lines is below this host's \(minimumHeight)" }
-        if nums[2] < minimumFPS { return "\(nums[2]) fps is below this host's \(minimumFPS)" }
+        guard let p = CaptureProfile(profile) else { return "capture profile '\(profile)' does not state WxH@FPS" }
+        if p.height < minimumHeight { return "\(p.height) lines is below this host's \(minimumHeight)" }
+        if p.framesPerSecond < Double(minimumFPS) { return "\(p.rateText) fps is below this host's \(minimumFPS)" }
         return nil
     }
 }

@@ -106,3 +106,20 @@ extension LinkMessage: CustomTestStringConvertible {
 
 /// Issue 13: what a careless or hostile peer sends is refused with a reason; no clip is lost, overwritten or confirmed
 /// half-received, and the host keeps serving.
+
+@Suite("CaptureProfile: one parser for WxH@FPS")
+struct CaptureProfileTests {
+    @Test(arguments: [
+        ("1920x1080@120 h264", CaptureProfile(width: 1920, height: 1080, framesPerSecond: 120, codec: "h264")),
+        ("640x360@59.94", CaptureProfile(width: 640, height: 360, framesPerSecond: 59.94)),
+    ])
+    func parsesWhatADeviceAndAPersonWrite(text: String, expected: CaptureProfile) {
+        #expect(CaptureProfile(text) == expected)
+        #expect(CaptureProfile(expected.description) == expected)
+    }
+
+    @Test(arguments: ["", "1920x1080", "1920x1080@", "x1080@120", "1920x1080@0", "1920x1080@nan", "-1x5@30", "1x2x3@4", "333x333@30@5"])
+    func refusesWhatDoesNotStateAMode(text: String) {
+        #expect(CaptureProfile(text) == nil)
+    }
+}

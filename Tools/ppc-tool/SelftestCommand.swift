@@ -3,6 +3,7 @@ import CLI
 import Capture
 import Config
 import Foundation
+import Link
 import FragmentRing
 import Pipeline
 import Syscall
@@ -39,11 +40,12 @@ enum SelftestCommand {
         if spec == "synthetic" || spec.hasPrefix("synthetic:") {
             var params: [String: JSONValue] = ["seconds": .number(seconds + 1, isInteger: false), "pace": .string(pace)]
             if let mode = spec.split(separator: ":", maxSplits: 1).dropFirst().first {
-                let parts = mode.split(whereSeparator: { $0 == "x" || $0 == "@" }).compactMap { Int($0) }
-                guard parts.count == 3 else { throw CommandFailure.usage("--source '\(spec)': expected synthetic:WIDTHxHEIGHT@FPS") }
-                params["width"] = .number(Double(parts[0]), isInteger: true)
-                params["height"] = .number(Double(parts[1]), isInteger: true)
-                params["fps"] = .number(Double(parts[2]), isInteger: true)
+                guard let m = CaptureProfile(mode), m.framesPerSecond == m.framesPerSecond.rounded() else {
+                    throw CommandFailure.usage("--source '\(spec)': expected synthetic:WIDTHxHEIGHT@FPS (a whole number of frames a second)")
+                }
+                params["width"] = .number(Double(m.width), isInteger: true)
+                params["height"] = .number(Double(m.height), isInteger: true)
+                params["fps"] = .number(m.framesPerSecond, isInteger: true)
             } else {
                 params["width"] = .number(1280, isInteger: true)
                 params["height"] = .number(720, isInteger: true)
@@ -62,11 +64,10 @@ enum SelftestCommand {
                     params["input"] = .number(Double(n), isInteger: true)
                     continue
                 }
-                let mode = p.split(whereSeparator: { $0 == "x" || $0 == "@" }).compactMap { Double($0) }
-                guard mode.count == 3 else { throw CommandFailure.usage("--source '\(spec)': '\(p)' is neither WIDTHxHEIGHT@FPS nor input=N") }
-                params["width"] = .number(mode[0], isInteger: true)
-                params["height"] = .number(mode[1], isInteger: true)
-                params["fps"] = .number(mode[2], isInteger: mode[2] == mode[2].rounded())
+                guard let m = CaptureProfile(p) else { throw CommandFailure.usage("--source '\(spec)': '\(p)' is neither WIDTHxHEIGHT@FPS nor input=N") }
+                params["width"] = .number(Double(m.width), isInteger: true)
+                params["height"] = .number(Double(m.height), isInteger: true)
+                params["fps"] = .number(m.framesPerSecond, isInteger: m.framesPerSecond == m.framesPerSecond.rounded())
             }
             return ("v4l2", params)
         }
