@@ -123,7 +123,7 @@ let package = Package(
         .target(name: "Link", dependencies: ["Syscall"], path: "Modules/Link"),
         /** Resumable, verified clip transfer: the host's store and server, the device's sender. */
         .target(name: "Transfer", dependencies: ["Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),
-        .testTarget(name: "LinkTests", dependencies: ["Link", "TestSupport", "Syscall"], path: "Tests/LinkTests"),
+        .testTarget(name: "LinkTests", dependencies: ["Link", "TestSupport", "Syscall", "Synthetic"], path: "Tests/LinkTests"),
         .testTarget(name: "TransferTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum", "Syscall"], path: "Tests/TransferTests"),
 
         // MARK: - Pipeline
@@ -150,7 +150,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["FragmentRing"], path: "Tests/TestSupport"),
         /** Executable specifications: the buffer tests seed 000 asks to port, and crash safety. */
         .testTarget(
-            name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall", "ppc-tool"],
+            name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall", "Synthetic", "ppc-tool"],
             path: "Specs"),
 
         /** x264 and x265 encoder plugins over Media: keyframe-aligned MPEG-TS fragments. */

@@ -1,6 +1,7 @@
 import Foundation
 import FragmentRing
 import Glibc
+import Synthetic
 import TestSupport
 import Testing
 
@@ -48,7 +49,7 @@ struct CrashSafety {
     @Test func killedAtRandomPointsManyTimes() throws {
         let tmp = TemporaryDirectory()
         let seed = UInt64(ProcessInfo.processInfo.environment["PPC_SPEC_SEED"] ?? "") ?? 20_261_130
-        var rng = SeededGenerator(state: seed)
+        var rng = SplitMix64(seed: seed)
         var highest: UInt64 = 0
         let rounds = 40
         for round in 0..<rounds {

@@ -49,8 +49,9 @@ public struct SwingScript: Sendable, Equatable {
 }
 
 /// A small, fast, deterministic pseudo-random generator (SplitMix64) so synthetic sessions repeat exactly (and the
-/// tools' benchmarks can make incompressible bytes quickly).
-public struct SplitMix64 {
+/// tools' benchmarks make incompressible bytes quickly, and tests' random choices — delays, kill points — repeat for a
+/// given seed). The one seeded generator in ppc.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     var state: UInt64
     public init(seed: UInt64) { state = seed }
 

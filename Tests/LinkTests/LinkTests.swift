@@ -1,4 +1,5 @@
 import Foundation
+import Synthetic
 import Syscall
 import TestSupport
 import Testing
@@ -63,7 +64,7 @@ struct WireTests {
 struct ClockTests {
     @Test func recoversAnInjectedOffsetAndSkewWithAnHonestBound() {
         var est = ClockEstimator()
-        var rng = SeededGenerator(state: 42)  // deterministic: the same delays every run
+        var rng = SplitMix64(seed: 42)  // deterministic: the same delays every run
         let trueOffset: Int64 = 5_000_000  // host − device, ns
         let skew = 20e-6  // host gains 20 µs per s
         var device: Int64 = 1_000_000_000

@@ -54,19 +54,6 @@ public extension PublishOutcome {
     }
 }
 
-/// SplitMix64, so a test's random choices (delays, kill points) repeat exactly for a given seed.
-public struct SeededGenerator: RandomNumberGenerator {
-    public var state: UInt64
-    public init(state: UInt64) { self.state = state }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A port on 127.0.0.1 the kernel just handed out for `type` (SOCK_STREAM or SOCK_DGRAM), released again for the test
 /// to bind or connect to.
 public func freeLoopbackPort(_ type: __socket_type) -> Int {

@@ -1,4 +1,5 @@
 import Foundation
+import Synthetic
 import Syscall
 import TestSupport
 import Testing
@@ -15,7 +16,7 @@ struct KillTests {
     static func outbox(_ out: String) throws -> [UInt8] {
         let dir = "\(out)/outbox/big-001"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        var rng = SeededGenerator(state: 7)
+        var rng = SplitMix64(seed: 7)
         var bytes = [UInt8](repeating: 0, count: size)
         bytes.withUnsafeMutableBytes { b in
             for i in stride(from: 0, to: size, by: 8) { b.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self) }
