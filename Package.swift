@@ -129,7 +129,7 @@ let package = Package(
         // MARK: - Pipeline
 
         /** The plugin registry and the JSON manifest that composes plugins into a pipeline. */
-        .target(name: "Pipeline", dependencies: ["Config", "Syscall"], path: "Modules/Pipeline"),
+        .target(name: "Pipeline", dependencies: ["Config", "FragmentRing", "Syscall"], path: "Modules/Pipeline"),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"], path: "Tests/PipelineTests"),
 
         // MARK: - CLI
@@ -154,7 +154,7 @@ let package = Package(
             path: "Specs"),
 
         /** x264 and x265 encoder plugins over Media: keyframe-aligned MPEG-TS fragments. */
-        .target(name: "LibavEncoder", dependencies: ["Media", "Pipeline", "Config"], path: "Plugins/LibavEncoder"),
+        .target(name: "LibavEncoder", dependencies: ["Media", "Pipeline", "Config", "FragmentRing"], path: "Plugins/LibavEncoder"),
 
         /** `file` and `network` sources: video and audio from anything libavformat opens. */
         .target(name: "MediaSource", dependencies: ["Media", "Pipeline", "Config"], path: "Plugins/MediaSource"),
@@ -167,7 +167,7 @@ let package = Package(
         /** The `v4l2` video source: a camera through Modules/V4L2, NV12 as is or YUYV converted once, losses as interruptions. */
         .target(name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
         /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
-        .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config"], path: "Plugins/ZstdCodec"),
+        .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config", "FragmentRing"], path: "Plugins/ZstdCodec"),
 
         // MARK: - Tools
 

@@ -204,19 +204,9 @@ final class RingFragmentOutput: FragmentOutput {
         try reservation!.write(bytes)
     }
 
-    func endFragment(_ d: FragmentDescription) throws {
+    func endFragment(_ timing: FragmentTiming) throws {
         guard let r = reservation.take() else { throw RingError(.io, "a fragment was ended that was never begun") }
-        let codec: FragmentCodec =
-            switch d.codec {
-            case "h264": .h264
-            case "hevc": .hevc
-            case "zstd-nv12": .zstdNV12
-            default: .opaque
-            }
-        let outcome = try ring.publish(
-            r,
-            FragmentTiming(startNs: d.startNs, endNs: d.endNs, frameCount: UInt32(d.frameCount),
-                startsWithKeyframe: d.startsWithKeyframe, codec: codec))
+        let outcome = try ring.publish(r, timing)
         switch outcome {
         case .published(let f, _):
             published += 1

@@ -1,4 +1,6 @@
 import Foundation
+import FragmentRing
+
 /// The stages a manifest composes, and what each takes and gives.
 ///
 /// ```
@@ -122,31 +124,14 @@ public protocol InterruptionReporting: AnyObject {
     var onInterruption: ((SourceInterruption) -> Void)? { get set }
 }
 
-/// One encoded fragment as an encoder finished it: its span on the capture clock and what it holds.
-public struct FragmentDescription: Sendable, Equatable {
-    /// First frame's capture time, ns.
-    public var startNs: Int64
-    /// The next fragment's first frame time (or, for the last, the last frame's time plus one interval), ns.
-    public var endNs: Int64
-    public var frameCount: Int
-    public var startsWithKeyframe: Bool
-    /// `h264`, `hevc`, `zstd-nv12`.
-    public var codec: String
-
-    public init(startNs: Int64, endNs: Int64, frameCount: Int, startsWithKeyframe: Bool, codec: String) {
-        self.startNs = startNs
-        self.endNs = endNs
-        self.frameCount = frameCount
-        self.startsWithKeyframe = startsWithKeyframe
-        self.codec = codec
-    }
-}
-
 /// Takes encoded fragments, byte by byte, as an encoder produces them (the capture session puts them in the ring).
 public protocol FragmentOutput: AnyObject {
     func beginFragment() throws
     func write(_ bytes: UnsafeRawBufferPointer) throws
-    func endFragment(_ description: FragmentDescription) throws
+    /// The fragment is whole: its span on the capture clock (first frame's time; the next fragment's first frame time,
+    /// or for the last, the last frame's time plus one interval), its frames and its codec — the very record the ring
+    /// commits (one idea, one type).
+    func endFragment(_ timing: FragmentTiming) throws
 }
 
 /// Takes frames, gives keyframe-aligned fragments to a ``FragmentOutput``.

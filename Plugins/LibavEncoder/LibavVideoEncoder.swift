@@ -1,4 +1,5 @@
 import Config
+import FragmentRing
 import Media
 import Pipeline
 
@@ -73,7 +74,9 @@ public final class LibavVideoEncoder: VideoEncoder {
     func closeFragment(endNs: Int64) throws {
         try muxer!.end()
         try output!.endFragment(
-            FragmentDescription(startNs: open.startNs, endNs: endNs, frameCount: open.frames, startsWithKeyframe: true, codec: codec.rawValue))
+            FragmentTiming(
+                startNs: open.startNs, endNs: endNs, frameCount: UInt32(open.frames), startsWithKeyframe: true,
+                codec: codec == .hevc ? .hevc : .h264))
     }
 }
 

@@ -1,5 +1,6 @@
 import Compression
 import Config
+import FragmentRing
 import Pipeline
 
 /// `zstd`: lossless NV12 fragments — every frame compressed with libzstd on its own, each fragment self-contained.
@@ -75,7 +76,7 @@ public final class ZstdFragmentEncoder: VideoEncoder {
 
     func close(endNs: Int64) throws {
         try output!.endFragment(
-            FragmentDescription(startNs: open.startNs, endNs: endNs, frameCount: open.frames, startsWithKeyframe: true, codec: "zstd-nv12"))
+            FragmentTiming(startNs: open.startNs, endNs: endNs, frameCount: UInt32(open.frames), startsWithKeyframe: true, codec: .zstdNV12))
     }
 
     /// Reads a fragment back: each frame's capture time and NV12 bytes. Throws naming what is wrong with a damaged one.
