@@ -188,10 +188,8 @@ public final class HostStore: Sendable {
         ThreadPriority.lowerCurrent(nice: 19)
         ThreadPriority.confineToSpareCores()
         var served = 0
-        // What this channel was offered, and what of it verified whole, per clip: clip_done confirms only when the two
-        // are the same.
-        var offered: [String: Set<String>] = [:]
-        var verified: [String: Set<String>] = [:]
+        // What this channel was offered, and what of it verified whole, per clip.
+        var ledger = BulkLedger()
         while true {
             let receipt: Connection.BulkReceipt
             do {
@@ -263,7 +261,7 @@ public final class HostStore: Sendable {
                             reason = "fsync failed: \(error)"
                         }
                     }
-                    if ok { verified[c.clip, default: []].insert(c.file) }
+                    if ok { ledger.verified(c.file, of: c.clip) }
                     try bulk.send(.fileComplete(clipID: c.clip, file: c.file, verified: ok, reason: reason))
                     if !ok {
                         try? FileSystem.unlink(c.path)
@@ -277,10 +275,7 @@ public final class HostStore: Sendable {
                 case .offer(let clipID, let file, let size, let xxh3):
                     try Self.checkOffer(clipID: clipID, file: file, size: size)
                     current = nil
-                    offered[clipID, default: []].insert(file)
-                    // Offered again: it counts as verified only once this offer's bytes verify (found by fuzzing: a
-                    // file verified, re-offered with other bytes and cut, was confirmed torn).
-                    verified[clipID]?.remove(file)
+                    ledger.offer(file, of: clipID)
                     let final = "\(deviceDir)/\(clipID)"
                     if FileSystem.exists(final) {
                         // Confirmed before: the same bytes are confirmed again without a byte resent; other bytes under
@@ -290,7 +285,7 @@ public final class HostStore: Sendable {
                             note("REFUSED \(file) of \(clipID) from \(device): \(reason)")
                             try bulk.send(.fileComplete(clipID: clipID, file: file, verified: false, reason: reason))
                         } else {
-                            verified[clipID, default: []].insert(file)
+                            ledger.verified(file, of: clipID)
                             try bulk.send(.resumeAt(clipID: clipID, file: file, offset: size))
                         }
                         continue
@@ -331,7 +326,7 @@ public final class HostStore: Sendable {
                                 throw LinkError(.malformed, String(format: "%@ of %@: %llu bytes whose XXH3 is not the offered %016llx", file, clipID, size, xxh3))
                             }
                             try fd.syncData()
-                            verified[clipID, default: []].insert(file)
+                            ledger.verified(file, of: clipID)
                             try bulk.send(.resumeAt(clipID: clipID, file: file, offset: size))
                             continue
                         }
@@ -354,16 +349,11 @@ public final class HostStore: Sendable {
                     try Self.checkClipID(clipID)
                     let final = "\(deviceDir)/\(clipID)"
                     let partial = "\(deviceDir)/.partial/\(clipID)"
-                    let sent = offered[clipID] ?? [], good = verified[clipID] ?? []
-                    guard !sent.isEmpty else {
-                        throw LinkError(.protocolViolation, "clip_done for \(clipID) with no file offered on this channel; nothing confirmed")
+                    if let why = ledger.refusal(toConfirm: clipID, fileOpen: current != nil) {
+                        throw LinkError(.protocolViolation, why)
                     }
-                    guard current == nil, sent == good else {
-                        let missing = sent.subtracting(good).sorted().joined(separator: ", ")
-                        throw LinkError(.protocolViolation, "clip_done for \(clipID) before every offered file was verified (not verified: \(missing)); nothing confirmed")
-                    }
-                    offered[clipID] = nil
-                    verified[clipID] = nil
+                    let sent = ledger.files(of: clipID), good = sent
+                    ledger.close(clipID)
                     do {
                         if FileSystem.exists(final) {
                             // Confirmed again only as the same clip: every file it holds was offered and matched.

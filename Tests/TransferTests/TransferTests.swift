@@ -452,3 +452,38 @@ struct HostHostileInputTests {
         listener.stop()
     }
 }
+
+@Suite("BulkLedger: when a clip may be confirmed")
+struct BulkLedgerTests {
+    @Test func aClipIsConfirmableOnlyWhenEveryOfferedFileVerifiedAndNoneIsOpen() {
+        var l = BulkLedger()
+        #expect(l.refusal(toConfirm: "s-001", fileOpen: false)?.contains("no file offered") == true)
+        l.offer("clip.mp4", of: "s-001")
+        l.offer("meta.json", of: "s-001")
+        l.verified("clip.mp4", of: "s-001")
+        #expect(l.refusal(toConfirm: "s-001", fileOpen: false)?.contains("not verified: meta.json") == true)
+        l.verified("meta.json", of: "s-001")
+        #expect(l.refusal(toConfirm: "s-001", fileOpen: true) != nil)
+        #expect(l.refusal(toConfirm: "s-001", fileOpen: false) == nil)
+        #expect(l.files(of: "s-001") == ["clip.mp4", "meta.json"])
+        l.close("s-001")
+        #expect(l.refusal(toConfirm: "s-001", fileOpen: false)?.contains("no file offered") == true)
+    }
+
+    @Test func aFileOfferedAgainCountsOnlyOnceItsNewBytesVerify() {
+        var l = BulkLedger()
+        l.offer("clip.mp4", of: "s-001")
+        l.verified("clip.mp4", of: "s-001")
+        l.offer("clip.mp4", of: "s-001")  // other bytes, not (yet) verified
+        #expect(l.refusal(toConfirm: "s-001", fileOpen: false)?.contains("not verified: clip.mp4") == true)
+    }
+
+    @Test func clipsKeepSeparateAccounts() {
+        var l = BulkLedger()
+        l.offer("clip.mp4", of: "a")
+        l.verified("clip.mp4", of: "a")
+        l.offer("clip.mp4", of: "b")
+        #expect(l.refusal(toConfirm: "a", fileOpen: false) == nil)
+        #expect(l.refusal(toConfirm: "b", fileOpen: false) != nil)
+    }
+}
