@@ -110,6 +110,7 @@ let package = Package(
             name: "Session",
             dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall", "Policy"],
             path: "Modules/Session"),
+        .testTarget(name: "SessionTests", dependencies: ["Session", "Pipeline"], path: "Tests/SessionTests"),
 
         // MARK: - Policy
 

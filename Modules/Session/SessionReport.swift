@@ -93,10 +93,10 @@ extension SessionRunner {
         let stats = captureStats
         let clipsNow = clips
         let errorsNow = errors + mintFailures.map { "mint: \($0)" }
-        let candidateCount = candidates.count + candidatesEvicted
-        let evicted = candidatesEvicted
-        let shotList = shots
-        let candidateList = candidates
+        let candidateCount = book.seen
+        let evicted = book.evicted
+        let shotList = book.shots
+        let candidateList = book.retained
         let interruptionList = interruptions
         lock.unlock()
         let c = components.config
@@ -149,7 +149,7 @@ extension SessionRunner {
             "candidatesEvicted": figure(evicted, "measured", "retention is bounded at detect.maxRetainedCandidates = \(c[.maxRetainedCandidates]); oldest evicted first"),
             "shots": figure(shotList.count, "measured", "candidates with score ≥ \(options.shotThreshold)"),
             "clips": clipsNow.map {
-                ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy] as [String: Any]
+                ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "startNs": $0.startNs, "endNs": $0.endNs, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy] as [String: Any]
             },
             "maxAudioVideoDriftMs": figure(
                 Double(audioDriftMaxNs + (stats?.maxTimestampDeviationNs ?? 0)) / 1e6, "measured",
@@ -211,11 +211,10 @@ extension SessionRunner {
             <text x="\(left)" y="16" font-size="13">ppc session '\(options.context.session)' — capture clock, seconds</text>
 
             """
-        let pre = components.config[.clipPreNs]
-        let post = components.config[.clipPostNs]
         for clip in clips {
-            svg += "<rect x=\"\(x(clip.t0Ns - pre))\" y=\"30\" width=\"\(x(clip.t0Ns + post) - x(clip.t0Ns - pre))\" height=\"230\" fill=\"#2a7\" fill-opacity=\"0.12\"/>\n"
-            svg += "<text x=\"\(x(clip.t0Ns - pre) + 3)\" y=\"42\" fill=\"#175\">\(clip.clipID)</text>\n"
+            // The window as minted (keyframe-aligned start, post-roll cut at the end of capture), not t0 ± configuration.
+            svg += "<rect x=\"\(x(clip.startNs))\" y=\"30\" width=\"\(x(clip.endNs) - x(clip.startNs))\" height=\"230\" fill=\"#2a7\" fill-opacity=\"0.12\"/>\n"
+            svg += "<text x=\"\(x(clip.startNs) + 3)\" y=\"42\" fill=\"#175\">\(clip.clipID)</text>\n"
         }
         // Audio envelope: peak per 10 ms in dBFS (−80…0 mapped to 0…90 px either side of y = 140).
         func envelopeHeight(_ peak: Float) -> Double { max(0, min(1, (20 * log10(Double(max(peak, 1e-9))) + 80) / 80)) * 90 }

@@ -81,6 +81,10 @@ public final class SessionRunner: @unchecked Sendable {
         public var clipID: String
         public var path: String
         public var t0Ns: Int64
+        /// What was minted, on the capture clock: from the first frame (the keyframe at or before t0 − clipPre) to the
+        /// end of the last frame (t0 + clipPost, or sooner when capture ended first) — not t0 ± the configured roll.
+        public var startNs: Int64
+        public var endNs: Int64
         public var frames: Int
         public var bytes: Int64
         public var confirmedBy: [String]
@@ -98,10 +102,7 @@ public final class SessionRunner: @unchecked Sendable {
     let policy: PolicyMonitor
     let lock = NSCondition()
     // Under `lock`:
-    var pendingShots: [DetectedImpact] = []
-    var candidates: [DetectedImpact] = []
-    var candidatesEvicted = 0
-    var shots: [DetectedImpact] = []
+    var book: CandidateBook
     var clips: [MintedClip] = []
     var mintFailures: [String] = []
     /// Shots whose mint found the disk full while capture ran, with that error: minted again when capture ends.
@@ -171,6 +172,7 @@ public final class SessionRunner: @unchecked Sendable {
         self.components = components
         self.options = options
         let c = components.config
+        book = CandidateBook(capacity: Int(c[.maxRetainedCandidates]), shotThreshold: options.shotThreshold)
         let out = options.context.outputDirectory
         try FileSystem.makeDirectory(out)
         // A bundle left half-made in OUT/.staging by a run that was killed never counted (it was never delivered and
@@ -206,7 +208,7 @@ public final class SessionRunner: @unchecked Sendable {
         defer { lock.unlock() }
         return Progress(
             state: state, framesEncoded: framesEncoded, ringFragments: ring.fragments.count, ringCapacity: ring.configuration.capacity,
-            candidates: candidates.count + candidatesEvicted, shots: shots.count, clips: clips.count, wallNs: monotonicNowNs() - wallStart)
+            candidates: book.seen, shots: book.shots.count, clips: clips.count, wallNs: monotonicNowNs() - wallStart)
     }
 
     /// Runs every stage to the end; returns the session report.
@@ -302,7 +304,6 @@ public final class SessionRunner: @unchecked Sendable {
         let history = AudioHistory(sampleRate: rate, seconds: Double(c[.audioWindowNs]) / 1e9 + 4)
         let block = max(1, rate / 100)  // 10 ms
         var buffer = [Float](repeating: 0, count: block)
-        let maxCandidates = Int(c[.maxRetainedCandidates])
         var started = false
         var found: [DetectedImpact] = []
         // Windows owed to shots, cut as soon as their last sample has been heard (thread-owned; handed over under lock).
@@ -313,7 +314,7 @@ public final class SessionRunner: @unchecked Sendable {
             let cut = history.window(first: w.first, count: w.count)
             lock.lock()
             // Only while the candidate is still retained (or a shot waits for it): retention stays bounded.
-            if candidates.contains(where: { $0.id == w.id }) || pendingShots.contains(where: { $0.id == w.id }) {
+            if book.needsAudio(w.id) {
                 audioWindows[w.id] = AudioWindow(samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing)
             }
             lock.broadcast()
@@ -350,18 +351,11 @@ public final class SessionRunner: @unchecked Sendable {
                     // Every candidate keeps its audio window, cut once its last sample is heard.
                     owed.append((cand.id, cand.onsetSample - preSamples, windowSamples))
                     lock.lock()
-                    candidates.append(cand)
-                    // Retention is bounded in candidates, not shots (REQ-PRIV-6): past the cap the oldest is evicted.
-                    if candidates.count > maxCandidates {
-                        let gone = candidates.removeFirst()
-                        candidatesEvicted += 1
-                        // Its audio goes with it, unless a shot still needs it for its bundle.
-                        if !pendingShots.contains(where: { $0.id == gone.id }) { audioWindows[gone.id] = nil }
-                    }
-                    if cand.score >= options.shotThreshold {
-                        shots.append(cand)
-                        pendingShots.append(cand)
-                        eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(shots.count))
+                    // Retention is bounded in candidates, not shots (REQ-PRIV-6): the book evicts the oldest past its cap.
+                    let (isShot, drop) = book.record(cand)
+                    if let drop { audioWindows[drop] = nil }  // its audio goes with it, unless a shot still needs it
+                    if isShot {
+                        eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))
                         lock.broadcast()
                     }
                     lock.unlock()
@@ -421,13 +415,13 @@ public final class SessionRunner: @unchecked Sendable {
             // Wait for a shot whose post-roll the ring now holds, or for the end.
             var ready: DetectedImpact?
             while ready == nil {
-                if let s = pendingShots.first, newestFragmentEndNs >= s.t0Ns + post || videoDone,
+                if let s = book.nextShot, newestFragmentEndNs >= s.t0Ns + post || videoDone,
                     audioWindows[s.id] != nil || audioDone, !mintMustWait(s, pre: pre)
                 {
-                    ready = pendingShots.removeFirst()
+                    ready = book.takeNextShot()
                     break
                 }
-                if pendingShots.isEmpty && videoDone && audioDone { break }
+                if book.nextShot == nil && videoDone && audioDone { break }
                 lock.wait()
             }
             lock.unlock()
@@ -571,7 +565,10 @@ public final class SessionRunner: @unchecked Sendable {
         }
         confirmedByAll = true
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: "\(delivered)/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
-        return MintedClip(clipID: clipID, path: delivered, t0Ns: shot.t0Ns, frames: clip.frames, bytes: bytes, confirmedBy: confirmed)
+        let interval = components.video.format.frameIntervalNs
+        return MintedClip(
+            clipID: clipID, path: delivered, t0Ns: shot.t0Ns, startNs: clip.firstFrameNs,
+            endNs: clip.firstFrameNs + Int64(clip.frames) * interval, frames: clip.frames, bytes: bytes, confirmedBy: confirmed)
     }
 
     /// Writes `OUT/pins/<clipId>.json` so a later `ppc-tool transfer drain` can release the pin on confirmation.

@@ -30,6 +30,12 @@ struct RunToolTests {
             let dir = try #require(clip["path"] as? String)
             #expect(dir == clipPath("\(out)/clips", shot: n + 1))
             #expect(dir.hasPrefix("\(out)/clips/short-"), "a clip id begins with its session's name: \(dir)")
+            // The report gives the window as minted: it starts on a frame at or before t0 − clipPre (a keyframe) and ends
+            // at or after t0 + clipPost — the timeline draws exactly that.
+            let clipT0 = try #require((clip["t0Ns"] as? NSNumber)?.int64Value)
+            let start = try #require((clip["startNs"] as? NSNumber)?.int64Value), end = try #require((clip["endNs"] as? NSNumber)?.int64Value)
+            #expect(start <= clipT0 - 1_500_000_000 && end >= clipT0 + 1_500_000_000, "\(start) \(clipT0) \(end)")
+            #expect(end - start == Int64(clip["frames"] as? Int ?? 0) * (1_000_000_000 / 120), "\(start) \(end)")
             let meta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(dir)/meta.json"))) as? [String: Any])
             // Every file's XXH3 is the one meta.json states.
             let files = try #require(meta["files"] as? [String: [String: Any]])
