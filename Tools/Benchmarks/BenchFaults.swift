@@ -230,6 +230,26 @@ enum BenchFaults {
         return XXH3.hash(bytes)
     }
 
+    /// Bytes of chunk log the host holds for partial files (it grows by a record for every chunk it acknowledges).
+    static func loggedChunkBytes(_ library: String) -> Int {
+        var total = 0
+        for clip in (try? FileSystem.list("\(library)/dev-f/.partial")) ?? [] {
+            for file in (try? FileSystem.list("\(library)/dev-f/.partial/\(clip)")) ?? [] where file.hasSuffix(".chunks") {
+                total += ((try? FileManager.default.attributesOfItem(atPath: "\(library)/dev-f/.partial/\(clip)/\(file)"))?[.size] as? NSNumber)?.intValue ?? 0
+            }
+        }
+        return total
+    }
+
+    /// Waits (polling every 2 ms, at most 30 s) until the host has logged a chunk more than `before`, or `drain` has
+    /// ended.
+    static func awaitTransferUnderWay(_ library: String, _ drain: Process, before: Int) {
+        let deadline = monotonicNowNs() + 30_000_000_000
+        while drain.isRunning && monotonicNowNs() < deadline && loggedChunkBytes(library) <= before {
+            sleepNs(2_000_000)  // poll interval
+        }
+    }
+
     static func transferCampaign(kills: Int, dir: String, rng: inout SplitMix64, progress: (String) -> Void) throws -> Tally {
         try FileSystem.makeDirectory(dir)
         let out = "\(dir)/out", library = "\(dir)/library"
@@ -276,8 +296,13 @@ enum BenchFaults {
         for k in 1...kills {
             try refill(&rng)
             if !hostProcess.isRunning { hostProcess = try startHost() }
+            let logged = loggedChunkBytes(library)
             let drain = try start(tool, ["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
-            sleepRandom(&rng, 0.02, 0.8)
+            // The kill lands at a random point of a transfer under way: once the host has logged a chunk (observed on
+            // disk, so a slow start on a loaded machine does not put every kill before the first byte), up to the time
+            // a clip takes at the device's pace.
+            awaitTransferUnderWay(library, drain, before: logged)
+            sleepRandom(&rng, 0, 0.25)
             let killHost = rng.next() & 1 == 0
             let partials = ((try? FileSystem.list("\(library)/dev-f/.partial")) ?? []).count
             tally.notes[partials > 0 ? "killedWithAPartialClipOnTheHost" : "killedBetweenClips", default: 0] += 1
