@@ -97,7 +97,7 @@ let package = Package(
         /** Source → encoder → FragmentRing (+ TimelineIndex), and window → clip.mp4. */
         .target(
             name: "Capture",
-            dependencies: ["Pipeline", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Syscall"],
+            dependencies: ["Pipeline", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Syscall", "Audio", "Checksum"],
             path: "Modules/Capture"),
         .testTarget(
             name: "CaptureTests", dependencies: ["Capture", "Synthetic", "LibavEncoder", "ZstdCodec", "MediaSource", "TestSupport"],

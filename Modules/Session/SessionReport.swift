@@ -35,57 +35,40 @@ func figure(_ value: Any, _ provenance: String, _ note: String? = nil) -> [Strin
 }
 
 extension SessionRunner {
+    /// The clip's meta.json, every figure with its provenance (the bundle writer adds the files' sizes and XXH3).
     func metadata(
-        _ shot: DetectedImpact, clip: ClipMinter.Clip, window: SwingWindow<RingPayloadSource>, clipID: String, staging: String,
-        audio: AudioWindow?
-    ) throws -> Data {
+        _ shot: DetectedImpact, clip: ClipMinter.Clip, window: SwingWindow<RingPayloadSource>, clipID: String, audio: AudioWindow?
+    ) -> ClipMeta {
         let c = components.config
-        var files: [String: Any] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: staging).sorted() {
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(staging)/\(name)"))
-            files[name] = ["bytes": bytes.count, "xxh3": XXH3.hex(XXH3.hash([UInt8](bytes)))]
+        func given<V: Codable & Sendable & Equatable>(_ key: ConfigurationKey<V>, _ value: V, _ note: String? = nil) -> ClipMeta.Figure<V> {
+            ClipMeta.Figure(value, c.parameter(key).provenance.mark.rawValue, note)
         }
         let format = components.video.format
-        let meta: [String: Any] = [
-            "format": "ppc-clip-bundle", "version": 1, "clipId": clipID, "session": options.context.session,
-            "sessionId": options.context.sessionID, "device": options.context.deviceID, "clock": "capture clock (CLOCK_MONOTONIC of the capturing device), ns",
-            "t0Ns": figure(shot.t0Ns, "measured", "detector onset − time of flight, on the capture clock"),
-            "window": [
-                "startNs": window.startNs, "endNs": window.endNs, "firstFrameNs": clip.firstFrameNs,
-                "clipTimeZeroNs": clip.firstFrameNs,
-                "clipPreNs": figure(c[.clipPreNs], c.parameter(.clipPreNs).provenance.mark.rawValue),
-                "clipPostNs": figure(c[.clipPostNs], c.parameter(.clipPostNs).provenance.mark.rawValue),
-                "gaps": window.gaps.map { ["after": $0.after.rawValue, "before": $0.before.rawValue, "missingNs": $0.missingNs] },
-            ],
-            "frames": clip.frames,
-            "captureProfile": [
-                "width": format.width, "height": format.height, "framesPerSecond": format.framesPerSecond,
-                "pixelFormat": format.pixelFormat.rawValue, "codec": window.fragments.first?.info.codec.description ?? "",
-                "videoBitrateBps": figure(c[.videoBitrateBps], c.parameter(.videoBitrateBps).provenance.mark.rawValue),
-                "fragmentSeconds": figure(c[.fragmentSeconds], c.parameter(.fragmentSeconds).provenance.mark.rawValue),
-                "frameStartToExposureOffsetNs": figure(
-                    c[.frameStartToExposureOffsetNs], c.parameter(.frameStartToExposureOffsetNs).provenance.mark.rawValue,
-                    "added to every frame time"),
-                "source": (components.video as? SourceDetailing)?.details ?? [:],
-            ],
-            "candidate": [
-                "id": shot.id, "onsetSample": shot.onsetSample, "impactSample": shot.impactSample, "score": shot.score,
-                "features": shot.features, "decidedAtSample": shot.decidedAtSample,
-                "shotRule": "score ≥ \(options.shotThreshold) (the default rule)",
-            ],
-            "tof_correction": shot.tofCorrectionSamples.map { ["samples": $0, "provenance": shot.tofProvenance] as [String: Any] }
-                ?? ["samples": NSNull(), "provenance": shot.tofProvenance],
-            "audio": audio.map {
-                ["file": "audio.wav", "sampleRate": $0.rate, "firstSample": $0.firstSample, "samples": $0.samples.count,
-                 "missingSamples": $0.missing,
-                 "windowNs": figure(c[.audioWindowNs], c.parameter(.audioWindowNs).provenance.mark.rawValue),
-                 "preNs": figure(c[.audioPreNs], c.parameter(.audioPreNs).provenance.mark.rawValue)] as [String: Any]
-            } ?? NSNull(),
-            "timeline": ["file": "index.bin", "entries": window.timeline.entries.count],
-            "files": files,
-            "createdAt": ISO8601DateFormatter().string(from: Date()),
-        ]
-        return try JSONSerialization.data(withJSONObject: meta, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        return ClipMeta(
+            clipId: clipID, session: options.context.session, sessionId: options.context.sessionID, device: options.context.deviceID,
+            t0Ns: .init(shot.t0Ns, "measured", "detector onset − time of flight, on the capture clock"),
+            window: .init(
+                startNs: window.startNs, endNs: window.endNs, firstFrameNs: clip.firstFrameNs,
+                clipPreNs: given(.clipPreNs, c[.clipPreNs]), clipPostNs: given(.clipPostNs, c[.clipPostNs]),
+                gaps: window.gaps.map { .init(after: $0.after.rawValue, before: $0.before.rawValue, missingNs: $0.missingNs) }),
+            frames: clip.frames,
+            captureProfile: .init(
+                width: format.width, height: format.height, framesPerSecond: format.framesPerSecond,
+                pixelFormat: format.pixelFormat.rawValue, codec: window.fragments.first?.info.codec.description ?? "",
+                videoBitrateBps: given(.videoBitrateBps, c[.videoBitrateBps]), fragmentSeconds: given(.fragmentSeconds, c[.fragmentSeconds]),
+                frameStartToExposureOffsetNs: given(.frameStartToExposureOffsetNs, c[.frameStartToExposureOffsetNs], "added to every frame time"),
+                source: (components.video as? SourceDetailing)?.details ?? [:]),
+            candidate: .init(
+                id: shot.id, onsetSample: shot.onsetSample, impactSample: shot.impactSample, score: shot.score, features: shot.features,
+                decidedAtSample: shot.decidedAtSample, shotRule: "score ≥ \(options.shotThreshold) (the default rule)"),
+            tofCorrection: .init(samples: shot.tofCorrectionSamples, provenance: shot.tofProvenance),
+            audio: audio.map {
+                .init(
+                    file: "audio.wav", sampleRate: $0.rate, firstSample: $0.firstSample, samples: $0.samples.count, missingSamples: $0.missing,
+                    windowNs: given(.audioWindowNs, c[.audioWindowNs]), preNs: given(.audioPreNs, c[.audioPreNs]))
+            },
+            timeline: .init(file: "index.bin", entries: window.timeline.entries.count), files: [:],
+            createdAt: ISO8601DateFormatter().string(from: Date()))
     }
 
     func report() -> SessionReport {

@@ -521,26 +521,17 @@ public final class SessionRunner: @unchecked Sendable {
                 recordPin(pin, clipID: clipID)
             }
         }
-        let staging = "\(options.context.outputDirectory)/.staging/\(clipID)"
-        try? FileManager.default.removeItem(atPath: staging)
-        try FileSystem.makeDirectory("\(options.context.outputDirectory)/.staging")
-        try FileSystem.makeDirectory(staging)
+        let bundle = try ClipBundleWriter(out: options.context.outputDirectory, clipID: clipID)
+        let staging = bundle.directory
         let clip = try ClipMinter.mint(
-            window, to: "\(staging)/clip.mp4", frameIntervalNs: components.video.format.frameIntervalNs,
+            window, to: bundle.videoPath, frameIntervalNs: components.video.format.frameIntervalNs,
             fragmentExtension: components.encoder.fragmentExtension)
         lock.lock()
         let audio = audioWindows[shot.id]  // the candidate keeps its window while it is retained
         lock.unlock()
-        // Each file whole or not at all; a failure (a full disk) names the file and the reason.
-        if let audio {
-            try FileSystem.writeAtomically(WAVWriter.data(samples: audio.samples, sampleRate: audio.rate), to: "\(staging)/audio.wav")
-        }
-        try FileSystem.writeAtomically(window.timeline.encoded(), to: "\(staging)/index.bin")
-        let meta = try metadata(shot, clip: clip, window: window, clipID: clipID, staging: staging, audio: audio)
-        try FileSystem.writeAtomically([UInt8](meta), to: "\(staging)/meta.json")
-        let sizes = (try? FileSystem.list(staging))?.compactMap { name -> UInt64? in
-            ((try? FileManager.default.attributesOfItem(atPath: "\(staging)/\(name)"))?[.size] as? NSNumber)?.uint64Value
-        } ?? []
+        if let audio { try bundle.writeAudio(audio.samples, sampleRate: audio.rate) }
+        try bundle.writeTimeline(window.timeline)
+        let sizes = try bundle.finish(metadata(shot, clip: clip, window: window, clipID: clipID, audio: audio)).values.map { UInt64($0) }
         for case let e as EventSink in components.sinks {
             e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
         }

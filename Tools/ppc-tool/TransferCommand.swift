@@ -3,6 +3,7 @@ import Config
 import Foundation
 import FragmentRing
 import Link
+import PayloadSource
 import Syscall
 import Transfer
 
@@ -64,18 +65,14 @@ enum TransferCommand {
         }
         // The capture profile the host's policy judges comes from the bundles' own meta.json.
         // So does the device id the clips were minted under (they go to that device's folder on the host).
-        var profile = "unknown"
-        var mintedBy: String?
-        if let data = FileManager.default.contents(atPath: "\(outbox.path(of: pending[0]))/meta.json"),
-            let meta = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        {
-            mintedBy = meta["device"] as? String
-            if let p = meta["captureProfile"] as? [String: Any], let w = p["width"] as? Int, let h = p["height"] as? Int,
-                let fps = p["framesPerSecond"] as? Int
-            {
-                profile = "\(w)x\(h)@\(fps) \(p["codec"] as? String ?? "")"
-            }
-        }
+        let meta = try? ClipMeta.read("\(outbox.path(of: pending[0]))/meta.json")
+        let profile = meta.map {
+            CaptureProfile(
+                width: $0.captureProfile.width, height: $0.captureProfile.height, framesPerSecond: Double($0.captureProfile.framesPerSecond),
+                codec: $0.captureProfile.codec
+            ).description
+        } ?? "unknown"
+        let mintedBy = meta?.device
         let device = try deviceID(inv, fallback: mintedBy)
         let config = Configuration.defaults
         let link: DeviceLink
