@@ -179,55 +179,11 @@ extension SessionRunner {
 
     /// The session on one time axis: audio envelope, fragments, candidates, shots and clip windows.
     func timelineSVG(snapshot: TimelineSnapshot, shots: [DetectedImpact], clips: [MintedClip], candidates: [DetectedImpact]) -> String {
-        let fragments = snapshot.entries(of: .videoFragment)
-        let env = envelope
-        let start = min(fragments.first?.timeNs ?? 0, env.first?.0 ?? 0)
-        let end = max((fragments.last.map { $0.timeNs + $0.value }) ?? 1, env.last?.0 ?? 1)
-        let width = 1200.0
-        let height = 320.0
-        let left = 50.0
-        let span = Double(max(1, end - start))
-        func x(_ t: Int64) -> Double { left + (Double(t - start) / span) * (width - left - 20) }
-        var svg = """
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="11">
-            <rect width="100%" height="100%" fill="white"/>
-            <text x="\(left)" y="16" font-size="13">ppc session '\(options.context.session)' — capture clock, seconds</text>
-
-            """
-        for clip in clips {
-            // The window as minted (keyframe-aligned start, post-roll cut at the end of capture), not t0 ± configuration.
-            svg += "<rect x=\"\(x(clip.startNs))\" y=\"30\" width=\"\(x(clip.endNs) - x(clip.startNs))\" height=\"230\" fill=\"#2a7\" fill-opacity=\"0.12\"/>\n"
-            svg += "<text x=\"\(x(clip.startNs) + 3)\" y=\"42\" fill=\"#175\">\(clip.clipID)</text>\n"
-        }
-        // Audio envelope: peak per 10 ms in dBFS (−80…0 mapped to 0…90 px either side of y = 140).
-        func envelopeHeight(_ peak: Float) -> Double { max(0, min(1, (20 * log10(Double(max(peak, 1e-9))) + 80) / 80)) * 90 }
-        var path = ""
-        for (i, (t, peak)) in env.enumerated() {
-            path += (i == 0 ? "M" : "L") + String(format: "%.1f,%.1f", x(t), 140 - envelopeHeight(peak))
-        }
-        for (t, peak) in env.reversed() { path += String(format: "L%.1f,%.1f", x(t), 140 + envelopeHeight(peak)) }
-        if !path.isEmpty { svg += "<path d=\"\(path)Z\" fill=\"#57a\" fill-opacity=\"0.6\"/>\n" }
-        svg += "<text x=\"4\" y=\"144\">audio</text><text x=\"4\" y=\"158\" fill=\"#777\">dBFS</text>\n"
-        for (i, f) in fragments.enumerated() {
-            svg += "<rect x=\"\(x(f.timeNs))\" y=\"270\" width=\"\(max(1, x(f.timeNs + f.value) - x(f.timeNs)))\" height=\"14\" fill=\"\(i % 2 == 0 ? "#999" : "#bbb")\"/>\n"
-        }
-        svg += "<text x=\"4\" y=\"281\">ring</text>\n"
-        for cand in candidates {
-            svg += "<line x1=\"\(x(cand.t0Ns))\" y1=\"40\" x2=\"\(x(cand.t0Ns))\" y2=\"240\" stroke=\"#d33\" stroke-dasharray=\"3,2\"/>\n"
-        }
-        for shot in shots {
-            svg += "<line x1=\"\(x(shot.t0Ns))\" y1=\"30\" x2=\"\(x(shot.t0Ns))\" y2=\"262\" stroke=\"#d33\" stroke-width=\"2\"/>\n"
-            svg += "<text x=\"\(x(shot.t0Ns) + 3)\" y=\"258\" fill=\"#d33\">shot \(shot.id)</text>\n"
-        }
-        var tick = (start / 1_000_000_000) * 1_000_000_000
-        while tick <= end {
-            if tick >= start {
-                svg += "<line x1=\"\(x(tick))\" y1=\"288\" x2=\"\(x(tick))\" y2=\"294\" stroke=\"black\"/><text x=\"\(x(tick) - 4)\" y=\"308\">\(tick / 1_000_000_000)</text>\n"
-            }
-            tick += 1_000_000_000
-        }
-        svg += "<text x=\"\(width - 480)\" y=\"16\" fill=\"#555\">red: candidates (dashed) and shots · green: clip windows · grey: ring fragments</text>\n"
-        svg += "</svg>\n"
-        return svg
+        TimelinePicture(
+            title: "ppc session '\(options.context.session)'", envelope: envelope,
+            fragments: snapshot.entries(of: .videoFragment).map { ($0.timeNs, $0.timeNs + $0.value) },
+            clips: clips.map { .init(label: $0.clipID, startNs: $0.startNs, endNs: $0.endNs) },
+            shots: shots.map { ($0.id, $0.t0Ns) }, candidates: candidates.map(\.t0Ns)
+        ).svg()
     }
 }
