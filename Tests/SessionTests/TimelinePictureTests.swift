@@ -37,6 +37,10 @@ struct TimelinePictureTests {
     @Test func anHourWith150ShotsStaysSmall() {
         let svg = Self.hour().svg()
         #expect(svg.utf8.count < 200_000, "\(svg.utf8.count) bytes")
+        // For a person to look at: PPC_TEST_OUTPUT=DIR keeps the picture.
+        if let dir = ProcessInfo.processInfo.environment["PPC_TEST_OUTPUT"] {
+            try? Data(svg.utf8).write(to: URL(fileURLWithPath: "\(dir)/timeline-hour.svg"))
+        }
         #expect(svg.hasPrefix("<svg") && svg.hasSuffix("</svg>\n"))
     }
 
