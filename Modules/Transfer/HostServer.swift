@@ -17,12 +17,21 @@ public struct IngestPolicy: Sendable {
 
     public static func named(_ name: String) -> IngestPolicy? { [pinpointStudio, any].first { $0.name == name } }
 
-    /// Refusal reason for a capture profile `WxH@FPS …`, or nil when accepted.
-    public func refusal(of profile: String) -> String? {
+    /// Why a capture profile `WxH@FPS …` is refused, or nil when accepted: `device` is what the device is told (its own
+    /// figure and the policy's name — the floor itself never crosses the wire, REQ-CAP-5), `host` what the host logs
+    /// (with the floor).
+    public func refusal(of profile: String) -> (device: String, host: String)? {
         guard minimumHeight > 0 || minimumFPS > 0 else { return nil }
-        guard let p = CaptureProfile(profile) else { return "capture profile '\(profile)' does not state WxH@FPS" }
-        if p.height < minimumHeight { return "\(p.height) lines is below this host's \(minimumHeight)" }
-        if p.framesPerSecond < Double(minimumFPS) { return "\(p.rateText) fps is below this host's \(minimumFPS)" }
+        guard let p = CaptureProfile(profile) else {
+            let why = "capture profile '\(profile)' does not state WxH@FPS"
+            return (why, why)
+        }
+        if p.height < minimumHeight {
+            return ("\(p.height) lines is below what ingest policy '\(name)' takes", "\(p.height) lines is below this host's \(minimumHeight)")
+        }
+        if p.framesPerSecond < Double(minimumFPS) {
+            return ("\(p.rateText) fps is below what ingest policy '\(name)' takes", "\(p.rateText) fps is below this host's \(minimumFPS)")
+        }
         return nil
     }
 }
@@ -96,9 +105,9 @@ public final class HostServer: @unchecked Sendable {
             }
             // A probe (ppc-tool link probe) measures the clock on the control channel only; the policy judges capture.
             let probing = profile == "probe" && channel == .control  // never on bulk: that would bypass the policy
-            if !probing, let reason = policy.refusal(of: profile) {
-                try c.send(.helloAck(accepted: false, policy: policy.name, reason: reason))
-                note("refused \(device) (\(channel)): policy \(policy.name): \(reason)")
+            if !probing, let why = policy.refusal(of: profile) {
+                note("refused \(device) (\(channel)): policy \(policy.name): \(why.host)")  // logged before the device hears it
+                try c.send(.helloAck(accepted: false, policy: policy.name, reason: why.device))
                 return
             }
             try c.send(.helloAck(accepted: true, policy: policy.name, reason: ""))

@@ -11,7 +11,7 @@ struct WireTests {
     static let all: [LinkMessage] = [
         .preview(frameIndex: 42, timeNs: 1_000_000, width: 4, height: 2, luma: [1, 2, 3, 4, 5, 6, 7, 8]),
         .hello(protocolVersion: 1, deviceID: "bay-3", channel: .bulk, captureProfile: "1920x1080@120 h264"),
-        .helloAck(accepted: false, policy: "pinpoint-studio", reason: "360 lines is below this host's 1080"),
+        .helloAck(accepted: false, policy: "pinpoint-studio", reason: "360 lines is below what ingest policy 'pinpoint-studio' takes"),
         .heartbeat(sequence: 7, deviceTimeNs: -5), .heartbeatAck(sequence: 7, hostTimeNs: 99),
         .syncProbe(sequence: 1, t1: 10), .syncReply(sequence: 1, t1: 10, t2: 20, t3: 21),
         .relationUpdate(offsetNs: -123, skewPpm: 12.5, uncertaintyNs: 40_000, samples: 16),

@@ -197,7 +197,10 @@ struct TransferTests {
             Issue.record("a 360-line device was accepted by pinpoint-studio")
         } catch {
             #expect(error.code == .refused)
-            #expect(error.reason.contains("pinpoint-studio") && error.reason.contains("360 lines"))
+            #expect(error.reason.contains("pinpoint-studio") && error.reason.contains("360 lines"), "\(error.reason)")
+            // The floor is host policy: it never crosses the wire (seed 000 REQ-CAP-5); the host's own log has it.
+            #expect(!error.reason.contains("1080") && !error.reason.contains("120 fps"), "\(error.reason)")
+            #expect(server.log.contains { $0.contains("360 lines is below this host's 1080") }, "\(server.log)")
         }
     }
 
