@@ -13,9 +13,12 @@ public struct ClipBundleWriter: Sendable {
     /// The staging directory of this bundle.
     public let directory: String
 
+    /// Where bundles of the run writing to `out` are put together: `OUT/.staging`.
+    public static func stagingDirectory(out: String) -> String { "\(out)/.staging" }
+
     /// Makes `OUT/.staging/<clipID>/` anew (whatever an earlier try left there goes first).
     public init(out: String, clipID: String) throws {
-        let staging = "\(out)/.staging"
+        let staging = Self.stagingDirectory(out: out)
         directory = "\(staging)/\(clipID)"
         try? FileManager.default.removeItem(atPath: directory)
         try FileSystem.makeDirectory(staging)

@@ -297,11 +297,10 @@ public final class FragmentRing: Sendable {
     func makeRoom(_ bytes: Int64) -> Bool {
         state.withLock { $0.diskFullEvents += 1 }
         if headroom.release(atLeast: bytes) > 0 { return true }
+        // Recycling as usual, one fragment sooner: the same choice (oldest unpinned, never the newest).
         let victim: SequenceNumber? = state.withLock { s in
-            guard s.live.count > 1, let i = s.live.dropLast().firstIndex(where: { (s.pinCounts[$0.sequence] ?? 0) == 0 }) else { return nil }
-            let v = s.live.remove(at: i).sequence
-            if s.recycledThrough == nil || s.recycledThrough! < v { s.recycledThrough = v }
-            s.givenUpForSpace += 1
+            let v = Self.chooseVictims(&s, capacity: s.live.count - 1).first
+            if v != nil { s.givenUpForSpace += 1 }
             return v
         }
         guard let victim else { return false }

@@ -232,20 +232,24 @@ public final class Connection: @unchecked Sendable {
         var got = 0
         let n = out.count
         while got < n {
-            if let deadlineNs {
-                // Past the deadline the wait is zero, not skipped: bytes already here (a process stopped and woken
-                // after they came) are read, never mistaken for a stall.
-                let left = max(0, deadlineNs - monotonicNowNs())
+            let r: Int
+            do {
+                // With a deadline, what is already here is taken without waiting (one call, the common case while a
+                // chunk streams in); only when nothing is does the wait begin, bounded by what is left of the deadline.
+                r = try Socket.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: out[got...]), waiting: deadlineNs == nil, peer: peer)
+            } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+                // Past the deadline the wait is zero, not skipped: bytes that came meanwhile are read, never taken
+                // for a stall.
+                let left = max(0, deadlineNs! - monotonicNowNs())
                 let events: Int16
                 do { events = try Socket.poll(fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000)) } catch {
                     throw LinkError(.io, "poll \(peer): \(reason(error))")
                 }
                 if events == 0 {
-                    throw LinkError(.deadPeer, "\(peer): a message stalled after \(got) of \(n) bytes (a message must arrive whole within its deadline)")
+                    throw LinkError(.stalled, "\(peer): a message stalled after \(got) of \(n) bytes (a message must arrive whole within its deadline)")
                 }
-            }
-            let r: Int
-            do { r = try Socket.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: out[got...]), peer: peer) } catch {
+                continue
+            } catch {
                 throw LinkError(.io, "receive from \(peer): \(reason(error))")
             }
             if r == 0 { throw LinkError(.closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")") }

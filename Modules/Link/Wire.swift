@@ -244,6 +244,8 @@ public struct LinkError: Error, Sendable, CustomStringConvertible {
         public static let refused = Code("refused")
         public static let protocolViolation = Code("protocol")
         public static let deadPeer = Code("dead-peer")
+        /// A message began and did not arrive whole within its deadline (one byte and then silence, or a trickle).
+        public static let stalled = Code("stalled")
         /// A transfer stopped because policy kept it paused past its limit (the clip waits; nothing is lost).
         public static let yielded = Code("yielded")
     }

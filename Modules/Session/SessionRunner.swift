@@ -178,7 +178,7 @@ public final class SessionRunner: @unchecked Sendable {
         // A bundle left half-made in OUT/.staging by a run that was killed never counted (it was never delivered and
         // its fragments are still in the ring, or recycled): it goes now. The caller holds OUT's lock, so no other run
         // is minting into it.
-        removedStaging = Self.clearStaging("\(out)/.staging")
+        removedStaging = Self.clearStaging(ClipBundleWriter.stagingDirectory(out: out))
         ring = try FragmentRing(
             directory: "\(out)/ring",
             configuration: .init(capacity: Int(c[.fragmentCapacity]), durability: .fsync,
@@ -240,7 +240,7 @@ public final class SessionRunner: @unchecked Sendable {
         thread("ppc.mint") { self.mintLoop() }
         group.wait()
         for s in components.sinks { try s.finish() }
-        try? FileManager.default.removeItem(atPath: "\(options.context.outputDirectory)/.staging")
+        try? FileManager.default.removeItem(atPath: ClipBundleWriter.stagingDirectory(out: options.context.outputDirectory))
         return report()
     }
 

@@ -79,9 +79,11 @@ public enum Socket {
         try syscall("sendfile", path: peer) { Glibc.sendfile(fd, file, &offset, count) }
     }
 
-    /// recv(2) into `buffer`; 0 when the peer closed.
-    public static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, peer: String) throws(SystemError) -> Int {
-        try syscall("recv", path: peer) { Glibc.recv(fd, buffer.baseAddress, buffer.count, 0) }
+    /// recv(2) into `buffer`; 0 when the peer closed. Not `waiting`: what is there now, or EAGAIN (MSG_DONTWAIT).
+    public static func receive(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, waiting: Bool = true, peer: String
+    ) throws(SystemError) -> Int {
+        try syscall("recv", path: peer) { Glibc.recv(fd, buffer.baseAddress, buffer.count, waiting ? 0 : Int32(MSG_DONTWAIT)) }
     }
 
     /// Waits up to `timeoutMs` (negative: for ever) for `events` on `fd`; the events that came (empty: none).

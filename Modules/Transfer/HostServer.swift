@@ -148,7 +148,7 @@ public final class HostServer: @unchecked Sendable {
             do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch where error.code == .closed {
                 note("preview from \(device) ended after \(frames) frames")
                 return
-            } catch where error.code == .deadPeer && error.reason.contains("nothing received") {
+            } catch where error.code == .deadPeer {
                 if controlIsUp(device) { continue }
                 throw LinkError(.deadPeer, "preview channel of \(device) idle with no control channel up")
             }

@@ -205,7 +205,8 @@ public final class HostStore: Sendable {
                 }
             } catch where error.code == .closed {
                 return
-            } catch where error.code == .deadPeer && error.reason.contains("nothing received") && current == nil {
+            } catch where error.code == .deadPeer {
+                // Nothing came for `idleTimeoutNs` (between clips, or while the device's policy pauses a transfer).
                 if keepIdle() { continue }
                 throw LinkError(.deadPeer, "bulk channel of \(device) idle for \((idleTimeoutNs ?? 0) / 1_000_000) ms with no control channel up")
             }

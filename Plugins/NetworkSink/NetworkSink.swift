@@ -164,7 +164,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 link.close(reason: "transfer yielded to policy")
                 self.link = nil
                 throw LinkError(.yielded, "\(e.reason); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
-            } catch let e as LinkError where e.code == .closed || e.code == .io || e.code == .deadPeer {
+            } catch let e as LinkError where e.code == .closed || e.code == .io || e.code == .deadPeer || e.code == .stalled {
                 guard attempt < Self.reconnects, monotonicNowNs() < deadline else {
                     throw LinkError(e.code, "\(clipID) not delivered within \(deliveryNs / 1_000_000_000) s and \(attempt) reconnects (\(e.reason)); it waits in \(outbox.directory) for `ppc-tool transfer drain`")
                 }
