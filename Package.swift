@@ -48,6 +48,12 @@ let package = Package(
         .target(name: "V4L2", dependencies: ["CV4L2", "Syscall"], path: "Modules/V4L2"),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "V4L2Source", "Pipeline", "TestSupport"], path: "Tests/V4L2Tests"),
 
+        /** libasound2 (Debian libasound2-dev), found by pkg-config: sound cards. Wrapped by ALSA. */
+        .systemLibrary(name: "CALSA", path: "Modules/CALSA", pkgConfig: "alsa"),
+        /** ALSA PCM capture and playback with monotonic timestamps, and the cards' capture devices: the only importer
+            of CALSA. */
+        .target(name: "ALSA", dependencies: ["CALSA"], path: "Modules/ALSA"),
+
         // MARK: - Syscall
 
         /** glibc's Linux-only calls (mallopt, gettid); part of libc, so no pkg-config and no link line. Wrapped by Syscall. */
@@ -111,6 +117,7 @@ let package = Package(
             dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall", "Policy"],
             path: "Modules/Session"),
         .testTarget(name: "SessionTests", dependencies: ["Session", "Pipeline"], path: "Tests/SessionTests"),
+        .testTarget(name: "AudioTests", dependencies: ["Audio", "ALSA", "ALSASource", "Pipeline", "Detect"], path: "Tests/AudioTests"),
 
         // MARK: - Policy
 
@@ -167,6 +174,8 @@ let package = Package(
         .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config", "Syscall"], path: "Plugins/NetworkSink"),
         /** The `v4l2` video source: a camera through Modules/V4L2, NV12 as is or YUYV converted once, losses as interruptions. */
         .target(name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
+        /** The `alsa` audio source: a microphone through Modules/ALSA, its sample clock fitted against CLOCK_MONOTONIC. */
+        .target(name: "ALSASource", dependencies: ["ALSA", "Audio", "Pipeline", "Config", "Syscall"], path: "Plugins/ALSASource"),
         /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
         .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config", "FragmentRing"], path: "Plugins/ZstdCodec"),
 
@@ -186,7 +195,7 @@ let package = Package(
                 "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source",
+                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource",
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */

@@ -23,6 +23,20 @@ public final class AudioHistory {
         }
     }
 
+    /// `count` samples the stream lost: held as silence (at most the capacity is written), so sample numbers stay on
+    /// the source's clock.
+    public func skip(_ count: Int64) {
+        guard count > 0 else { return }
+        let zeros = min(count, Int64(capacity))
+        written += count - zeros
+        storage.withUnsafeMutableBufferPointer { s in
+            for _ in 0..<zeros {
+                s[Int(written % Int64(capacity))] = 0
+                written += 1
+            }
+        }
+    }
+
     /// Samples [first, first + count) if all are still held; the part not held is reported as `missing` and zero-filled
     /// (a window cut near the start of a stream).
     public func window(first: Int64, count: Int) -> (samples: [Float], missing: Int) {

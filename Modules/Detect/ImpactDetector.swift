@@ -195,6 +195,24 @@ public final class ImpactDetector {
         }
     }
 
+    /// `count` samples the stream lost (an xrun): sample numbering jumps past them, so later onsets stay on the
+    /// device's sample clock. An event open across the gap is dropped undecided (half of it was never heard), the
+    /// filters and the onset history start again from silence, and no event opens within one block of the resume
+    /// (the restart itself is not a transient); the noise floor is kept.
+    public func skip(_ count: Int64) {
+        guard count > 0 else { return }
+        sample += count
+        eventOpen = false
+        inBlock = 0
+        blockEnergy = 0
+        blockEnergyHF = 0
+        hp2.z1 = 0; hp2.z2 = 0
+        hp6.z1 = 0; hp6.z2 = 0
+        history.update(repeating: 0, count: historyMask + 1)
+        recent = (floor, floor, floor, floor)
+        refractoryUntil = max(refractoryUntil, sample + Int64(blockSize))
+    }
+
     func endBlock(emit: (Candidate) -> Void) {
         let e = blockEnergy / Double(blockSize)
         let hf = blockEnergyHF / Double(blockSize)

@@ -120,10 +120,13 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         public var missingSamples: Int
         public var windowNs: Figure<Int64>
         public var preNs: Figure<Int64>
+        /// Capture-clock time of the file's first sample, ns (the source's fitted clock, or its nominal rate).
+        public var firstSampleNs: Figure<Int64>?
         public init(
             file: String, sampleRate: Int, firstSample: Int64, samples: Int, missingSamples: Int, windowNs: Figure<Int64>,
-            preNs: Figure<Int64>
+            preNs: Figure<Int64>, firstSampleNs: Figure<Int64>? = nil
         ) {
+            self.firstSampleNs = firstSampleNs
             self.file = file
             self.sampleRate = sampleRate
             self.firstSample = firstSample

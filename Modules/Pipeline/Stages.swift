@@ -229,6 +229,35 @@ public protocol ImpactDetecting: AnyObject {
     /// Prepares for a stream at `sampleRate` whose sample 0 is at `streamStartNs` on the capture clock.
     func start(sampleRate: Int, streamStartNs: Int64) throws
     func process(_ samples: UnsafeBufferPointer<Float>, emit: (DetectedImpact) -> Void)
+    /// `count` samples the source lost (an audio xrun): the detector's sample numbering moves past them, so onsets
+    /// after the gap stay on the source's sample clock.
+    func skip(samples count: Int64)
+}
+
+/// An audio source whose sample clock is measured against the capture clock (a sound card: its rate is not exactly
+/// nominal). The session uses it to turn sample positions — a candidate's onset, an audio window's first sample —
+/// into capture-clock times, instead of assuming the nominal rate.
+public protocol SampleClockMapping: AnyObject {
+    /// Capture-clock time of sample `position` (fractional; counted from the stream's first sample), ns.
+    func captureTimeNs(ofSample position: Double) -> Int64
+}
+
+/// Samples an audio source lost: its sample numbering (`AudioBlock.firstSample`) jumped past them.
+public struct AudioGap: Sendable, Equatable {
+    /// First sample lost (the stream's numbering).
+    public var firstSample: Int64
+    public var samples: Int64
+    /// Capture-clock time the loss was noticed, ns.
+    public var noticedNs: Int64
+    /// What happened, in words a report carries.
+    public var reason: String
+
+    public init(firstSample: Int64, samples: Int64, noticedNs: Int64, reason: String) {
+        self.firstSample = firstSample
+        self.samples = samples
+        self.noticedNs = noticedNs
+        self.reason = reason
+    }
 }
 
 /// Where a session's output lives and who it is.

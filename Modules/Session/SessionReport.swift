@@ -65,7 +65,11 @@ extension SessionRunner {
             audio: audio.map {
                 .init(
                     file: "audio.wav", sampleRate: $0.rate, firstSample: $0.firstSample, samples: $0.samples.count, missingSamples: $0.missing,
-                    windowNs: given(.audioWindowNs, c[.audioWindowNs]), preNs: given(.audioPreNs, c[.audioPreNs]))
+                    windowNs: given(.audioWindowNs, c[.audioWindowNs]), preNs: given(.audioPreNs, c[.audioPreNs]),
+                    firstSampleNs: .init(
+                        $0.firstSampleNs, components.audio is SampleClockMapping ? "measured" : "derived",
+                        components.audio is SampleClockMapping
+                            ? "the card's sample clock, fitted against the capture clock" : "the stream's first block time + samples at the nominal rate"))
             },
             timeline: .init(file: "index.bin", entries: window.timeline.entries.count), files: [:],
             createdAt: ISO8601DateFormatter().string(from: Date()))
@@ -103,6 +107,7 @@ extension SessionRunner {
         } ?? figure(NSNull(), "unavailable", "no readable thermal zone under \(options.thermalRoot): thermal state not monitored, nothing claimed")
         lock.lock()
         let notes = policyNotes
+        let gaps = audioGaps
         lock.unlock()
         let policyLines = policy.history.map { $0.sentence } + notes
         var json: [String: Any] = [
@@ -114,6 +119,10 @@ extension SessionRunner {
             "captureSeconds": figure(Double(spanNs) / 1e9, "measured", "capture clock, first to last frame"),
             "format": "\(format)",
             "videoSource": (components.video as? SourceDetailing)?.details ?? [:],
+            "audioSource": (components.audio as? SourceDetailing)?.details ?? [:],
+            "audioGaps": figure(
+                gaps.map { ["firstSample": $0.firstSample, "samples": $0.samples, "noticedNs": $0.noticedNs, "reason": $0.reason] as [String: Any] },
+                "measured", "samples the audio source lost (overruns), each skipped on its sample clock and on the timeline as an interruption"),
             "framesCaptured": figure(captured, "measured"),
             "framesEncoded": figure(encoded, "measured"),
             "framesDropped": figure(dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),

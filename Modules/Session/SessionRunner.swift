@@ -121,6 +121,8 @@ public final class SessionRunner: @unchecked Sendable {
     // Owned by the audio thread:
     var envelope: [(Int64, Float)] = []
     var audioDriftMaxNs: Int64 = 0
+    /// Stretches the audio source lost (its sample numbering jumped), in order; read under `lock` by the report.
+    var audioGaps: [AudioGap] = []
     var audioStartNs: Int64?
     let wallStart = monotonicNowNs()
     var captureStats: CaptureSession.Statistics?
@@ -305,17 +307,23 @@ public final class SessionRunner: @unchecked Sendable {
         let block = max(1, rate / 100)  // 10 ms
         var buffer = [Float](repeating: 0, count: block)
         var started = false
+        var expected: Int64 = 0
+        let clock = source as? SampleClockMapping
         var found: [DetectedImpact] = []
         // Windows owed to shots, cut as soon as their last sample has been heard (thread-owned; handed over under lock).
         var owed: [(id: UInt64, first: Int64, count: Int)] = []
         let preSamples = Int64(Double(c[.audioPreNs]) * Double(rate) / 1e9)
         let windowSamples = Int(Double(c[.audioWindowNs]) * Double(rate) / 1e9)
+        var streamStartNs: Int64 = 0
         func handOver(_ w: (id: UInt64, first: Int64, count: Int)) {
             let cut = history.window(first: w.first, count: w.count)
             lock.lock()
             // Only while the candidate is still retained (or a shot waits for it): retention stays bounded.
             if book.needsAudio(w.id) {
-                audioWindows[w.id] = AudioWindow(samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing)
+                audioWindows[w.id] = AudioWindow(
+                    samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing,
+                    firstSampleNs: clock?.captureTimeNs(ofSample: Double(w.first))
+                        ?? (streamStartNs + w.first * 1_000_000_000 / Int64(rate)))
             }
             lock.broadcast()
             lock.unlock()
@@ -327,9 +335,27 @@ public final class SessionRunner: @unchecked Sendable {
                 if let d = options.durationNs, let s = audioStartNs, b.timeNs - s >= d { break }
                 if !started {
                     audioStartNs = b.timeNs
-                    try components.detector?.start(sampleRate: rate, streamStartNs: b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate))
+                    streamStartNs = b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate)
+                    try components.detector?.start(sampleRate: rate, streamStartNs: streamStartNs)
                     started = true
+                    expected = b.firstSample
+                    history.skip(b.firstSample)
                 }
+                if b.firstSample > expected {
+                    // The source lost samples (an overrun): the detector and the history move past them, the gap goes
+                    // on the timeline as an interruption and into the report.
+                    let gap = AudioGap(
+                        firstSample: expected, samples: b.firstSample - expected, noticedNs: b.timeNs,
+                        reason: "the audio source lost \(b.firstSample - expected) samples (its numbering jumped: an overrun)")
+                    components.detector?.skip(samples: gap.samples)
+                    history.skip(gap.samples)
+                    let lostNs = gap.samples * 1_000_000_000 / Int64(rate)
+                    eventTimeline.append(timeNs: b.timeNs - lostNs, kind: .interruption, flags: 1, reference: UInt64(gap.firstSample), value: lostNs)
+                    lock.lock()
+                    audioGaps.append(gap)
+                    lock.unlock()
+                }
+                expected = b.firstSample + Int64(b.count)
                 // Drift: how far the stream's own timestamps stray from its sample count on the shared clock.
                 let nominal = audioStartNs! + b.firstSample * 1_000_000_000 / Int64(rate)
                 audioDriftMaxNs = max(audioDriftMaxNs, abs(b.timeNs - nominal))
@@ -341,6 +367,11 @@ public final class SessionRunner: @unchecked Sendable {
                     envelope.append((b.timeNs, peak))
                     audioTimeline.append(timeNs: b.timeNs, kind: .audioWindow, reference: UInt64(b.firstSample), value: Int64(b.count))
                     components.detector?.process(part) { found.append($0) }
+                }
+                for i in found.indices {
+                    // A sound card's own clock, fitted against the capture clock, places the impact; the detector
+                    // assumed the nominal rate.
+                    if let clock { found[i].t0Ns = clock.captureTimeNs(ofSample: found[i].impactSample) }
                 }
                 for cand in found {
                     eventTimeline.append(timeNs: cand.t0Ns, kind: .candidate, reference: cand.id, value: cand.onsetSample)
@@ -381,6 +412,8 @@ public final class SessionRunner: @unchecked Sendable {
         var firstSample: Int64
         /// Samples the history no longer (or not yet) held, zero-filled.
         var missing: Int
+        /// Capture-clock time of the first sample: the source's fitted clock if it has one, else the nominal rate.
+        var firstSampleNs: Int64
     }
 
     /// Audio windows of shots awaiting their mint, by candidate id (under `lock`).

@@ -36,3 +36,10 @@ public func monotonicNowNs() -> Int64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
+
+/// CPU time this process has used (all threads, user + system), ns: CLOCK_PROCESS_CPUTIME_ID.
+public func processCPUNs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}

@@ -31,6 +31,8 @@ public final class ImpactDetectorStage: ImpactDetecting {
         }
     }
 
+    public func skip(samples count: Int64) { detector?.skip(count) }
+
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "impact", kind: .detector,

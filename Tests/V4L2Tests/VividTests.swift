@@ -44,7 +44,9 @@ final class VividTests: XCTestCase {
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
-    static func boot(params: String, script: String, files: [String: String] = [:]) throws -> Boot {
+    /// Boots the VM and runs `script`. `alsa` also loads snd-aloop (card "Loopback": what is played into
+    /// hw:Loopback,0,N is captured from hw:Loopback,1,N).
+    static func boot(params: String, script: String, files: [String: String] = [:], data: [String: Data] = [:], alsa: Bool = false) throws -> Boot {
         guard let vivid = vividRun else {
             throw XCTSkip("vivid-run.sh not found (set VIVID_RUN, or keep ../shared/tools beside the repository): the V4L2 driver tests need it")
         }
@@ -57,8 +59,9 @@ final class VividTests: XCTestCase {
         let dir = TemporaryDirectory("ppc-vivid")
         try script.write(toFile: dir.path + "/script.sh", atomically: true, encoding: .utf8)
         for (name, text) in files { try text.write(toFile: dir.path + "/" + name, atomically: true, encoding: .utf8) }
+        for (name, bytes) in data { try bytes.write(to: URL(fileURLWithPath: dir.path + "/" + name)) }
         let r = try ToolRunner.runProgram(
-            "/bin/bash", [vivid, "-p", params, "-b", tool, "-b", "/usr/bin/v4l2-ctl", "-s", dir.path, "-t", "400",
+            "/bin/bash", [vivid, "-p", params] + (alsa ? ["-a", ""] : []) + ["-b", tool, "-b", "/usr/bin/v4l2-ctl", "-s", dir.path, "-t", "400",
                           "/bin/busybox", "sh", "/share/script.sh"])
         let output = String(decoding: r.stdout, as: UTF8.self) + r.stderr
         if r.status == 125 || r.status == 124 {

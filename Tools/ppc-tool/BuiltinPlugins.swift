@@ -1,3 +1,4 @@
+import ALSASource
 import Detectors
 import FileSink
 import LibavEncoder
@@ -10,7 +11,7 @@ import ZstdCodec
 
 /// The plugins built into ppc-tool, registered in the process-wide registry at start.
 enum BuiltinPlugins {
-    static let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all + [FileSink.factory, NetworkSink.factory, ImpactDetectorStage.factory, V4L2Source.factory]
+    static let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all + [FileSink.factory, NetworkSink.factory, ImpactDetectorStage.factory, V4L2Source.factory, ALSASource.factory]
 
     static func registerAll() {
         for f in all { try! PluginRegistry.default.register(f) }

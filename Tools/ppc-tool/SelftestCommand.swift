@@ -8,6 +8,8 @@ import FragmentRing
 import Pipeline
 import Syscall
 import V4L2Source
+import ALSASource
+import Detect
 
 /// `ppc-tool selftest`: source → encoder → ring for a few seconds with late frames dropped and counted (seed 000
 /// REQ-CAP-3: drops must be visible), reporting requested vs achieved frame rate and encode time per frame — each
@@ -17,7 +19,9 @@ enum SelftestCommand {
         "selftest", abstract: "Can this machine capture this format? Measured, with drops counted.",
         discussion: """
             SOURCE is synthetic[:WxH@FPS] (default synthetic:1280x720@120), file:PATH, network:URL or
-            v4l2:DEVICE[:WxH@FPS][:input=N] (a camera; without a mode, the one `capture card` says it would choose).
+            v4l2:DEVICE[:WxH@FPS][:input=N] (a camera; without a mode, the one `capture card` says it would choose), or
+            alsa:PCM (a microphone, e.g. alsa:hw:0,0: achieved rate, overruns, the card's drift against CLOCK_MONOTONIC,
+            and every impact heard, with its capture-clock time).
             The run is short: a sustained rate over a long session is not measured by it (seed 000).
             """,
         options: [
@@ -109,6 +113,7 @@ enum SelftestCommand {
     static func run(_ inv: Invocation) throws -> ExitCode {
         let seconds = try inv.parsed("seconds", as: Double.self) ?? 3
         guard seconds > 0 else { throw CommandFailure.usage("--seconds must be positive") }
+        if let spec = inv.value("source"), spec.hasPrefix("alsa:") { return try audio(inv, device: String(spec.dropFirst(5)), seconds: seconds) }
         let s = try setup(inv, seconds: seconds)
         let tmp = NSTemporaryDirectory() + "ppc-selftest-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: tmp) }
@@ -179,6 +184,95 @@ enum SelftestCommand {
             (result["verdict"] as! String) + (suggestion.isEmpty ? "" : "; try \(suggestion)"),
         ])
         return sustained ? .success : .failure
+    }
+}
+
+extension SelftestCommand {
+    /// `selftest --source alsa:PCM`: the microphone alone for `seconds` — what rate the card achieved on the capture
+    /// clock, its drift with its uncertainty, overruns and samples lost, CPU per period, and each impact heard.
+    static func audio(_ inv: Invocation, device: String, seconds: Double) throws -> ExitCode {
+        let overrides = try commandLineOverrides(inv)
+        let config: Configuration
+        do { config = try Configuration(overrides: overrides) } catch { throw CommandFailure.dataError(error.description) }
+        let mic = try Stages.make(ALSASource.self, named: "alsa", kinds: [.audioSource], given: ["device": .string(device)], config: config)
+        let rate = mic.sampleRate
+        let detector = ImpactDetector(ImpactDetector.Settings(sampleRate: rate))
+        var buffer = [Float](repeating: 0, count: mic.configuration.periodFrames)
+        var heard: [[String: Any]] = []
+        var lines: [String] = []
+        var gaps: [[String: Any]] = []
+        var expected: Int64 = 0
+        var firstNs: Int64?
+        var lastNs: Int64 = 0
+        var firstFirst: Int64 = 0
+        var lastFirst: Int64 = 0
+        var delivered: Int64 = 0
+        var periods = 0
+        var started = false
+        let cpu0 = processCPUNs()
+        let wall0 = monotonicNowNs()
+        do {
+            while true {
+                guard let b = try buffer.withUnsafeMutableBufferPointer({ try mic.read(into: $0) }) else { break }
+                if !started {
+                    detector.streamStartNs = b.timeNs
+                    expected = b.firstSample
+                    firstFirst = b.firstSample
+                    started = true
+                }
+                let first = firstNs ?? b.timeNs
+                firstNs = first
+                if b.timeNs - first >= Int64(seconds * 1e9) { break }
+                if b.firstSample > expected {
+                    detector.skip(b.firstSample - expected)
+                    gaps.append(["firstSample": expected, "samples": b.firstSample - expected, "noticedNs": b.timeNs])
+                    lines.append("overrun: \(b.firstSample - expected) samples lost at sample \(expected)")
+                }
+                expected = b.firstSample + Int64(b.count)
+                delivered += Int64(b.count)
+                periods += 1
+                lastNs = b.timeNs
+                lastFirst = b.firstSample
+                buffer.withUnsafeBufferPointer { all in
+                    detector.process(UnsafeBufferPointer(rebasing: all[0..<b.count])) { c in
+                        let t0 = mic.captureTimeNs(ofSample: c.impactSample)
+                        heard.append(["onsetSample": c.onsetSample, "t0Ns": t0, "score": c.score])
+                        lines.append("impact: onset sample \(c.onsetSample), t0 \(t0) ns (CLOCK_MONOTONIC), score \(String(format: "%.2f", c.score))")
+                    }
+                }
+            }
+        } catch { throw CommandFailure.failure("\(error)") }
+        let cpu = processCPUNs() - cpu0
+        let wall = monotonicNowNs() - wall0
+        let span = Double(lastNs - (firstNs ?? lastNs)) / 1e9
+        let c = mic.configuration
+        var result = BenchCommand.provenance()
+        result["area"] = "selftest"
+        result["source"] = "alsa \(device)"
+        result["configuration"] = c.description
+        result["seconds"] = seconds
+        result["samplesDelivered"] = delivered
+        result["overruns"] = mic.overruns
+        result["samplesLost"] = mic.samplesLost
+        result["gaps"] = gaps
+        // Sample numbers advanced (lost ones included) per second of capture clock, first block to last.
+        result["achievedRateHz"] = span > 0 ? Double(lastFirst - firstFirst) / span : 0
+        result["fittedRateHz"] = mic.clock.ratePpm.map { Double(rate) * (1 + $0 / 1e6) } ?? NSNull()
+        result["driftPpm"] = mic.clock.ratePpm ?? NSNull()
+        result["driftUncertaintyPpm"] = mic.clock.uncertaintyPpm ?? NSNull()
+        result["latencyBoundMs"] = Double(c.periodNs) / 1e6
+        result["cpuPerPeriodUs"] = periods > 0 ? Double(cpu) / Double(periods) / 1e3 : 0
+        result["cpuPercent"] = wall > 0 ? Double(cpu) * 100 / Double(wall) : 0
+        result["impacts"] = heard
+        result["note"] = "measured over \(seconds) s: rate and drift from the card's own timestamps (snd_pcm_status htstamp on CLOCK_MONOTONIC), the drift's uncertainty the fit's standard error; the latency bound is one period (samples reach the reader a period at a time)"
+        let drift = mic.clock.ratePpm.map { String(format: "%+.2f ± %.2f ppm", $0, mic.clock.uncertaintyPpm ?? 0) } ?? "not fitted (run longer than 2 s)"
+        try BenchCommand.emit(result, json: inv.flag("json"), lines: [
+            "selftest: alsa \(c)",
+            "\(delivered) samples in \(String(format: "%.2f", span)) s of capture clock; \(mic.overruns) overrun(s), \(mic.samplesLost) samples lost",
+            "card clock against CLOCK_MONOTONIC: \(drift); latency bound \(String(format: "%.2f", Double(c.periodNs) / 1e6)) ms (one period)",
+            "CPU: \(String(format: "%.1f", Double(cpu) / Double(max(1, periods)) / 1e3)) µs per period",
+        ] + lines)
+        return .success
     }
 }
 

@@ -1,0 +1,148 @@
+import ALSA
+import Audio
+import Config
+import Pipeline
+import Syscall
+
+/// `alsa`: a microphone on a sound card. Reads one channel of a named PCM as mono Float32, period by period, and puts
+/// every sample on the capture clock through the card's own timestamps (`snd_pcm_status` htstamp, CLOCK_MONOTONIC):
+/// the card's rate against that clock is fitted continuously (``SampleClock``), so a sample's time carries the
+/// measured drift, not the nominal rate.
+///
+/// An overrun (the reader fell behind the card's buffer) is recovered at once; the samples it cost are estimated from
+/// the clock fit and skipped in the sample numbering, so `AudioBlock.firstSample` stays on the card's clock and the
+/// session sees the gap. Per period: one `snd_pcm_readi`, one `snd_pcm_status`, a conversion into the caller's
+/// buffer — nothing allocated.
+public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing {
+    let pcm: PCM
+    let channel: Int
+    let raw: UnsafeMutableRawPointer
+    public var sampleRate: Int { pcm.configuration.sampleRate }
+    public var configuration: PCM.Configuration { pcm.configuration }
+    public private(set) var clock: SampleClock
+    /// Sample number of the first frame read since the stream last (re)started.
+    var runBase: Int64 = 0
+    /// Frames read since the stream last (re)started.
+    var framesInRun: Int64 = 0
+    /// The next sample number to hand out.
+    var next: Int64 = 0
+    /// Set by an overrun: the next clock point places the restarted stream on the sample clock.
+    var resyncAfterOverrun = false
+    public private(set) var overruns = 0
+    public private(set) var samplesLost: Int64 = 0
+
+    public init(device: String, sampleRate: Int, channels: Int, channel: Int, periodFrames: Int, periods: Int) throws {
+        pcm = try PCM(device: device, direction: .capture, sampleRate: sampleRate, channels: channels, periodFrames: periodFrames, periods: periods)
+        let c = pcm.configuration
+        guard channel < c.channels else {
+            throw ALSAError("choose channel \(channel)", device: device, "the device opened with \(c.channels) channel(s)")
+        }
+        self.channel = channel
+        raw = .allocate(byteCount: c.periodFrames * c.channels * c.format.bytes, alignment: 16)
+        // One clock point per period; the fit forgets with a time constant of about a minute.
+        clock = SampleClock(nominalRate: c.sampleRate, horizonPoints: max(100, Int(60_000_000_000 / max(1, c.periodNs))))
+    }
+
+    deinit { raw.deallocate() }
+
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> AudioBlock? {
+        let c = pcm.configuration
+        let want = min(buffer.count, c.periodFrames)
+        var got = 0
+        while true {
+            let r = pcm.readInterleaved(raw, frames: want)
+            if r > 0 {
+                got = r
+                break
+            }
+            if r == 0 { continue }
+            // -EPIPE (overrun) or -ESTRPIPE (suspend): prepare again; capture restarts at the next read.
+            try pcm.recover(r)
+            overruns += 1
+            resyncAfterOverrun = true
+            runBase = next
+            framesInRun = 0
+        }
+        convert(frames: got, into: buffer)
+        framesInRun += Int64(got)
+        if let p = try pcm.clockPoint(framesTransferred: framesInRun) {
+            if resyncAfterOverrun, clock.points > 0 {
+                // Where the restarted stream sits on the card's clock: the sample the fit puts at this point's time.
+                let slope = clock.slope
+                let at = clock.timeNs(ofSample: Double(next)) ?? p.timeNs
+                let positionNow = Double(next) + Double(p.timeNs - at) / slope  // sample number at p.timeNs
+                let lost = max(0, Int64(positionNow.rounded()) - (runBase + p.position))
+                runBase += lost
+                samplesLost += lost
+                resyncAfterOverrun = false
+            }
+            clock.add(position: runBase + p.position, timeNs: p.timeNs)
+        }
+        let first = runBase + framesInRun - Int64(got)
+        next = first + Int64(got)
+        let timeNs = clock.timeNs(ofSample: Double(first)) ?? monotonicNowNs()
+        return AudioBlock(firstSample: first, count: got, timeNs: timeNs)
+    }
+
+    @inline(__always)
+    func convert(frames: Int, into buffer: UnsafeMutableBufferPointer<Float>) {
+        let c = pcm.configuration
+        let stride = c.channels
+        switch c.format {
+        case .s16:
+            let s = raw.assumingMemoryBound(to: Int16.self)
+            for i in 0..<frames { buffer[i] = Float(s[i * stride + channel]) * (1 / 32768) }
+        case .s32:
+            let s = raw.assumingMemoryBound(to: Int32.self)
+            for i in 0..<frames { buffer[i] = Float(s[i * stride + channel]) * (1 / 2_147_483_648) }
+        case .float:
+            let s = raw.assumingMemoryBound(to: Float.self)
+            for i in 0..<frames { buffer[i] = max(-1, min(1, s[i * stride + channel])) }
+        }
+    }
+
+    public func captureTimeNs(ofSample position: Double) -> Int64 {
+        clock.timeNs(ofSample: position) ?? monotonicNowNs()
+    }
+
+    public var details: [String: String] {
+        let c = pcm.configuration
+        var d = [
+            "device": c.device, "configuration": c.description, "channel": String(channel),
+            "latencyBoundMs": String(format: "%.3f", Double(c.periodNs) / 1e6),
+            "timestamps": "snd_pcm_status htstamp, CLOCK_MONOTONIC, one per period",
+            "overruns": String(overruns), "samplesLost": String(samplesLost), "clockPoints": String(clock.points),
+        ]
+        if let ppm = clock.ratePpm, let u = clock.uncertaintyPpm {
+            d["driftPpm"] = String(format: "%.2f", ppm)
+            d["driftUncertaintyPpm"] = String(format: "%.2f", u)
+        } else {
+            d["driftPpm"] = "not yet fitted (needs 2 s of points)"
+        }
+        return d
+    }
+
+    public static let factory = PluginFactory(
+        PluginDescriptor(
+            name: "alsa", kind: .audioSource,
+            summary: "A microphone on a sound card (ALSA): one channel, timestamped by the card on CLOCK_MONOTONIC, drift fitted.",
+            parameters: [
+                .init("device", .string, default: nil, "PCM to open: hw:CARD,DEV (ppc-tool capture devices lists them), plughw:…, default."),
+                .init("sampleRate", .integer, default: .number(48_000, isInteger: true), minimum: 8000, maximum: 192_000,
+                      "Rate to ask for, Hz (seed 000: 48 kHz); the rate granted is in the report."),
+                .init("channels", .integer, default: .number(1, isInteger: true), minimum: 1, maximum: 32,
+                      "Channels to open (some cards open only as stereo or more)."),
+                .init("channel", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 31, "The channel to listen to, from 0."),
+                .init("periodMs", .number, default: .number(5, isInteger: true), minimum: 0.5, maximum: 100,
+                      "Period, ms: how often the card hands over samples; the timestamps' granularity and the latency bound."),
+                .init("periods", .integer, default: .number(8, isInteger: true), minimum: 2, maximum: 64,
+                      "Periods of buffer: how long the reader may stall before an overrun."),
+            ],
+            check: { p in p.integer("channel") < p.integer("channels") ? nil : "channel \(p.integer("channel")) is not among \(p.integer("channels")) channel(s)" }),
+        make: { p, _ in
+            let rate = p.integer("sampleRate")
+            return try ALSASource(
+                device: p.string("device"), sampleRate: rate, channels: p.integer("channels"), channel: p.integer("channel"),
+                periodFrames: max(16, Int((p.number("periodMs") * Double(rate) / 1000).rounded())), periods: p.integer("periods"))
+        })
+}
