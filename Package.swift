@@ -148,8 +148,9 @@ let package = Package(
 
         // MARK: - Plugins
 
-        /** Synthetic video, audio and IMU sources drawn from one known swing script: the built-in test session. */
-        .target(name: "Synthetic", dependencies: ["Pipeline", "Config", "Syscall"], path: "Plugins/Synthetic"),
+        /** Synthetic video (NV12, or Motion JPEG prepared before arming), audio and IMU sources drawn from one known
+            swing script: the built-in test session. */
+        .target(name: "Synthetic", dependencies: ["Pipeline", "Config", "Syscall", "Media"], path: "Plugins/Synthetic"),
         .testTarget(name: "SyntheticTests", dependencies: ["Synthetic"], path: "Tests/SyntheticTests"),
 
         // MARK: - Test support and Specs

@@ -97,6 +97,7 @@ public final class CaptureSession {
         stats.capturePriority = ThreadPriority.raiseCurrent()
         try encoder.start(format: source.format, fragmentNs: fragmentNs, output: output)
         let interval = source.format.frameIntervalNs
+        let compressed = source.format.pixelFormat.isCompressed
         var samples = [Int64](repeating: 0, count: max(1, options.encodeTimeSamples))
         var sampleCount = 0
         var encodeTotal: Int64 = 0
@@ -152,7 +153,7 @@ public final class CaptureSession {
                     continue
                 }
             }
-            frameObserver?(buffer, info)
+            if !compressed { frameObserver?(buffer, info) }  // a preview takes planes; a JPEG is not decoded for it
             let t0 = monotonicNowNs()
             try encoder.encodeFrame(info)
             let spent = monotonicNowNs() - t0

@@ -33,6 +33,8 @@ public struct FragmentCodec: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let hevc = FragmentCodec(rawValue: 2)
     /// NV12 frames compressed with libzstd, each fragment independent.
     public static let zstdNV12 = FragmentCodec(rawValue: 3)
+    /// Motion JPEG as the camera sent it (every frame a keyframe), in NUT fragments.
+    public static let mjpeg = FragmentCodec(rawValue: 4)
 
     public var description: String {
         switch rawValue {
@@ -40,6 +42,7 @@ public struct FragmentCodec: RawRepresentable, Hashable, Sendable, CustomStringC
         case 1: "h264"
         case 2: "hevc"
         case 3: "zstd-nv12"
+        case 4: "mjpeg"
         default: "codec-\(rawValue)"
         }
     }

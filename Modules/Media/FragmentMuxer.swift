@@ -1,28 +1,51 @@
 import CFFmpeg
 
-/// Muxes one encoder's packets into self-contained MPEG-TS fragments, handing the bytes to `write` as libavformat
-/// produces them (through a custom AVIO context: no temporary file, no extra copy on our side).
+/// Muxes one stream's packets into self-contained fragments, handing the bytes to `write` as libavformat produces them
+/// (through a custom AVIO context: no temporary file, no extra copy on our side).
 ///
-/// Why MPEG-TS: a TS file cut anywhere is still readable up to the cut, so a crash loses at most the fragment being
-/// written; TS fragments concatenate byte-for-byte into a valid stream; and each fragment starts with PAT/PMT and an
-/// IDR carrying SPS/PPS, so it decodes alone. Fragmented MP4 would need its init segment beside every fragment and a
-/// finished `moof` to be readable.
+/// H.264/HEVC go in MPEG-TS: a TS file cut anywhere is still readable up to the cut, so a crash loses at most the
+/// fragment being written; TS fragments concatenate byte-for-byte into a valid stream; and each fragment starts with
+/// PAT/PMT and an IDR carrying SPS/PPS, so it decodes alone. Fragmented MP4 would need its init segment beside every
+/// fragment and a finished `moof` to be readable.
+///
+/// Motion JPEG goes in NUT: MPEG-TS has no stream type for it (libavformat writes it as private data and reads back
+/// `bin_data`), while NUT carries any codec FFmpeg knows with a 90 kHz time base, is readable up to a cut (its
+/// syncpoints), and each fragment starts with its own header, so it too stands alone.
 public final class FragmentMuxer {
+    /// What the fragments carry.
+    public enum Stream {
+        /// An encode session's output: its codec parameters (SPS/PPS and all) come from the encoder. MPEG-TS.
+        case encoder(EncoderSession)
+        /// Motion JPEG frames of this size, passed through. NUT.
+        case mjpeg(width: Int, height: Int)
+
+        var container: String {
+            switch self {
+            case .encoder: "mpegts"
+            case .mjpeg: "nut"
+            }
+        }
+    }
+
     final class Sink {
         let write: (UnsafeRawBufferPointer) throws -> Void
         var error: (any Error)?
         init(_ write: @escaping (UnsafeRawBufferPointer) throws -> Void) { self.write = write }
     }
 
-    let encoder: EncoderSession
+    let stream: Stream
     let sink: Sink
     var format: UnsafeMutablePointer<AVFormatContext>?
     var io: UnsafeMutablePointer<AVIOContext>?
     let packet: UnsafeMutablePointer<AVPacket>
     static let ioBufferSize: Int32 = 64 * 1024
 
-    public init(encoder: EncoderSession, write: @escaping (UnsafeRawBufferPointer) throws -> Void) throws(MediaError) {
-        self.encoder = encoder
+    public convenience init(encoder: EncoderSession, write: @escaping (UnsafeRawBufferPointer) throws -> Void) throws(MediaError) {
+        try self.init(.encoder(encoder), write: write)
+    }
+
+    public init(_ stream: Stream, write: @escaping (UnsafeRawBufferPointer) throws -> Void) throws(MediaError) {
+        self.stream = stream
         self.sink = Sink(write)
         guard let p = av_packet_alloc() else { throw MediaError(operation: "allocate packet", "out of memory") }
         packet = p
@@ -34,11 +57,11 @@ public final class FragmentMuxer {
         av_packet_free(&p)
     }
 
-    /// Starts a fragment: a new TS muxer writing PAT/PMT first.
+    /// Starts a fragment: a new muxer writing its header first (TS: PAT/PMT; NUT: main and stream headers).
     public func begin() throws {
         close()
         var fmt: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&fmt, nil, "mpegts", nil), "create MPEG-TS muxer")
+        try check(avformat_alloc_output_context2(&fmt, nil, stream.container, nil), "create \(stream.container) muxer")
         format = fmt
         guard let buffer = av_malloc(Int(Self.ioBufferSize)) else { throw MediaError(operation: "allocate I/O buffer", "out of memory") }
         let opaque = Unmanaged.passUnretained(sink).toOpaque()
@@ -57,25 +80,40 @@ public final class FragmentMuxer {
         guard let io, let fmt else { throw MediaError(operation: "create I/O context", "out of memory") }
         fmt.pointee.pb = io
         guard let stream = avformat_new_stream(fmt, nil) else { throw MediaError(operation: "create stream", "out of memory") }
-        try encoder.copyParameters(to: stream.pointee.codecpar)
+        switch self.stream {
+        case .encoder(let encoder):
+            try encoder.copyParameters(to: stream.pointee.codecpar)
+        case .mjpeg(let width, let height):
+            let par = stream.pointee.codecpar!
+            par.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+            par.pointee.codec_id = AV_CODEC_ID_MJPEG
+            par.pointee.width = Int32(width)
+            par.pointee.height = Int32(height)
+        }
         stream.pointee.time_base = mpegTimeBase
         var options: OpaquePointer?
-        av_dict_set(&options, "mpegts_copyts", "1", 0)
+        if case .encoder = self.stream { av_dict_set(&options, "mpegts_copyts", "1", 0) }
         defer { av_dict_free(&options) }
-        try rethrowSink(avformat_write_header(fmt, &options), "write MPEG-TS header")
+        try rethrowSink(avformat_write_header(fmt, &options), "write \(self.stream.container) header")
     }
 
     /// Adds one encoded packet to the current fragment.
     public func write(_ p: EncoderSession.Packet) throws {
+        try write(bytes: p.bytes, pts: p.pts, isKeyframe: p.isKeyframe)
+    }
+
+    /// Adds one frame's bytes (an encoder's packet, or a JPEG as the camera sent it) at `pts` (90 kHz). The bytes are
+    /// referenced, not copied, for the length of the call.
+    public func write(bytes: UnsafeRawBufferPointer, pts: Int64, isKeyframe: Bool) throws {
         guard let format else { throw MediaError(operation: "mux", "no fragment begun") }
-        packet.pointee.data = UnsafeMutablePointer(mutating: p.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
-        packet.pointee.size = Int32(p.bytes.count)
-        packet.pointee.pts = p.pts
-        packet.pointee.dts = p.pts  // no reordering: decode order is presentation order
-        packet.pointee.flags = p.isKeyframe ? AV_PKT_FLAG_KEY : 0
+        packet.pointee.data = UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        packet.pointee.size = Int32(bytes.count)
+        packet.pointee.pts = pts
+        packet.pointee.dts = pts  // no reordering: decode order is presentation order
+        packet.pointee.flags = isKeyframe ? AV_PKT_FLAG_KEY : 0
         packet.pointee.stream_index = 0
         packet.pointee.duration = 0
-        try rethrowSink(av_write_frame(format, packet), "mux packet at pts \(p.pts)")
+        try rethrowSink(av_write_frame(format, packet), "mux packet at pts \(pts)")
         packet.pointee.data = nil
         packet.pointee.size = 0
     }
@@ -83,7 +121,7 @@ public final class FragmentMuxer {
     /// Ends the fragment: trailer, flush of the I/O buffer to `write`.
     public func end() throws {
         guard let format else { return }
-        try rethrowSink(av_write_trailer(format), "write MPEG-TS trailer")
+        try rethrowSink(av_write_trailer(format), "write \(stream.container) trailer")
         avio_flush(format.pointee.pb)
         if let e = sink.error { throw e }
         close()
@@ -110,7 +148,9 @@ public final class FragmentMuxer {
     }
 }
 
-/// Remuxes MPEG-TS fragments into one MP4 without re-encoding.
+/// Remuxes fragments (MPEG-TS, or NUT for Motion JPEG) into one MP4 without re-encoding. Motion JPEG stays Motion
+/// JPEG: MP4 carries it as ISO object type 0x6C (`mp4v`), which ffmpeg/ffplay, mpv and VLC play; a browser does not,
+/// so a host makes an H.264 viewing copy (``ViewTranscoder``).
 public enum ClipRemuxer {
     public struct Report: Sendable, Equatable {
         public let frames: Int
@@ -120,7 +160,7 @@ public enum ClipRemuxer {
         public let durationTicks90k: Int64
     }
 
-    /// Writes `fragments` (TS files, in order) to `output` as an MP4 with `+faststart` (moov first), timestamps shifted
+    /// Writes `fragments` (in order) to `output` as an MP4 with `+faststart` (moov first), timestamps shifted
     /// so the first frame is at 0. `frameIntervalTicks` (90 kHz) gives the last frame its duration.
     public static func remux(fragments: [String], to output: String, frameIntervalTicks: Int64) throws(MediaError) -> Report {
         guard !fragments.isEmpty else { throw MediaError(operation: "remux", path: output, "no fragments") }

@@ -207,6 +207,39 @@ public final class MediaReader {
         }
     }
 
+    /// The video stream's codec (`h264`, `mjpeg`, …).
+    public var videoCodec: String? {
+        guard videoIndex >= 0 else { return nil }
+        return String(cString: avcodec_get_name(format.pointee.streams[Int(videoIndex)]!.pointee.codecpar.pointee.codec_id))
+    }
+
+    /// The next video packet as it is stored — not decoded — copied into `buffer` (a Motion JPEG frame passed through);
+    /// nil at the end of the input. A packet larger than `buffer` is an error naming both sizes.
+    public func readVideoPacket(into buffer: UnsafeMutableRawBufferPointer) throws -> (index: Int64, timeNs: Int64, byteCount: Int)? {
+        guard videoIndex >= 0 else { return nil }
+        var result: (Int64, Int64, Int)?
+        func take(_ p: UnsafeMutablePointer<AVPacket>) throws {
+            let n = Int(p.pointee.size)
+            guard n <= buffer.count else {
+                throw MediaError(operation: "read video packet", path: location, "a \(n)-byte frame is larger than the \(buffer.count) bytes a frame may take")
+            }
+            if n > 0 { buffer.baseAddress!.copyMemory(from: p.pointee.data, byteCount: n) }
+            let pts = p.pointee.pts == ppc_av_nopts_value() ? p.pointee.dts : p.pointee.pts
+            result = (videoFrames, ns(pts == ppc_av_nopts_value() ? 0 : pts, stream: videoIndex), n)
+            videoFrames += 1
+        }
+        while result == nil {
+            if !pendingVideo.isEmpty {
+                var p: UnsafeMutablePointer<AVPacket>? = pendingVideo.removeFirst()
+                defer { av_packet_free(&p) }
+                try take(p!)
+                break
+            }
+            if !(try pump(video: take)) { return nil }
+        }
+        return result
+    }
+
     private func deliver(
         _ info: VideoInfo, luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, chroma: UnsafeMutablePointer<UInt8>,
         chromaStride: Int

@@ -19,12 +19,19 @@ public enum PixelFormat: String, Sendable, CaseIterable {
     case nv12
     /// 8-bit packed 4:2:2 Y0 Cb Y1 Cr.
     case yuyv
+    /// Motion JPEG: each frame a whole JPEG image as the camera (or file) gave it, passed through, never decoded.
+    case mjpeg
 
-    /// Bytes of one frame of `width`×`height`.
+    /// Whether frames arrive already compressed (a byte run of varying length, not planes).
+    public var isCompressed: Bool { self == .mjpeg }
+
+    /// Bytes of one frame of `width`×`height`; for a compressed format, the most one frame may take (a JPEG larger than
+    /// the 4:2:2 picture it codes, plus 64 KiB of headers, is refused as damaged).
     public func frameBytes(width: Int, height: Int) -> Int {
         switch self {
         case .nv12: width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
         case .yuyv: width * height * 2
+        case .mjpeg: width * height * 2 + 65_536
         }
     }
 }
@@ -55,10 +62,13 @@ public struct FrameInfo: Sendable, Equatable {
     public var index: Int64
     /// Capture-clock time of the frame, nanoseconds.
     public var timeNs: Int64
+    /// For a compressed format, the bytes of the frame written at the buffer's start; 0 for planes.
+    public var byteCount: Int
 
-    public init(index: Int64, timeNs: Int64) {
+    public init(index: Int64, timeNs: Int64, byteCount: Int = 0) {
         self.index = index
         self.timeNs = timeNs
+        self.byteCount = byteCount
     }
 }
 
@@ -77,6 +87,16 @@ public struct VideoFrameBuffer {
         self.chromaStride = chromaStride
     }
 
+    /// Memory for one compressed frame (``PixelFormat/isCompressed``): `capacity` bytes at `base`; the source writes
+    /// the frame's bytes there and says how many in ``FrameInfo/byteCount``.
+    public static func compressed(_ base: UnsafeMutableRawPointer, capacity: Int) -> VideoFrameBuffer {
+        let p = base.assumingMemoryBound(to: UInt8.self)
+        return VideoFrameBuffer(luma: p, lumaStride: capacity, chroma: p, chromaStride: 0)
+    }
+
+    /// For a compressed frame's buffer: where its bytes go, and how many fit.
+    public var bytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(start: luma, count: lumaStride) }
+
     /// One contiguous NV12 buffer (Y rows of `width` bytes, then UV rows), e.g. a V4L2 buffer or a test's array.
     public init(contiguous base: UnsafeMutableRawPointer, width: Int, height: Int) {
         let y = base.assumingMemoryBound(to: UInt8.self)
@@ -84,7 +104,8 @@ public struct VideoFrameBuffer {
     }
 }
 
-/// Gives frames. Takes nothing. The caller owns the frame memory and reuses it.
+/// Gives frames. Takes nothing. The caller owns the frame memory and reuses it. A source whose format is compressed
+/// writes each frame's bytes into ``VideoFrameBuffer/bytes`` and their count into ``FrameInfo/byteCount``.
 public protocol VideoSource: AnyObject {
     var format: VideoFormat { get }
     /// Writes the next frame into `frame`; nil at the end of the stream.

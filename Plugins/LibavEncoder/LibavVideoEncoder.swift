@@ -105,5 +105,5 @@ public enum LibavEncoderPlugins {
     public static let x265 = factory(
         "x265", .hevc, "HEVC (libx265 via libavcodec), the seed's codec: same fragment rules as x264; slower on a CPU.")
 
-    public static let all = [x264, x265]
+    public static let all = [x264, x265, PassthroughEncoder.factory]
 }

@@ -57,6 +57,34 @@ public enum SyntheticPlugins {
                 texture: SyntheticVideoSource.Texture(rawValue: p.string("texture"))!)
         })
 
+    public static let mjpeg = PluginFactory(
+        PluginDescriptor(
+            name: "synthetic.mjpeg", kind: .videoSource,
+            summary: "Motion JPEG as a USB camera sends it, with synthetic.video's picture: every frame encoded before arming, then paced.",
+            parameters: [
+                .init("width", .integer, default: .number(1920, isInteger: true), minimum: 160, maximum: 7680, "Frame width, pixels (even)."),
+                .init("height", .integer, default: .number(1080, isInteger: true), minimum: 48, maximum: 4320, "Frame height, pixels (even)."),
+                .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, maximum: 1000, "Frames per second."),
+                .init("pace", .choice(SyntheticVideoSource.Pace.allCases.map(\.rawValue)), default: .string("realtime"),
+                      "realtime: no faster than a camera (the default: a camera's frames do not come faster); asap: as fast as read."),
+                .init("texture", .choice(SyntheticVideoSource.Texture.allCases.map(\.rawValue)), default: .string("flat"),
+                      "flat: small JPEGs; noise: large ones, like a sensor's picture (memory: see distinctSeconds)."),
+                .init("quality", .integer, default: .number(5, isInteger: true), minimum: 2, maximum: 31, "JPEG qscale, 2 (best) to 31."),
+                .init("distinctSeconds", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 86_400,
+                      "Prepare only this many seconds of frames and repeat them (bounds memory on long runs); 0: every frame distinct."),
+            ] + sessionParameters,
+            check: evenFrame),
+        make: { p, _ in
+            if let why = evenFrame(p) { throw RegistryError("synthetic.mjpeg: \(why)") }
+            let start = startNs(p)
+            return try SyntheticMJPEGSource(
+                width: p.integer("width"), height: p.integer("height"), framesPerSecond: p.integer("fps"),
+                script: script(p, startNs: start), startNs: start, seconds: p.number("seconds"),
+                pace: SyntheticVideoSource.Pace(rawValue: p.string("pace"))!,
+                texture: SyntheticVideoSource.Texture(rawValue: p.string("texture"))!, quality: p.integer("quality"),
+                distinctSeconds: p.number("distinctSeconds"))
+        })
+
     public static let audio = PluginFactory(
         PluginDescriptor(
             name: "synthetic.audio", kind: .audioSource,
@@ -89,5 +117,5 @@ public enum SyntheticPlugins {
                 seconds: p.number("seconds"))
         })
 
-    public static let all = [video, audio, imu]
+    public static let all = [video, mjpeg, audio, imu]
 }

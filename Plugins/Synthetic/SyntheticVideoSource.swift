@@ -70,12 +70,23 @@ public final class SyntheticVideoSource: VideoSource {
         return (rel * fps + 999_999_999) / 1_000_000_000
     }
 
+    /// Frames in the stream.
+    public var frames: Int64 { frameCount }
+
     public func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo? {
         guard next < frameCount else { return nil }
         let i = next
         next += 1
         let t = timeNs(ofFrame: i)
         if pace == .realtime { waitUntil(t) }
+        render(i, into: frame)
+        return FrameInfo(index: i, timeNs: t)
+    }
+
+    /// Draws frame `i` — background, ball, shaft at the script's angle for its time, frame counter — into `frame`.
+    /// Depends on nothing but `i`, so frames may be drawn in any order or on several threads at once.
+    public func render(_ i: Int64, into frame: VideoFrameBuffer) {
+        let t = timeNs(ofFrame: i)
         let w = format.width
         let h = format.height
         let stride = frame.lumaStride
@@ -124,10 +135,10 @@ public final class SyntheticVideoSource: VideoSource {
             }
         }
         FrameCounter.draw(i, into: base, width: w, height: h, stride: stride)
-        return FrameInfo(index: i, timeNs: t)
     }
 
-    func waitUntil(_ t: Int64) {
+    /// Sleeps until frame time `t` is due on the pace clock (the first call anchors it).
+    public func waitUntil(_ t: Int64) {
         let now = monotonicNowNs()
         if paceOriginNs == 0 { paceOriginNs = now - (t - startNs) }
         let due = paceOriginNs + (t - startNs)

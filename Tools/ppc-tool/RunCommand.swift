@@ -54,8 +54,12 @@ enum RunCommand {
         // A file or network source carries its own audio track.
         if audio == nil, let both = video as? AudioSource, both.sampleRate > 0 { audio = both }
         let imu = try manifest.sources.first { $0.kind == .imuSource }.map { try make($0, as: IMUSource.self) }
+        // Without an encoder named: compressed frames pass through (seed 000: never re-encode what a camera encoded),
+        // planes go to x264.
         let encoder: VideoEncoder = try manifest.encoder.map { try make($0, as: VideoEncoder.self) }
-            ?? Stages.make(VideoEncoder.self, named: "x264", kinds: [.encoder], given: [:], config: config)
+            ?? Stages.make(
+                VideoEncoder.self, named: video.format.pixelFormat.isCompressed ? "passthrough" : "x264", kinds: [.encoder], given: [:],
+                config: config)
         let detector = try manifest.detector.map { try make($0, as: ImpactDetecting.self) }
         var hostOverride: [String: JSONValue] = [:]
         if let h = inv.value("host") {
@@ -92,12 +96,12 @@ enum RunCommand {
                 options: .init(
                     context: SessionContext(
                         outputDirectory: out, deviceID: device, session: manifest.session,
-                        captureProfile: "\(video.format.width)x\(video.format.height)@\(video.format.framesPerSecond) \(manifest.encoder?.plugin ?? "x264")"),
+                        captureProfile: "\(video.format.width)x\(video.format.height)@\(video.format.framesPerSecond) \(video.format.pixelFormat.isCompressed ? video.format.pixelFormat.rawValue : (manifest.encoder?.plugin ?? "x264"))"),
                     durationNs: duration.map { Int64($0 * 1e9) }, thermalRoot: inv.value("thermal-root") ?? "/sys/class/thermal"))
         } catch {
             throw CommandFailure.failure("cannot prepare \(out): \(error)")
         }
-        Terminal.out("ppc: session '\(manifest.session)' — \(videoStage.plugin) \(video.format) → \(encoder.fragmentExtension == "ts" ? (manifest.encoder?.plugin ?? "x264") : (manifest.encoder?.plugin ?? "")) → ring (\(config[.fragmentCapacity]) × \(ParameterValue.format(config[.fragmentSeconds])) s) · output \(out)/")
+        Terminal.out("ppc: session '\(manifest.session)' — \(videoStage.plugin) \(video.format) → \(manifest.encoder?.plugin ?? (video.format.pixelFormat.isCompressed ? "passthrough" : "x264")) → ring (\(config[.fragmentCapacity]) × \(ParameterValue.format(config[.fragmentSeconds])) s) · output \(out)/")
 
         // The session runs on its own threads; this one shows progress until it ends.
         let done = DispatchSemaphore(value: 0)

@@ -8,6 +8,7 @@ import FragmentRing
 import Pipeline
 import Syscall
 import V4L2Source
+import Synthetic
 import ALSASource
 import Detect
 
@@ -18,7 +19,8 @@ enum SelftestCommand {
     static let command = Command(
         "selftest", abstract: "Can this machine capture this format? Measured, with drops counted.",
         discussion: """
-            SOURCE is synthetic[:WxH@FPS] (default synthetic:1280x720@120), file:PATH, network:URL or
+            SOURCE is synthetic[:WxH@FPS] (default synthetic:1280x720@120), synthetic.mjpeg[:WxH@FPS] (Motion JPEG
+            as a USB camera sends it, passed through; default 1920x1080@120), file:PATH, network:URL or
             v4l2:DEVICE[:WxH@FPS][:input=N] (a camera; without a mode, the one `capture card` says it would choose), or
             alsa:PCM (a microphone, e.g. alsa:hw:0,0: achieved rate, overruns, the card's drift against CLOCK_MONOTONIC,
             and every impact heard, with its capture-clock time).
@@ -41,6 +43,18 @@ enum SelftestCommand {
 
     /// A source SPEC as a plugin name and parameters.
     static func sourceStage(_ spec: String, seconds: Double, pace: String) throws -> (String, [String: JSONValue]) {
+        if spec == "synthetic.mjpeg" || spec.hasPrefix("synthetic.mjpeg:") {
+            var params: [String: JSONValue] = ["seconds": .number(seconds + 1, isInteger: false), "pace": .string(pace)]
+            if let mode = spec.split(separator: ":", maxSplits: 1).dropFirst().first {
+                guard let m = CaptureProfile(mode), m.framesPerSecond == m.framesPerSecond.rounded() else {
+                    throw CommandFailure.usage("--source '\(spec)': expected synthetic.mjpeg:WIDTHxHEIGHT@FPS (a whole number of frames a second)")
+                }
+                params["width"] = .number(Double(m.width), isInteger: true)
+                params["height"] = .number(Double(m.height), isInteger: true)
+                params["fps"] = .number(m.framesPerSecond, isInteger: true)
+            }
+            return ("synthetic.mjpeg", params)
+        }
         if spec == "synthetic" || spec.hasPrefix("synthetic:") {
             var params: [String: JSONValue] = ["seconds": .number(seconds + 1, isInteger: false), "pace": .string(pace)]
             if let mode = spec.split(separator: ":", maxSplits: 1).dropFirst().first {
@@ -75,7 +89,7 @@ enum SelftestCommand {
             }
             return ("v4l2", params)
         }
-        throw CommandFailure.usage("--source '\(spec)': expected synthetic[:WxH@FPS], file:PATH, network:URL or v4l2:DEVICE[:WxH@FPS][:input=N]")
+        throw CommandFailure.usage("--source '\(spec)': expected synthetic[:WxH@FPS], synthetic.mjpeg[:WxH@FPS], file:PATH, network:URL, v4l2:DEVICE[:WxH@FPS][:input=N] or alsa:PCM")
     }
 
     static func setup(_ inv: Invocation, seconds: Double) throws -> Setup {
@@ -95,7 +109,7 @@ enum SelftestCommand {
             }
             sourceName = video.plugin
             sourceParams = video.parameters.values
-            if video.plugin == "synthetic.video" { sourceParams["pace"] = .string("realtime") }
+            if video.plugin == "synthetic.video" || video.plugin == "synthetic.mjpeg" { sourceParams["pace"] = .string("realtime") }
             if let e = m.encoder, inv.value("encoder") == nil {
                 encoderName = e.plugin
                 encoderParams = e.parameters.values
@@ -106,6 +120,7 @@ enum SelftestCommand {
             do { config = try Configuration(overrides: overrides) } catch { throw CommandFailure.dataError(error.description) }
         }
         let source = try Stages.make(VideoSource.self, named: sourceName, kinds: [.videoSource], given: sourceParams, config: config)
+        if source.format.pixelFormat.isCompressed, inv.value("encoder") == nil, encoderName == "x264" { encoderName = "passthrough" }
         let encoder = try Stages.make(VideoEncoder.self, named: encoderName, kinds: [.encoder], given: encoderParams, config: config)
         return Setup(source: source, encoder: encoder, config: config, describe: "\(sourceName) \(source.format) → \(encoderName)")
     }
@@ -123,7 +138,23 @@ enum SelftestCommand {
                 fileExtension: s.encoder.fragmentExtension))
         let session = CaptureSession(
             source: s.source, encoder: s.encoder, ring: ring, timeline: nil, fragmentNs: s.config[.fragmentNs])
-        let stats = try session.run(.init(dropLateFrames: true, durationNs: Int64(seconds * 1e9)))
+        // CPU and resident memory over the armed run: RSS read about once a second (every `fps` frames) from the
+        // capture thread's stop check — /proc costs tens of µs, far inside a frame's budget.
+        let rssArmed = ProcessMemory.bytes("VmRSS") ?? 0
+        var rssLow = rssArmed, rssHigh = rssArmed
+        var checks = 0
+        let every = max(1, s.source.format.framesPerSecond)
+        let cpu0 = processCPUNs()
+        let stats = try session.run(.init(dropLateFrames: true, durationNs: Int64(seconds * 1e9))) {
+            checks += 1
+            if checks % every == 0, let r = ProcessMemory.bytes("VmRSS") {
+                rssLow = min(rssLow, r)
+                rssHigh = max(rssHigh, r)
+            }
+            return false
+        }
+        let cpuNs = processCPUNs() - cpu0
+        let rssEnd = ProcessMemory.bytes("VmRSS") ?? 0
         let format = s.source.format
         let requested = Double(format.framesPerSecond)
         let offered = stats.framesCaptured
@@ -153,6 +184,14 @@ enum SelftestCommand {
         result["fragmentsPublished"] = stats.fragmentsPublished
         result["encodeMsPerFrame"] = ["mean": stats.encodeMeanNs / 1e6, "p50": Double(stats.encodeP50Ns) / 1e6, "p95": Double(stats.encodeP95Ns) / 1e6, "max": Double(stats.encodeMaxNs) / 1e6]
         result["capturePriority"] = stats.capturePriority
+        result["cpuMsPerFrame"] = stats.framesCaptured > 0 ? Double(cpuNs) / Double(stats.framesCaptured) / 1e6 : 0
+        result["cpuPercent"] = stats.wallNs > 0 ? Double(cpuNs) * 100 / Double(stats.wallNs) : 0
+        result["rssBytes"] = ["armed": rssArmed, "lowest": rssLow, "highest": rssHigh, "end": rssEnd,
+                              "growth": max(rssHigh, rssEnd) - rssArmed] as [String: Any]
+        if let mj = s.source as? SyntheticMJPEGSource {
+            result["prepared"] = ["frames": mj.distinctFrames, "bytes": mj.preparedBytes, "seconds": Double(mj.preparationNs) / 1e9,
+                                  "note": "JPEGs encoded before arming, as a camera's encoder would have; not part of the figures above"] as [String: Any]
+        }
         result["sustained"] = sustained
         result["verdict"] = sustained
             ? "this CPU sustains \(format) with \(s.describe.components(separatedBy: " → ").last ?? "")"
@@ -181,6 +220,7 @@ enum SelftestCommand {
             "requested \(Int(requested)) fps, achieved \(String(format: "%.1f", achieved)) fps; \(stats.framesEncoded) encoded, \(stats.framesDroppedLate) dropped late, \(stats.framesMissingAtSource) missing at the source",
             "encode per frame: mean \(String(format: "%.2f", stats.encodeMeanNs / 1e6)) ms, p95 \(String(format: "%.2f", Double(stats.encodeP95Ns) / 1e6)) ms (budget \(String(format: "%.2f", 1000 / requested)) ms)",
             "capture thread: \(stats.capturePriority)",
+            "CPU (whole process): \(String(format: "%.3f", stats.framesCaptured > 0 ? Double(cpuNs) / Double(stats.framesCaptured) / 1e6 : 0)) ms per frame, \(String(format: "%.1f", stats.wallNs > 0 ? Double(cpuNs) * 100 / Double(stats.wallNs) : 0)) % of one core; resident \(rssArmed / 1_048_576) MiB at arming, \(max(rssHigh, rssEnd) / 1_048_576) MiB at most",
             (result["verdict"] as! String) + (suggestion.isEmpty ? "" : "; try \(suggestion)"),
         ])
         return sustained ? .success : .failure
