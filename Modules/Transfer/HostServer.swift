@@ -58,9 +58,10 @@ public final class HostServer: @unchecked Sendable {
     /// Called with each log line as it happens (ppc-host prints them).
     public var onLog: (@Sendable (String) -> Void)?
 
-    public init(host: String, port: Int, library: String, policy: IngestPolicy) throws {
+    /// `onClipStored` is called with each newly stored clip's folder (see ``HostStore``); it must return at once.
+    public init(host: String, port: Int, library: String, policy: IngestPolicy, onClipStored: (@Sendable (String) -> Void)? = nil) throws {
         listener = try Listener(host: host, port: port)
-        store = try HostStore(library: library)
+        store = try HostStore(library: library, onClipStored: onClipStored)
         self.policy = policy
     }
 

@@ -35,8 +35,17 @@ public final class HostStore: Sendable {
     /// The largest file a host accepts (1 TiB): a size beyond it is refused at the offer.
     public static let maxFileBytes: UInt64 = 1 << 40
 
-    public init(library: String) throws {
+    /// Files the host itself adds to a clip's folder: its own notes, and a viewing copy of a Motion JPEG clip. They
+    /// are not part of what a device sent, so a clip offered again is compared without them.
+    public static let hostFiles: Set<String> = ["host-meta.json", "view.mp4"]
+
+    /// Called (on the receiving thread, after the clip's folder is durably in place) with each newly stored clip's
+    /// folder; it must return at once — work such as a viewing copy is queued elsewhere, off the receive path.
+    let onClipStored: (@Sendable (String) -> Void)?
+
+    public init(library: String, onClipStored: (@Sendable (String) -> Void)? = nil) throws {
         self.library = library
+        self.onClipStored = onClipStored
         try FileSystem.makeDirectory(library)
     }
 
@@ -358,7 +367,7 @@ public final class HostStore: Sendable {
                     do {
                         if FileSystem.exists(final) {
                             // Confirmed again only as the same clip: every file it holds was offered and matched.
-                            let stored = Set(try FileSystem.list(final)).subtracting(["host-meta.json"])
+                            let stored = Set(try FileSystem.list(final)).subtracting(Self.hostFiles)
                             guard stored == sent else {
                                 throw LinkError(.protocolViolation, "clip \(clipID) is already on this host with files \(stored.sorted().joined(separator: ", ")); this channel offered \(sent.sorted().joined(separator: ", ")); nothing confirmed")
                             }
@@ -378,6 +387,7 @@ public final class HostStore: Sendable {
                             try FileSystem.syncDirectory(partial)
                             try FileSystem.rename(partial, final)
                             try FileSystem.syncDirectory(deviceDir)
+                            onClipStored?(final)
                         }
                     } catch let e as LinkError {
                         throw e
