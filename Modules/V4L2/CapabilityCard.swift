@@ -20,8 +20,14 @@ public struct CaptureMode: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var framesPerSecond: Double { interval.framesPerSecond }
-    /// Whether ppc can take frames of this pixel format: NV12 as is, YUYV converted once.
-    public var usable: Bool { fourcc == .nv12 || fourcc == .yuyv }
+    /// Whether ppc can take frames of this pixel format: NV12 as is, YUYV converted once, Motion JPEG passed through.
+    /// (H.264 from a camera is not taken: its IDR interval would have to be set to the fragment grid, which ppc does
+    /// not yet do — the card says so.)
+    public var usable: Bool { fourcc == .nv12 || fourcc == .yuyv || fourcc.isMotionJPEG }
+    /// Raw frames, which ppc must encode itself (as opposed to frames the camera compressed).
+    public var isRaw: Bool { fourcc == .nv12 || fourcc == .yuyv }
+    /// Pixels a second an encoder would have to take for this mode.
+    public var pixelRate: Double { Double(width * height) * framesPerSecond }
     public var description: String {
         "\(fourcc) \(width)x\(height)@\(formatRate(framesPerSecond)) on input \(input) (\(inputName))"
     }
@@ -64,27 +70,39 @@ public struct ModeConstraints: Sendable, Equatable {
 /// a fixed, stated tie-break, so a session never lands on a different lens by accident); at equal everything NV12
 /// before YUYV (no conversion). A still-only or slow huge mode cannot win, because rate is asked first.
 public enum ModeSelection {
-    /// Modes in rank order, best first; modes ppc cannot take are left out.
-    public static func rank(_ modes: [CaptureMode]) -> [CaptureMode] {
-        modes.filter(\.usable).sorted { a, b in
+    /// Modes in rank order, best first; modes ppc cannot take are left out. At equal rate, size and input a raw mode
+    /// (NV12, then YUYV) ranks before Motion JPEG — unless `capacity` (this machine's measured encode rate) says the raw
+    /// mode cannot be encoded in time, and then the camera's own compression wins.
+    public static func rank(_ modes: [CaptureMode], capacity: EncodeCapacity? = nil) -> [CaptureMode] {
+        func order(_ m: CaptureMode) -> Int {
+            let rawFits = capacity.map { m.pixelRate <= $0.pixelsPerSecond } ?? true
+            switch m.fourcc {
+            case .nv12: return rawFits ? 0 : 3
+            case .yuyv: return rawFits ? 1 : 4
+            default: return 2
+            }
+        }
+        return modes.filter(\.usable).sorted { a, b in
             // Rates within 0.5% are one rate: NTSC's 1000/1001 (59.94 against 60) is not worth a smaller picture.
             if !sameRate(a.framesPerSecond, b.framesPerSecond) { return a.framesPerSecond > b.framesPerSecond }
             if a.height != b.height { return a.height > b.height }
             if a.width != b.width { return a.width > b.width }
             if a.input != b.input { return a.input < b.input }
-            if a.fourcc != b.fourcc { return a.fourcc == .nv12 }
-            return false
+            return order(a) < order(b)
         }
     }
 
-    /// The mode ppc would choose under `constraints`, and a sentence saying why — or why none fits.
-    public static func choose(_ modes: [CaptureMode], _ constraints: ModeConstraints = .init()) -> (mode: CaptureMode?, why: String) {
-        let ranked = rank(modes)
+    /// The mode ppc would choose under `constraints`, and a sentence saying why — or why none fits. `capacity` is this
+    /// machine's measured encode rate (the self-test figure), nil when none was measured.
+    public static func choose(
+        _ modes: [CaptureMode], _ constraints: ModeConstraints = .init(), capacity: EncodeCapacity? = nil
+    ) -> (mode: CaptureMode?, why: String) {
+        let ranked = rank(modes, capacity: capacity)
         let admitted = ranked.filter(constraints.admits)
         guard let best = admitted.first else {
             if ranked.isEmpty {
                 let offered = Set(modes.map(\.fourcc.description)).sorted().joined(separator: ", ")
-                return (nil, "no mode ppc can take: the device offers \(offered.isEmpty ? "no formats" : offered); ppc takes NV12 (as is) or YUYV (converted once)")
+                return (nil, "no mode ppc can take: the device offers \(offered.isEmpty ? "no formats" : offered); ppc takes NV12 (as is), YUYV (converted once) or MJPEG (passed through)")
             }
             return (nil, "no mode matches \(describe(constraints)); the best offered is \(ranked[0])")
         }
@@ -96,7 +114,23 @@ public enum ModeSelection {
                 why += ", on the lowest-numbered input that has it"
             }
         }
-        why += best.fourcc == .nv12 ? "; NV12 goes to the encoder without conversion" : "; \(best.fourcc) is converted to NV12 once per frame"
+        switch best.fourcc {
+        case .nv12: why += "; NV12 goes to the encoder without conversion"
+        case .yuyv: why += "; YUYV is converted to NV12 once per frame"
+        default: why += "; \(best.fourcc) is passed through as the camera compressed it (never decoded, never re-encoded)"
+        }
+        let rawAtSame = admitted.filter {
+            $0.isRaw && sameRate($0.framesPerSecond, best.framesPerSecond) && $0.width == best.width && $0.height == best.height
+        }
+        if !best.isRaw, let raw = rawAtSame.first {
+            if let c = capacity {
+                why += " — \(raw.fourcc) at this rate and size needs \(mpx(raw.pixelRate)) Mpx/s encoded, and this machine's encoder sustained \(mpx(c.pixelsPerSecond)) Mpx/s (\(c.basis))"
+            }
+        } else if best.isRaw, let c = capacity, best.pixelRate > c.pixelsPerSecond {
+            why += " — warning: it needs \(mpx(best.pixelRate)) Mpx/s encoded and this machine's encoder sustained \(mpx(c.pixelsPerSecond)) Mpx/s (\(c.basis)); no compressed mode at this rate and size is offered, so frames will be late"
+        } else if best.isRaw, capacity == nil, admitted.contains(where: { !$0.isRaw && sameRate($0.framesPerSecond, best.framesPerSecond) && $0.width == best.width && $0.height == best.height }) {
+            why += " (MJPEG is offered too; with no self-test figure on this machine raw is preferred — run `ppc-tool selftest` to measure)"
+        }
         if best.fromSignal { why += "; its timing is the incoming signal's" }
         if let bigger = ranked.filter({ $0.height > best.height }).max(by: { $0.height * $0.width < $1.height * $1.width }),
             bigger.framesPerSecond < best.framesPerSecond
@@ -105,6 +139,8 @@ public enum ModeSelection {
         }
         return (best, why)
     }
+
+    static func mpx(_ r: Double) -> String { String(format: "%.1f", r / 1e6) }
 
     /// Whether two rates are one rate for ranking (within 0.5%).
     public static func sameRate(_ a: Double, _ b: Double) -> Bool { abs(a - b) <= 0.005 * max(a, b) }
@@ -153,7 +189,7 @@ public struct CapabilityCard: Sendable {
             // A signal-timed input's size and rate are the incoming signal's: read once for the input, not per format.
             var signal: (format: V4L2PixelFormat, rate: FrameInterval?)?
             for f in try device.pixelFormats() {
-                if f.fourcc != .nv12 && f.fourcc != .yuyv { unusable.insert("\(f.fourcc) (\(f.description))") }
+                if f.fourcc != .nv12 && f.fourcc != .yuyv && !f.fourcc.isMotionJPEG { unusable.insert("\(f.fourcc) (\(f.description))") }
                 if !input.signalTimed, let sizes = try device.frameSizes(f.fourcc) {
                     for s in sizes {
                         for i in try device.frameIntervals(f.fourcc, width: s.width, height: s.height) {
@@ -194,8 +230,8 @@ public struct CapabilityCard: Sendable {
     }
 
     /// The card as plain JSON values (dictionaries, arrays, strings, numbers).
-    public func json(constraints: ModeConstraints = .init()) -> [String: Any] {
-        let choice = ModeSelection.choose(modes, constraints)
+    public func json(constraints: ModeConstraints = .init(), capacity: EncodeCapacity? = nil) -> [String: Any] {
+        let choice = ModeSelection.choose(modes, constraints, capacity: capacity)
         func mode(_ m: CaptureMode) -> [String: Any] {
             ["input": m.input, "inputName": m.inputName, "pixelFormat": m.fourcc.description, "width": m.width, "height": m.height,
              "fps": (m.framesPerSecond * 1000).rounded() / 1000, "interval": "\(m.interval.numerator)/\(m.interval.denominator)",
@@ -208,13 +244,15 @@ public struct CapabilityCard: Sendable {
             "modes": modes.map(mode), "unusableFormats": unusableFormats,
             "controls": controls.map(\.name),
             "choiceWhy": choice.why, "notes": notes,
+            "encodeCapacity": capacity.map { ["megapixelsPerSecond": $0.pixelsPerSecond / 1e6, "provenance": $0.provenance, "what": $0.what] as [String: Any] }
+                ?? "none recorded on this machine (ppc-tool selftest records it)",
         ]
         if let m = choice.mode { out["choice"] = mode(m) }
         return out
     }
 
     /// The card as lines for a terminal.
-    public func lines(constraints: ModeConstraints = .init()) -> [String] {
+    public func lines(constraints: ModeConstraints = .init(), capacity: EncodeCapacity? = nil) -> [String] {
         var out = ["\(path): \(capability.card) (driver \(capability.driver) \(capability.versionString), \(capability.busInfo))"]
         for inp in inputs { out.append("  input \(inp.index): \(inp.name)\(inp.signalTimed ? " (timing from the signal)" : "")") }
         var byKey: [String: [String]] = [:]
@@ -227,10 +265,16 @@ public struct CapabilityCard: Sendable {
         for k in order { out.append("\(k) @ \(byKey[k]!.joined(separator: ", ")) fps") }
         if !unusableFormats.isEmpty {
             let shown = unusableFormats.prefix(8).map { String($0.prefix(while: { $0 != " " })) }.joined(separator: ", ")
-            out.append("  \(unusableFormats.count) formats ppc does not take (NV12 as is, YUYV converted once): \(shown)\(unusableFormats.count > 8 ? ", …" : "") (--json lists them)")
+            out.append("  \(unusableFormats.count) formats ppc does not take (NV12 as is, YUYV converted once, MJPG passed through): \(shown)\(unusableFormats.count > 8 ? ", …" : "") (--json lists them)")
+        }
+        if unusableFormats.contains(where: { $0.hasPrefix("H264") }) {
+            out.append("  H264 is not taken: passing it through needs the camera's IDR interval set to the fragment grid, which ppc does not do yet (MJPG or raw instead)")
         }
         for n in notes { out.append("  ⚠ \(n)") }
-        let choice = ModeSelection.choose(modes, constraints)
+        out.append(
+            "  this machine's encoder: "
+                + (capacity.map { String(format: "%.1f", $0.pixelsPerSecond / 1e6) + " Mpx/s (\($0.basis))" } ?? "not measured (ppc-tool selftest records it; until then raw modes are preferred at equal rank)"))
+        let choice = ModeSelection.choose(modes, constraints, capacity: capacity)
         if let m = choice.mode { out.append("ppc would choose \(m): \(choice.why)") } else { out.append("ppc cannot capture from it: \(choice.why)") }
         return out
     }

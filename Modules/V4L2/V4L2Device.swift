@@ -59,6 +59,13 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible {
     }
     public static let nv12 = FourCC(rawValue: PPC_V4L2_PIX_FMT_NV12)
     public static let yuyv = FourCC(rawValue: PPC_V4L2_PIX_FMT_YUYV)
+    /// Motion JPEG (`MJPG`), what most high-frame-rate USB cameras send; `JPEG` is the same on older drivers.
+    public static let mjpeg = FourCC(rawValue: PPC_V4L2_PIX_FMT_MJPEG)
+    public static let jpeg = FourCC(rawValue: PPC_V4L2_PIX_FMT_JPEG)
+    public static let h264 = FourCC(rawValue: PPC_V4L2_PIX_FMT_H264)
+
+    /// A format whose frames are compressed images, passed through rather than converted.
+    public var isMotionJPEG: Bool { self == .mjpeg || self == .jpeg }
     /// The four characters; a big-endian variant (bit 31 set) is written with a `-BE` suffix.
     public var description: String {
         let code = rawValue & 0x7fff_ffff

@@ -36,17 +36,19 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
     public private(set) var verificationFrames = 0
 
     public init(
-        device path: String, constraints: ModeConstraints, buffers: Int, exposureOffsetNs: Int64, stallMs: Int, recoverySeconds: Double
+        device path: String, constraints: ModeConstraints, buffers: Int, exposureOffsetNs: Int64, stallMs: Int, recoverySeconds: Double,
+        capacity: EncodeCapacity? = nil
     ) throws(V4L2Error) {
         let device = try V4L2Device(path: path)
         let card = try CapabilityCard.read(device)
-        let (mode, why) = ModeSelection.choose(card.modes, constraints)
+        let (mode, why) = ModeSelection.choose(card.modes, constraints, capacity: capacity)
         guard let mode else { throw V4L2Error(.unsupported, device: path, operation: "select a mode", why) }
         device.close()
         stream = try V4L2Stream(path: path, mode: mode, buffers: buffers)
         choiceWhy = why
         let fps = Int(stream.interval.framesPerSecond.rounded())
-        format = VideoFormat(width: mode.width, height: mode.height, framesPerSecond: max(1, fps), pixelFormat: .nv12)
+        format = VideoFormat(
+            width: mode.width, height: mode.height, framesPerSecond: max(1, fps), pixelFormat: mode.fourcc.isMotionJPEG ? .mjpeg : .nv12)
         self.exposureOffsetNs = exposureOffsetNs
         self.stallMs = Int32(stallMs)
         self.recoveryNs = Int64(recoverySeconds * 1e9)
@@ -88,18 +90,31 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
                         : "dequeue time on CLOCK_MONOTONIC (the driver's timestamps are not monotonic)"
                 }
             }
-            copy(f, into: frame)
+            let bytes = copy(f, into: frame)
             if f.corrupt { corruptFrames += 1 }
             let index = indexBase + Int64(f.sequence &- epochFirstSequence!)
             lastIndex = index
             let t = capturedNs + exposureOffsetNs
             do { try stream.device.requeue(f) } catch { pendingLoss = error }
-            return FrameInfo(index: index, timeNs: t)
+            return FrameInfo(index: index, timeNs: t, byteCount: bytes)
         }
     }
 
-    /// NV12 rows copied as they are; YUYV converted once: luma taken, chroma averaged over each pair of rows.
-    func copy(_ f: DequeuedFrame, into frame: VideoFrameBuffer) {
+    /// NV12 rows copied as they are; YUYV converted once: luma taken, chroma averaged over each pair of rows; a Motion
+    /// JPEG frame's bytes copied whole (the buffer goes back to the driver at once). Returns the bytes of a compressed
+    /// frame (0 for planes; 0 too for a JPEG that does not fit, which the passthrough encoder then refuses and counts).
+    func copy(_ f: DequeuedFrame, into frame: VideoFrameBuffer) -> Int {
+        if format.pixelFormat == .mjpeg {
+            let out = frame.bytes
+            guard let src = f.data.baseAddress, f.data.count <= out.count else { return 0 }
+            out.baseAddress!.copyMemory(from: src, byteCount: f.data.count)
+            return f.data.count
+        }
+        planes(f, into: frame)
+        return 0
+    }
+
+    func planes(_ f: DequeuedFrame, into frame: VideoFrameBuffer) {
         let fmt = stream.format
         let w = fmt.width
         let h = fmt.height
@@ -180,7 +195,10 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
                 .init("width", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 16_384, "Frame width; 0: any."),
                 .init("height", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 16_384, "Frame height; 0: any."),
                 .init("fps", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 1000, "Frame rate; 0: the highest offered."),
-                .init("pixelFormat", .choice(["any", "NV12", "YUYV"]), default: .string("any"), "Pixel format; any: NV12 before YUYV at equal rank."),
+                .init("pixelFormat", .choice(["any", "NV12", "YUYV", "MJPG"]), default: .string("any"),
+                      "Pixel format; any: NV12, YUYV, then MJPG at equal rank — MJPG first when this machine cannot encode the raw mode in time."),
+                .init("encoderMpxPerSecond", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 100_000,
+                      "Megapixels a second this machine's encoder sustains; 0: the figure `ppc-tool selftest` recorded (none: raw preferred)."),
                 .init("buffers", .integer, default: .number(8, isInteger: true), minimum: 2, maximum: 64, "mmap buffers requested from the driver."),
                 .init("stallMs", .integer, default: .number(1000, isInteger: true), minimum: 10, maximum: 600_000,
                       "No frame for this long is an interruption (the stream stalled)."),
@@ -196,11 +214,14 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
             let constraints = ModeConstraints(
                 input: input >= 0 ? input : nil, width: w > 0 ? w : nil, height: h > 0 ? h : nil, framesPerSecond: fps > 0 ? fps : nil,
                 fourcc: pf == "any" ? nil : FourCC(pf))
+            let mpx = p.number("encoderMpxPerSecond")
+            let capacity = mpx > 0
+                ? EncodeCapacity(pixelsPerSecond: mpx * 1e6, provenance: "assumed", what: "encoderMpxPerSecond declared in the manifest") : EncodeCapacity.load()
             do {
                 return try V4L2Source(
                     device: p.string("device"), constraints: constraints, buffers: p.integer("buffers"),
                     exposureOffsetNs: config[.frameStartToExposureOffsetNs], stallMs: p.integer("stallMs"),
-                    recoverySeconds: p.number("recoverySeconds"))
+                    recoverySeconds: p.number("recoverySeconds"), capacity: capacity)
             } catch {
                 throw RegistryError("v4l2: \(error)")
             }

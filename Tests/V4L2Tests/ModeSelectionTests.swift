@@ -1,3 +1,4 @@
+import Foundation
 import Pipeline
 import TestSupport
 import Testing
@@ -58,10 +59,45 @@ struct ModeSelectionTests {
     }
 
     @Test func formatsPpcCannotTakeAreNeverChosenAndTheReasonSaysSo() {
-        let mjpeg = mode(0, FourCC("MJPG"), 1920, 1080, fps: 60)
-        let (chosen, why) = ModeSelection.choose([mjpeg])
+        let h264 = mode(0, FourCC("H264"), 1920, 1080, fps: 60)
+        let (chosen, why) = ModeSelection.choose([h264])
         #expect(chosen == nil)
-        #expect(why.contains("MJPG") && why.contains("NV12"), "\(why)")
+        #expect(why.contains("H264") && why.contains("NV12") && why.contains("MJPEG"), "\(why)")
+    }
+
+    /// A USB camera offering 1080p120 as MJPEG and YUYV, on a machine whose encoder cannot take 1080p120: the
+    /// self-test figure decides, and the reason names both figures.
+    @Test func motionJPEGWinsAtEqualRankOnlyWhenTheRawModeCannotBeEncodedInTime() {
+        let modes = [mode(0, .yuyv, 1920, 1080, fps: 120), mode(0, .mjpeg, 1920, 1080, fps: 120), mode(0, .yuyv, 640, 360, fps: 120)]
+        // Nothing measured: raw first, and the reason says MJPEG was there and how to decide.
+        let unmeasured = ModeSelection.choose(modes)
+        #expect(unmeasured.mode == modes[0])
+        #expect(unmeasured.why.contains("MJPEG is offered too") && unmeasured.why.contains("selftest"), "\(unmeasured.why)")
+        // A machine that sustained 27.6 Mpx/s: 1080p120 raw needs 248.8 — the camera's own compression wins.
+        let slow = EncodeCapacity(pixelsPerSecond: 27.6e6, provenance: "measured", what: "x264 ultrafast 640x360@120, selftest")
+        let chosen = ModeSelection.choose(modes, capacity: slow)
+        #expect(chosen.mode == modes[1])
+        #expect(chosen.why.contains("passed through") && chosen.why.contains("248.8 Mpx/s") && chosen.why.contains("27.6 Mpx/s"), "\(chosen.why)")
+        #expect(chosen.why.contains("measured: x264"), "\(chosen.why)")
+        // A machine fast enough keeps the raw mode.
+        let fast = EncodeCapacity(pixelsPerSecond: 400e6, provenance: "measured", what: "x264, selftest")
+        #expect(ModeSelection.choose(modes, capacity: fast).mode == modes[0])
+        // Frame rate still ranks first: a raw 240 fps mode beats MJPEG at 120 whatever the capacity (and is warned about).
+        let faster = modes + [mode(0, .yuyv, 640, 360, fps: 240)]
+        let pick = ModeSelection.choose(faster, capacity: EncodeCapacity(pixelsPerSecond: 20e6, provenance: "measured", what: "x"))
+        #expect(pick.mode == faster[3])
+        #expect(pick.why.contains("warning"), "\(pick.why)")
+    }
+
+    @Test func theEncodeCapacityRecordIsReadBackAndABadOneIgnored() throws {
+        let tmp = TemporaryDirectory("ppc-capacity")
+        let path = tmp.sub("state/ppc/encode-capacity.json")
+        #expect(EncodeCapacity.load(path) == nil)
+        let c = EncodeCapacity(pixelsPerSecond: 31.5e6, provenance: "measured", what: "x264 ultrafast 640x360@120 nv12")
+        try c.save(path)
+        #expect(EncodeCapacity.load(path) == c)
+        try Data(#"{"pixelsPerSecond": -1, "provenance": "measured", "what": "x"}"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(EncodeCapacity.load(path) == nil)
     }
 
     @Test func fourCCNamesBigEndianVariants() {

@@ -48,7 +48,7 @@ enum CaptureCommand {
             do {
                 let d = try V4L2Device(path: path)
                 let c = try CapabilityCard.read(d)
-                let choice = ModeSelection.choose(c.modes)
+                let choice = ModeSelection.choose(c.modes, capacity: EncodeCapacity.load())
                 found.append([
                     "device": path, "card": c.capability.card, "driver": c.capability.driver, "bus": c.capability.busInfo,
                     "inputs": c.inputs.count, "modes": c.modes.count, "choice": choice.mode.map { "\($0)" } ?? NSNull(),
@@ -166,7 +166,12 @@ enum CaptureCommand {
         do { c = try CapabilityCard.read(try V4L2Device(path: path)) } catch {
             throw CommandFailure.failure("\(error)")
         }
-        if inv.flag("json") { try printJSON(c.json(constraints: constraints)) } else { for l in c.lines(constraints: constraints) { Terminal.out(l) } }
-        return ModeSelection.choose(c.modes, constraints).mode == nil ? .failure : .success
+        let capacity = EncodeCapacity.load()
+        if inv.flag("json") {
+            try printJSON(c.json(constraints: constraints, capacity: capacity))
+        } else {
+            for l in c.lines(constraints: constraints, capacity: capacity) { Terminal.out(l) }
+        }
+        return ModeSelection.choose(c.modes, constraints, capacity: capacity).mode == nil ? .failure : .success
     }
 }

@@ -8,6 +8,7 @@ import FragmentRing
 import Pipeline
 import Syscall
 import V4L2Source
+import V4L2
 import Synthetic
 import ALSASource
 import Detect
@@ -188,6 +189,19 @@ enum SelftestCommand {
         result["cpuPercent"] = stats.wallNs > 0 ? Double(cpuNs) * 100 / Double(stats.wallNs) : 0
         result["rssBytes"] = ["armed": rssArmed, "lowest": rssLow, "highest": rssHigh, "end": rssEnd,
                               "growth": max(rssHigh, rssEnd) - rssArmed] as [String: Any]
+        // A raw source through a software encoder measures this machine's encode capacity: recorded, so a camera's
+        // mode choice (raw, or its own Motion JPEG) uses the figure and says where it came from.
+        if !format.pixelFormat.isCompressed, stats.framesEncoded > 0, stats.encodeP95Ns > 0, s.describe.hasSuffix("x264") || s.describe.hasSuffix("x265") {
+            let capacity = EncodeCapacity(
+                pixelsPerSecond: 0.75 * Double(format.width * format.height) * 1e9 / Double(stats.encodeP95Ns), provenance: "derived",
+                what: "\(s.describe.components(separatedBy: " → ").last ?? "") p95 encode time measured at \(format), 25% kept for capture and the session, selftest \(result["date"] ?? "") (\(result["build"] ?? "") build)")
+            do {
+                try capacity.save()
+                result["encodeCapacity"] = ["megapixelsPerSecond": capacity.pixelsPerSecond / 1e6, "recordedAt": EncodeCapacity.defaultPath] as [String: Any]
+            } catch {
+                result["encodeCapacity"] = "not recorded: \(error)"
+            }
+        }
         if let mj = s.source as? SyntheticMJPEGSource {
             result["prepared"] = ["frames": mj.distinctFrames, "bytes": mj.preparedBytes, "seconds": Double(mj.preparationNs) / 1e9,
                                   "note": "JPEGs encoded before arming, as a camera's encoder would have; not part of the figures above"] as [String: Any]
@@ -222,7 +236,9 @@ enum SelftestCommand {
             "capture thread: \(stats.capturePriority)",
             "CPU (whole process): \(String(format: "%.3f", stats.framesCaptured > 0 ? Double(cpuNs) / Double(stats.framesCaptured) / 1e6 : 0)) ms per frame, \(String(format: "%.1f", stats.wallNs > 0 ? Double(cpuNs) * 100 / Double(stats.wallNs) : 0)) % of one core; resident \(rssArmed / 1_048_576) MiB at arming, \(max(rssHigh, rssEnd) / 1_048_576) MiB at most",
             (result["verdict"] as! String) + (suggestion.isEmpty ? "" : "; try \(suggestion)"),
-        ])
+        ] + ((result["encodeCapacity"] as? [String: Any]).map {
+            ["this machine's encode capacity, \(String(format: "%.1f", $0["megapixelsPerSecond"] as? Double ?? 0)) Mpx/s, recorded in \($0["recordedAt"] ?? ""): a camera's raw mode beyond it yields to its MJPEG mode"]
+        } ?? []))
         return sustained ? .success : .failure
     }
 }

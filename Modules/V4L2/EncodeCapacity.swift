@@ -1,0 +1,45 @@
+import Foundation
+
+/// How many pixels a second this machine's encoder sustained, as `ppc-tool selftest` measured it: the figure that
+/// decides between a camera's raw mode (ppc encodes) and its Motion JPEG mode (passed through). Kept in the state
+/// directory, so every later mode choice on this machine uses it and says where it came from.
+public struct EncodeCapacity: Codable, Sendable, Equatable {
+    public var pixelsPerSecond: Double
+    /// measured (a self-test) or assumed (a person's figure in a manifest).
+    public var provenance: String
+    /// What: encoder and preset, format, date, build — or where a person declared it.
+    public var what: String
+
+    public init(pixelsPerSecond: Double, provenance: String, what: String) {
+        self.pixelsPerSecond = pixelsPerSecond
+        self.provenance = provenance
+        self.what = what
+    }
+
+    /// One line for a card: "measured: x264 ultrafast 1280x720@120 nv12, selftest 2026-12-01T12:00:00Z, release build".
+    public var basis: String { "\(provenance): \(what)" }
+
+    /// `$XDG_STATE_HOME/ppc/encode-capacity.json`, or `~/.local/state/ppc/…`.
+    public static var defaultPath: String {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? "/tmp") + "/.local/state")
+        return base + "/ppc/encode-capacity.json"
+    }
+
+    /// The recorded figure, or nil when none was recorded or the file is not one (never trusted blindly: a value that is
+    /// not a positive finite number is ignored).
+    public static func load(_ path: String = defaultPath) -> EncodeCapacity? {
+        guard let data = FileManager.default.contents(atPath: path), let c = try? JSONDecoder().decode(EncodeCapacity.self, from: data),
+            c.pixelsPerSecond.isFinite, c.pixelsPerSecond > 0
+        else { return nil }
+        return c
+    }
+
+    /// Records the figure (atomically).
+    public func save(_ path: String = defaultPath) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+}
