@@ -337,3 +337,33 @@ extension HostToolTests {
         #expect(numbers.count == 2 && numbers.first! > 0 && numbers.reduce(0, +) <= 10 * 6, "\(line)")
     }
 }
+
+extension HostToolTests {
+    /// A camera's Motion JPEG, passed through on the device (no encoder named: passthrough is the default for it),
+    /// arrives as sent; the host adds an H.264 viewing copy off its receive path and keeps the original.
+    @Test func aMotionJPEGClipArrivesAsSentAndTheHostAddsAnH264ViewingCopy() throws {
+        let tmp = TemporaryDirectory("ppc-host-mjpeg")
+        let host = try HostLog(library: tmp.sub("library"))
+        defer { host.stop() }
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/mjpeg-to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(host.port)",
+            "--device-id", "mj-cam",
+        ])
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
+        #expect(r.stdout.contains("→ passthrough →"), "\(r.stdout)")
+        let local = clipPath(tmp.sub("out/clips"))
+        let remote = clipPath(tmp.sub("library/mj-cam"))
+        #expect(FileManager.default.contents(atPath: "\(local)/clip.mp4") == FileManager.default.contents(atPath: "\(remote)/clip.mp4"))
+        let meta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(local)/meta.json"))) as? [String: Any])
+        let profile = meta["captureProfile"] as? [String: Any] ?? [:]
+        #expect(profile["codec"] as? String == "mjpeg" && profile["pixelFormat"] as? String == "mjpeg", "\(profile)")
+        #expect(host.await("view copy of"), "\(host.log.text)")
+        let probe = try ToolRunner.runProgram(
+            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/view.mp4"])
+        let original = try ToolRunner.runProgram(
+            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/clip.mp4"])
+        let frames = String(decoding: original.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").last.map(String.init) ?? "?"
+        #expect(String(decoding: original.stdout, as: UTF8.self).hasPrefix("mjpeg,"))
+        #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(frames)", "\(probe.stderr)")
+    }
+}

@@ -13,12 +13,13 @@ import Syscall
 /// with identical x264 settings into 0.5 s segments, in the same run.
 enum BenchEncode {
     static let command = Command(
-        "encode", abstract: "ppc's encode path vs the ffmpeg CLI on the same frames and x264 settings (target ratio ≥ 1.0).",
+        "encode", abstract: "ppc's encode path vs the ffmpeg CLI on the same frames and x264 settings (target ratio ≥ 1.0); Motion JPEG passthrough beside it.",
         options: [
             Option.json, .value("size", "WxH", help: "Frame size (default 1280x720)."),
             .value("fps", "n", help: "Frame rate (default 120)."), .value("frames", "n", help: "Frames (default 360)."),
             .value("dir", "dir", help: "Where fragments and segments are written (default /var/tmp)."),
             .value("frames-dir", "dir", help: "Where the raw frames are staged (default /dev/shm)."),
+            .value("mjpeg-size", "WxH", help: "Frame size of the passthrough run beside x264 (default 1920x1080)."),
         ], run: run)
 
     /// Reads raw NV12 frames from a file straight into the encoder's planes.
@@ -120,8 +121,13 @@ enum BenchEncode {
         let cliFps = Double(count) * 1e9 / Double(cliNs)
         let segments = (try? FileSystem.list("\(base)/cli").count) ?? 0
 
+        // Passthrough beside it: Motion JPEG as a camera sends it (synthetic.mjpeg, sensor-like noise texture,
+        // prepared before the clock starts) through the passthrough encoder into a ring that fsyncs as a session's does.
+        let mj = try passthrough(inv, config: config, base: base)
+
         var result = BenchCommand.provenance()
         result["area"] = "encode"
+        result["passthrough"] = mj.json
         result["workload"] = [
             "format": "\(format)", "frames": count, "bitrateBps": bitrate, "fragmentSeconds": Double(fragmentNs) / 1e9,
             "x264": "ultrafast, zerolatency, keyint \(gop * 2), min-keyint \(gop), scenecut 0, bframes 0, repeat-headers, forced IDR every fragment",
@@ -138,8 +144,49 @@ enum BenchEncode {
             "ppc:    \(String(format: "%.1f", oursFps)) fps (\(stats.fragmentsPublished) fragments into the ring)",
             "ffmpeg: \(String(format: "%.1f", cliFps)) fps (\(segments) segments), same frames and x264 settings",
             "ratio:  \(String(format: "%.3f", oursFps / cliFps))  (target ≥ 1.0)",
-        ])
+        ] + mj.lines)
         return .success
+    }
+
+    /// The passthrough path at `--mjpeg-size` (default 1920x1080) and `--fps`: frames a second and CPU when run as
+    /// fast as it goes, and what a session at the nominal rate writes (MB/s) against what the path sustained.
+    static func passthrough(_ inv: Invocation, config: Configuration, base: String) throws -> (json: [String: Any], lines: [String]) {
+        let size = (inv.value("mjpeg-size") ?? "1920x1080").split(separator: "x").compactMap { Int($0) }
+        guard size.count == 2, size[0] % 2 == 0, size[1] % 2 == 0, size[0] >= 160 else {
+            throw CommandFailure.usage("--mjpeg-size: expected WIDTHxHEIGHT, even, width ≥ 160")
+        }
+        let fps = try inv.parsed("fps", as: Int.self) ?? 120
+        let count = try inv.parsed("frames", as: Int.self) ?? 360
+        let source = try SyntheticMJPEGSource(
+            width: size[0], height: size[1], framesPerSecond: fps, script: SwingScript(impactSeconds: [1.5], startNs: 0),
+            startNs: 0, seconds: Double(count) / Double(fps), pace: .asap, texture: .noise, quality: 5, distinctSeconds: 0)
+        let ring = try FragmentRing(directory: "\(base)/mjpeg-ring", configuration: .init(capacity: 20, durability: .fsync, fileExtension: "nut"))
+        var bytes: Int64 = 0
+        let session = CaptureSession(source: source, encoder: PassthroughEncoder(), ring: ring, timeline: nil, fragmentNs: config[.fragmentNs])
+        session.onPublish = { bytes += $0.byteLength }
+        let cpu0 = processCPUNs()
+        let stats = try session.run()
+        let cpu = processCPUNs() - cpu0
+        let seconds = Double(stats.wallNs) / 1e9
+        let achieved = Double(stats.framesEncoded) / seconds
+        let perFrame = Double(bytes) / Double(max(1, stats.framesEncoded))
+        let needMBs = perFrame * Double(fps) / 1e6
+        let sustainedMBs = Double(bytes) / seconds / 1e6
+        let clipSeconds = Double(config[.clipPreNs] + config[.clipPostNs]) / 1e9
+        let json: [String: Any] = [
+            "format": "\(source.format)", "frames": stats.framesEncoded, "framesPerSecond": achieved,
+            "cpuPercentOfOneCore": Double(cpu) * 100 / Double(stats.wallNs), "cpuMsPerFrame": Double(cpu) / Double(max(1, stats.framesEncoded)) / 1e6,
+            "bytesPerFrame": perFrame, "fragments": stats.fragmentsPublished,
+            "diskMBpsAtNominalRate": needMBs, "ringMBpsSustained": sustainedMBs, "headroom": sustainedMBs / max(needMBs, 1e-9),
+            "clipMBAtDefaultWindow": perFrame * Double(fps) * clipSeconds / 1e6,
+            "frames source": "synthetic.mjpeg texture=noise quality=5 (sensor-like JPEG sizes), prepared before the clock started (\(String(format: "%.1f", Double(source.preparationNs) / 1e9)) s)",
+            "ring": "fsync durability, as a session's",
+        ]
+        let lines = [
+            "passthrough \(source.format): \(String(format: "%.0f", achieved)) fps as fast as it goes, \(String(format: "%.3f", Double(cpu) / Double(max(1, stats.framesEncoded)) / 1e6)) ms CPU a frame (\(String(format: "%.0f", Double(cpu) * 100 / Double(stats.wallNs))) % of one core)",
+            "  \(String(format: "%.0f", perFrame / 1000)) kB a frame: \(String(format: "%.1f", needMBs)) MB/s to disk at \(fps) fps; the path sustained \(String(format: "%.1f", sustainedMBs)) MB/s into the fsynced ring (\(String(format: "%.1f", sustainedMBs / max(needMBs, 1e-9)))× headroom); a \(ParameterValue.format(clipSeconds)) s clip ≈ \(String(format: "%.0f", perFrame * Double(fps) * clipSeconds / 1e6)) MB",
+        ]
+        return (json, lines)
     }
 
     static func ffmpegVersion() -> String {
