@@ -311,19 +311,20 @@ public final class SessionRunner: @unchecked Sendable {
         let clock = source as? SampleClockMapping
         var found: [DetectedImpact] = []
         // Windows owed to shots, cut as soon as their last sample has been heard (thread-owned; handed over under lock).
-        var owed: [(id: UInt64, first: Int64, count: Int)] = []
+        // Each keeps its first sample's capture-clock time, taken with t0 from the same clock fit, so t0's place in
+        // audio.wav is exactly where meta.json says.
+        var owed: [(id: UInt64, first: Int64, count: Int, firstNs: Int64)] = []
         let preSamples = Int64(Double(c[.audioPreNs]) * Double(rate) / 1e9)
         let windowSamples = Int(Double(c[.audioWindowNs]) * Double(rate) / 1e9)
         var streamStartNs: Int64 = 0
-        func handOver(_ w: (id: UInt64, first: Int64, count: Int)) {
+        func handOver(_ w: (id: UInt64, first: Int64, count: Int, firstNs: Int64)) {
             let cut = history.window(first: w.first, count: w.count)
             lock.lock()
             // Only while the candidate is still retained (or a shot waits for it): retention stays bounded.
             if book.needsAudio(w.id) {
                 audioWindows[w.id] = AudioWindow(
                     samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing,
-                    firstSampleNs: clock?.captureTimeNs(ofSample: Double(w.first))
-                        ?? (streamStartNs + w.first * 1_000_000_000 / Int64(rate)))
+                    firstSampleNs: w.firstNs)
             }
             lock.broadcast()
             lock.unlock()
@@ -380,7 +381,8 @@ public final class SessionRunner: @unchecked Sendable {
                         if cand.score >= options.shotThreshold { e.shot(cand) }
                     }
                     // Every candidate keeps its audio window, cut once its last sample is heard.
-                    owed.append((cand.id, cand.onsetSample - preSamples, windowSamples))
+                    let first = cand.onsetSample - preSamples
+                    owed.append((cand.id, first, windowSamples, clock?.captureTimeNs(ofSample: Double(first)) ?? (streamStartNs + first * 1_000_000_000 / Int64(rate))))
                     lock.lock()
                     // Retention is bounded in candidates, not shots (REQ-PRIV-6): the book evicts the oldest past its cap.
                     let (isShot, drop) = book.record(cand)

@@ -141,7 +141,8 @@ final class VividTests: XCTestCase {
     func testDevicesAndTheCardEnumerateVividsInputsFormatsSizesAndRates() throws {
         let b = try defaultBoot()
         XCTAssertEqual(b.rc("devices"), 0, b.file("devices.err"))
-        let devices = try JSONSerialization.jsonObject(with: Data(b.file("devices.json").utf8)) as? [[String: Any]] ?? []
+        let listing = try JSONSerialization.jsonObject(with: Data(b.file("devices.json").utf8)) as? [String: Any] ?? [:]
+        let devices = listing["video"] as? [[String: Any]] ?? []
         XCTAssertEqual(devices.first?["device"] as? String, "/dev/video0", b.file("devices.json"))
         XCTAssertEqual(devices.first?["driver"] as? String, "vivid")
 
