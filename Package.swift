@@ -127,12 +127,20 @@ let package = Package(
 
         // MARK: - Link and Transfer
 
-        /** The wire protocol (control and bulk channels), TCP connections, and the clock relation. */
-        .target(name: "Link", dependencies: ["Syscall"], path: "Modules/Link"),
+        /** libsodium (Debian libsodium-dev), found by pkg-config; wrapped by Crypto. */
+        .systemLibrary(name: "CSodium", path: "Modules/CSodium", pkgConfig: "libsodium"),
+        /** X25519, BLAKE2b, XChaCha20-Poly1305 (AEAD and secretstream), random bytes: the only importer of CSodium. */
+        .target(name: "Crypto", dependencies: ["CSodium"], path: "Modules/Crypto"),
+        /** The wire protocol (control and bulk channels), TCP connections, the encrypted link's handshake and records,
+            and the clock relation. */
+        .target(name: "Link", dependencies: ["Syscall", "Crypto"], path: "Modules/Link"),
+        /** Pairing: long-term identities, the pinned peers, and the code-confirmed pairing exchange. */
+        .target(name: "Pairing", dependencies: ["Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
+        .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),
         /** Resumable, verified clip transfer: the host's store and server, the device's sender. */
         .target(name: "Transfer", dependencies: ["Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),
-        .testTarget(name: "LinkTests", dependencies: ["Link", "TestSupport", "Syscall", "Synthetic"], path: "Tests/LinkTests"),
-        .testTarget(name: "TransferTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum", "Syscall"], path: "Tests/TransferTests"),
+        .testTarget(name: "LinkTests", dependencies: ["Link", "TestSupport", "Syscall", "Synthetic", "Crypto"], path: "Tests/LinkTests"),
+        .testTarget(name: "TransferTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum", "Syscall", "Crypto"], path: "Tests/TransferTests"),
 
         // MARK: - Pipeline
 
@@ -172,7 +180,7 @@ let package = Package(
         /** The `impact` detector stage over Modules/Detect. */
         .target(name: "Detectors", dependencies: ["Detect", "Pipeline", "Config"], path: "Plugins/Detectors"),
         /** The `network` sink: events on control, clips on bulk to a ppc-host. */
-        .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config", "Syscall"], path: "Plugins/NetworkSink"),
+        .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config", "Syscall", "Pairing"], path: "Plugins/NetworkSink"),
         /** The `v4l2` video source: a camera through Modules/V4L2, NV12 as is or YUYV converted once, losses as interruptions. */
         .target(name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
         /** The `alsa` audio source: a microphone through Modules/ALSA, its sample clock fitted against CLOCK_MONOTONIC. */
@@ -196,11 +204,11 @@ let package = Package(
                 "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource",
+                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "Pairing",
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
-        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media"], path: "Tools/ppc-host"),
+        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
             name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall"],

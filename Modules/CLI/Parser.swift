@@ -192,6 +192,28 @@ public enum Terminal {
     public static func err(_ s: String, terminator: String = "\n") {
         write(2, s + terminator)
     }
+    /// Asks a yes/no question on stdout and waits up to `timeoutNs` for a line on stdin; yes only for `y` or `yes`.
+    /// No answer in time, or stdin closed, is no.
+    public static func ask(_ question: String, timeoutNs: Int64) -> Bool {
+        out(question + " [y/N] ", terminator: "")
+        let deadline = Syscall.monotonicNowNs() + timeoutNs
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let left = deadline - Syscall.monotonicNowNs()
+            guard left > 0, let ready = try? Descriptor.poll(0, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000)), ready != 0
+            else {
+                out("")
+                return false
+            }
+            let n = withUnsafeMutableBytes(of: &byte) { StandardStream.read(0, $0) }
+            if n <= 0 || byte == 10 { break }
+            line.append(byte)
+        }
+        let answer = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
+        return answer == "y" || answer == "yes"
+    }
+
     private static func write(_ fd: Int32, _ s: String) {
         var s = s
         // A closed or full stream loses the line, never the process.

@@ -1,3 +1,4 @@
+import Crypto
 import Glibc
 import Syscall
 
@@ -9,6 +10,15 @@ public final class Connection: @unchecked Sendable {
     // @unchecked: the descriptor is immutable; one thread sends and one thread receives (documented on each method).
     public let fd: Int32
     public let peer: String
+    /// Set by a finished handshake: every message from then on travels sealed, one record each.
+    var session: SecureSession?
+    /// Bytes read before the connection's kind was known (a host's first read), handed to the first reads after.
+    var pushback: [UInt8] = []
+
+    /// Whether the connection is encrypted and authenticated.
+    public var isSecure: Bool { session != nil }
+    /// The peer's static public key, once a handshake has authenticated it.
+    public var peerKey: [UInt8]? { session?.peer }
 
     init(fd: Int32, peer: String) {
         self.fd = fd
@@ -69,7 +79,21 @@ public final class Connection: @unchecked Sendable {
     /// Sends one message (one thread at a time).
     public func send(_ m: LinkMessage) throws(LinkError) {
         let frame = m.encoded()
+        if let session {
+            guard frame.count <= SecureSession.maxPlain else { throw LinkError(.oversize, "\(m.name) of \(frame.count) bytes exceeds a record") }
+            frame.withUnsafeBytes { session.scratch.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: frame.count) }
+            if let e = sendRecord(session, plainBytes: frame.count) { throw LinkError(.io, "send \(m.name) to \(peer): \(reason(e))") }
+            return
+        }
         if let e = frame.withUnsafeBytes({ sendAll($0) }) { throw LinkError(.io, "send \(m.name) to \(peer): \(reason(e))") }
+    }
+
+    /// Seals the first `plainBytes` of the session's scratch buffer into one record and sends it.
+    func sendRecord(_ session: SecureSession, plainBytes: Int) -> SystemError? {
+        let n = session.sender.seal(
+            UnsafeRawBufferPointer(rebasing: session.scratch[0..<plainBytes]), into: UnsafeMutableRawBufferPointer(rebasing: session.sealed[4...]))
+        session.sealed.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 0, as: UInt32.self)
+        return sendAll(UnsafeRawBufferPointer(rebasing: session.sealed[0..<(4 + n)]))
     }
 
     /// Sends every byte of `bytes` (MSG_NOSIGNAL always: a closed peer is EPIPE, not SIGPIPE); the failure, if any.
@@ -99,6 +123,14 @@ public final class Connection: @unchecked Sendable {
     public func sendChunk(offset: UInt64, xxh3: UInt64, compressed: Bool, data: UnsafeRawBufferPointer) throws(LinkError) {
         guard data.count <= LinkMessage.maxChunkBytes else {
             throw LinkError(.oversize, "chunk of \(data.count) bytes exceeds \(LinkMessage.maxChunkBytes)")
+        }
+        if let session {
+            // Encrypted: prefix and data assembled into one record (the one copy sealing needs anyway).
+            let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
+            Self.chunkPrefix(session.scratch, offset: offset, xxh3: xxh3, compressed: compressed, count: data.count)
+            if data.count > 0 { (session.scratch.baseAddress! + headLen).copyMemory(from: data.baseAddress!, byteCount: data.count) }
+            if let e = sendRecord(session, plainBytes: headLen + data.count) { throw LinkError(.io, "send chunk to \(peer): \(reason(e))") }
+            return
         }
         var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))  // 32 bytes of room for the 29-byte prefix
         let failure: SystemError? = withUnsafeMutableBytes(of: &head) { h -> SystemError? in
@@ -136,6 +168,18 @@ public final class Connection: @unchecked Sendable {
     public func sendChunk(offset: UInt64, xxh3: UInt64, file: Int32, at fileOffset: Int, count: Int) throws(LinkError) {
         guard count <= LinkMessage.maxChunkBytes else {
             throw LinkError(.oversize, "chunk of \(count) bytes exceeds \(LinkMessage.maxChunkBytes)")
+        }
+        if let session {
+            // Encrypted: the data must pass through the cipher, so sendfile gives way to one read into the record.
+            let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
+            Self.chunkPrefix(session.scratch, offset: offset, xxh3: xxh3, compressed: false, count: count)
+            let got: Int
+            do { got = try Descriptor.read(file, into: UnsafeMutableRawBufferPointer(rebasing: session.scratch[headLen..<(headLen + count)]), at: Int64(fileOffset)) } catch {
+                throw LinkError(.io, "read chunk for \(peer): \(reason(error))")
+            }
+            guard got == count else { throw LinkError(.io, "read chunk for \(peer): the file is shorter than it said") }
+            if let e = sendRecord(session, plainBytes: headLen + count) { throw LinkError(.io, "send chunk to \(peer): \(reason(e))") }
+            return
         }
         Signals.blockBrokenPipeOnThisThread()
         var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -220,7 +264,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Waits up to `timeoutNs` for something to read (nil: for ever); a dead peer when nothing comes.
     func awaitFirstByte(timeoutNs: Int64?) throws(LinkError) {
-        guard let timeoutNs else { return }
+        guard let timeoutNs, pushback.isEmpty, (session?.unread ?? 0) == 0 else { return }
         let events: Int16
         do { events = try Socket.poll(fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: max(0, timeoutNs) / 1_000_000)) } catch {
             throw LinkError(.io, "poll \(peer): \(reason(error))")
@@ -229,8 +273,46 @@ public final class Connection: @unchecked Sendable {
     }
 
     func readExactly(into out: UnsafeMutableRawBufferPointer, deadlineNs: Int64? = nil) throws(LinkError) {
+        guard let session else { return try readSocket(into: out, deadlineNs: deadlineNs) }
+        var got = 0
+        while got < out.count {
+            if session.unread == 0 { try readRecord(session, deadlineNs: deadlineNs) }
+            let take = min(session.unread, out.count - got)
+            (out.baseAddress! + got).copyMemory(from: session.plain.baseAddress! + session.plainStart, byteCount: take)
+            session.plainStart += take
+            got += take
+        }
+    }
+
+    /// Reads one sealed record and opens it into the session's plaintext buffer. A record that does not open is the
+    /// end of the connection: it was altered, replayed or reordered, or one before it was dropped.
+    func readRecord(_ session: SecureSession, deadlineNs: Int64?) throws(LinkError) {
+        var lengthBytes: UInt32 = 0
+        try withUnsafeMutableBytes(of: &lengthBytes) { (b: UnsafeMutableRawBufferPointer) throws(LinkError) in try readSocket(into: b, deadlineNs: deadlineNs) }
+        let n = Int(UInt32(littleEndian: lengthBytes))
+        guard n >= SecretStream.overhead, n <= SecureSession.maxSealed else {
+            throw LinkError(.tampered, "\(peer): a record of \(n) bytes is not one this link makes (record \(session.receiver.count + 1))")
+        }
+        try readSocket(into: UnsafeMutableRawBufferPointer(rebasing: session.sealed[0..<n]), deadlineNs: deadlineNs)
+        guard let plain = session.receiver.open(UnsafeRawBufferPointer(rebasing: session.sealed[0..<n]), into: session.plain) else {
+            throw LinkError(
+                .tampered,
+                "\(peer): record \(session.receiver.count + 1) failed authentication — altered, replayed, reordered, or one before it dropped; the connection is closed")
+        }
+        session.plainStart = 0
+        session.plainEnd = plain
+    }
+
+    /// Reads exactly `out.count` bytes from the socket (after any bytes pushed back).
+    func readSocket(into out: UnsafeMutableRawBufferPointer, deadlineNs: Int64? = nil) throws(LinkError) {
         var got = 0
         let n = out.count
+        if !pushback.isEmpty {
+            let take = min(n, pushback.count)
+            pushback.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: take) }
+            pushback.removeFirst(take)
+            got = take
+        }
         while got < n {
             let r: Int
             do {
@@ -321,6 +403,12 @@ public final class Listener: @unchecked Sendable {
     public func accept() -> Connection? {
         guard let c = try? Socket.accept(fd) else { return nil }
         return Connection(fd: c, peer: "peer \(c)")
+    }
+
+    /// Waits up to `timeoutNs` for the next connection; nil when none came (or the listener is closed).
+    public func accept(timeoutNs: Int64) -> Connection? {
+        guard let ready = try? Socket.poll(fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: max(0, timeoutNs) / 1_000_000)), ready != 0 else { return nil }
+        return accept()
     }
 
     /// Stops accepting (wakes a thread blocked in `accept`).

@@ -23,6 +23,9 @@ public final class DeviceLink: @unchecked Sendable {
         /// Injected clock error for tests: the device clock reads host + offset + skew × elapsed.
         public var clockOffsetNs: Int64 = 0
         public var clockSkewPpm: Double = 0
+        /// The identity and pinned host key every channel is opened with (nil: plaintext, only ever to a loopback host
+        /// that allows it — benches and tests).
+        public var security: DeviceSecurity?
 
         public init(host: String, port: Int, deviceID: String, captureProfile: String, syncBurst: Int, heartbeatIntervalNs: Int64) {
             self.host = host
@@ -70,10 +73,17 @@ public final class DeviceLink: @unchecked Sendable {
     public init(_ settings: Settings) throws(LinkError) {
         self.settings = settings
         clock = InjectedClock(offsetNs: settings.clockOffsetNs, skewPpm: settings.clockSkewPpm)
-        control = try Connection.connect(host: settings.host, port: settings.port, channel: .control, attempts: 6)
+        control = try Self.open(settings, .control, attempts: 6)
         policy = try Self.hello(control, settings, .control)
-        bulk = try Connection.connect(host: settings.host, port: settings.port, channel: .bulk, attempts: 6)
+        bulk = try Self.open(settings, .bulk, attempts: 6)
         _ = try Self.hello(bulk, settings, .bulk)
+    }
+
+    /// Connects one channel and, when the device is paired, runs the handshake that authenticates both ends.
+    public static func open(_ s: Settings, _ channel: LinkMessage.Channel, attempts: Int) throws(LinkError) -> Connection {
+        let c = try Connection.connect(host: s.host, port: s.port, channel: channel, attempts: attempts)
+        if let security = s.security { try c.secure(as: security, channel: channel) }
+        return c
     }
 
     static func hello(_ c: Connection, _ s: Settings, _ channel: LinkMessage.Channel) throws(LinkError) -> String {
@@ -81,7 +91,10 @@ public final class DeviceLink: @unchecked Sendable {
         guard case .helloAck(let accepted, let policy, let reason) = try c.receive(timeoutNs: 5_000_000_000) else {
             throw LinkError(.protocolViolation, "the host did not answer hello")
         }
-        guard accepted else { throw LinkError(.refused, "the host's ingest policy '\(policy)' refused this device: \(reason)") }
+        guard accepted else {
+            if policy == HostSecurity.pairingPolicy { throw LinkError(.refused, reason) }
+            throw LinkError(.refused, "the host's ingest policy '\(policy)' refused this device: \(reason)")
+        }
         return policy
     }
 

@@ -26,8 +26,11 @@ public final class PreviewSender: @unchecked Sendable {
     let shedCount = Atomic<Int>(0)
 
     /// Connects the preview channel and says hello; throws when the host refuses or cannot be reached.
-    public init(host: String, port: Int, deviceID: String, captureProfile: String, fps: Double, width: Int = 160) throws(LinkError) {
+    public init(
+        host: String, port: Int, deviceID: String, captureProfile: String, fps: Double, width: Int = 160, security: DeviceSecurity? = nil
+    ) throws(LinkError) {
         connection = try Connection.connect(host: host, port: port, channel: .preview, attempts: 3)
+        if let security { try connection.secure(as: security, channel: .preview) }
         try connection.send(.hello(protocolVersion: 1, deviceID: deviceID, channel: .preview, captureProfile: captureProfile))
         guard case .helloAck(true, _, let reason) = try connection.receive(timeoutNs: 5_000_000_000) else {
             throw LinkError(.refused, "the host refused the preview channel")

@@ -248,6 +248,10 @@ public struct LinkError: Error, Sendable, CustomStringConvertible {
         public static let stalled = Code("stalled")
         /// A transfer stopped because policy kept it paused past its limit (the clip waits; nothing is lost).
         public static let yielded = Code("yielded")
+        /// An encrypted record failed to open: altered, replayed, reordered or one before it dropped.
+        public static let tampered = Code("tampered")
+        /// The handshake failed: a key that is not the one pinned, an unpaired peer, or a message not made by the peer.
+        public static let unauthenticated = Code("unauthenticated")
     }
 
     public let code: Code

@@ -356,3 +356,47 @@ public final class MediaReader {
         return (index, n, (audioFirstNs ?? 0) + index * 1_000_000_000 / Int64(rate))
     }
 }
+
+/// A clip's video as its file says it is — size, codec, frame count and the frame rate its timestamps give — read
+/// by demuxing only (no decode): what a host checks a device's claim against.
+public enum ClipProbe {
+    public struct Facts: Sendable, Equatable {
+        public let width: Int
+        public let height: Int
+        public let codec: String
+        public let frames: Int
+        public let framesPerSecond: Double
+    }
+
+    public static func facts(_ path: String) throws(MediaError) -> Facts {
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_open_input(&ctx, path, nil, nil), "open", path: path)
+        defer { avformat_close_input(&ctx) }
+        guard let ic = ctx else { throw MediaError(operation: "open", path: path, "no context") }
+        try check(avformat_find_stream_info(ic, nil), "read stream info", path: path)
+        let index = av_find_best_stream(ic, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        try check(index, "find a video stream", path: path)
+        let stream = ic.pointee.streams[Int(index)]!
+        let par = stream.pointee.codecpar!
+        guard let packet = av_packet_alloc() else { throw MediaError(operation: "allocate packet", "out of memory") }
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&p) }
+        var frames = 0
+        var first = Int64.max
+        var last = Int64.min
+        while av_read_frame(ic, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == index else { continue }
+            let t = packet.pointee.pts == ppc_av_nopts_value() ? packet.pointee.dts : packet.pointee.pts
+            guard t != ppc_av_nopts_value() else { continue }
+            frames += 1
+            first = min(first, t)
+            last = max(last, t)
+        }
+        let tb = stream.pointee.time_base
+        let span = frames > 1 ? Double(last - first) * Double(tb.num) / Double(tb.den) : 0
+        return Facts(
+            width: Int(par.pointee.width), height: Int(par.pointee.height), codec: String(cString: avcodec_get_name(par.pointee.codec_id)),
+            frames: frames, framesPerSecond: span > 0 ? Double(frames - 1) / span : 0)
+    }
+}

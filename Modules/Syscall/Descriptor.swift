@@ -13,6 +13,17 @@ public enum Descriptor {
     /// close(2); a close is never retried (Linux has released the descriptor even when it reports EINTR).
     public static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
+    /// Reads `buffer.count` bytes of `fd` at `offset` (retrying short reads); the bytes read (fewer only at end of file).
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String? = nil) throws(SystemError) -> Int {
+        var off = 0
+        while off < buffer.count {
+            let n = try syscall("pread", path: path) { Glibc.pread(fd, buffer.baseAddress! + off, buffer.count - off, off_t(offset) + off_t(off)) }
+            if n == 0 { break }
+            off += n
+        }
+        return off
+    }
+
     /// Waits up to `timeoutMs` (negative: for ever) for `events` on `fd`; the events that came (0: none).
     public static func poll(_ fd: Int32, events: Int16, timeoutMs: Int32, path: String? = nil) throws(SystemError) -> Int16 {
         var p = pollfd(fd: fd, events: events, revents: 0)

@@ -21,4 +21,13 @@ public enum StandardStream {
         }
         return true
     }
+
+    /// Reads up to `buffer.count` bytes from `fd` (EINTR retried): the count, 0 at end of stream, -1 on an error.
+    public static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress!, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            return n
+        }
+    }
 }

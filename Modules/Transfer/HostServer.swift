@@ -3,6 +3,24 @@ import Link
 import Synchronization
 import Syscall
 
+/// What a host measured of a received clip's video, from the file itself.
+public struct ClipMeasurement: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+    /// From the timestamps: (frames − 1) ÷ (last − first presentation time).
+    public var framesPerSecond: Double
+    public var codec: String
+    public var frames: Int
+
+    public init(width: Int, height: Int, framesPerSecond: Double, codec: String, frames: Int) {
+        self.width = width
+        self.height = height
+        self.framesPerSecond = framesPerSecond
+        self.codec = codec
+        self.frames = frames
+    }
+}
+
 /// A host's ingest policy: named, local, never on the wire (REQ-CAP-5). A device learns only the policy's name and,
 /// if refused, why.
 public struct IngestPolicy: Sendable {
@@ -20,6 +38,16 @@ public struct IngestPolicy: Sendable {
     /// Why a capture profile `WxH@FPS …` is refused, or nil when accepted: `device` is what the device is told (its own
     /// figure and the policy's name — the floor itself never crosses the wire, REQ-CAP-5), `host` what the host logs
     /// (with the floor).
+    /// What a received clip measured (its own file, not the device's word) says against this policy: nil when it meets
+    /// it, else "below policy: WxH@fps measured".
+    public func verdict(measured m: ClipMeasurement) -> String? {
+        guard minimumHeight > 0 || minimumFPS > 0 else { return nil }
+        if m.height < minimumHeight || m.framesPerSecond + 0.5 < Double(minimumFPS) {
+            return "below policy: \(m.width)x\(m.height)@\(String(format: "%.2f", m.framesPerSecond)) measured"
+        }
+        return nil
+    }
+
     public func refusal(of profile: String) -> (device: String, host: String)? {
         guard minimumHeight > 0 || minimumFPS > 0 else { return nil }
         guard let p = CaptureProfile(profile) else {
@@ -58,8 +86,22 @@ public final class HostServer: @unchecked Sendable {
     /// Called with each log line as it happens (ppc-host prints them).
     public var onLog: (@Sendable (String) -> Void)?
 
+    /// Who may connect: paired devices over the encrypted link (plaintext too only when `security.allowPlaintext`).
+    public let security: HostSecurity
+    /// Measures a received clip.mp4 (ppc-host sets it to libavformat's reading); nil: clips are not measured.
+    public var measureClip: (@Sendable (String) -> Result<ClipMeasurement, MeasureError>)?
+
+    public struct MeasureError: Error, Sendable {
+        public let reason: String
+        public init(_ reason: String) { self.reason = reason }
+    }
+
     /// `onClipStored` is called with each newly stored clip's folder (see ``HostStore``); it must return at once.
-    public init(host: String, port: Int, library: String, policy: IngestPolicy, onClipStored: (@Sendable (String) -> Void)? = nil) throws {
+    public init(
+        host: String, port: Int, library: String, policy: IngestPolicy, security: HostSecurity,
+        onClipStored: (@Sendable (String) -> Void)? = nil
+    ) throws {
+        self.security = security
         listener = try Listener(host: host, port: port)
         store = try HostStore(library: library, onClipStored: onClipStored)
         self.policy = policy
@@ -91,8 +133,29 @@ public final class HostServer: @unchecked Sendable {
 
     func serve(_ c: Connection) {
         do {
+            // An encrypted link is authenticated before a message is read: an unpaired device is refused here, and
+            // hears nothing but "not paired with this host".
+            let opening: Connection.Opening
+            do { opening = try c.accept(as: security) } catch {
+                note("refused \(c.peer) at the handshake: \(error)")
+                return
+            }
             guard case .hello(let version, let device, let channel, let profile) = try c.receive(timeoutNs: 5_000_000_000) else {
                 throw LinkError(.protocolViolation, "the first message must be hello")
+            }
+            switch opening {
+            case .plaintext where !security.allowPlaintext:
+                let why = "this host takes only paired devices, over the encrypted link: pair first (ppc-tool pair HOST:PORT, with ppc-host pair on the host)"
+                note("refused \(device) (\(channel)): plaintext connection, not paired")
+                try? c.send(.helloAck(accepted: false, policy: HostSecurity.pairingPolicy, reason: why))
+                return
+            case .secure(let paired) where paired != device:
+                // The id comes from pairing: one device cannot write into another's library folder.
+                let why = "this device's key is paired here as '\(paired)', not '\(device)'"
+                note("refused \(device) (\(channel)): \(why)")
+                try? c.send(.helloAck(accepted: false, policy: HostSecurity.pairingPolicy, reason: why))
+                return
+            default: break
             }
             guard version == 1 else {
                 try? c.send(.helloAck(accepted: false, policy: policy.name, reason: "protocol version \(version); this host speaks 1"))
@@ -117,7 +180,8 @@ public final class HostServer: @unchecked Sendable {
             note("accepted \(device) (\(channel)) \(profile)")
             if channel == .bulk {
                 try store.serve(
-                    c, device: device, clockNote: { [self] in clockNote(device) }, stopAfterChunks: stopBulkAfterChunks,
+                    c, device: device, clockNote: { [self] in clockNote(device) }, inspect: { [self] in inspection($0, claimed: profile) },
+                    stopAfterChunks: stopBulkAfterChunks,
                     idleTimeoutNs: deadPeerTimeoutNs, keepIdle: { [self] in controlIsUp(device) }, note: { [self] in note($0) })
             } else if channel == .preview {
                 try preview(c, device: device)
@@ -128,6 +192,31 @@ public final class HostServer: @unchecked Sendable {
         } catch {
             note("closed \(c.peer): \(error)")
         }
+    }
+
+    /// host-meta.json's account of a clip: what the device claimed, what the file measured, and the policy's verdict
+    /// on the measurement (a clip below policy is kept, and marked). Nothing of this crosses the wire.
+    func inspection(_ clip: String, claimed: String) -> [String: Any] {
+        var out: [String: Any] = ["deviceClaimed": claimed, "policy": policy.name]
+        guard let measure = measureClip else {
+            out["measured"] = "not measured (this host does not read media)"
+            return out
+        }
+        switch measure(clip) {
+        case .success(let m):
+            out["measured"] = [
+                "width": m.width, "height": m.height, "framesPerSecond": m.framesPerSecond, "codec": m.codec, "frames": m.frames,
+                "provenance": "measured: the received clip.mp4's stream, frame rate from its timestamps",
+            ] as [String: Any]
+            if let v = policy.verdict(measured: m) {
+                out["belowPolicy"] = v
+                note("\(clip): \(v) (claimed \(claimed)); kept and marked")
+            }
+        case .failure(let e):
+            out["measured"] = "could not be measured: \(e.reason)"
+            if policy.minimumHeight > 0 || policy.minimumFPS > 0 { out["belowPolicy"] = "unverified: \(e.reason)" }
+        }
+        return out
     }
 
     func clockNote(_ device: String) -> [String: Any] {

@@ -168,12 +168,14 @@ public final class HostStore: Sendable {
         return (committed, chunks)
     }
 
-    /// Serves one device's bulk channel until it closes; `clockNote` describes the device's clock for host-meta.json;
+    /// Serves one device's bulk channel until it closes; `clockNote` describes the device's clock for host-meta.json,
+    /// `inspect` what a received clip.mp4 measures against the ingest policy (also for host-meta.json);
     /// `stopAfterChunks` (tests only) cuts the connection after that many chunks, as a host killed mid-transfer would.
     /// A channel idle for `idleTimeoutNs` is closed unless `keepIdle()` says its device is still there (its control
     /// channel is up): an idle bulk channel on its own never holds a thread.
     public func serve(
-        _ bulk: Connection, device: String, clockNote: @escaping () -> [String: Any], stopAfterChunks: Int? = nil,
+        _ bulk: Connection, device: String, clockNote: @escaping () -> [String: Any],
+        inspect: @escaping (String) -> [String: Any] = { _ in [:] }, stopAfterChunks: Int? = nil,
         idleTimeoutNs: Int64? = nil, keepIdle: () -> Bool = { true }, note: (String) -> Void = { _ in }
     ) throws(LinkError) {
         let deviceDir = deviceDirectory(device)
@@ -378,6 +380,8 @@ public final class HostStore: Sendable {
                                 try FileSystem.unlink("\(partial)/\(name)")
                             }
                             var note = clockNote()
+                            // What the clip really is, measured from its own file, beside what the device claimed.
+                            for (k, v) in inspect("\(partial)/clip.mp4") { note[k] = v }
                             note["clipId"] = clipID
                             note["device"] = device
                             note["receivedHostNs"] = monotonicNowNs()

@@ -11,7 +11,13 @@ package final class LinkOnlyReceiver: @unchecked Sendable {
     // @unchecked: one connection at a time, served on its own thread.
     let listener: Listener
     package var port: Int { listener.port }
-    package init(host: String = "127.0.0.1") throws { listener = try Listener(host: host, port: 0) }
+    let security: HostSecurity?
+
+    /// `security`: encrypted links too, as a host takes them (nil: plaintext only).
+    package init(host: String = "127.0.0.1", security: HostSecurity? = nil) throws {
+        listener = try Listener(host: host, port: 0)
+        self.security = security
+    }
     package func stop() { listener.stop() }
 
     package func run() {
@@ -21,6 +27,7 @@ package final class LinkOnlyReceiver: @unchecked Sendable {
     }
 
     func serve(_ c: Connection) throws(LinkError) {
+        if let security { _ = try c.accept(as: security) }
         guard case .hello = try c.receive(timeoutNs: 5_000_000_000) else { return }
         try c.send(.helloAck(accepted: true, policy: "bench", reason: ""))
         c.configure(.bulk)

@@ -1,6 +1,7 @@
 import Config
 import Foundation
 import Link
+import Pairing
 import Pipeline
 import Syscall
 import Transfer
@@ -21,6 +22,10 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public var mustYield: (@Sendable () -> Bool)?
     /// Live preview frames per second (0: none).
     var previewFps: Double = 0
+    /// Where this device's identity and pinned hosts are (nil: the XDG state directory).
+    var stateDirectory: String?
+    /// Plaintext to a loopback host (benches and tests); refused for any other address.
+    var insecureLoopbackOnly = false
     var preview: PreviewSender?
     var link: DeviceLink?
     var settings: DeviceLink.Settings?
@@ -67,12 +72,15 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
 
     public func open(_ context: SessionContext) throws {
         guard port > 0 else { throw LinkError(.io, "network sink: no host port (set params.port or run --host HOST:PORT)") }
+        // Not paired with this host is a setup error, said before capture starts — not a host that is down.
+        let security = try DeviceLinkSecurity.resolve(host: host, port: port, stateDirectory: stateDirectory, insecureLoopbackOnly: insecureLoopbackOnly)
         outbox = try Outbox(directory: "\(context.outputDirectory)/outbox")
         var settings = DeviceLink.Settings(
             host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
             syncBurst: Int(config[.syncBurstTarget]), heartbeatIntervalNs: config[.heartbeatIntervalNs])
         settings.clockOffsetNs = clockOffsetNs
         settings.clockSkewPpm = clockSkewPpm
+        settings.security = security
         self.settings = settings
         // A host that is down never stops capture: the clips wait in the outbox.
         do {
@@ -81,7 +89,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             if previewFps > 0 {
                 do {
                     preview = try PreviewSender(
-                        host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps)
+                        host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps,
+                        security: security)
                     history.add("preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
                 } catch { history.add("preview absent: \(error)") }
             }
@@ -206,13 +215,22 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                       "Live preview to the host (the newest frame's luma at 160 px wide, never queued); 0: off."),
                 .init("deliverySeconds", .number, default: .number(60, isInteger: true), minimum: 1, maximum: 86_400,
                       "How long one clip's delivery may take, reconnects included, before it waits in the outbox (run --delivery-timeout)."),
+                .init("stateDirectory", .string, default: .string(""),
+                      "This device's identity and pinned hosts (run --state); empty: $XDG_STATE_HOME/ppc."),
+                .init("insecureLoopbackOnly", .boolean, default: .bool(false),
+                      "Plaintext to a loopback host, for benches and tests; refused for any other address."),
             ]),
         make: { p, config in
+            if p.boolean("insecureLoopbackOnly"), !DeviceLinkSecurity.isLoopback(p.string("host")) {
+                throw RegistryError("network: insecureLoopbackOnly with host \(p.string("host")): plaintext is only for a loopback address")
+            }
             let s = NetworkSink(host: p.string("host"), port: p.integer("port"), config: config)
             s.clockOffsetNs = Int64(p.integer("clockOffsetNs"))
             s.clockSkewPpm = p.number("clockSkewPpm")
             s.deliveryNs = Int64(p.number("deliverySeconds") * 1e9)
             s.previewFps = p.number("previewFps")
+            s.stateDirectory = p.string("stateDirectory").isEmpty ? nil : p.string("stateDirectory")
+            s.insecureLoopbackOnly = p.boolean("insecureLoopbackOnly")
             return s
         })
 }

@@ -12,7 +12,7 @@ struct HostToolTests {
         let port = port ?? freeLoopbackPort(SOCK_STREAM)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
-        p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy] + extra
+        p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy, "--insecure-loopback-only", "--state", library + "-host-state"] + extra
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -70,7 +70,7 @@ extension HostToolTests {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        let r = try ToolRunner.run(["link", "probe", "--json", "--clock-offset-ns", "5000000", "127.0.0.1:\(port)"])
+        let r = try ToolRunner.run(["link", "probe", "--json", "--insecure-loopback-only", "--clock-offset-ns", "5000000", "127.0.0.1:\(port)"])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let offset = try #require((o["offsetNs"] as? NSNumber)?.int64Value)
@@ -143,7 +143,7 @@ extension HostToolTests {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        let drain = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
         #expect(drain.status == 0, "\(drain.stderr)")
         for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
             #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-z")) + "/\(name)"), "\(name)")
@@ -151,7 +151,7 @@ extension HostToolTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
         let after = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
         #expect(((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.isEmpty == true)
-        let again = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:\(port)"])
+        let again = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
         #expect(again.status == 0 && again.stdout.contains("nothing owed"))
     }
 }
@@ -228,7 +228,7 @@ final class HostLog {
     init(library: String, port: Int = freeLoopbackPort(SOCK_STREAM)) throws {
         self.port = port
         process.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
-        process.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any"]
+        process.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any", "--insecure-loopback-only", "--state", library + "-host-state"]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice

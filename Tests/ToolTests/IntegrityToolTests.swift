@@ -66,7 +66,7 @@ struct IntegrityToolTests {
         #expect(second.status == 1)
         #expect(second.stderr.contains("is in use by pid \(first.processIdentifier) (ppc-tool run"), "\(second.stderr)")
         // A drain of the same directory waits its turn too.
-        let drain = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:9"])
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:9"])
         #expect(drain.status == 1 && drain.stderr.contains("in use by pid \(first.processIdentifier)"), "\(drain.stderr)")
         _ = firstOut.fileHandleForReading.readDataToEndOfFile()
         first.waitUntilExit()
@@ -108,7 +108,7 @@ struct IntegrityToolTests {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        let drain = try ToolRunner.run(["transfer", "drain", out, "--host", "127.0.0.1:\(port)"])
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
         #expect(drain.status == 0, "\(drain.stderr)")
         // The drain used the device id the clips were minted under, and every byte of both arrived.
         let library = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-q")).filter { !$0.hasPrefix(".") }.sorted()

@@ -30,7 +30,7 @@ struct KillTests {
     static func startDrain(_ out: String, port: Int) throws -> (Process, Pipe) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable())
-        p.arguments = ["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-k", "--json"]
+        p.arguments = ["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-k", "--json"]
         let pipe = Pipe()
         p.standardOutput = pipe
         p.standardError = FileHandle.nullDevice

@@ -4,6 +4,10 @@ import Glibc
 import Syscall
 import TestSupport
 import Testing
+import Crypto
+
+/// These tests speak plaintext to a loopback host (the encrypted link has its own tests in LinkTests and ToolTests).
+let plaintextOnly = HostSecurity(identity: KeyPair.generate(), deviceFor: { _ in nil }, allowPlaintext: true)
 
 @testable import Link
 @testable import Transfer
@@ -33,7 +37,7 @@ struct TransferTests {
     @Test func aBundleArrivesByteIdenticalAndConfirmed() throws {
         let tmp = TemporaryDirectory("ppc-link")
         let files = try Self.bundle(tmp.sub("staged"))
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         Self.start(server)
         defer { server.stop() }
         let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(server.port))
@@ -52,7 +56,7 @@ struct TransferTests {
         let tmp = TemporaryDirectory("ppc-link")
         let files = try Self.bundle(tmp.sub("staged"))
         let library = tmp.sub("library")
-        let first = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        let first = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any, security: plaintextOnly)
         first.stopBulkAfterChunks = chunks
         Self.start(first)
         #expect(throws: (any Error).self) {
@@ -114,7 +118,7 @@ struct TransferTests {
         // Room for the WAV, not for the video beside it.
         #expect(Self.smallFilesystem(at: library, bytes: 1 << 20) == nil)
         defer { umount2(library, Int32(MNT_DETACH)) }
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any, security: plaintextOnly)
         Self.start(server)
         defer { server.stop() }
         let bulk = try Self.connectBulk(server.port)
@@ -154,7 +158,7 @@ struct TransferTests {
     @Test func aHostCutMidTransferResumesWithAtMostOneChunkResent() throws {
         let (tmp, files, library, received) = try Self.cutTransfer(after: 3)
         // A new host process on the same library (restart): the device resumes at the committed offset.
-        let second = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        let second = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any, security: plaintextOnly)
         Self.start(second)
         defer { second.stop() }
         let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port), chunkBytes: 128 * 1024)
@@ -177,7 +181,7 @@ struct TransferTests {
         let fd = try FileDescriptor.open(partial, O_RDWR)
         let zeros = [UInt8](repeating: 0, count: 128 * 1024)
         try zeros.withUnsafeBytes { try fd.writeAll($0, at: 128 * 1024) }
-        let second = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any)
+        let second = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any, security: plaintextOnly)
         Self.start(second)
         defer { second.stop() }
         let progress = BundleSender.Progress()
@@ -189,7 +193,7 @@ struct TransferTests {
 
     @Test func theIngestPolicyRefusesByNameAndReasonWithoutItsValuesOnTheWire() throws {
         let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .pinpointStudio)
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .pinpointStudio, security: plaintextOnly)
         Self.start(server)
         defer { server.stop() }
         do {
@@ -206,7 +210,7 @@ struct TransferTests {
 
     @Test func aMalformedMessageClosesThatLinkOnlyAndIsLogged() throws {
         let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         Self.start(server)
         defer { server.stop() }
         let bad = try Connection.connect(host: "127.0.0.1", port: server.port, channel: .control)
@@ -222,7 +226,7 @@ struct TransferTests {
 
     @Test func theHostClosesADeviceThatFallsSilentForThreeHeartbeats() throws {
         let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         server.deadPeerTimeoutNs = 150_000_000
         Self.start(server)
         defer { server.stop() }
@@ -244,7 +248,7 @@ struct TransferTests {
 
     @Test func aBrokenControlChannelDropsTheLinkWithAReason() throws {
         let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         Self.start(server)
         let link = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4, heartbeatIntervalNs: 20_000_000))
         try link.start()
@@ -263,7 +267,7 @@ struct HostHostileInputTests {
         let server: HostServer
         var library: String { tmp.sub("library") }
         init(deadPeerTimeoutNs: Int64 = 3_000_000_000) throws {
-            server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any)
+            server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
             server.deadPeerTimeoutNs = deadPeerTimeoutNs
             TransferTests.start(server)
         }

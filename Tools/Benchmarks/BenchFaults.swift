@@ -260,7 +260,7 @@ enum BenchFaults {
             for _ in 0..<5 {
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: host)
-                p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any"]
+                p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any", "--insecure-loopback-only", "--state", library + "-host-state"]
                 p.standardError = FileHandle.nullDevice
                 let log = Pipe()
                 p.standardOutput = log
@@ -297,7 +297,7 @@ enum BenchFaults {
             try refill(&rng)
             if !hostProcess.isRunning { hostProcess = try startHost() }
             let logged = loggedChunkBytes(library)
-            let drain = try start(tool, ["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
+            let drain = try start(tool, ["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
             // The kill lands at a random point of a transfer under way: once the host has logged a chunk (observed on
             // disk, so a slow start on a loaded machine does not put every kill before the first byte), up to the time
             // a clip takes at the device's pace.
@@ -324,7 +324,7 @@ enum BenchFaults {
         for _ in 0..<3 where !drained {
             let finalHost = try startHost()
             defer { kill9(finalHost) }
-            let drain = try runToEnd(tool, ["transfer", "drain", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
+            let drain = try runToEnd(tool, ["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
             drained = drain.status == 0
             if !drained { said.append(String(drain.stderr.prefix(600))) }
         }

@@ -1,4 +1,5 @@
 import CLI
+import Crypto
 import Checksum
 import Foundation
 import Link
@@ -27,10 +28,28 @@ enum BenchLink {
         return Double(s[min(s.count - 1, Int(Double(s.count) * p))]) / 1000  // µs
     }
 
+    /// The bench's own keys: one host and one device paired in memory, for the encrypted passes (no state touched).
+    enum Keys {
+        static let host = KeyPair.generate()
+        static let device = KeyPair.generate()
+        static let deviceID = "bench"
+        static let hostSecurity = HostSecurity(
+            identity: host, deviceFor: { $0 == Keys.device.publicKey ? Keys.deviceID : nil }, allowPlaintext: true)
+        static let deviceSecurity = DeviceSecurity(identity: device, hostKey: host.publicKey)
+    }
+
+    /// A connection as the bench's device makes it: encrypted (paired in memory) or plaintext; the device name it may
+    /// claim (an encrypted link's id is the one it was paired as).
+    static func connect(host: String, port: Int, channel: LinkMessage.Channel, secure: Bool, device: String) throws -> (Connection, String) {
+        let c = try Connection.connect(host: host, port: port, channel: channel, attempts: 6)
+        if secure { try c.secure(as: Keys.deviceSecurity, channel: channel) }
+        return (c, secure ? Keys.deviceID : device)
+    }
+
     /// Heartbeat round trips on a fresh control connection, `count` of them, `gapNs` apart.
-    static func controlRTTs(host: String = "127.0.0.1", port: Int, device: String, count: Int, gapNs: Int64) throws -> [Int64] {
-        let c = try Connection.connect(host: host, port: port, channel: .control, attempts: 6)
-        try c.send(.hello(protocolVersion: 1, deviceID: device, channel: .control, captureProfile: "probe"))
+    static func controlRTTs(host: String = "127.0.0.1", port: Int, device: String, count: Int, gapNs: Int64, secure: Bool = false) throws -> [Int64] {
+        let (c, name) = try connect(host: host, port: port, channel: .control, secure: secure, device: device)
+        try c.send(.hello(protocolVersion: 1, deviceID: name, channel: .control, captureProfile: "probe"))
         _ = try c.receive(timeoutNs: 5_000_000_000)
         var out: [Int64] = []
         out.reserveCapacity(count)
@@ -50,12 +69,15 @@ enum BenchLink {
     /// Sends `bundle` over a bulk channel to `port` while control round trips to `controlPort` (default: the same host)
     /// are measured back to back, `times` over (as clips of their own); returns the transfers' duration, those round
     /// trips and the chunk size the sender chose.
-    static func bulkUnderControl(host: String = "127.0.0.1", port: Int, bundle: String, chunkKiB: Int?, windowKiB: Int, controlPort: Int? = nil, times: Int = 1) throws -> (seconds: Double, control: [Int64], chunkBytes: Int) {
+    static func bulkUnderControl(
+        host: String = "127.0.0.1", port: Int, bundle: String, chunkKiB: Int?, windowKiB: Int, controlPort: Int? = nil, times: Int = 1,
+        secure: Bool = false
+    ) throws -> (seconds: Double, control: [Int64], chunkBytes: Int) {
         let outcome = ResultBox<(seconds: Double, chunkBytes: Int)>()
         Thread {
             outcome.result = Result {
-                let c = try Connection.connect(host: host, port: port, channel: .bulk, attempts: 6)
-                try c.send(.hello(protocolVersion: 1, deviceID: "bulk", channel: .bulk, captureProfile: "1920x1080@120 h264"))
+                let (c, name) = try connect(host: host, port: port, channel: .bulk, secure: secure, device: "bulk")
+                try c.send(.hello(protocolVersion: 1, deviceID: name, channel: .bulk, captureProfile: "1920x1080@120 h264"))
                 _ = try c.receive(timeoutNs: 5_000_000_000)
                 let t0 = monotonicNowNs()
                 var chunkBytes = 0
@@ -68,7 +90,7 @@ enum BenchLink {
         }.start()
         var busy: [Int64] = []
         while outcome.done.wait(timeout: .now()) == .timedOut {
-            busy += try controlRTTs(host: host, port: controlPort ?? port, device: "busy", count: 200, gapNs: 1_000_000)
+            busy += try controlRTTs(host: host, port: controlPort ?? port, device: "busy", count: 200, gapNs: 1_000_000, secure: secure)
         }
         let sent: (seconds: Double, chunkBytes: Int)
         do { sent = try outcome.result!.get() } catch { throw CommandFailure.failure("bulk transfer failed: \(error)") }
@@ -123,7 +145,7 @@ enum BenchLink {
         let dir = (ProcessInfo.processInfo.environment["PPC_BENCH_DIR"] ?? "/var/tmp") + "/ppc-bench-link-\(getpid())"
         try FileSystem.makeDirectory(dir)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: "\(dir)/library", policy: .any)
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: "\(dir)/library", policy: .any, security: Keys.hostSecurity)
         Thread { server.run() }.start()
         defer { server.stop() }
 
@@ -154,12 +176,22 @@ enum BenchLink {
 
         // 2b. The link alone, as iperf3 measures a network: the same sender, the same frames, each chunk hashed and
         // verified on arrival and acknowledged, the whole file verified, and nothing stored.
-        let linkOnly = try LinkOnlyReceiver()
+        let linkOnly = try LinkOnlyReceiver(security: Keys.hostSecurity)
         Thread { linkOnly.run() }.start()
         defer { linkOnly.stop() }
         // Four times over: the link alone is fast enough that one pass would give control too few round trips to judge.
         let bare = try bulkUnderControl(port: linkOnly.port, bundle: "\(dir)/bundle", chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: server.port, times: 4)
         let linkMBps = Double(4 * bulkMB) / bare.seconds
+        // 2c. The same, encrypted (pairing done in memory): throughput, control under it, and the CPU it costs — both
+        // ends are in this process, so the CPU figure is the device's sealing and the host's opening together.
+        let idleSecure = try controlRTTs(port: server.port, device: "idle", count: 2000, gapNs: 1_000_000, secure: true)
+        let cpuPlain0 = processCPUNs()
+        _ = try bulkUnderControl(port: linkOnly.port, bundle: "\(dir)/bundle", chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: server.port, times: 1)
+        let cpuPlainPerGB = Double(processCPUNs() - cpuPlain0) / 1e9 / (Double(bulkMB) / 1024)
+        let cpuSecure0 = processCPUNs()
+        let bareSecure = try bulkUnderControl(port: linkOnly.port, bundle: "\(dir)/bundle", chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: server.port, times: 4, secure: true)
+        let cpuSecurePerGB = Double(processCPUNs() - cpuSecure0) / 1e9 / (Double(4 * bulkMB) / 1024)
+        let linkSecureMBps = Double(4 * bulkMB) / bareSecure.seconds
 
         // 3. iperf3 on the same loopback, if installed: on every core, and on the cores bulk may use (the like-for-like
         // figure: ppc keeps one core free of bulk so control never waits for a CPU).
@@ -286,11 +318,21 @@ enum BenchLink {
         result["skewSeconds"] = skewSeconds
         result["devicesHeldAtControlP99Le10ms"] = ["devices": held, "p99Us": heldP99, "tried": "4, 8, 16, 32, 64 at 20 Hz heartbeats"]
         result["shapedLink"] = shaped
+        result["encryptedLoopback"] = [
+            "linkBulkMBps": linkSecureMBps, "vsPlaintext": linkSecureMBps / linkMBps,
+            "controlRttUs": [
+                "idle": ["p50": percentile(idleSecure, 0.5), "p99": percentile(idleSecure, 0.99), "n": idleSecure.count],
+                "underLinkOnly": ["p50": percentile(bareSecure.control, 0.5), "p99": percentile(bareSecure.control, 0.99), "n": bareSecure.control.count],
+            ],
+            "cpuSecondsPerGB": ["encrypted": cpuSecurePerGB, "plaintext": cpuPlainPerGB],
+            "note": "over loopback both ends are this process and these 2 cores, so this measures CPU: sealing, opening and a copy per record where plaintext sends the file by sendfile; the network figure is the shaped link's",
+        ] as [String: Any]
         result["targets"] = [
             "underBulkP99Ms": 5, "underBulkP99VsIdle": 2, "offsetErrorP95Us": 5, "skewErrorPpm": 0.1, "devices": 32,
             // Bulk against iperf3 is judged where a network is the bottleneck, as iperf3 means it: across the shaped
             // link. Over loopback both measure this machine's CPUs, of which ppc leaves one to control on purpose.
             "shapedLink.linkVsIperf3": 0.5, "shapedLink.bulkVsIperf3": 0.5, "shapedLink.underStoredBulkP99VsIdle": 2,
+            "shapedLink.encrypted.vsPlaintext": 0.9, "shapedLink.encrypted.underBulkP99VsIdle": 2,
         ]
         try BenchCommand.emit(result, json: inv.flag("json"), lines: [
             String(format: "control RTT idle p50 %.0f µs, p99 %.0f µs; under bulk p50 %.0f µs, p99 %.0f µs (target p99 ≤ 5 ms and ≤ 2× idle)",
@@ -299,6 +341,7 @@ enum BenchLink {
             String(format: "bulk %.0f MB/s, stored and verified%@; the library's filesystem alone takes %.0f MB/s (written back as the host does, one fsync), so bulk is %.2f of what storage allows", bulkMBps, iperf.map { String(format: " (%.2f of iperf3: storing, not the link, is the bound)", bulkMBps / $0) } ?? "", storageMBps, bulkMBps / min(storageMBps, iperf ?? storageMBps)),
             String(format: "clock offset error p50 %.1f µs, p95 %.1f µs (stated bound p50 %.1f µs; %d of %d within their own bound; target p95 ≤ 5 µs)", percentile(offsetErrors, 0.5), percentile(offsetErrors, 0.95), percentile(bounds, 0.5), withinBound, offsetErrors.count),
             shapedLine(shaped, mbit: networkMbit),
+            String(format: "encrypted over loopback: link alone %.0f MB/s (%.2f of plaintext), control p99 idle %.0f µs, under it %.0f µs; CPU %.2f s/GB encrypted vs %.2f s/GB plaintext (both ends)", linkSecureMBps, linkSecureMBps / linkMBps, percentile(idleSecure, 0.99), percentile(bareSecure.control, 0.99), cpuSecurePerGB, cpuPlainPerGB),
             skewError.map { String(format: "skew error %.3f ppm after %.0f s (target ≤ 0.1 ppm after 20 s)", $0, skewSeconds) } ?? "skew not measurable",
             "devices held at control p99 ≤ 10 ms: \(held) (p99 \(String(format: "%.0f", heldP99)) µs; target ≥ 32)",
         ])
@@ -319,6 +362,12 @@ enum BenchLink {
                       mbit, (r["link"] as? String) ?? "", iperf.map { String(format: "%.0f MB/s", $0) } ?? "not installed", link, vs(link), stored, vs(stored),
                       p("idle", "p50"), p("idle", "p99"), p("underStoredBulk", "p50"), p("underStoredBulk", "p99"), p("underLinkOnly", "p99"),
                       resent["storedBulk"] ?? 0, resent["linkOnly"] ?? 0)
+            + ((r["encrypted"] as? [String: Any]).map { e in
+                let rtt = e["controlRttUs"] as? [String: [String: Any]] ?? [:]
+                return String(format: "; encrypted: link alone %.0f MB/s, %.2f of plaintext (target ≥ 0.9), control p99 idle %.0f µs, under it %.0f µs (%.1f×, target ≤ 2×)",
+                              e["linkBulkMBps"] as? Double ?? .nan, e["vsPlaintext"] as? Double ?? .nan, rtt["idle"]?["p99"] as? Double ?? .nan,
+                              rtt["underLinkOnly"]?["p99"] as? Double ?? .nan, e["underBulkP99VsIdle"] as? Double ?? .nan)
+            } ?? "")
     }
 }
 

@@ -1,4 +1,5 @@
 import CLI
+import Crypto
 import Foundation
 import Syscall
 import Transfer
@@ -108,13 +109,13 @@ extension BenchLink {
         do {
             let host = net.hostAddress
             let server = try net.inside(net.hostNamespace) {
-                let s = try HostServer(host: host, port: 0, library: library, policy: .any)
+                let s = try HostServer(host: host, port: 0, library: library, policy: .any, security: Keys.hostSecurity)
                 Thread { s.run() }.start()
                 return s
             }
             defer { server.stop() }
             let linkOnly = try net.inside(net.hostNamespace) {
-                let r = try LinkOnlyReceiver(host: host)
+                let r = try LinkOnlyReceiver(host: host, security: Keys.hostSecurity)
                 Thread { r.run() }.start()
                 return r
             }
@@ -135,8 +136,16 @@ extension BenchLink {
                 let r = try bulkUnderControl(host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: port)
                 return (r, Self.retransmittedSegments() - before)
             }
+            // The link alone again, encrypted: the same bytes, sealed per record, across the same shaped link.
+            let (bareSecure, resentSecure) = try net.inside(net.deviceNamespace) {
+                let before = Self.retransmittedSegments()
+                let r = try bulkUnderControl(host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: port, secure: true)
+                return (r, Self.retransmittedSegments() - before)
+            }
+            let idleSecure = try net.inside(net.deviceNamespace) { try controlRTTs(host: host, port: port, device: "idle", count: 1000, gapNs: 1_000_000, secure: true) }
             let storedMBps = Double(bulkMB) / stored.seconds
             let linkMBps = Double(bulkMB) / bare.seconds
+            let linkSecureMBps = Double(bulkMB) / bareSecure.seconds
             var out: [String: Any] = [
                 "measured": true,
                 "link": "veth between two network namespaces, each way shaped to \(megabitsPerSecond) Mbit/s (tbf) over \(net.queueing), this machine's default queueing",
@@ -147,7 +156,16 @@ extension BenchLink {
                 ],
                 "bulkMBps": storedMBps, "linkBulkMBps": linkMBps, "chunkKiB": stored.chunkBytes >> 10,
                 "iperf3MBps": iperf as Any? ?? "not installed (Debian: iperf3)",
-                "tcpSegmentsResent": ["storedBulk": resentStored, "linkOnly": resentBare],
+                "tcpSegmentsResent": ["storedBulk": resentStored, "linkOnly": resentBare, "linkOnlyEncrypted": resentSecure],
+                "encrypted": [
+                    "linkBulkMBps": linkSecureMBps, "vsPlaintext": linkSecureMBps / linkMBps,
+                    "controlRttUs": [
+                        "idle": ["p50": percentile(idleSecure, 0.5), "p99": percentile(idleSecure, 0.99), "n": idleSecure.count],
+                        "underLinkOnly": ["p50": percentile(bareSecure.control, 0.5), "p99": percentile(bareSecure.control, 0.99), "n": bareSecure.control.count],
+                    ],
+                    "underBulkP99VsIdle": percentile(bareSecure.control, 0.99) / max(1e-9, percentile(idleSecure, 0.99)),
+                    "how": "the same transfer over the encrypted link (IK handshake, XChaCha20-Poly1305 secretstream per record), paired in memory",
+                ] as [String: Any],
             ]
             if let iperf {
                 out["bulkVsIperf3"] = storedMBps / iperf

@@ -2,13 +2,123 @@ import CLI
 import Foundation
 import Link
 import Media
+import Pairing
 import Syscall
 import Transfer
+
+let stateOption = Option.value("state", "dir", help: "This host's identity and paired devices (default $XDG_STATE_HOME/ppc-host).")
+
+/// The host's identity and pairings, or a data error naming the file.
+func hostState(_ inv: Invocation) throws -> (dir: String, identity: Identity, created: Bool) {
+    let dir = StateDirectory.resolve(inv.value("state"), app: "ppc-host")
+    do {
+        let (identity, created) = try Identity.loadOrCreate(dir)
+        return (dir, identity, created)
+    } catch { throw CommandFailure.dataError("\(error)") }
+}
+
+func listenAddress(_ inv: Invocation, default d: String) throws -> (host: String, port: Int) {
+    let listen = inv.value("listen") ?? d
+    let parts = listen.split(separator: ":")
+    guard parts.count == 2, let port = Int(parts[1]), (0...65535).contains(port) else {
+        throw CommandFailure.usage("--listen '\(listen)': expected HOST:PORT")
+    }
+    return (String(parts[0]), port)
+}
+
+let pairCommand = Command(
+    "pair", abstract: "Open a pairing window: a device runs `ppc-tool pair HOST:PORT`; compare the code, confirm on both.",
+    discussion: """
+        The window closes by itself after --window seconds, after --attempts failed or declined attempts (one second
+        apart at least), or once a device is paired. Nothing is pinned unless both sides confirmed the same code.
+        """,
+    options: [
+        .value("listen", "host:port", help: "Where devices reach the window (default 127.0.0.1:7600)."), stateOption,
+        .value("window", "seconds", help: "How long the window stays open (default 120)."),
+        .value("attempts", "n", help: "Attempts allowed in the window (default 3)."),
+        .value("name", "name", help: "The name devices see for this host (default: the host name)."),
+    ],
+    run: { inv in
+        let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
+        let window = try inv.parsed("window", as: Double.self) ?? 120
+        let attempts = try inv.parsed("attempts", as: Int.self) ?? 3
+        guard window > 0, window <= 3600 else { throw CommandFailure.usage("--window must be 1…3600 seconds") }
+        guard attempts > 0, attempts <= 20 else { throw CommandFailure.usage("--attempts must be 1…20") }
+        let state = try hostState(inv)
+        if state.created { Terminal.out("ppc-host: created this host's identity in \(state.dir)/identity.key (fingerprint \(state.identity.fingerprint))") }
+        let peers: PairedPeers
+        do { peers = try PairedPeers(directory: state.dir) } catch { throw CommandFailure.dataError("\(error)") }
+        let name = inv.value("name") ?? ProcessInfo.processInfo.hostName
+        let listener: Listener
+        do { listener = try Listener(host: host, port: port) } catch { throw CommandFailure.failure("\(error)") }
+        Terminal.out("ppc-host: pairing window open on \(host):\(listener.port) for \(Int(window)) s (\(attempts) attempts); host key \(state.identity.fingerprint)")
+        let deadline = monotonicNowNs() + Int64(window * 1e9)
+        var tried = 0
+        while tried < attempts, monotonicNowNs() < deadline {
+            guard let c = listener.accept(timeoutNs: deadline - monotonicNowNs()) else { break }
+            guard (try? c.readPreamble(PairingProtocol.preamble.count)) == PairingProtocol.preamble else {
+                Terminal.out("ppc-host: \(c.peer) is not a pairing request (a device runs: ppc-tool pair \(host):\(listener.port)); closed")
+                continue
+            }
+            tried += 1
+            do {
+                let result = try PairingProtocol.pairAsHost(
+                    c, identity: state.identity, hostName: name,
+                    admit: { id, key in PlainName.problem(id, what: "device id") ?? peers.conflict(name: id, key: key) },
+                    confirm: { code, id, fingerprint in
+                        Terminal.out("ppc-host: device '\(id)' asks to pair (device key \(fingerprint))")
+                        Terminal.out("code: \(code)")
+                        return Terminal.ask("Does the device show the same code?", timeoutNs: max(0, deadline - monotonicNowNs()))
+                    })
+                try peers.pin(name: result.peerName, key: result.peerKey)
+                Terminal.out("ppc-host: paired '\(result.peerName)' (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)")
+                return .success
+            } catch {
+                Terminal.out("ppc-host: attempt \(tried) of \(attempts) failed: \(error)")
+                if tried < attempts { sleepNs(1_000_000_000) }  // rate limit: at most one attempt a second
+            }
+        }
+        Terminal.err("ppc-host: pairing window closed (\(tried) attempt(s)); nothing pinned")
+        return .failure
+    })
+
+let devicesCommand = Command(
+    "devices", abstract: "The devices paired with this host: id, key fingerprint, when.", options: [stateOption, .flag("json", help: "As JSON.")],
+    run: { inv in
+        let state = try hostState(inv)
+        let list: [PairedPeers.Peer]
+        do { list = try PairedPeers(directory: state.dir).all } catch { throw CommandFailure.dataError("\(error)") }
+        if inv.flag("json") {
+            try Terminal.json(list.map { ["deviceId": $0.name, "fingerprint": $0.fingerprint, "publicKey": $0.publicKey, "pairedAt": $0.pairedAt] })
+        } else {
+            if list.isEmpty { Terminal.out("no devices paired (state \(state.dir))") }
+            for p in list { Terminal.out("\(p.name)  \(p.fingerprint)  paired \(p.pairedAt)") }
+        }
+        return .success
+    })
+
+let unpairCommand = Command(
+    "unpair", abstract: "Forget a paired device: its next connection is refused at the handshake.", options: [stateOption],
+    arguments: [Argument("device", help: "The device id.")],
+    run: { inv in
+        let state = try hostState(inv)
+        let id = inv.argument(0)!
+        do {
+            guard try PairedPeers(directory: state.dir).unpin(id) else {
+                Terminal.err("ppc-host: '\(id)' is not paired with this host")
+                return .failure
+            }
+        } catch { throw CommandFailure.dataError("\(error)") }
+        Terminal.out("ppc-host: unpaired '\(id)'")
+        return .success
+    })
 
 /// `ppc-host`: receives events and clips from many devices; keeps each device's clock relation.
 let root = Command(
     "ppc-host", abstract: "Receive clips from ppc devices: many at once, resumable, verified, exactly once.",
     discussion: """
+        Only paired devices connect (ppc-host pair, then ppc-tool pair on the device), each over an encrypted,
+        authenticated link; a device's id is the one it was paired as.
         Clips land in LIBRARY/<device>/<clipId>/, byte-identical to the device's, with host-meta.json (host-clock times).
         A Motion JPEG clip (a camera's MJPEG passed through) also gets view.mp4, an H.264 copy a browser plays, made
         off the receive path; the original is kept as sent. Copies a stop interrupted are made at the next start.
@@ -17,33 +127,49 @@ let root = Command(
         .value("listen", "host:port", help: "Where to listen (default 127.0.0.1:7600; port 0 picks one and prints it)."),
         .value("library", "dir", help: "Where clips are stored (default ./library)."),
         .value("ingest-policy", "name", help: "pinpoint-studio (≥1080 lines, ≥120 fps; default) or any."),
+        stateOption,
+        .flag("insecure-loopback-only", help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
         .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
     ],
+    subcommands: [pairCommand, devicesCommand, unpairCommand],
     run: { inv in
-        let listen = inv.value("listen") ?? "127.0.0.1:7600"
-        let parts = listen.split(separator: ":")
-        guard parts.count == 2, let port = Int(parts[1]), (0...65535).contains(port) else {
-            throw CommandFailure.usage("--listen '\(listen)': expected HOST:PORT")
-        }
+        let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
         let policyName = inv.value("ingest-policy") ?? "pinpoint-studio"
         guard let policy = IngestPolicy.named(policyName) else {
             throw CommandFailure.usage("--ingest-policy '\(policyName)': known policies are pinpoint-studio, any")
         }
+        let plaintext = inv.flag("insecure-loopback-only")
+        if plaintext, !DeviceLinkSecurity.isLoopback(host) {
+            throw CommandFailure.usage("--insecure-loopback-only: \(host) is not a loopback address; plaintext never crosses a network")
+        }
+        let state = try hostState(inv)
+        if state.created { Terminal.out("ppc-host: created this host's identity in \(state.dir)/identity.key (fingerprint \(state.identity.fingerprint))") }
+        let stateDir = state.dir
+        // Read at every handshake, so a pairing made or undone meanwhile (ppc-host pair / unpair) counts at once.
+        let security = HostSecurity(
+            identity: state.identity.keys, deviceFor: { key in (try? PairedPeers(directory: stateDir))?.name(for: key) }, allowPlaintext: plaintext)
         let library = inv.value("library") ?? "library"
         let server: HostServer
         let views = ViewCopies(log: { Terminal.out("ppc-host: \($0)") })
         do {
-            server = try HostServer(host: String(parts[0]), port: port, library: library, policy: policy, onClipStored: { views.enqueue($0) })
+            server = try HostServer(host: host, port: port, library: library, policy: policy, security: security, onClipStored: { views.enqueue($0) })
         } catch {
             throw CommandFailure.failure("\(error)")
         }
         server.onLog = { Terminal.out("ppc-host: \($0)") }
+        // Each received clip is measured from its own file (libavformat, demux only) against the ingest policy.
+        server.measureClip = { path in
+            do {
+                let f = try ClipProbe.facts(path)
+                return .success(ClipMeasurement(width: f.width, height: f.height, framesPerSecond: f.framesPerSecond, codec: f.codec, frames: f.frames))
+            } catch { return .failure(HostServer.MeasureError("\(error)")) }
+        }
         if let n = try inv.parsed("cut-bulk-after-chunks", as: Int.self) {
             guard n > 0 else { throw CommandFailure.usage("--cut-bulk-after-chunks must be positive") }
             server.stopBulkAfterChunks = n
             Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
         }
-        Terminal.out("ppc-host: listening on \(parts[0]):\(server.port), policy \(policy.name), library \(library)")
+        Terminal.out("ppc-host: listening on \(host):\(server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")")
         views.catchUp(library: library)
         server.run()
         return .success

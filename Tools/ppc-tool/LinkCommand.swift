@@ -2,6 +2,7 @@ import CLI
 import Config
 import Foundation
 import Link
+import Pairing
 import Syscall
 
 /// `ppc-tool link probe HOST:PORT`: measures this machine's clock against a ppc-host.
@@ -16,6 +17,9 @@ enum LinkCommand {
                     .value("seconds", "s", help: "Spread the probes over this long (skew needs ≥ 2 s; default 0: back to back)."),
                     .value("clock-offset-ns", "ns", help: "Inject a clock offset (tests know the truth)."),
                     .value("clock-skew-ppm", "ppm", help: "Inject a clock skew."),
+                    .value("device-id", "id", help: "The id this device was paired as (default probe)."),
+                    .value("state", "dir", help: "This device's identity and pinned hosts (default $XDG_STATE_HOME/ppc)."),
+                    .flag("insecure-loopback-only", help: "Plaintext to a loopback host, for benches and tests."),
                 ],
                 arguments: [Argument("host", help: "HOST:PORT of a ppc-host.")], run: probe)
         ])
@@ -26,15 +30,20 @@ enum LinkCommand {
         guard parts.count == 2, let port = Int(parts[1]) else { throw CommandFailure.usage("'\(target)': expected HOST:PORT") }
         let burst = Int(Configuration.defaults[.syncBurstTarget])
         let probes = try inv.parsed("probes", as: Int.self) ?? burst * 5
+        let device = inv.value("device-id") ?? "probe"
         var settings = DeviceLink.Settings(
-            host: String(parts[0]), port: port, deviceID: "probe", captureProfile: "probe", syncBurst: probes,
+            host: String(parts[0]), port: port, deviceID: device, captureProfile: "probe", syncBurst: probes,
             heartbeatIntervalNs: Configuration.defaults[.heartbeatIntervalNs])
         settings.clockOffsetNs = try inv.parsed("clock-offset-ns", as: Int64.self) ?? 0
         settings.clockSkewPpm = try inv.parsed("clock-skew-ppm", as: Double.self) ?? 0
+        do {
+            settings.security = try DeviceLinkSecurity.resolve(
+                host: settings.host, port: port, stateDirectory: inv.value("state"), insecureLoopbackOnly: inv.flag("insecure-loopback-only"))
+        } catch { throw CommandFailure.failure("\(error)") }
         let control: Connection
         do {
-            control = try Connection.connect(host: settings.host, port: port, channel: .control, attempts: 6)
-            try control.send(.hello(protocolVersion: 1, deviceID: "probe", channel: .control, captureProfile: "probe"))
+            control = try DeviceLink.open(settings, .control, attempts: 6)
+            try control.send(.hello(protocolVersion: 1, deviceID: device, channel: .control, captureProfile: "probe"))
             guard case .helloAck(true, _, _) = try control.receive(timeoutNs: 5_000_000_000) else {
                 throw LinkError(.refused, "the host refused the probe")
             }

@@ -21,6 +21,8 @@ enum RunCommand {
             Option.value("preview-fps", "n", help: "Send the host a live preview at most N times a second (newest frame only, never queued)."),
             Option.value("thermal-root", "dir", help: "Where Policy reads thermal zones (default /sys/class/thermal; tests point it at their own)."),
             Option.value("delivery-timeout", "seconds", help: "How long each clip's delivery to the host may take, reconnects included (default 60)."),
+            Option.value("state", "dir", help: "This device's identity and pinned hosts (default $XDG_STATE_HOME/ppc)."),
+            Option.flag("insecure-loopback-only", help: "Plaintext to a loopback host, for benches and tests; refused for any other address."),
             setOption, measuredOption,
         ],
         arguments: [Argument("manifest", help: "The pipeline manifest (JSON).")], run: run)
@@ -82,6 +84,8 @@ enum RunCommand {
             guard t >= 1 else { throw CommandFailure.usage("--delivery-timeout must be at least 1 second") }
             hostOverride["deliverySeconds"] = .number(t, isInteger: false)
         }
+        if let state = inv.value("state") { hostOverride["stateDirectory"] = .string(state) }
+        if inv.flag("insecure-loopback-only") { hostOverride["insecureLoopbackOnly"] = .bool(true) }
         var sinks: [ClipSink] = try manifest.sinks.map { stage in
             let given = stage.plugin == "network" ? stage.parameters.values.merging(hostOverride) { _, b in b } : stage.parameters.values
             return try Stages.make(ClipSink.self, named: stage.plugin, kinds: [.sink], given: given, config: config)

@@ -3,6 +3,7 @@ import Config
 import Foundation
 import FragmentRing
 import Link
+import Pairing
 import PayloadSource
 import Syscall
 import Transfer
@@ -19,6 +20,8 @@ enum TransferCommand {
                 "drain", abstract: "Send every waiting clip to a host; each leaves the outbox (and its pin is released) when confirmed.",
                 options: [
                     .value("host", "host:port", help: "The ppc-host."), .value("device-id", "id", help: "This device's name (default: the device named in the clips' meta.json)."),
+                    .value("state", "dir", help: "This device's identity and pinned hosts (default $XDG_STATE_HOME/ppc)."),
+                    .flag("insecure-loopback-only", help: "Plaintext to a loopback host, for benches and tests."),
                     jsonFlag,
                 ],
                 arguments: [Argument("out", help: "A run's output directory.")], run: drain),
@@ -76,11 +79,17 @@ enum TransferCommand {
         let device = try deviceID(inv, fallback: mintedBy)
         let config = Configuration.defaults
         let link: DeviceLink
+        let security: DeviceSecurity?
         do {
-            link = try DeviceLink(
-                .init(host: String(parts[0]), port: port, deviceID: device,
-                    captureProfile: profile, syncBurst: Int(config[.syncBurstTarget]),
-                    heartbeatIntervalNs: config[.heartbeatIntervalNs]))
+            security = try DeviceLinkSecurity.resolve(
+                host: String(parts[0]), port: port, stateDirectory: inv.value("state"), insecureLoopbackOnly: inv.flag("insecure-loopback-only"))
+        } catch { throw CommandFailure.failure("\(error)") }
+        do {
+            var settings = DeviceLink.Settings(
+                host: String(parts[0]), port: port, deviceID: device, captureProfile: profile, syncBurst: Int(config[.syncBurstTarget]),
+                heartbeatIntervalNs: config[.heartbeatIntervalNs])
+            settings.security = security
+            link = try DeviceLink(settings)
             try link.start()
         } catch { throw CommandFailure.failure("\(target): \(error)") }
         defer { link.close(reason: "drain done") }

@@ -1,0 +1,4 @@
+#ifndef PPC_CSODIUM_SHIM_H
+#define PPC_CSODIUM_SHIM_H
+#include <sodium.h>
+#endif

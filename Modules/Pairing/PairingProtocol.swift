@@ -1,0 +1,126 @@
+import Crypto
+import Link
+
+/// Pairing: an ephemeral X25519 exchange with a commitment, and a six-digit code both sides show, derived from the
+/// exchange and the whole transcript — a person compares the two and confirms on both, and only then does each side
+/// pin the other's long-term key. (Numeric comparison, as Bluetooth's: a relay in the middle ends up with two different
+/// exchanges, so the two codes differ; the device commits to its ephemeral key before it sees the host's, so the relay
+/// cannot grind for a match — it gets one guess in a million per attempt, and the host allows few attempts.)
+///
+/// ```
+/// 1 device → host   PPCP·1, [commit = H(e_d ‖ n_d)] [device static key] [device id]
+/// 2 host → device   [0] [e_h] [n_h] [host static key] [host name]        or [1] [why not]
+/// 3 device → host   [e_d] [n_d]                                          the host checks the commitment
+///   both            dh = X25519(e, e′); T = H(1 ‖ 2 ‖ 3); code = H_dh(T) mod 10⁶; kc = H_dh("confirm" ‖ T)
+/// 4 device → host   [yes/no] [H_kc("device" ‖ yes/no)]
+/// 5 host → device   [yes/no] [H_kc("host" ‖ yes/no)]                     pinned only if both said yes
+/// ```
+public enum PairingProtocol {
+    public static let preamble: [UInt8] = Array("PPCP".utf8) + [1]
+
+    /// What a finished pairing gave.
+    public struct Result: Sendable {
+        public let peerName: String
+        public let peerKey: [UInt8]
+        public let code: String
+    }
+
+    /// The code and the confirmation key of an exchange.
+    static func derive(dh: [UInt8], transcript: [[UInt8]]) -> (code: String, confirmKey: [UInt8]) {
+        let t = Crypto.hash(transcript)
+        let c = Crypto.hash([t], key: dh)
+        let n = (UInt32(c[0]) << 24 | UInt32(c[1]) << 16 | UInt32(c[2]) << 8 | UInt32(c[3])) % 1_000_000
+        let digits = String(format: "%06u", n)
+        return ("\(digits.prefix(3)) \(digits.suffix(3))", Crypto.hash([Array("confirm".utf8), t], key: dh))
+    }
+
+    static func answer(_ yes: Bool, role: String, key: [UInt8]) -> [UInt8] {
+        [yes ? 1 : 0] + Crypto.hash([Array(role.utf8), [yes ? 1 : 0]], key: key)
+    }
+
+    /// Whether `message` is the peer's authentic yes (nil: not authentic at all).
+    static func peerSaidYes(_ message: [UInt8], role: String, key: [UInt8]) -> Bool? {
+        guard message.count == 33, message[0] <= 1 else { return nil }
+        guard Crypto.equal(message, answer(message[0] == 1, role: role, key: key)) else { return nil }
+        return message[0] == 1
+    }
+
+    /// Device side, on a connection to the host's pairing window. `confirm` shows the code (and the host's name and
+    /// fingerprint) to the person and returns their answer.
+    public static func pairAsDevice(
+        _ c: Connection, identity: Identity, deviceID: String, confirm: (_ code: String, _ hostName: String, _ fingerprint: String) -> Bool
+    ) throws(PairingError) -> Result {
+        do {
+            let e = KeyPair.generate()
+            let nonce = Crypto.random(32)
+            let m1 = Crypto.hash([e.publicKey, nonce]) + identity.keys.publicKey + Array(deviceID.utf8)
+            try c.sendHandshakeRecord(m1, prefix: preamble)
+            let m2 = try c.receiveHandshakeRecord()
+            guard let status = m2.first else { throw PairingError("the host sent an empty answer") }
+            if status != 0 { throw PairingError("the host refused: \(String(decoding: m2.dropFirst(), as: UTF8.self))") }
+            guard m2.count >= 1 + 96 else { throw PairingError("the host's answer is too short to be one") }
+            let hostE = Array(m2[1..<33])
+            let hostKey = Array(m2[65..<97])
+            let hostName = String(decoding: m2[97...], as: UTF8.self)
+            let m3 = e.publicKey + nonce
+            try c.sendHandshakeRecord(m3)
+            guard let dh = e.agree(with: hostE) else { throw PairingError("the host's ephemeral key is not usable") }
+            let (code, kc) = derive(dh: dh, transcript: [m1, m2, m3])
+            let yes = confirm(code, hostName, KeyText.fingerprint(hostKey))
+            try c.sendHandshakeRecord(answer(yes, role: "device", key: kc))
+            let m5 = try c.receiveHandshakeRecord()
+            guard let hostYes = peerSaidYes(m5, role: "host", key: kc) else {
+                throw PairingError("the host's confirmation is not authentic (a relay between us?): nothing pinned")
+            }
+            guard yes else { throw PairingError("not confirmed here: nothing pinned") }
+            guard hostYes else { throw PairingError("the host's person did not confirm the code: nothing pinned") }
+            return Result(peerName: hostName, peerKey: hostKey, code: code)
+        } catch let e as PairingError {
+            throw e
+        } catch {
+            throw PairingError("pairing with \(c.peer): \(error)")
+        }
+    }
+
+    /// Host side, on a connection that opened with the pairing preamble's first bytes already read by `opened`.
+    /// `admit` says why a device id cannot be paired (not a plain name, taken by another key), `confirm` shows the code.
+    public static func pairAsHost(
+        _ c: Connection, identity: Identity, hostName: String, admit: (_ deviceID: String, _ key: [UInt8]) -> String?,
+        confirm: (_ code: String, _ deviceID: String, _ fingerprint: String) -> Bool
+    ) throws(PairingError) -> Result {
+        do {
+            let m1 = try c.receiveHandshakeRecord()
+            guard m1.count > 64 else { throw PairingError("a pairing request of \(m1.count) bytes is too short to be one") }
+            let commit = Array(m1[0..<32])
+            let deviceKey = Array(m1[32..<64])
+            let deviceID = String(decoding: m1[64...], as: UTF8.self)
+            if let why = admit(deviceID, deviceKey) {
+                try c.sendHandshakeRecord([1] + Array(why.utf8))
+                throw PairingError("refused \(deviceID): \(why)")
+            }
+            let e = KeyPair.generate()
+            let nonce = Crypto.random(32)
+            let m2 = [0] + e.publicKey + nonce + identity.keys.publicKey + Array(hostName.utf8)
+            try c.sendHandshakeRecord(m2)
+            let m3 = try c.receiveHandshakeRecord()
+            guard m3.count == 64, Crypto.equal(Crypto.hash([Array(m3[0..<32]), Array(m3[32..<64])]), commit) else {
+                throw PairingError("the device's key does not match what it committed to: nothing pinned")
+            }
+            guard let dh = e.agree(with: Array(m3[0..<32])) else { throw PairingError("the device's ephemeral key is not usable") }
+            let (code, kc) = derive(dh: dh, transcript: [m1, m2, m3])
+            let yes = confirm(code, deviceID, KeyText.fingerprint(deviceKey))
+            let m4 = try c.receiveHandshakeRecord()
+            try c.sendHandshakeRecord(answer(yes, role: "host", key: kc))
+            guard let deviceYes = peerSaidYes(m4, role: "device", key: kc) else {
+                throw PairingError("the device's confirmation is not authentic (a relay between us?): nothing pinned")
+            }
+            guard yes else { throw PairingError("not confirmed here: nothing pinned") }
+            guard deviceYes else { throw PairingError("the device's person did not confirm the code: nothing pinned") }
+            return Result(peerName: deviceID, peerKey: deviceKey, code: code)
+        } catch let e as PairingError {
+            throw e
+        } catch {
+            throw PairingError("pairing with \(c.peer): \(error)")
+        }
+    }
+}
