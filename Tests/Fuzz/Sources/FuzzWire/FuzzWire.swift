@@ -1,5 +1,6 @@
 import FuzzDriver
 import Foundation
+import Crypto
 import Glibc
 @testable import Link
 
@@ -7,7 +8,9 @@ import Glibc
 /// - the header check and the decoder never trap; they accept or throw a ``LinkError`` naming why;
 /// - what decodes re-encodes to a frame that decodes to the same bytes again (nothing is read that cannot be written);
 /// - the connection's two receive paths (`receive()` and the bulk `receive(chunkInto:)`) never trap on the same bytes
-///   arriving over a socket, and never hand out a chunk larger than its destination.
+///   arriving over a socket, and never hand out a chunk larger than its destination;
+/// - the encrypted link's handshake (message 1 as a host reads it, message 2 as a device reads it, and a host's whole
+///   first read, preamble and records included) never traps and never accepts bytes no paired device made.
 @_cdecl("FuzzWire_main")
 func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
 
@@ -17,7 +20,32 @@ func fuzzWire(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     decodeAsFrame(bytes)
     receiveOverSocket(bytes, bulk: false)
     receiveOverSocket(bytes, bulk: true)
+    handshake(bytes)
     return 0
+}
+
+/// Fixed keys, so a crash reproduces from its input alone.
+let fuzzHost = KeyPair(secretKey: [UInt8](repeating: 7, count: 32))!
+let fuzzDevice = KeyPair(secretKey: [UInt8](repeating: 9, count: 32))!
+
+func handshake(_ bytes: [UInt8]) {
+    if let r = try? LinkHandshake.respond(identity: fuzzHost, message: bytes) {
+        // Only a holder of the device's secret can make a message 1 that opens: random bytes never do.
+        precondition(r.peer != fuzzDevice.publicKey, "a message 1 nobody made claims the paired device's key")
+    }
+    if let (initiator, _) = try? LinkHandshake.initiate(identity: fuzzDevice, responder: fuzzHost.publicKey, payload: [0]) {
+        precondition((try? LinkHandshake.finish(initiator, message: bytes)) == nil, "a message 2 nobody made was accepted")
+    }
+    var fds: [Int32] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { return }
+    let prefixed = (bytes.first.map { $0 & 1 == 1 } ?? false) ? LinkHandshake.preamble + bytes.dropFirst() : bytes
+    _ = prefixed.withUnsafeBytes { send(fds[1], $0.baseAddress, min($0.count, 64 << 10), Int32(MSG_NOSIGNAL)) }
+    shutdown(fds[1], Int32(SHUT_WR))
+    let c = Connection(fd: fds[0], peer: "fuzz")
+    let device = fuzzDevice.publicKey
+    let security = HostSecurity(identity: fuzzHost, deviceFor: { $0 == device ? "dev" : nil }, allowPlaintext: true)
+    if case .secure = try? c.accept(as: security) { preconditionFailure("a handshake nobody made was accepted") }
+    close(fds[1])
 }
 
 func decodeAsFrame(_ bytes: [UInt8]) {
