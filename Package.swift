@@ -134,6 +134,12 @@ let package = Package(
         /** The wire protocol (control and bulk channels), TCP connections, the encrypted link's handshake and records,
             and the clock relation. */
         .target(name: "Link", dependencies: ["Syscall", "Crypto"], path: "Modules/Link"),
+        /** libavahi-client (Debian libavahi-client-dev; headers in /usr/include, linked by the module map — its pkg-config
+            cflags carry -D_REENTRANT, which SwiftPM refuses); wrapped by Discovery. */
+        .systemLibrary(name: "CAvahi", path: "Modules/CAvahi"),
+        /** DNS-SD over mDNS through avahi-daemon: a device advertises `_ppc._tcp`, a host browses. The only importer of
+            CAvahi. */
+        .target(name: "Discovery", dependencies: ["CAvahi"], path: "Modules/Discovery"),
         /** Pairing: long-term identities, the pinned peers, and the code-confirmed pairing exchange. */
         .target(name: "Pairing", dependencies: ["Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),
@@ -204,11 +210,11 @@ let package = Package(
                 "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "Pairing",
+                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "Pairing", "Discovery",
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
-        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto"], path: "Tools/ppc-host"),
+        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
             name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall"],

@@ -9,7 +9,7 @@ import Link
 ///
 /// ```
 /// 1 device → host   PPCP·1, [commit = H(e_d ‖ n_d)] [device static key] [device id]
-/// 2 host → device   [0] [e_h] [n_h] [host static key] [host name]        or [1] [why not]
+/// 2 host → device   [0] [e_h] [n_h] [host static key] [host name ⏎ HOST:PORT it serves on]   or [1] [why not]
 /// 3 device → host   [e_d] [n_d]                                          the host checks the commitment
 ///   both            dh = X25519(e, e′); T = H(1 ‖ 2 ‖ 3); code = H_dh(T) mod 10⁶; kc = H_dh("confirm" ‖ T)
 /// 4 device → host   [yes/no] [H_kc("device" ‖ yes/no)]
@@ -23,6 +23,8 @@ public enum PairingProtocol {
         public let peerName: String
         public let peerKey: [UInt8]
         public let code: String
+        /// Where the host said it serves devices (`HOST:PORT`), when it connected to an advertising device.
+        public var peerAddress: String? = nil
     }
 
     /// The code and the confirmation key of an exchange.
@@ -61,7 +63,9 @@ public enum PairingProtocol {
             guard m2.count >= 1 + 96 else { throw PairingError("the host's answer is too short to be one") }
             let hostE = Array(m2[1..<33])
             let hostKey = Array(m2[65..<97])
-            let hostName = String(decoding: m2[97...], as: UTF8.self)
+            let tail = String(decoding: m2[97...], as: UTF8.self).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+            let hostName = tail.first.map(String.init) ?? ""
+            let serves = tail.count > 1 ? String(tail[1]) : nil
             let m3 = e.publicKey + nonce
             try c.sendHandshakeRecord(m3)
             guard let dh = e.agree(with: hostE) else { throw PairingError("the host's ephemeral key is not usable") }
@@ -74,7 +78,7 @@ public enum PairingProtocol {
             }
             guard yes else { throw PairingError("not confirmed here: nothing pinned") }
             guard hostYes else { throw PairingError("the host's person did not confirm the code: nothing pinned") }
-            return Result(peerName: hostName, peerKey: hostKey, code: code)
+            return Result(peerName: hostName, peerKey: hostKey, code: code, peerAddress: serves)
         } catch let e as PairingError {
             throw e
         } catch {
@@ -85,7 +89,7 @@ public enum PairingProtocol {
     /// Host side, on a connection that opened with the pairing preamble's first bytes already read by `opened`.
     /// `admit` says why a device id cannot be paired (not a plain name, taken by another key), `confirm` shows the code.
     public static func pairAsHost(
-        _ c: Connection, identity: Identity, hostName: String, admit: (_ deviceID: String, _ key: [UInt8]) -> String?,
+        _ c: Connection, identity: Identity, hostName: String, serves: String? = nil, admit: (_ deviceID: String, _ key: [UInt8]) -> String?,
         confirm: (_ code: String, _ deviceID: String, _ fingerprint: String) -> Bool
     ) throws(PairingError) -> Result {
         do {
@@ -100,7 +104,7 @@ public enum PairingProtocol {
             }
             let e = KeyPair.generate()
             let nonce = Crypto.random(32)
-            let m2 = [0] + e.publicKey + nonce + identity.keys.publicKey + Array(hostName.utf8)
+            let m2 = [0] + e.publicKey + nonce + identity.keys.publicKey + Array((hostName + (serves.map { "\n" + $0 } ?? "")).utf8)
             try c.sendHandshakeRecord(m2)
             let m3 = try c.receiveHandshakeRecord()
             guard m3.count == 64, Crypto.equal(Crypto.hash([Array(m3[0..<32]), Array(m3[32..<64])]), commit) else {

@@ -1,4 +1,5 @@
 import CLI
+import Discovery
 import Foundation
 import Link
 import Media
@@ -37,6 +38,8 @@ let pairCommand = Command(
         .value("window", "seconds", help: "How long the window stays open (default 120)."),
         .value("attempts", "n", help: "Attempts allowed in the window (default 3)."),
         .value("name", "name", help: "The name devices see for this host (default: the host name)."),
+        .value("device", "id", help: "Instead of a window: pair with this device, found over DNS-SD (it runs ppc-tool pair --advertise)."),
+        .value("serves", "host:port", help: "With --device: the address this host serves devices on (the device pins the key under it)."),
     ],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
@@ -49,6 +52,41 @@ let pairCommand = Command(
         let peers: PairedPeers
         do { peers = try PairedPeers(directory: state.dir) } catch { throw CommandFailure.dataError("\(error)") }
         let name = inv.value("name") ?? ProcessInfo.processInfo.hostName
+        func admit(_ id: String, _ key: [UInt8]) -> String? { PlainName.problem(id, what: "device id") ?? peers.conflict(name: id, key: key) }
+        if let wanted = inv.value("device") {
+            // The device advertised itself; the host connects to it and the pairing runs as from a window.
+            guard let serves = inv.value("serves"), serves.split(separator: ":").count == 2 else {
+                throw CommandFailure.usage("--device needs --serves HOST:PORT: where this host serves devices (the device pins the key under it)")
+            }
+            let found: [Discovery.Service]
+            do { found = try Discovery.browse(seconds: 3) } catch { throw CommandFailure.failure("\(error)") }
+            guard let service = found.first(where: { $0.deviceID == wanted }) else {
+                throw CommandFailure.failure("no device '\(wanted)' advertising on the network (seen: \(found.compactMap(\.deviceID).joined(separator: ", ")))")
+            }
+            let c: Connection
+            do { c = try Connection.connect(host: service.address, port: service.port, channel: .control, attempts: 3) } catch {
+                throw CommandFailure.failure("\(wanted) at \(service.address):\(service.port): \(error)")
+            }
+            guard (try? c.readPreamble(PairingProtocol.preamble.count)) == PairingProtocol.preamble else {
+                throw CommandFailure.failure("\(service.address):\(service.port) did not start a pairing")
+            }
+            do {
+                let result = try PairingProtocol.pairAsHost(
+                    c, identity: state.identity, hostName: name, serves: serves,
+                    admit: { id, key in id == wanted ? admit(id, key) : "this host asked to pair with '\(wanted)', and this device says it is '\(id)'" },
+                    confirm: { code, id, fingerprint in
+                        Terminal.out("ppc-host: device '\(id)' at \(service.address):\(service.port) (device key \(fingerprint))")
+                        Terminal.out("code: \(code)")
+                        return Terminal.ask("Does the device show the same code?", timeoutNs: Int64(window * 1e9))
+                    })
+                try peers.pin(name: result.peerName, key: result.peerKey)
+                Terminal.out("ppc-host: paired '\(result.peerName)' (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)")
+                return .success
+            } catch {
+                Terminal.err("ppc-host: pairing with \(wanted) failed: \(error)")
+                return .failure
+            }
+        }
         let listener: Listener
         do { listener = try Listener(host: host, port: port) } catch { throw CommandFailure.failure("\(error)") }
         Terminal.out("ppc-host: pairing window open on \(host):\(listener.port) for \(Int(window)) s (\(attempts) attempts); host key \(state.identity.fingerprint)")
@@ -64,7 +102,7 @@ let pairCommand = Command(
             do {
                 let result = try PairingProtocol.pairAsHost(
                     c, identity: state.identity, hostName: name,
-                    admit: { id, key in PlainName.problem(id, what: "device id") ?? peers.conflict(name: id, key: key) },
+                    admit: admit,
                     confirm: { code, id, fingerprint in
                         Terminal.out("ppc-host: device '\(id)' asks to pair (device key \(fingerprint))")
                         Terminal.out("code: \(code)")
@@ -80,6 +118,26 @@ let pairCommand = Command(
         }
         Terminal.err("ppc-host: pairing window closed (\(tried) attempt(s)); nothing pinned")
         return .failure
+    })
+
+let discoverCommand = Command(
+    "discover", abstract: "The ppc devices advertising themselves on the local network (DNS-SD, _ppc._tcp).",
+    options: [.flag("json", help: "As JSON."), .value("seconds", "s", help: "How long to listen (default 3).")],
+    run: { inv in
+        let seconds = try inv.parsed("seconds", as: Double.self) ?? 3
+        guard seconds > 0, seconds <= 600 else { throw CommandFailure.usage("--seconds must be 0…600") }
+        let found: [Discovery.Service]
+        do { found = try Discovery.browse(seconds: seconds) } catch { throw CommandFailure.failure("\(error)") }
+        if inv.flag("json") {
+            try Terminal.json(found.map {
+                ["name": $0.name, "deviceId": $0.deviceID ?? NSNull(), "host": $0.hostName, "address": $0.address, "port": $0.port,
+                 "protocol": $0.txt["proto"] ?? NSNull()] as [String: Any]
+            })
+        } else {
+            if found.isEmpty { Terminal.out("no ppc devices seen in \(seconds) s") }
+            for s in found { Terminal.out("\(s.deviceID ?? s.name)  \(s.address):\(s.port)  (\(s.hostName), protocol \(s.txt["proto"] ?? "?")) — pair: ppc-host pair --device \(s.deviceID ?? s.name) --serves HOST:PORT") }
+        }
+        return .success
     })
 
 let devicesCommand = Command(
@@ -131,7 +189,7 @@ let root = Command(
         .flag("insecure-loopback-only", help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
         .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
     ],
-    subcommands: [pairCommand, devicesCommand, unpairCommand],
+    subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
         let policyName = inv.value("ingest-policy") ?? "pinpoint-studio"

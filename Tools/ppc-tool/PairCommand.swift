@@ -1,4 +1,5 @@
 import CLI
+import Discovery
 import Foundation
 import Link
 import Pairing
@@ -15,14 +16,22 @@ enum PairCommand {
         options: [
             .value("device-id", "id", help: "The name this device is paired as (default: the host name, else machine-<machine-id>)."),
             .value("state", "dir", help: "This device's identity and pinned hosts (default $XDG_STATE_HOME/ppc)."),
-            .value("timeout", "seconds", help: "How long to wait for the person's answer (default 120)."),
+            .value("timeout", "seconds", help: "How long to wait for the person's answer, or for a host when advertising (default 120)."),
+            .flag("advertise", help: "Advertise this device over DNS-SD (_ppc._tcp) and wait for a host to pair with it (ppc-host pair --device ID)."),
+            .value("listen", "host:port", help: "With --advertise: where the host reaches this device (default 0.0.0.0:0, any free port)."),
         ],
-        arguments: [Argument("host", help: "HOST:PORT of the host's pairing window.")], run: pair)
+        arguments: [Argument("host", optional: true, help: "HOST:PORT of the host's pairing window (not with --advertise).")], run: pair)
 
     static func pair(_ inv: Invocation) throws -> ExitCode {
-        let target = inv.argument(0)!
+        let advertise = inv.flag("advertise")
+        guard advertise != (inv.argument(0) != nil) else {
+            throw CommandFailure.usage("give either HOST:PORT (pair with a host's window) or --advertise (let a host find this device)")
+        }
+        let target = inv.argument(0) ?? ""
         let parts = target.split(separator: ":")
-        guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else { throw CommandFailure.usage("'\(target)': expected HOST:PORT") }
+        if !advertise {
+            guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else { throw CommandFailure.usage("'\(target)': expected HOST:PORT") }
+        }
         let device = try deviceID(inv)
         let timeout = try inv.parsed("timeout", as: Double.self) ?? 120
         guard timeout > 0 else { throw CommandFailure.usage("--timeout must be positive") }
@@ -36,17 +45,41 @@ enum PairCommand {
             hosts = try PairedPeers(directory: dir)
         } catch { throw CommandFailure.dataError("\(error)") }
         let c: Connection
-        do { c = try Connection.connect(host: String(parts[0]), port: port, channel: .control, attempts: 6) } catch {
-            throw CommandFailure.failure("\(target): \(error)")
+        var advertisement: Advertisement?
+        defer { advertisement?.stop() }
+        if advertise {
+            // The device is the advertiser (REQ-DISC-1): it listens, says so over DNS-SD, and the host connects.
+            let listen = inv.value("listen") ?? "0.0.0.0:0"
+            let lp = listen.split(separator: ":")
+            guard lp.count == 2, let lport = Int(lp[1]), (0...65535).contains(lport) else { throw CommandFailure.usage("--listen '\(listen)': expected HOST:PORT") }
+            let listener: Listener
+            do { listener = try Listener(host: String(lp[0]), port: lport) } catch { throw CommandFailure.failure("\(error)") }
+            do {
+                advertisement = try Advertisement(name: device, port: listener.port, txt: ["id=\(device)", "proto=1"])
+            } catch { throw CommandFailure.failure("cannot advertise: \(error)") }
+            Terminal.out("advertising \(device) as \(Discovery.serviceType) on port \(listener.port); waiting for a host (ppc-host pair --device \(device))")
+            guard let accepted = listener.accept(timeoutNs: Int64(timeout * 1e9)) else {
+                Terminal.err("ppc-tool pair: no host came within \(Int(timeout)) s; nothing pinned")
+                return .failure
+            }
+            c = accepted
+        } else {
+            do { c = try Connection.connect(host: String(parts[0]), port: Int(parts[1])!, channel: .control, attempts: 6) } catch {
+                throw CommandFailure.failure("\(target): \(error)")
+            }
         }
         do {
             let result = try PairingProtocol.pairAsDevice(c, identity: identity, deviceID: device) { code, hostName, fingerprint in
-                Terminal.out("pairing \(device) with \(hostName) at \(target) (host key \(fingerprint))")
+                Terminal.out("pairing \(device) with \(hostName)\(advertise ? "" : " at \(target)") (host key \(fingerprint))")
                 Terminal.out("code: \(code)")
                 return Terminal.ask("Does the host show the same code?", timeoutNs: Int64(timeout * 1e9))
             }
-            try hosts.pin(name: target, key: result.peerKey)
-            Terminal.out("paired: \(device) ↔ \(result.peerName) at \(target) (host key \(KeyText.fingerprint(result.peerKey))); pinned in \(hosts.path)")
+            // Pinned under the address the device will reach the host at: the one it dialled, or the one the host said.
+            guard let address = advertise ? result.peerAddress : target else {
+                throw PairingError("the host did not say where it serves devices: nothing pinned")
+            }
+            try hosts.pin(name: address, key: result.peerKey)
+            Terminal.out("paired: \(device) ↔ \(result.peerName) at \(address) (host key \(KeyText.fingerprint(result.peerKey))); pinned in \(hosts.path)")
             return .success
         } catch {
             Terminal.err("ppc-tool pair: \(error)")
