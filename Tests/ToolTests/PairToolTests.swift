@@ -190,3 +190,39 @@ extension PairToolTests {
         #expect(!drain.stdout.contains("1080") || !drain.stdout.contains("below"), "\(drain.stdout)")
     }
 }
+
+extension PairToolTests {
+    /// A paired device whose bulk link is cut mid-transfer reconnects — a new handshake each time — and the transfer
+    /// resumes to a byte-identical clip; the preview channel is encrypted too.
+    @Test func aCutEncryptedLinkReconnectsWithAFreshHandshakeAndTheTransferResumes() throws {
+        let tmp = TemporaryDirectory("ppc-pair-cut")
+        let port = freeLoopbackPort(SOCK_STREAM)
+        let p = try Self.pair(port: port, hostState: tmp.sub("host"), deviceState: tmp.sub("dev"), deviceID: "dev-c")
+        #expect(p.hostStatus == 0 && p.deviceStatus == 0, "\(p.hostOut)\n\(p.deviceOut)")
+        let host = Process()
+        host.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
+        host.arguments = ["--listen", "127.0.0.1:\(port)", "--library", tmp.sub("library"), "--ingest-policy", "any", "--state", tmp.sub("host"), "--cut-bulk-after-chunks", "2"]
+        let pipe = Pipe()
+        host.standardOutput = pipe
+        host.standardError = FileHandle.nullDevice
+        try host.run()
+        let log = LineReader(pipe.fileHandleForReading)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        #expect(log.await("listening on"))
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host-secure.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-c",
+            "--state", tmp.sub("dev"), "--preview-fps", "5",
+        ])
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
+        for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
+            #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-c")) + "/\(name)"), "\(name)")
+        }
+        #expect(log.text.components(separatedBy: "accepted dev-c (bulk)").count > 2, "reconnected at least once: \(log.text)")
+        #expect(log.text.contains("accepted dev-c (preview)"), "\(log.text)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
+    }
+}
