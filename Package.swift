@@ -64,7 +64,7 @@ let package = Package(
         // MARK: - Config
 
         /** Every parameter ppc is built with, each with its value, unit and provenance (measured/vendor/derived/assumed). */
-        .target(name: "Config", path: "Modules/Config"),
+        .target(name: "Config", dependencies: ["Checksum"], path: "Modules/Config"),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests"),
 
         // MARK: - FragmentRing
@@ -118,6 +118,12 @@ let package = Package(
             path: "Modules/Session"),
         .testTarget(name: "SessionTests", dependencies: ["Session", "Pipeline"], path: "Tests/SessionTests"),
         .testTarget(name: "AudioTests", dependencies: ["Audio", "ALSA", "ALSASource", "Pipeline", "Detect"], path: "Tests/AudioTests"),
+
+        // MARK: - Measure
+
+        /** Instruments' analysis: the shaft finder, the bitrate sweep's comparison and choice, their plot. */
+        .target(name: "Measure", path: "Modules/Measure"),
+        .testTarget(name: "MeasureTests", dependencies: ["Measure"], path: "Tests/MeasureTests"),
 
         // MARK: - Policy
 
@@ -210,7 +216,7 @@ let package = Package(
                 "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "Pairing", "Discovery",
+                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "Pairing", "Discovery", "Measure",
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */

@@ -51,14 +51,15 @@ final class VividMicrophoneTests: XCTestCase {
                 T=ppc-tool
                 $T capture devices --json > /share/devices.json 2> /share/devices.err; echo $? > /share/devices.rc
                 $T selftest --source alsa:hw:9,0 --seconds 1 > /share/nomic.out 2>&1; echo $? > /share/nomic.rc
-                # The microphone alone, while the impacts are played into the loopback's other end.
-                $T selftest --source alsa:hw:Loopback,1,0 --seconds 12 --json > /share/mic.json 2> /share/mic.err &
+                # The microphone alone, while the impacts are played into the loopback's other end. It listens 16 s: the
+                # 10.5 s file starts about a second in, later when the VM is slow; every impact must fall inside.
+                $T selftest --source alsa:hw:Loopback,1,0 --seconds 16 --json > /share/mic.json 2> /share/mic.err &
                 pid=$!
                 sleep 1
                 $T capture play hw:Loopback,0,0 /share/impacts.wav --json > /share/play.json 2> /share/play.err; echo $? > /share/play.rc
                 wait $pid; echo $? > /share/mic.rc
                 # The same, with the capturing process stopped for a second: the card overruns.
-                $T selftest --source alsa:hw:Loopback,1,0 --seconds 12 --json > /share/xrun.json 2> /share/xrun.err &
+                $T selftest --source alsa:hw:Loopback,1,0 --seconds 16 --json > /share/xrun.json 2> /share/xrun.err &
                 pid=$!
                 sleep 1
                 $T capture play hw:Loopback,0,0 /share/impacts.wav --json > /share/xplay.json 2> /share/xplay.err &

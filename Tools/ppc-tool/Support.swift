@@ -12,14 +12,19 @@ func printJSON(_ object: Any) throws { try Terminal.json(object) }
 /// The overrides `--set key=value` (and `--measured key=YYYY-MM-DD INSTRUMENT`) ask for, as a data error on bad input.
 func commandLineOverrides(_ inv: Invocation) throws -> [Override] {
     var measured: [String: String] = [:]
+    var out: [Override] = []
+    var problems: [String] = []
     for m in inv.values("measured") {
+        // A record file written by `ppc-tool measure` (it carries its own value, date, instrument and evidence).
+        if !m.contains("="), m.hasSuffix(".json") || FileManager.default.fileExists(atPath: m) {
+            do { out.append(try MeasurementFile.load(m)) } catch { problems += error.problems.map(\.message) }
+            continue
+        }
         guard let eq = m.firstIndex(of: "=") else {
             throw CommandFailure.usage("--measured '\(m)': expected KEY=YYYY-MM-DD INSTRUMENT")
         }
         measured[String(m[..<eq])] = String(m[m.index(after: eq)...])
     }
-    var out: [Override] = []
-    var problems: [String] = []
     for a in inv.values("set") {
         let key = a.split(separator: "=", maxSplits: 1).first.map(String.init) ?? a
         do {
@@ -37,8 +42,8 @@ func commandLineOverrides(_ inv: Invocation) throws -> [Override] {
 
 let setOption = Option.value("set", "key=value", repeatable: true, help: "Override a parameter (marked assumed).")
 let measuredOption = Option.value(
-    "measured", "key=YYYY-MM-DD instrument", repeatable: true,
-    help: "Attach a measurement record to a --set value, which makes it measured.")
+    "measured", "file | key=YYYY-MM-DD instrument", repeatable: true,
+    help: "A measurement record file (ppc-tool measure … --write FILE), or KEY=YYYY-MM-DD INSTRUMENT for a --set value: either makes it measured.")
 let jsonFlag = Option.json
 
 /// Takes the output directory `out` for this process alone (`OUT/.lock`), or fails naming the process that holds it.

@@ -12,7 +12,7 @@ let root = Command(
     subcommands: [
         ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RingCommand.command, IndexCommand.command,
         DetectCommand.command, LinkCommand.command, TransferCommand.command,
-        CaptureCommand.command, SelftestCommand.command, BenchCommand.command, PairCommand.command, RunCommand.command,
+        CaptureCommand.command, SelftestCommand.command, BenchCommand.command, MeasureCommand.command, PairCommand.command, RunCommand.command,
     ])
 
 Signals.unblockAll()

@@ -1,0 +1,56 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `ppc-tool measure bitrate` (E-M2) end to end on synthetic video, and its record loaded as a measured value.
+@Suite("measure: instruments whose records make a parameter measured", .serialized)
+struct MeasureToolTests {
+    static func sweep(_ tmp: TemporaryDirectory, _ name: String) throws -> (status: Int32, json: [String: Any], stderr: String) {
+        let r = try ToolRunner.run([
+            "measure", "bitrate", "--source", "synthetic:640x360@60", "--seconds", "1.5", "--bitrates", "0.1,0.3,1,4M",
+            "--angle-bound", "0.3", "--position-bound", "1", "--json", "--write", tmp.sub("\(name).json"), "--svg", tmp.sub("\(name).svg"),
+        ])
+        let o = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+        return (r.status, o, r.stderr)
+    }
+
+    @Test func theSweepFindsErrorGrowingAsBitrateFallsAndPicksTheSameBitrateEveryTime() throws {
+        let tmp = TemporaryDirectory("ppc-measure")
+        let a = try Self.sweep(tmp, "a")
+        #expect(a.status == 0, "\(a.stderr)")
+        let sweep = a.json["sweep"] as? [[String: Any]] ?? []
+        #expect(sweep.count == 4, "\(a.json)")
+        let errors = sweep.map { $0["angleRMSEDegrees"] as? Double ?? .nan }
+        // Error grows as bitrate falls: the lowest bitrate strays furthest, the highest least.
+        #expect(errors.first! > errors.last!, "\(errors)")
+        let centres = sweep.map { $0["positionRMSEPixels"] as? Double ?? .nan }
+        #expect(centres.first! > centres.last! && centres.first! > 2, "100 kbit/s should not hold the shaft's place: \(centres)")
+        let chosen = a.json["chosenBitrateBps"] as? Int
+        #expect(chosen != nil)
+        // Deterministic frames and encoder: the same choice again.
+        let b = try Self.sweep(tmp, "b")
+        #expect(b.json["chosenBitrateBps"] as? Int == chosen)
+        #expect(FileManager.default.fileExists(atPath: tmp.sub("a.svg")))
+
+        // The record makes capture.videoBitrateBps measured, with its date and instrument.
+        let show = try ToolRunner.run(["config", "show", "--json", "--measured", tmp.sub("a.json")])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.contains("E-M2"), "\(show.stdout)")
+        let explain = try ToolRunner.run(["config", "show", "--measured", tmp.sub("a.json")])
+        let line = explain.stdout.split(separator: "\n").first { $0.contains("capture.videoBitrateBps") } ?? ""
+        #expect(line.contains("\(chosen ?? -1)") && line.lowercased().contains("m"), "\(line)")
+    }
+
+    @Test func aRecordEditedByHandIsRefusedNamingTheFile() throws {
+        let tmp = TemporaryDirectory("ppc-measure-tamper")
+        let a = try Self.sweep(tmp, "rec")
+        #expect(a.status == 0, "\(a.stderr)")
+        var text = try String(contentsOfFile: tmp.sub("rec.json"), encoding: .utf8)
+        let chosen = a.json["chosenBitrateBps"] as? Int ?? 0
+        text = text.replacingOccurrences(of: "\"value\" : \(chosen)", with: "\"value\" : 90000000")
+        try text.write(toFile: tmp.sub("rec.json"), atomically: true, encoding: .utf8)
+        let r = try ToolRunner.run(["config", "show", "--measured", tmp.sub("rec.json")])
+        #expect(r.status == 65, "\(r.stdout)")
+        #expect(r.stderr.contains("rec.json") && r.stderr.contains("altered"), "\(r.stderr)")
+    }
+}
