@@ -104,7 +104,24 @@ public struct SweepPoint: Sendable, Equatable, Codable {
 }
 
 public enum BitrateSweep {
-    /// RMSE of `found` against `reference`, frame by frame (frames where either has no shaft are counted as missing).
+    /// The difference of two line angles, degrees in −90…90: a line has no direction, so 89° and −89° are 2° apart.
+    public static func axialDifference(_ a: Double, _ b: Double) -> Double {
+        var d = (a - b).truncatingRemainder(dividingBy: 180)
+        if d > 90 { d -= 180 }
+        if d < -90 { d += 180 }
+        return d
+    }
+
+    /// How far a found shaft's line passes from the reference shaft's centre, pixels: where the shaft is, across it (a
+    /// centre sliding along the shaft as its faint ends come and go is not a different shaft).
+    public static func offset(_ f: ShaftFinder.Shaft, from r: ShaftFinder.Shaft) -> Double {
+        let rad = f.degrees * .pi / 180
+        let (dx, dy) = (sin(rad), cos(rad))
+        return abs((r.centreX - f.centreX) * dy - (r.centreY - f.centreY) * dx)
+    }
+
+    /// RMSE of `found` against `reference`, frame by frame: the angle (axial) and the offset across the shaft (frames
+    /// where either has no shaft are counted as missing).
     public static func compare(_ found: [ShaftFinder.Shaft?], to reference: [ShaftFinder.Shaft?]) -> (angle: Double, position: Double, missing: Int) {
         var a = 0.0, p = 0.0
         var n = 0, missing = 0
@@ -113,8 +130,10 @@ public enum BitrateSweep {
                 missing += 1
                 continue
             }
-            a += (f.degrees - r.degrees) * (f.degrees - r.degrees)
-            p += (f.centreX - r.centreX) * (f.centreX - r.centreX) + (f.centreY - r.centreY) * (f.centreY - r.centreY)
+            let d = axialDifference(f.degrees, r.degrees)
+            a += d * d
+            let o = offset(f, from: r)
+            p += o * o
             n += 1
         }
         missing += abs(found.count - reference.count)

@@ -23,8 +23,8 @@ struct MeasureToolTests {
         let errors = sweep.map { $0["angleRMSEDegrees"] as? Double ?? .nan }
         // Error grows as bitrate falls: the lowest bitrate strays furthest, the highest least.
         #expect(errors.first! > errors.last!, "\(errors)")
-        let centres = sweep.map { $0["positionRMSEPixels"] as? Double ?? .nan }
-        #expect(centres.first! > centres.last! && centres.first! > 2, "100 kbit/s should not hold the shaft's place: \(centres)")
+        let offsets = sweep.map { $0["positionRMSEPixels"] as? Double ?? .nan }
+        #expect(offsets.first! > offsets.last!, "the shaft's place strays more at 100 kbit/s than at 4 Mbit/s: \(offsets)")
         let chosen = a.json["chosenBitrateBps"] as? Int
         #expect(chosen != nil)
         // Deterministic frames and encoder: the same choice again.

@@ -28,11 +28,26 @@ enum MeasureCommand {
                     .value("bitrates", "list", help: "Bitrates to try, e.g. 2,5,10,20,35M or 500k,1M (default 1,2,5,10,20,35M)."),
                     .value("seconds", "s", help: "Length of the clip swept (default 3)."),
                     .value("angle-bound", "degrees", help: "Shaft angle RMSE against lossless that still counts as the same (default 0.25)."),
-                    .value("position-bound", "pixels", help: "Shaft centre RMSE against lossless (default 1.0)."),
+                    .value("position-bound", "pixels", help: "RMSE of how far the shaft's line passes from the lossless shaft's centre (default 0.5)."),
                     .value("write", "file", help: "Write the measurement record here."),
                     .value("svg", "file", help: "Plot the sweep here."),
                     jsonFlag,
                 ], run: bitrate),
+            Command(
+                "sustained", abstract: "E-M4: a warm session at one format for MINUTES: frames, drops, CPU per frame, resident memory and heat over time.",
+                discussion: """
+                    Source → encoder → fsynced ring as a session runs it, late frames dropped and counted (as selftest does),
+                    sampled every second. --write FILE stores the sustained rate as a record for capture.expectedFrameRate
+                    (the rate achieved over the whole run, with the series as evidence); --svg FILE plots the run.
+                    """,
+                options: [
+                    .value("source", "spec", help: "As selftest's (default synthetic:640x360@120)."),
+                    .value("encoder", "name", help: "Encoder plugin (default x264)."),
+                    .value("minutes", "m", help: "How long (default 40, the seed's warm session)."),
+                    .value("write", "file", help: "Write the measurement record here."),
+                    .value("svg", "file", help: "Plot the run here."),
+                    jsonFlag,
+                ], run: sustained),
         ])
 
     /// `2,5,10,20,35M` (a unit on the last applies to the bare ones before it, as a person writes a sweep), `500k,1M`,
@@ -72,7 +87,7 @@ enum MeasureCommand {
         guard seconds > 0, seconds <= 30 else { throw CommandFailure.usage("--seconds must be 0…30") }
         let bitrates = try parseBitrates(inv.value("bitrates") ?? "1,2,5,10,20,35M")
         let angleBound = try inv.parsed("angle-bound", as: Double.self) ?? 0.25
-        let positionBound = try inv.parsed("position-bound", as: Double.self) ?? 1.0
+        let positionBound = try inv.parsed("position-bound", as: Double.self) ?? 0.5
         guard angleBound > 0, positionBound > 0 else { throw CommandFailure.usage("bounds must be positive") }
         let spec = inv.value("source") ?? "synthetic:1280x720@120"
         guard spec.hasPrefix("synthetic") || spec.hasPrefix("file:") else { throw CommandFailure.usage("--source '\(spec)': expected synthetic[:WxH@FPS] or file:PATH") }
@@ -118,7 +133,7 @@ enum MeasureCommand {
             let vsReference = BitrateSweep.compare(found, to: reference)
             var vsTruth: Double?
             if let truth {
-                let pairs = zip(found, truth).compactMap { f, t in f.map { ($0.degrees - t) * ($0.degrees - t) } }
+                let pairs = zip(found, truth).compactMap { f, t in f.map { pow(BitrateSweep.axialDifference($0.degrees, t), 2) } }
                 vsTruth = pairs.isEmpty ? nil : (pairs.reduce(0, +) / Double(pairs.count)).squareRoot()
             }
             points.append(SweepPoint(
@@ -127,7 +142,7 @@ enum MeasureCommand {
         }
         var referenceVsTruth: Double?
         if let truth {
-            let pairs = zip(reference, truth).compactMap { f, t in f.map { ($0.degrees - t) * ($0.degrees - t) } }
+            let pairs = zip(reference, truth).compactMap { f, t in f.map { pow(BitrateSweep.axialDifference($0.degrees, t), 2) } }
             referenceVsTruth = pairs.isEmpty ? nil : (pairs.reduce(0, +) / Double(pairs.count)).squareRoot()
         }
         let chosen = BitrateSweep.lowestWithin(points, angleBound: angleBound, positionBound: positionBound)
@@ -156,7 +171,7 @@ enum MeasureCommand {
             do {
                 try MeasurementFile.write(
                     to: path, key: "capture.videoBitrateBps", value: Double(chosen.bitrateBps), date: date,
-                    instrument: "ppc-tool measure bitrate (E-M2): lowest of \(bitrates.count) bitrates with shaft angle RMSE ≤ \(angleBound)° and centre ≤ \(positionBound) px against lossless, \(format), \(cpu)",
+                    instrument: "ppc-tool measure bitrate (E-M2): lowest of \(bitrates.count) bitrates with shaft angle RMSE ≤ \(angleBound)° and offset ≤ \(positionBound) px against lossless, \(format), \(cpu)",
                     evidence: ["sweep": sweep, "bounds": ["angleDegrees": angleBound, "positionPixels": positionBound], "source": "\(spec) \(format)",
                                "referenceAngleRMSEVsTruthDegrees": referenceVsTruth as Any? ?? NSNull()])
             } catch { throw CommandFailure.failure("\(path): \(error)") }
@@ -165,7 +180,7 @@ enum MeasureCommand {
         var lines = ["E-M2 bitrate sweep: \(spec) \(format), \(reference.count) frames; shaft against the frames as captured (lossless)"]
         if let r = referenceVsTruth { lines.append(String(format: "  the finder itself, on lossless frames, against the script's true angle: %.3f° RMSE", r)) }
         for p in points {
-            lines.append(String(format: "  %6.2f Mbit/s: angle RMSE %.3f°, centre RMSE %.2f px%@, %.0f kB/s, %d frames%@%@",
+            lines.append(String(format: "  %6.2f Mbit/s: angle RMSE %.3f°, offset RMSE %.2f px%@, %.0f kB/s, %d frames%@%@",
                                 Double(p.bitrateBps) / 1e6, p.angleRMSEDegrees, p.positionRMSEPixels,
                                 p.angleRMSEVsTruthDegrees.map { String(format: " (%.3f° vs truth)", $0) } ?? "", p.bytesPerSecond / 1000, p.frames,
                                 p.missing > 0 ? " (\(p.missing) without a shaft)" : "", p == chosen ? "  ← lowest within bound" : ""))
@@ -174,5 +189,129 @@ enum MeasureCommand {
         if let w = inv.value("write") { lines.append("record written: \(w) (load it with --measured \(w))") }
         try BenchCommand.emit(result, json: inv.flag("json"), lines: lines)
         return chosen == nil ? .failure : .success
+    }
+}
+
+
+extension MeasureCommand {
+    /// The hottest thermal zone now, °C, or nil where none is readable.
+    static func hottestCelsius() -> Double? {
+        let zones = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/thermal")) ?? []
+        let temps = zones.filter { $0.hasPrefix("thermal_zone") }.compactMap { z -> Double? in
+            guard let t = try? String(contentsOfFile: "/sys/class/thermal/\(z)/temp", encoding: .utf8),
+                let v = Double(t.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
+            return v / 1000
+        }
+        return temps.max()
+    }
+
+    struct Second {
+        var atSeconds: Double
+        /// Frames read so far.
+        var frames: Int
+        var cpuMsPerFrame: Double
+        var rssBytes: Int64
+        var celsius: Double?
+    }
+
+    static func sustained(_ inv: Invocation) throws -> ExitCode {
+        let minutes = try inv.parsed("minutes", as: Double.self) ?? 40
+        guard minutes > 0, minutes <= 24 * 60 else { throw CommandFailure.usage("--minutes must be 0…1440") }
+        let seconds = minutes * 60
+        let spec = inv.value("source") ?? "synthetic:640x360@120"
+        let config = Configuration.defaults
+        let (name, params) = try SelftestCommand.sourceStage(spec, seconds: seconds, pace: "realtime")
+        let source = try Stages.make(VideoSource.self, named: name, kinds: [.videoSource], given: params, config: config)
+        let encoderName = inv.value("encoder") ?? (source.format.pixelFormat.isCompressed ? "passthrough" : "x264")
+        let encoder = try Stages.make(VideoEncoder.self, named: encoderName, kinds: [.encoder], given: [:], config: config)
+        let tmp = NSTemporaryDirectory() + "ppc-sustained-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: tmp) }
+        let ring = try FragmentRing(
+            directory: tmp, configuration: .init(capacity: Int(config[.fragmentCapacity]), durability: .fsync, fileExtension: encoder.fragmentExtension))
+        let session = CaptureSession(source: source, encoder: encoder, ring: ring, timeline: nil, fragmentNs: config[.fragmentNs])
+        let fps = source.format.framesPerSecond
+        var series: [Second] = []
+        var checks = 0
+        let wall0 = monotonicNowNs()
+        var lastCPU = processCPUNs()
+        var lastChecks = 0
+        Terminal.err("measure sustained: \(spec) \(source.format) → \(encoderName) for \(minutes) min")
+        // The stop check runs once per frame read: every `fps` of them (about a second) the run is sampled.
+        let stats = try session.run(.init(dropLateFrames: true, durationNs: Int64(seconds * 1e9))) {
+            checks += 1
+            if checks % fps == 0 {
+                let cpu = processCPUNs()
+                let frames = checks - lastChecks
+                series.append(Second(
+                    atSeconds: Double(monotonicNowNs() - wall0) / 1e9, frames: checks,
+                    cpuMsPerFrame: Double(cpu - lastCPU) / Double(max(1, frames)) / 1e6, rssBytes: ProcessMemory.bytes("VmRSS") ?? 0,
+                    celsius: hottestCelsius()))
+                lastCPU = cpu
+                lastChecks = checks
+                if series.count % 60 == 0 { Terminal.err("  \(series.count / 60) min: \(checks) frames read") }
+            }
+            return false
+        }
+        let achieved = stats.achievedFramesPerSecond
+        let sustainedAll = stats.framesDroppedLate == 0 && stats.framesMissingAtSource == 0
+        let rss = series.map(\.rssBytes)
+        let afterWarm = series.count > 120 ? Array(rss.dropFirst(60)) : rss  // the first minute is warm-up
+        let growth = (afterWarm.max() ?? 0) - (afterWarm.first ?? 0)
+        let cpuSeries = series.map(\.cpuMsPerFrame)
+        let firstMinute = cpuSeries.prefix(60), lastMinute = cpuSeries.suffix(60)
+        func mean<C: Collection>(_ c: C) -> Double where C.Element == Double { c.isEmpty ? 0 : c.reduce(0, +) / Double(c.count) }
+        var result = BenchCommand.provenance()
+        result["area"] = "measure sustained (E-M4)"
+        result["pipeline"] = "\(spec) \(source.format) → \(encoderName) → fsynced ring, late frames dropped and counted"
+        result["minutes"] = minutes
+        result.merge(captureCounts(stats, requestedFps: Double(fps))) { _, b in b }
+        result["sustained"] = sustainedAll
+        result["cpuMsPerFrame"] = ["firstMinute": mean(firstMinute), "lastMinute": mean(lastMinute)]
+        result["rssBytes"] = ["afterWarmUp": afterWarm.first ?? 0, "max": afterWarm.max() ?? 0, "growthAfterWarmUp": growth]
+        result["celsius"] = series.compactMap(\.celsius).max() as Any? ?? "no thermal zone readable here"
+        result["series"] = series.map { ["t": $0.atSeconds, "frames": $0.frames, "cpuMsPerFrame": $0.cpuMsPerFrame, "rssBytes": $0.rssBytes, "celsius": $0.celsius as Any? ?? NSNull()] as [String: Any] }
+        if let svg = inv.value("svg") {
+            try sustainedSVG(series, title: "E-M4: \(source.format) → \(encoderName), \(Int(minutes)) min").write(toFile: svg, atomically: true, encoding: .utf8)
+        }
+        if let path = inv.value("write") {
+            let date = String((result["date"] as? String ?? "").prefix(10))
+            let cpu = ((result["machine"] as? [String: Any])?["cpu"] as? String) ?? "this machine"
+            do {
+                try MeasurementFile.write(
+                    to: path, key: "capture.expectedFrameRate", value: (achieved * 100).rounded() / 100, date: date,
+                    instrument: "ppc-tool measure sustained (E-M4): \(source.format) → \(encoderName) for \(minutes) min, \(stats.framesDroppedLate) late of \(stats.framesCaptured), \(cpu)",
+                    evidence: ["minutes": minutes, "framesDroppedLate": stats.framesDroppedLate, "framesEncoded": stats.framesEncoded,
+                               "rssGrowthAfterWarmUpBytes": growth, "cpuMsPerFrame": ["firstMinute": mean(firstMinute), "lastMinute": mean(lastMinute)]])
+            } catch { throw CommandFailure.failure("\(path): \(error)") }
+            result["record"] = path
+        }
+        result.removeValue(forKey: inv.flag("json") ? "none" : "series")
+        try BenchCommand.emit(result, json: inv.flag("json"), lines: [
+            "E-M4 sustained: \(spec) \(source.format) → \(encoderName) for \(minutes) min",
+            String(format: "  %.2f fps achieved of %d; %d dropped late, %d missing at the source — %@", achieved, fps, stats.framesDroppedLate, stats.framesMissingAtSource, sustainedAll ? "sustained" : "NOT sustained"),
+            String(format: "  CPU per frame: %.3f ms in the first minute, %.3f ms in the last", mean(firstMinute), mean(lastMinute)),
+            "  resident memory after warm-up: \((afterWarm.first ?? 0) / 1_048_576) MiB, at most \((afterWarm.max() ?? 0) / 1_048_576) MiB (growth \(growth / 1024) KiB)",
+            "  heat: " + (series.compactMap(\.celsius).max().map { String(format: "%.1f °C at most", $0) } ?? "no thermal zone readable here (nothing claimed)"),
+        ])
+        return sustainedAll ? .success : .failure
+    }
+
+    static func sustainedSVG(_ s: [Second], title: String) -> String {
+        let w = 720.0, h = 360.0, left = 60.0, right = 60.0, top = 40.0, bottom = 40.0
+        guard let end = s.last?.atSeconds, end > 0 else { return "<svg xmlns='http://www.w3.org/2000/svg'/>" }
+        let cpuMax = max(0.001, s.map(\.cpuMsPerFrame).max() ?? 1) * 1.2
+        let rssMax = Double(max(1, s.map(\.rssBytes).max() ?? 1)) * 1.2
+        func x(_ t: Double) -> Double { left + t / end * (w - left - right) }
+        func yc(_ v: Double) -> Double { top + (1 - v / cpuMax) * (h - top - bottom) }
+        func yr(_ v: Int64) -> Double { top + (1 - Double(v) / rssMax) * (h - top - bottom) }
+        var out = "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(w))' height='\(Int(h))' font-family='sans-serif' font-size='12'><rect width='100%' height='100%' fill='white'/>"
+        out += "<text x='\(left)' y='20' font-size='14'>\(title)</text>"
+        out += "<line x1='\(left)' y1='\(h - bottom)' x2='\(w - right)' y2='\(h - bottom)' stroke='black'/>"
+        out += "<polyline fill='none' stroke='#236' stroke-width='1.5' points='" + s.map { String(format: "%.1f,%.1f", x($0.atSeconds), yc($0.cpuMsPerFrame)) }.joined(separator: " ") + "'/>"
+        out += "<polyline fill='none' stroke='#c63' stroke-width='1.5' points='" + s.map { String(format: "%.1f,%.1f", x($0.atSeconds), yr($0.rssBytes)) }.joined(separator: " ") + "'/>"
+        out += "<text x='\(left)' y='\(top - 6)' fill='#236'>CPU ms per frame (max \(String(format: "%.2f", cpuMax / 1.2)))</text>"
+        out += "<text x='\(w - right - 220)' y='\(top - 6)' fill='#c63'>resident MiB (max \(Int(rssMax / 1.2 / 1_048_576)))</text>"
+        out += "<text x='\(w / 2 - 30)' y='\(h - 10)'>\(Int(end / 60)) min</text></svg>"
+        return out
     }
 }

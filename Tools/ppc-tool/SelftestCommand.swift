@@ -176,12 +176,8 @@ enum SelftestCommand {
         result["area"] = "selftest"
         result["pipeline"] = s.describe
         result["seconds"] = seconds
-        result["requestedFps"] = requested
-        result["achievedFps"] = achieved
+        result.merge(captureCounts(stats, requestedFps: requested)) { _, b in b }
         result["framesOffered"] = offered
-        result["framesEncoded"] = stats.framesEncoded
-        result["framesDroppedLate"] = stats.framesDroppedLate
-        result["framesMissingAtSource"] = stats.framesMissingAtSource
         result["fragmentsPublished"] = stats.fragmentsPublished
         result["encodeMsPerFrame"] = ["mean": stats.encodeMeanNs / 1e6, "p50": Double(stats.encodeP50Ns) / 1e6, "p95": Double(stats.encodeP95Ns) / 1e6, "max": Double(stats.encodeMaxNs) / 1e6]
         result["capturePriority"] = stats.capturePriority

@@ -1,4 +1,5 @@
 import CLI
+import Capture
 import Config
 import Foundation
 import Pipeline
@@ -80,4 +81,12 @@ func deviceID(_ inv: Invocation, fallback: String? = nil) throws -> String {
     }
     if let fallback, PlainName.isPlain(fallback) { return fallback }
     return try defaultDeviceID()
+}
+
+/// A capture run's counts as a report states them (selftest and measure sustained share it).
+func captureCounts(_ stats: CaptureSession.Statistics, requestedFps: Double) -> [String: Any] {
+    [
+        "requestedFps": requestedFps, "achievedFps": stats.achievedFramesPerSecond, "framesEncoded": stats.framesEncoded,
+        "framesDroppedLate": stats.framesDroppedLate, "framesMissingAtSource": stats.framesMissingAtSource,
+    ]
 }
