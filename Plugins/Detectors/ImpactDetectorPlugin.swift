@@ -46,12 +46,21 @@ public final class ImpactDetectorStage: ImpactDetecting {
             let metres = p.number("micToBallMetres")
             let trigger = p.number("triggerDb")
             let c = config[.speedOfSoundMps]
+            // A measured distance (a record from `ppc-tool measure tof`, loaded with --measured) is used when the
+            // manifest declares none; an assumed default never is (no correction is better than a guessed one).
+            var measured: (Double, String)?
+            if case .measured(let r) = config.parameter(.micToBallDefaultMetres).provenance {
+                measured = (config[.micToBallDefaultMetres], "measured \(r.date) by \(r.instrument)")
+            }
             return ImpactDetectorStage { s in
                 s.triggerDb = trigger
                 s.speedOfSoundMps = c
                 if metres > 0 {
                     s.micToBallMetres = metres
                     s.distanceProvenance = "declared in the manifest: \(metres) m (assumed: a person's value, no survey record)"
+                } else if let (m, how) = measured {
+                    s.micToBallMetres = m
+                    s.distanceProvenance = "detect.micToBallDefaultMetres = \(m) m, \(how)"
                 }
             }
         })

@@ -54,3 +54,38 @@ struct MeasureToolTests {
         #expect(r.stderr.contains("rec.json") && r.stderr.contains("altered"), "\(r.stderr)")
     }
 }
+
+extension MeasureToolTests {
+    /// Five claps at the ball, each seen between two frames and heard 10 ms later (3.43 m at 343.4 m/s): the instrument
+    /// finds the distance within its stated uncertainty, and its record makes the detector correct for it, as measured.
+    @Test func claspsAtTheBallGiveTheDistanceAndItsRecordReachesTheDetector() throws {
+        let tmp = TemporaryDirectory("ppc-measure-tof")
+        let file = tmp.sub("claps.mkv")
+        let gen = try ToolRunner.runProgram("ffmpeg", [
+            "-v", "error", "-y", "-f", "lavfi", "-i",
+            "color=c=0x303030:s=640x360:r=120,drawbox=x=290:y=320:w=60:h=25:color=white:t=fill:enable='lt(mod(t\\,1)\\,0.4958333)'",
+            "-f", "lavfi", "-i",
+            "aevalsrc='0.001*(2*random(0)-1)+if(between(mod(t-0.5058333\\,1)\\,0\\,0.05)*gte(t\\,1)\\,0.4*exp(-mod(t-0.5058333\\,1)/0.004)*(2*random(1)-1)\\,0)':s=48000",
+            "-t", "6", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-c:a", "pcm_s16le", file,
+        ])
+        try #require(gen.status == 0, "ffmpeg: \(gen.stderr)")
+        let r = try ToolRunner.run(["measure", "tof", "--file", file, "--json", "--write", tmp.sub("tof.json")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let metres = try #require(o["micToBallMetres"] as? Double)
+        let sigma = try #require(o["uncertaintyMetres"] as? Double)
+        #expect(o["claps"] as? Int == 5, "\(o)")
+        #expect(abs(metres - 3.434) < 0.1, "\(metres) m")
+        #expect(sigma > 0 && abs(metres - 3.434) <= 3 * sigma)
+        // The record makes the detector's time-of-flight correction measured, in a session that declares no distance.
+        let run = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out"), "--device-id", "tof", "--measured", tmp.sub("tof.json")])
+        #expect(run.status == 0, "\(run.stderr)")
+        let meta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: clipPath(tmp.sub("out/clips")) + "/meta.json"))) as? [String: Any])
+        let provenance = (meta["tof_correction"] as? [String: Any])?["provenance"] as? String ?? ""
+        #expect(provenance.contains("measured") && provenance.contains("E-M5"), "\(provenance)")
+        // A distance taken with a tape works too, and nothing else is accepted in its place.
+        #expect(try ToolRunner.run(["measure", "tof", "--distance", "2.1", "--write", tmp.sub("tape.json")]).status == 0)
+        #expect(try ToolRunner.run(["measure", "tof", "--distance", "-1"]).status == 64)
+        #expect(try ToolRunner.run(["measure", "tof", "--file", tmp.sub("missing.mkv")]).status != 0)
+    }
+}

@@ -10,6 +10,7 @@ import Pipeline
 import Synthetic
 import Syscall
 import Benchmarks
+import Detect
 
 /// `ppc-tool measure bitrate`: seed 000's E-M2 — the operating bitrate set by shaft-detection error, never by eye.
 enum MeasureCommand {
@@ -48,6 +49,24 @@ enum MeasureCommand {
                     .value("svg", "file", help: "Plot the run here."),
                     jsonFlag,
                 ], run: sustained),
+            Command(
+                "tof", abstract: "E-M5: the mic-to-ball distance, from claps made at the ball (sound onset against the frame they show) or a tape.",
+                discussion: """
+                    --file: a recording from one device (video and audio on one clock) of claps — or balls struck — at the ball.
+                    Each clap's sound onset (the impact detector, to the sample) is paired with the first frame in which the
+                    --region changes; the clap happened within the frame interval before that frame, so each pairing gives
+                    the time of flight ± half a frame, and N claps narrow it by √N. --distance: a distance measured once with a
+                    tape, and its uncertainty. --write FILE records detect.micToBallDefaultMetres (which the impact detector
+                    then uses, as measured, when a manifest declares no distance).
+                    """,
+                options: [
+                    .value("file", "path", help: "A recording with claps at the ball (video and audio)."),
+                    .value("region", "x,y,w,h", help: "Where in the picture the clap is seen (default: the bottom-centre ball area)."),
+                    .value("distance", "metres", help: "Instead: a distance measured with a tape."),
+                    .value("uncertainty", "metres", help: "With --distance: its uncertainty (default 0.02)."),
+                    .value("write", "file", help: "Write the measurement record here."),
+                    jsonFlag,
+                ], run: tof),
         ])
 
     /// `2,5,10,20,35M` (a unit on the last applies to the bare ones before it, as a person writes a sweep), `500k,1M`,
@@ -313,5 +332,125 @@ extension MeasureCommand {
         out += "<text x='\(w - right - 220)' y='\(top - 6)' fill='#c63'>resident MiB (max \(Int(rssMax / 1.2 / 1_048_576)))</text>"
         out += "<text x='\(w / 2 - 30)' y='\(h - 10)'>\(Int(end / 60)) min</text></svg>"
         return out
+    }
+}
+
+extension MeasureCommand {
+    static func tof(_ inv: Invocation) throws -> ExitCode {
+        let config = Configuration.defaults
+        let c = config[.speedOfSoundMps]
+        var result = BenchCommand.provenance()
+        result["area"] = "measure tof (E-M5)"
+        let metres: Double, sigma: Double, how: String
+        var evidence: [String: Any] = ["speedOfSoundMps": c]
+        if let d = try inv.parsed("distance", as: Double.self) {
+            guard inv.value("file") == nil else { throw CommandFailure.usage("give --file or --distance, not both") }
+            let u = try inv.parsed("uncertainty", as: Double.self) ?? 0.02
+            guard d > 0, d <= 100, u > 0, u < d else { throw CommandFailure.usage("--distance must be 0…100 m and --uncertainty positive and smaller") }
+            (metres, sigma, how) = (d, u, "a tape measure, entered by a person")
+            evidence["method"] = how
+        } else {
+            guard let path = inv.value("file") else { throw CommandFailure.usage("give --file RECORDING (claps at the ball) or --distance METRES") }
+            let pairs: [(soundNs: Int64, frameNs: Int64)]
+            let intervalNs: Int64
+            do { (pairs, intervalNs) = try claps(in: path, region: inv.value("region")) } catch let e as CommandFailure { throw e } catch {
+                throw CommandFailure.dataError("\(path): \(error)")
+            }
+            guard !pairs.isEmpty else { throw CommandFailure.dataError("\(path): no clap both heard and seen (a sound onset within 60 ms after a change in the region)") }
+            // The clap happened within the interval before the frame that first shows it: its best estimate is the
+            // middle of that interval, uniform over it (σ = interval/√12), and the exposure offset moves the frame's time.
+            let offset = config[.frameStartToExposureOffsetNs]
+            let tofs = pairs.map { Double($0.soundNs - ($0.frameNs + offset - intervalNs / 2)) / 1e9 }
+            let mean = tofs.reduce(0, +) / Double(tofs.count)
+            let frameSigma = Double(intervalNs) / 1e9 / 12.0.squareRoot()
+            metres = mean * c
+            sigma = c * frameSigma / Double(tofs.count).squareRoot()
+            how = "\(tofs.count) clap(s) at the ball: sound onset against the first frame showing it, ± half a frame each"
+            evidence["method"] = how
+            evidence["timesOfFlightMs"] = tofs.map { $0 * 1000 }
+            evidence["frameIntervalMs"] = Double(intervalNs) / 1e6
+            evidence["file"] = path
+            result["claps"] = tofs.count
+            result["timesOfFlightMs"] = tofs.map { $0 * 1000 }
+        }
+        result["micToBallMetres"] = metres
+        result["uncertaintyMetres"] = sigma
+        result["method"] = how
+        if let path = inv.value("write") {
+            guard metres >= 0, metres <= 100 else { throw CommandFailure.failure(String(format: "%.2f m is not a mic-to-ball distance: no record written", metres)) }
+            let date = String((result["date"] as? String ?? "").prefix(10))
+            do {
+                try MeasurementFile.write(
+                    to: path, key: "detect.micToBallDefaultMetres", value: (metres * 1000).rounded() / 1000, date: date,
+                    instrument: "ppc-tool measure tof (E-M5): \(how), ± \(String(format: "%.3f", sigma)) m (1σ)", evidence: evidence)
+            } catch { throw CommandFailure.failure("\(path): \(error)") }
+            result["record"] = path
+        }
+        var lines = ["mic to ball: \(String(format: "%.3f", metres)) m ± \(String(format: "%.3f", sigma)) m (1σ) — \(how)"]
+        if let t = result["timesOfFlightMs"] as? [Double] { lines.append("times of flight: " + t.map { String(format: "%.2f ms", $0) }.joined(separator: ", ")) }
+        if let w = inv.value("write") { lines.append("record written: \(w) (load it with --measured \(w))") }
+        try BenchCommand.emit(result, json: inv.flag("json"), lines: lines)
+        return .success
+    }
+
+    /// Every clap both heard and seen in a recording: (sound onset, first frame showing it), capture-clock ns, and the
+    /// frame interval.
+    static func claps(in path: String, region spec: String?) throws -> ([(soundNs: Int64, frameNs: Int64)], Int64) {
+        // The picture: the mean absolute change of the region from one frame to the next; a change well above the
+        // region's usual flicker is an event.
+        let reader = try MediaReader(path)
+        guard let v = reader.video else { throw CommandFailure.dataError("\(path): no video") }
+        guard let rate = reader.audioSampleRate else { throw CommandFailure.dataError("\(path): no audio track") }
+        let (w, h) = (v.width, v.height)
+        var rx = w / 2 - w / 16, ry = h - h / 8, rw = w / 8, rh = h / 10
+        if let spec {
+            let n = spec.split(separator: ",").compactMap { Int($0) }
+            guard n.count == 4, n[0] >= 0, n[1] >= 0, n[2] > 0, n[3] > 0, n[0] + n[2] <= w, n[1] + n[3] <= h else {
+                throw CommandFailure.usage("--region '\(spec)': expected x,y,w,h inside \(w)x\(h)")
+            }
+            (rx, ry, rw, rh) = (n[0], n[1], n[2], n[3])
+        }
+        var frame = [UInt8](repeating: 0, count: w * h * 3 / 2 + 64)
+        var previous: [UInt8]?
+        var changes: [(timeNs: Int64, change: Double)] = []
+        while let f = try frame.withUnsafeMutableBytes({ b -> (index: Int64, timeNs: Int64)? in
+            let y = b.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            return try reader.readVideo(luma: y, lumaStride: w, chroma: y + w * h, chromaStride: w)
+        }) {
+            var region = [UInt8](repeating: 0, count: rw * rh)
+            for r in 0..<rh { for x in 0..<rw { region[r * rw + x] = frame[(ry + r) * w + rx + x] } }
+            if let p = previous {
+                var sum = 0
+                for i in region.indices { sum += abs(Int(region[i]) - Int(p[i])) }
+                changes.append((f.timeNs, Double(sum) / Double(region.count)))
+            }
+            previous = region
+        }
+        let sortedChanges = changes.map(\.change).sorted()
+        let typical = sortedChanges.isEmpty ? 0 : sortedChanges[sortedChanges.count / 2]
+        var events: [Int64] = []
+        for c in changes where c.change > max(10, typical * 5) {
+            if let last = events.last, c.timeNs - last < 300_000_000 { continue }  // one event per clap
+            events.append(c.timeNs)
+        }
+        // The sound: every impact onset, to the sample, on the same clock.
+        let audio = try MediaReader(path)
+        var samples: [Float] = []
+        var firstNs: Int64?
+        var block = [Float](repeating: 0, count: 4096)
+        while let b = try block.withUnsafeMutableBufferPointer({ try audio.readAudio(into: $0) }) {
+            if firstNs == nil { firstNs = b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate) }
+            samples += block[0..<b.count]
+        }
+        let onsets = ImpactDetector(ImpactDetector.Settings(sampleRate: rate)).detect(in: samples)
+            .map { (firstNs ?? 0) + $0.onsetSample * 1_000_000_000 / Int64(rate) }
+        // Pair: the frame that first shows a clap comes at most one frame interval before its sound plus the flight (a
+        // mic within 20 m): within −interval … +60 ms.
+        let interval = Int64(1_000_000_000 / max(1, v.framesPerSecond))
+        var pairs: [(soundNs: Int64, frameNs: Int64)] = []
+        for e in events {
+            if let s = onsets.first(where: { $0 - e >= -interval && $0 - e <= 60_000_000 }) { pairs.append((s, e)) }
+        }
+        return (pairs, interval)
     }
 }
