@@ -38,6 +38,9 @@ struct MeasureToolTests {
         #expect(show.stdout.contains("E-M2"), "\(show.stdout)")
         let explain = try ToolRunner.run(["config", "show", "--measured", tmp.sub("a.json")])
         let line = explain.stdout.split(separator: "\n").first { $0.contains("capture.videoBitrateBps") } ?? ""
+        // And `config explain` shows the sweep behind it.
+        let why = try ToolRunner.run(["config", "explain", "capture.videoBitrateBps", "--measured", tmp.sub("a.json")])
+        #expect(why.stdout.contains("evidence") && why.stdout.contains("angleRMSEDegrees"), "\(why.stdout)")
         #expect(line.contains("\(chosen ?? -1)") && line.lowercased().contains("m"), "\(line)")
     }
 

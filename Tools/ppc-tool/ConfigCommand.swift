@@ -67,6 +67,17 @@ enum ConfigCommand {
         }
         Terminal.out(p.explanation)
         for c in config.contradictions where c.keys.contains(key) { Terminal.out("  ⚠ \(c.text)") }
+        // A value from a record file: the evidence behind it (the sweep, the run, the claps), as the instrument wrote it.
+        for file in inv.values("measured") where !file.contains("=") {
+            guard let data = FileManager.default.contents(atPath: file),
+                let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], o["parameter"] as? String == key,
+                let evidence = o["evidence"]
+            else { continue }
+            Terminal.out("  evidence (\(file)):")
+            let text = (try? JSONSerialization.data(withJSONObject: evidence, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]))
+                .map { String(decoding: $0, as: UTF8.self) } ?? "\(evidence)"
+            for line in text.split(separator: "\n") { Terminal.out("    " + line) }
+        }
         return .success
     }
 
