@@ -38,7 +38,7 @@ fuzz: deps
 ## make tsan: the link, transfer and session tests (the last through the built tools) under ThreadSanitizer. Shared state
 ## then sits behind pthread mutexes TSan can see (PPC_THREAD_SANITIZER: the toolchain's Synchronization is not built
 ## with TSan, so it cannot see a Mutex's lock and reports false races).
-TSAN_TESTS ?= LinkTests|TransferTests|HostToolTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests
+TSAN_TESTS ?= LinkTests|PairingTests|TransferTests|HostToolTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread -Xswiftc -DPPC_THREAD_SANITIZER --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build --sanitize=thread -Xswiftc -DPPC_THREAD_SANITIZER \
