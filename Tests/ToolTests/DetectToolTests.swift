@@ -82,3 +82,32 @@ struct DetectToolTests {
         #expect(r.stderr.contains("/nonexistent"))
     }
 }
+
+extension DetectToolTests {
+    /// `detect eval` says what fooled the detector: a detection no impact accounts for is put down to the distractor that
+    /// began just before it. Here an impact is struck from the truth and a thud said to precede it: one false positive,
+    /// a thud's.
+    @Test func evalReportsFalsePositivesByTheDistractorThatPrecededThem() throws {
+        let tmp = TemporaryDirectory("ppc-detect-fp")
+        let dir = tmp.sub("corpus")
+        #expect(try ToolRunner.run(["detect", "corpus", dir, "--sessions", "1", "--seconds", "12"]).status == 0)
+        let truthPath = dir + "/clean-1.truth.json"
+        var truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: truthPath))) as? [String: Any])
+        var impacts = truth["impacts"] as? [Int] ?? []
+        let struck = try #require(impacts.first)
+        impacts.removeFirst()
+        truth["impacts"] = impacts
+        var events = truth["events"] as? [[String: Any]] ?? []
+        events.append(["kind": "thud", "sample": struck - 4800, "levelDbfs": -20])
+        truth["events"] = events
+        try JSONSerialization.data(withJSONObject: truth).write(to: URL(fileURLWithPath: truthPath))
+        for f in try FileManager.default.contentsOfDirectory(atPath: dir) where f.hasPrefix("hard-") { try FileManager.default.removeItem(atPath: dir + "/" + f) }
+        let r = try ToolRunner.run(["detect", "eval", "--json", dir])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let byDistractor = o["falsePositivesByDistractor"] as? [String: [String: Any]] ?? [:]
+        #expect(byDistractor["thud"]?["count"] as? Int == 1, "\(byDistractor)")
+        #expect((byDistractor["thud"]?["perMinute"] as? Double ?? 0) > 0)
+        #expect((o["distractorEvents"] as? [String: Int])?["thud"] == 1)
+    }
+}

@@ -126,6 +126,8 @@ enum DetectCommand {
         }
         guard !files.isEmpty else { throw CommandFailure.dataError("\(dir): no NAME.truth.json files") }
         var byKind: [String: DetectionScore] = [:]
+        var falsePositivesBy: [String: Int] = [:]
+        var distractorEvents: [String: Int] = [:]
         var audioSeconds = 0.0
         var processing = 0.0
         var maxLatencyMs = 0.0
@@ -142,8 +144,28 @@ enum DetectCommand {
             processing += seconds
             for c in found { maxLatencyMs = max(maxLatencyMs, Double(c.decidedAtSample - c.onsetSample) * 1000 / Double(rate)) }
             let kind = String(name.split(separator: "-").first ?? "all")
+            let tolerance = Int64(rate / 20)
             byKind[kind, default: DetectionScore()].add(
-                detected: found.map(\.onsetSample), truth: impacts.map(\.int64Value), tolerance: Int64(rate / 20))
+                detected: found.map(\.onsetSample), truth: impacts.map(\.int64Value), tolerance: tolerance)
+            // What fooled it: each detection no impact accounts for, laid at the door of the latest distractor that began
+            // at most a second before it (its kind from the truth file's events), else the room itself.
+            let distractors = ((truth["events"] as? [[String: Any]]) ?? []).compactMap { e -> (kind: String, sample: Int64)? in
+                guard let k = e["kind"] as? String, k != "impact", let at = (e["sample"] as? NSNumber)?.int64Value else { return nil }
+                return (k, at)
+            }
+            for d in distractors { distractorEvents[d.kind, default: 0] += 1 }
+            var unmatched = impacts.map(\.int64Value)
+            for c in found.sorted(by: { $0.onsetSample < $1.onsetSample }) {
+                if let i = unmatched.indices.min(by: { abs(unmatched[$0] - c.onsetSample) < abs(unmatched[$1] - c.onsetSample) }),
+                    abs(unmatched[i] - c.onsetSample) <= tolerance
+                {
+                    unmatched.remove(at: i)
+                    continue
+                }
+                let cause = distractors.filter { $0.sample <= c.onsetSample + tolerance && c.onsetSample - $0.sample <= Int64(rate) }
+                    .max { $0.sample < $1.sample }?.kind ?? "room noise (no distractor within 1 s before)"
+                falsePositivesBy[cause, default: 0] += 1
+            }
         }
         let all = byKind.values.reduce(DetectionScore(), +)
         func summary(_ s: DetectionScore) -> [String: Any] {
@@ -161,6 +183,10 @@ enum DetectCommand {
         result["matching"] = "one to one, nearest first, within ±50 ms"
         result["byKind"] = byKind.mapValues(summary)
         result["all"] = summary(all)
+        let minutes = audioSeconds / 60
+        result["falsePositivesByDistractor"] = falsePositivesBy.mapValues { ["count": $0, "perMinute": Double($0) / max(minutes, 1e-9)] as [String: Any] }
+        result["distractorEvents"] = distractorEvents
+        result["falsePositivesNote"] = "each false positive is put down to the latest distractor that began at most 1 s before it (the truth file's events), else to the room"
         result["timesRealTime"] = audioSeconds / max(processing, 1e-9)
         result["maxDecisionLatencyMs"] = maxLatencyMs
         if inv.flag("json") {
@@ -169,6 +195,14 @@ enum DetectCommand {
             for (kind, s) in byKind.sorted(by: { $0.key < $1.key }) + [("all", all)] {
                 let e = s.errorStatistics
                 Terminal.out(String(format: "%-6@ P %.3f  R %.3f  F %.3f  (tp %d fp %d fn %d)  |onset error| median %.1f p95 %.1f max %.0f samples", kind, s.precision, s.recall, s.f, s.truePositives, s.falsePositives, s.falseNegatives, e.medianAbs, e.p95Abs, e.maxAbs))
+            }
+            let kinds = Set(falsePositivesBy.keys).union(distractorEvents.keys).sorted()
+            if !kinds.isEmpty {
+                Terminal.out("false positives by what preceded them (\(String(format: "%.1f", minutes)) min of audio):")
+                for k in kinds {
+                    let n = falsePositivesBy[k] ?? 0
+                    Terminal.out(String(format: "  %-44@ %3d  (%.2f a minute; %d such events)", k, n, Double(n) / max(minutes, 1e-9), distractorEvents[k] ?? 0))
+                }
             }
             Terminal.out(String(format: "%.0f× real time (%.1f s of audio), decisions within %.1f ms of the onset (measured, %@ build)", audioSeconds / max(processing, 1e-9), audioSeconds, maxLatencyMs, BenchCommand.build))
         }
