@@ -369,3 +369,37 @@ extension HostToolTests {
         #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(frames)", "\(probe.stderr)")
     }
 }
+
+extension HostToolTests {
+    /// Every confirmed clip is catalogued as it arrives; two devices' clips of one impact are one swing with two angles;
+    /// the catalogue can be rebuilt from the library, which stays the truth.
+    @Test func confirmedClipsAreCataloguedAndTwoAnglesOfOneImpactAreOneSwing() throws {
+        let tmp = TemporaryDirectory("ppc-catalogue-host")
+        let library = tmp.sub("library")
+        let host = try HostLog(library: library)
+        defer { if host.process.isRunning { host.stop() } }
+        #expect(host.await("listening on"))
+        for device in ["cam-a", "cam-b"] {
+            let r = try ToolRunner.run([
+                "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub(device), "--host", "127.0.0.1:\(host.port)", "--device-id", device,
+            ])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(host.await("catalogued") && host.await("(\(device))"), "\(host.log.text)")
+        }
+        func swings() throws -> [[String: Any]] {
+            let r = try ToolRunner.run(["clips", "--json", "--library", library], tool: "ppc-host")
+            #expect(r.status == 0, "\(r.stderr)")
+            return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]) ?? []
+        }
+        let first = try swings()
+        #expect(first.count == 1, "\(first)")
+        let angles = (first.first?["angles"] as? [[String: Any]] ?? []).compactMap { $0["device"] as? String }.sorted()
+        #expect(angles == ["cam-a", "cam-b"], "\(first)")
+        // Rebuilt from the files alone (the host stopped, its catalogue gone): the same.
+        host.stop()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: library + "/catalogue.sqlite" + suffix) }
+        let rebuilt = try ToolRunner.run(["catalogue", "rebuild", "--library", library], tool: "ppc-host")
+        #expect(rebuilt.status == 0 && rebuilt.stdout.contains("2 clip(s) catalogued"), "\(rebuilt.stdout) \(rebuilt.stderr)")
+        #expect(try swings().count == 1)
+    }
+}

@@ -1,4 +1,5 @@
 import CLI
+import Catalogue
 import Discovery
 import Foundation
 import Link
@@ -189,7 +190,7 @@ let root = Command(
         .flag("insecure-loopback-only", help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
         .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
     ],
-    subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand],
+    subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, HostCatalogue.command, HostCatalogue.clips],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
         let policyName = inv.value("ingest-policy") ?? "pinpoint-studio"
@@ -209,8 +210,24 @@ let root = Command(
         let library = inv.value("library") ?? "library"
         let server: HostServer
         let views = ViewCopies(log: { Terminal.out("ppc-host: \($0)") })
+        try? FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        let catalogue: Catalogue
+        do { catalogue = try Catalogue(path: HostCatalogue.path(library)) } catch { throw CommandFailure.failure("\(error)") }
+        let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
         do {
-            server = try HostServer(host: host, port: port, library: library, policy: policy, security: security, onClipStored: { views.enqueue($0) })
+            server = try HostServer(
+                host: host, port: port, library: library, policy: policy, security: security,
+                onClipStored: { dir in
+                    views.enqueue(dir)
+                    // Indexed off the receive path too: the clip is already durable; the catalogue is its index.
+                    cataloguing.async {
+                        do {
+                            let (clip, files) = try HostCatalogue.entry(dir)
+                            try catalogue.record(clip, files: files)
+                            Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device))")
+                        } catch { Terminal.out("ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)") }
+                    }
+                })
         } catch {
             throw CommandFailure.failure("\(error)")
         }

@@ -1,0 +1,186 @@
+import CSQLite
+import Foundation
+
+/// Why the catalogue could not be read or written: the database file and SQLite's own words.
+public struct CatalogueError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ d: String) { description = d }
+}
+
+/// One confirmed clip as the catalogue holds it. The library's files stay the truth; this is their index.
+public struct CatalogueClip: Sendable, Equatable {
+    public var clipID: String
+    public var device: String
+    public var session: String
+    public var sessionID: String
+    /// t0 on the device's capture clock, ns.
+    public var t0DeviceNs: Int64
+    /// t0 on the host's clock (device time + the relation's offset), ns, and how uncertain: nil without a relation.
+    public var t0HostNs: Int64?
+    public var t0UncertaintyNs: Int64?
+    public var frames: Int
+    public var captureProfile: String
+    public var belowPolicy: String?
+    public var receivedAt: String
+    public var path: String
+    public var bytes: Int64
+
+    public init(
+        clipID: String, device: String, session: String, sessionID: String, t0DeviceNs: Int64, t0HostNs: Int64?, t0UncertaintyNs: Int64?,
+        frames: Int, captureProfile: String, belowPolicy: String?, receivedAt: String, path: String, bytes: Int64
+    ) {
+        self.clipID = clipID
+        self.device = device
+        self.session = session
+        self.sessionID = sessionID
+        self.t0DeviceNs = t0DeviceNs
+        self.t0HostNs = t0HostNs
+        self.t0UncertaintyNs = t0UncertaintyNs
+        self.frames = frames
+        self.captureProfile = captureProfile
+        self.belowPolicy = belowPolicy
+        self.receivedAt = receivedAt
+        self.path = path
+        self.bytes = bytes
+    }
+}
+
+/// The host's clip catalogue: SQLite, one file in the library (`catalogue.sqlite`), its schema versioned and migrated
+/// forward on open. Written as each clip is confirmed, rebuilt from the library at will; the only importer of CSQLite.
+public final class Catalogue: @unchecked Sendable {
+    // @unchecked: every use of `db` holds `lock` (SQLite is opened in serialized mode besides).
+    let db: OpaquePointer
+    let lock = NSLock()
+    public let path: String
+    public static let schemaVersion = 1
+
+    /// Migrations, in order: schema version n is reached by running migrations[0..<n].
+    static let migrations = [
+        """
+        CREATE TABLE clips(
+          clip_id TEXT PRIMARY KEY, device TEXT NOT NULL, session TEXT NOT NULL, session_id TEXT NOT NULL,
+          t0_device_ns INTEGER NOT NULL, t0_host_ns INTEGER, t0_uncertainty_ns INTEGER, frames INTEGER NOT NULL,
+          capture_profile TEXT NOT NULL, below_policy TEXT, received_at TEXT NOT NULL, path TEXT NOT NULL, bytes INTEGER NOT NULL,
+          flags TEXT NOT NULL DEFAULT '', notes TEXT NOT NULL DEFAULT '');
+        CREATE INDEX clips_t0_host ON clips(t0_host_ns);
+        CREATE TABLE files(clip_id TEXT NOT NULL, name TEXT NOT NULL, bytes INTEGER NOT NULL, xxh3 TEXT NOT NULL, PRIMARY KEY(clip_id, name));
+        """
+    ]
+
+    public init(path: String) throws(CatalogueError) {
+        self.path = path
+        var handle: OpaquePointer?
+        let r = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nil)
+        guard r == SQLITE_OK, let handle else {
+            let why = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let handle { sqlite3_close(handle) }
+            throw CatalogueError("\(path): \(why)")
+        }
+        db = handle
+        sqlite3_busy_timeout(db, 5000)
+        try exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);")
+        let version = Int(try scalar("SELECT value FROM meta WHERE key = 'schema_version'") ?? "0") ?? 0
+        guard version <= Self.schemaVersion else {
+            throw CatalogueError("\(path): schema version \(version) is newer than this ppc-host knows (\(Self.schemaVersion)); use a newer ppc-host")
+        }
+        for v in version..<Self.schemaVersion {
+            try exec("BEGIN; \(Self.migrations[v]) INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '\(v + 1)'); COMMIT;")
+        }
+    }
+
+    deinit { sqlite3_close(db) }
+
+    func exec(_ sql: String) throws(CatalogueError) {
+        var err: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
+            let why = err.map { String(cString: $0) } ?? "failed"
+            sqlite3_free(err)
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw CatalogueError("\(path): \(why)")
+        }
+    }
+
+    func scalar(_ sql: String) throws(CatalogueError) -> String? {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+        defer { sqlite3_finalize(stmt) }
+        guard sqlite3_step(stmt) == SQLITE_ROW, let text = sqlite3_column_text(stmt, 0) else { return nil }
+        return String(cString: text)
+    }
+
+    /// Records (or replaces) a clip and its files, in one transaction.
+    public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try exec("BEGIN")
+        do throws(CatalogueError) {
+            try run(
+                "INSERT OR REPLACE INTO clips(clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?, COALESCE((SELECT flags FROM clips WHERE clip_id = ?1), ''), COALESCE((SELECT notes FROM clips WHERE clip_id = ?1), ''))",
+                [.text(clip.clipID), .text(clip.device), .text(clip.session), .text(clip.sessionID), .int(clip.t0DeviceNs),
+                 clip.t0HostNs.map { .int($0) } ?? .null, clip.t0UncertaintyNs.map { .int($0) } ?? .null, .int(Int64(clip.frames)),
+                 .text(clip.captureProfile), clip.belowPolicy.map { .text($0) } ?? .null, .text(clip.receivedAt), .text(clip.path), .int(clip.bytes)])
+            try run("DELETE FROM files WHERE clip_id = ?", [.text(clip.clipID)])
+            for f in files { try run("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES(?,?,?,?)", [.text(clip.clipID), .text(f.name), .int(f.bytes), .text(f.xxh3)]) }
+            try exec("COMMIT")
+        } catch {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
+    enum Value { case text(String), int(Int64), null }
+
+    func run(_ sql: String, _ values: [Value]) throws(CatalogueError) {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+        defer { sqlite3_finalize(stmt) }
+        for (i, v) in values.enumerated() {
+            let n = Int32(i + 1)
+            switch v {
+            case .text(let s): sqlite3_bind_text(stmt, n, s, -1, ppc_sqlite_transient())
+            case .int(let x): sqlite3_bind_int64(stmt, n, x)
+            case .null: sqlite3_bind_null(stmt, n)
+            }
+        }
+        guard sqlite3_step(stmt) == SQLITE_DONE else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+    }
+
+    /// Every clip, oldest first by host-clock t0 (device-clock t0 where no relation is known).
+    public func clips() throws(CatalogueError) -> [CatalogueClip] {
+        lock.lock()
+        defer { lock.unlock() }
+        var stmt: OpaquePointer?
+        let sql = "SELECT clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes FROM clips ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id"
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+        defer { sqlite3_finalize(stmt) }
+        func text(_ i: Int32) -> String { sqlite3_column_text(stmt, i).map { String(cString: $0) } ?? "" }
+        func optionalInt(_ i: Int32) -> Int64? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : sqlite3_column_int64(stmt, i) }
+        var out: [CatalogueClip] = []
+        while sqlite3_step(stmt) == SQLITE_ROW {
+            out.append(CatalogueClip(
+                clipID: text(0), device: text(1), session: text(2), sessionID: text(3), t0DeviceNs: sqlite3_column_int64(stmt, 4),
+                t0HostNs: optionalInt(5), t0UncertaintyNs: optionalInt(6), frames: Int(sqlite3_column_int64(stmt, 7)),
+                captureProfile: text(8), belowPolicy: sqlite3_column_type(stmt, 9) == SQLITE_NULL ? nil : text(9), receivedAt: text(10),
+                path: text(11), bytes: sqlite3_column_int64(stmt, 12)))
+        }
+        return out
+    }
+
+    /// Swings: clips from different devices whose host-clock t0 agree within their combined uncertainty plus
+    /// `toleranceNs` are one swing seen from several angles. Clips without a host-clock t0 are swings of their own.
+    public static func swings(_ clips: [CatalogueClip], toleranceNs: Int64 = 20_000_000) -> [[CatalogueClip]] {
+        var out: [[CatalogueClip]] = []
+        for c in clips.sorted(by: { ($0.t0HostNs ?? $0.t0DeviceNs) < ($1.t0HostNs ?? $1.t0DeviceNs) }) {
+            if let t = c.t0HostNs, var last = out.last, let first = last.first, let ft = first.t0HostNs,
+                !last.contains(where: { $0.device == c.device }),
+                abs(t - ft) <= (c.t0UncertaintyNs ?? 0) + (first.t0UncertaintyNs ?? 0) + toleranceNs
+            {
+                last.append(c)
+                out[out.count - 1] = last
+            } else {
+                out.append([c])
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Catalogue
+
+@Suite struct CatalogueTests {
+    static func clip(_ id: String, _ device: String, t0: Int64, offset: Int64? = 0, uncertainty: Int64? = 50_000) -> CatalogueClip {
+        CatalogueClip(
+            clipID: id, device: device, session: "s", sessionID: "x", t0DeviceNs: t0, t0HostNs: offset.map { t0 + $0 },
+            t0UncertaintyNs: uncertainty, frames: 300, captureProfile: "320x180@60 h264", belowPolicy: nil, receivedAt: "now",
+            path: "/lib/\(device)/\(id)", bytes: 1000)
+    }
+
+    @Test func clipsAreRecordedReplacedAndReadBackAfterReopening() throws {
+        let tmp = TemporaryDirectory("ppc-catalogue")
+        let path = tmp.sub("catalogue.sqlite")
+        do {
+            let c = try Catalogue(path: path)
+            try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [("clip.mp4", 900, "00ff"), ("meta.json", 100, "ff00")])
+            try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [("clip.mp4", 900, "00ff")])  // again: replaced, not doubled
+            try c.record(Self.clip("b-1", "bay-b", t0: 2_000), files: [])
+        }
+        let again = try Catalogue(path: path)  // reopened: the schema is already at its version
+        #expect(try again.clips().map(\.clipID) == ["a-1", "b-1"])
+        #expect(try again.scalar("SELECT COUNT(*) FROM files WHERE clip_id = 'a-1'") == "1")
+        #expect(try again.scalar("SELECT value FROM meta WHERE key = 'schema_version'") == "\(Catalogue.schemaVersion)")
+    }
+
+    @Test func aCatalogueFromANewerPpcHostIsRefusedNotDowngraded() throws {
+        let tmp = TemporaryDirectory("ppc-catalogue-new")
+        let path = tmp.sub("catalogue.sqlite")
+        try Catalogue(path: path).exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+        #expect { try Catalogue(path: path) } throws: { "\($0)".contains("schema version 99 is newer") }
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: tmp.sub("bad.sqlite")))
+        #expect(throws: CatalogueError.self) { try Catalogue(path: tmp.sub("bad.sqlite")).clips() }
+    }
+
+    @Test func clipsFromSeveralDevicesAtOneImpactAreOneSwing() {
+        let clips = [
+            Self.clip("a-1", "bay-a", t0: 10_000_000_000), Self.clip("b-1", "bay-b", t0: 10_004_000_000),  // 4 ms apart: one swing
+            Self.clip("a-2", "bay-a", t0: 12_000_000_000), Self.clip("a-3", "bay-a", t0: 12_010_000_000),  // one device twice: two swings
+            Self.clip("c-1", "bay-c", t0: 15_000_000_000, offset: nil),  // no clock relation: alone
+        ]
+        let swings = Catalogue.swings(clips)
+        #expect(swings.map { $0.map(\.clipID) } == [["a-1", "b-1"], ["a-2"], ["a-3"], ["c-1"]], "\(swings.map { $0.map(\.clipID) })")
+        // Beyond the combined uncertainty plus the tolerance: two swings.
+        #expect(Catalogue.swings([Self.clip("a", "bay-a", t0: 0), Self.clip("b", "bay-b", t0: 30_000_000)]).count == 2)
+    }
+}

@@ -1,0 +1,97 @@
+import CLI
+import Catalogue
+import Foundation
+import PayloadSource
+
+/// The host's catalogue of a library: where it lives, how a stored clip becomes an entry, and the commands over it.
+enum HostCatalogue {
+    static func path(_ library: String) -> String { library + "/catalogue.sqlite" }
+
+    /// A stored clip's entry, from its own meta.json (what the device said) and host-meta.json (what the host measured
+    /// and its clock relation): t0 on the host clock is the device's t0 plus the relation's offset, as uncertain as it.
+    static func entry(_ dir: String) throws -> (CatalogueClip, [(name: String, bytes: Int64, xxh3: String)]) {
+        let meta = try ClipMeta.read(dir + "/meta.json")
+        let host = (FileManager.default.contents(atPath: dir + "/host-meta.json")).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+        let relation = host["clockRelation"] as? [String: Any]
+        let offset = (relation?["offsetNs"] as? NSNumber)?.int64Value
+        let p = meta.captureProfile
+        let files = meta.files.map { (name: $0.key, bytes: Int64($0.value.bytes), xxh3: $0.value.xxh3) }.sorted { $0.name < $1.name }
+        let clip = CatalogueClip(
+            clipID: meta.clipId, device: meta.device, session: meta.session, sessionID: meta.sessionId, t0DeviceNs: meta.t0Ns.value,
+            t0HostNs: offset.map { meta.t0Ns.value + $0 }, t0UncertaintyNs: (relation?["uncertaintyNs"] as? NSNumber)?.int64Value,
+            frames: meta.frames, captureProfile: "\(p.width)x\(p.height)@\(p.framesPerSecond) \(p.codec)",
+            belowPolicy: host["belowPolicy"] as? String, receivedAt: host["receivedAt"] as? String ?? meta.createdAt, path: dir,
+            bytes: files.reduce(0) { $0 + $1.bytes })
+        return (clip, files)
+    }
+
+    /// Every clip folder of a library (LIBRARY/<device>/<clipId>/ with a meta.json).
+    static func clipFolders(_ library: String) -> [String] {
+        let fm = FileManager.default
+        var out: [String] = []
+        for device in ((try? fm.contentsOfDirectory(atPath: library)) ?? []).sorted() where !device.hasPrefix(".") {
+            for clip in ((try? fm.contentsOfDirectory(atPath: "\(library)/\(device)")) ?? []).sorted() where !clip.hasPrefix(".") {
+                if fm.fileExists(atPath: "\(library)/\(device)/\(clip)/meta.json") { out.append("\(library)/\(device)/\(clip)") }
+            }
+        }
+        return out
+    }
+
+    static let libraryOption = Option.value("library", "dir", help: "The library (default ./library).")
+
+    static let rebuild = Command(
+        "rebuild", abstract: "Re-read the library into its catalogue: the files stay the truth, the catalogue is their index.",
+        options: [libraryOption],
+        run: { inv in
+            let library = inv.value("library") ?? "library"
+            let catalogue: Catalogue
+            do { catalogue = try Catalogue(path: path(library)) } catch { throw CommandFailure.failure("\(error)") }
+            var recorded = 0, skipped: [String] = []
+            for dir in clipFolders(library) {
+                do {
+                    let (clip, files) = try entry(dir)
+                    try catalogue.record(clip, files: files)
+                    recorded += 1
+                } catch { skipped.append("\(dir): \(error)") }
+            }
+            for s in skipped { Terminal.err("ppc-host: not catalogued: \(s)") }
+            Terminal.out("ppc-host: \(recorded) clip(s) catalogued in \(path(library))\(skipped.isEmpty ? "" : "; \(skipped.count) not (above)")")
+            return skipped.isEmpty ? .success : .dataError
+        })
+
+    static let command = Command("catalogue", abstract: "The library's clip catalogue (SQLite, LIBRARY/catalogue.sqlite).", subcommands: [rebuild])
+
+    static let clips = Command(
+        "clips", abstract: "The catalogue's clips, grouped into swings (clips from several devices at one impact, on the host clock).",
+        options: [libraryOption, .flag("json", help: "As JSON."), .value("device", "id", help: "Only this device's clips.")],
+        run: { inv in
+            let library = inv.value("library") ?? "library"
+            guard FileManager.default.fileExists(atPath: path(library)) else {
+                throw CommandFailure.dataError("\(path(library)): no catalogue yet (ppc-host catalogue rebuild --library \(library))")
+            }
+            let all: [CatalogueClip]
+            do { all = try Catalogue(path: path(library)).clips() } catch { throw CommandFailure.failure("\(error)") }
+            let chosen = inv.value("device").map { d in all.filter { $0.device == d } } ?? all
+            let swings = Catalogue.swings(chosen)
+            if inv.flag("json") {
+                try Terminal.json(swings.enumerated().map { i, s in
+                    ["swing": i + 1, "t0HostNs": s.first?.t0HostNs as Any? ?? NSNull(),
+                     "angles": s.map { c in
+                         ["clipId": c.clipID, "device": c.device, "session": c.session, "t0DeviceNs": c.t0DeviceNs,
+                          "t0HostNs": c.t0HostNs as Any? ?? NSNull(), "t0UncertaintyNs": c.t0UncertaintyNs as Any? ?? NSNull(),
+                          "frames": c.frames, "captureProfile": c.captureProfile, "belowPolicy": c.belowPolicy as Any? ?? NSNull(),
+                          "bytes": c.bytes, "path": c.path] as [String: Any]
+                     }] as [String: Any]
+                })
+            } else {
+                if swings.isEmpty { Terminal.out("no clips catalogued") }
+                for (i, s) in swings.enumerated() {
+                    Terminal.out("swing \(i + 1): \(s.count) angle(s)")
+                    for c in s {
+                        Terminal.out("  \(c.device)  \(c.clipID)  \(c.captureProfile)  \(c.frames) frames\(c.belowPolicy.map { "  ⚠ \($0)" } ?? "")")
+                    }
+                }
+            }
+            return .success
+        })
+}
