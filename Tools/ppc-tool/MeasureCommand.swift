@@ -297,9 +297,11 @@ extension MeasureCommand {
             let cpu = ((result["machine"] as? [String: Any])?["cpu"] as? String) ?? "this machine"
             do {
                 try MeasurementFile.write(
-                    to: path, key: "capture.expectedFrameRate", value: (achieved * 100).rounded() / 100, date: date,
+                    // capture.expectedFrameRate is a whole number of frames a second: the rate held, rounded (the
+                    // exact figure is in the evidence).
+                    to: path, key: "capture.expectedFrameRate", value: achieved.rounded(), date: date,
                     instrument: "ppc-tool measure sustained (E-M4): \(source.format) → \(encoderName) for \(minutes) min, \(stats.framesDroppedLate) late of \(stats.framesCaptured), \(cpu)",
-                    evidence: ["minutes": minutes, "framesDroppedLate": stats.framesDroppedLate, "framesEncoded": stats.framesEncoded,
+                    evidence: ["minutes": minutes, "achievedFps": achieved, "framesDroppedLate": stats.framesDroppedLate, "framesEncoded": stats.framesEncoded,
                                "rssGrowthAfterWarmUpBytes": growth, "cpuMsPerFrame": ["firstMinute": mean(firstMinute), "lastMinute": mean(lastMinute)]])
             } catch { throw CommandFailure.failure("\(path): \(error)") }
             result["record"] = path
