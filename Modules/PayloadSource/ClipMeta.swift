@@ -122,11 +122,15 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         public var preNs: Figure<Int64>
         /// Capture-clock time of the file's first sample, ns (the source's fitted clock, or its nominal rate).
         public var firstSampleNs: Figure<Int64>?
+        /// The sample period on the capture clock, ns, from the same fit: sample k of the file is at
+        /// firstSampleNs + k × this.
+        public var nsPerSample: Figure<Double>?
         public init(
             file: String, sampleRate: Int, firstSample: Int64, samples: Int, missingSamples: Int, windowNs: Figure<Int64>,
-            preNs: Figure<Int64>, firstSampleNs: Figure<Int64>? = nil
+            preNs: Figure<Int64>, firstSampleNs: Figure<Int64>? = nil, nsPerSample: Figure<Double>? = nil
         ) {
             self.firstSampleNs = firstSampleNs
+            self.nsPerSample = nsPerSample
             self.file = file
             self.sampleRate = sampleRate
             self.firstSample = firstSample

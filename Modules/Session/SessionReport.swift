@@ -69,7 +69,10 @@ extension SessionRunner {
                     firstSampleNs: .init(
                         $0.firstSampleNs, components.audio is SampleClockMapping ? "measured" : "derived",
                         components.audio is SampleClockMapping
-                            ? "the card's sample clock, fitted against the capture clock" : "the stream's first block time + samples at the nominal rate"))
+                            ? "the card's sample clock, fitted against the capture clock" : "the stream's first block time + samples at the nominal rate"),
+                    nsPerSample: .init(
+                        $0.nsPerSample, components.audio is SampleClockMapping ? "measured" : "derived",
+                        components.audio is SampleClockMapping ? "the same fit's sample period" : "1e9 / the nominal rate"))
             },
             timeline: .init(file: "index.bin", entries: window.timeline.entries.count), files: [:],
             createdAt: ISO8601DateFormatter().string(from: Date()))

@@ -313,18 +313,18 @@ public final class SessionRunner: @unchecked Sendable {
         // Windows owed to shots, cut as soon as their last sample has been heard (thread-owned; handed over under lock).
         // Each keeps its first sample's capture-clock time, taken with t0 from the same clock fit, so t0's place in
         // audio.wav is exactly where meta.json says.
-        var owed: [(id: UInt64, first: Int64, count: Int, firstNs: Int64)] = []
+        var owed: [(id: UInt64, first: Int64, count: Int, firstNs: Int64, nsPerSample: Double)] = []
         let preSamples = Int64(Double(c[.audioPreNs]) * Double(rate) / 1e9)
         let windowSamples = Int(Double(c[.audioWindowNs]) * Double(rate) / 1e9)
         var streamStartNs: Int64 = 0
-        func handOver(_ w: (id: UInt64, first: Int64, count: Int, firstNs: Int64)) {
+        func handOver(_ w: (id: UInt64, first: Int64, count: Int, firstNs: Int64, nsPerSample: Double)) {
             let cut = history.window(first: w.first, count: w.count)
             lock.lock()
             // Only while the candidate is still retained (or a shot waits for it): retention stays bounded.
             if book.needsAudio(w.id) {
                 audioWindows[w.id] = AudioWindow(
                     samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing,
-                    firstSampleNs: w.firstNs)
+                    firstSampleNs: w.firstNs, nsPerSample: w.nsPerSample)
             }
             lock.broadcast()
             lock.unlock()
@@ -382,7 +382,11 @@ public final class SessionRunner: @unchecked Sendable {
                     }
                     // Every candidate keeps its audio window, cut once its last sample is heard.
                     let first = cand.onsetSample - preSamples
-                    owed.append((cand.id, first, windowSamples, clock?.captureTimeNs(ofSample: Double(first)) ?? (streamStartNs + first * 1_000_000_000 / Int64(rate))))
+                    let firstNs = clock?.captureTimeNs(ofSample: Double(first)) ?? (streamStartNs + first * 1_000_000_000 / Int64(rate))
+                    // The sample period the same fit gives (over a second of samples): audio.wav's sample k is at
+                    // firstSampleNs + k × this, so t0's place in the file follows from meta.json alone.
+                    let period = clock.map { Double($0.captureTimeNs(ofSample: Double(first + Int64(rate))) - firstNs) / Double(rate) } ?? 1e9 / Double(rate)
+                    owed.append((cand.id, first, windowSamples, firstNs, period))
                     lock.lock()
                     // Retention is bounded in candidates, not shots (REQ-PRIV-6): the book evicts the oldest past its cap.
                     let (isShot, drop) = book.record(cand)
@@ -416,6 +420,8 @@ public final class SessionRunner: @unchecked Sendable {
         var missing: Int
         /// Capture-clock time of the first sample: the source's fitted clock if it has one, else the nominal rate.
         var firstSampleNs: Int64
+        /// The sample period on the capture clock, from the same fit (nominal without one), ns.
+        var nsPerSample: Double
     }
 
     /// Audio windows of shots awaiting their mint, by candidate id (under `lock`).

@@ -34,6 +34,9 @@ public struct ToolRunner {
         return Result(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: r.stderr)
     }
 
+    /// Where the tools a test runs keep their state: a directory of this test process's own.
+    public static let testStateDirectory = NSTemporaryDirectory() + "ppc-test-state-\(getpid())"
+
     /// Runs any program (ffmpeg, ffprobe, …) by path or by name on PATH; stdout as bytes.
     public static func runProgram(_ program: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
         let p = Process()
@@ -44,6 +47,9 @@ public struct ToolRunner {
         }
         p.arguments = program.contains("/") ? arguments : [program] + arguments
         p.currentDirectoryURL = packageRoot
+        // Tools keep state under $XDG_STATE_HOME (identities, pairings, the encode capacity selftest records): tests
+        // never write the person's own.
+        p.environment = ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": testStateDirectory]) { _, b in b }
         let out = Pipe()
         let err = Pipe()
         p.standardOutput = out

@@ -92,3 +92,23 @@ extension MeasureToolTests {
         #expect(try ToolRunner.run(["measure", "tof", "--file", tmp.sub("missing.mkv")]).status != 0)
     }
 }
+
+extension MeasureToolTests {
+    /// A short warm session: its record makes capture.expectedFrameRate measured, and the run's series is plotted.
+    @Test func aSustainedRunWritesARecordOfTheRateItHeld() throws {
+        let tmp = TemporaryDirectory("ppc-measure-sustained")
+        let r = try ToolRunner.run([
+            "measure", "sustained", "--source", "synthetic:320x180@30", "--minutes", "0.05", "--json", "--write", tmp.sub("run.json"), "--svg", tmp.sub("run.svg"),
+        ])
+        let o = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+        #expect(o["requestedFps"] as? Double == 30, "\(r.stdout) \(r.stderr)")
+        #expect((o["rssBytes"] as? [String: Any])?["max"] != nil)
+        // Whether this machine held 30 fps under the test suite's load is what the run says, not what the test asserts;
+        // a record is written either way, of the rate held.
+        let show = try ToolRunner.run(["config", "show", "--measured", tmp.sub("run.json")])
+        #expect(show.status == 0, "\(show.stderr)")
+        let line = show.stdout.split(separator: "\n").first { $0.contains("capture.expectedFrameRate") } ?? ""
+        #expect(line.contains(" M "), "\(line)")
+        #expect(FileManager.default.fileExists(atPath: tmp.sub("run.svg")))
+    }
+}
