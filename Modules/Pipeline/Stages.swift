@@ -170,6 +170,12 @@ public protocol VideoEncoder: AnyObject {
     var fragmentExtension: String { get }
 }
 
+/// An encoder that refuses frames it cannot store as they are (a torn JPEG from a camera): it counts them, and the
+/// session's report says how many.
+public protocol FrameRefusing: AnyObject {
+    var framesRefused: Int { get }
+}
+
 /// What an audio source says of one block of samples it wrote.
 public struct AudioBlock: Sendable, Equatable {
     /// Index of the block's first sample, counted from the stream's first sample.

@@ -129,6 +129,9 @@ extension SessionRunner {
             "framesCaptured": figure(captured, "measured"),
             "framesEncoded": figure(encoded, "measured"),
             "framesDropped": figure(dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),
+            "framesRefused": figure(
+                (components.encoder as? FrameRefusing)?.framesRefused ?? 0, "measured",
+                "frames the encoder could not store as they came (a torn or empty JPEG from the camera); counted, never stored"),
             "dropRate": figure(captured > 0 ? Double(dropped) / Double(captured) : 0, "derived", "framesDropped / framesCaptured"),
             "requestedFps": figure(format.framesPerSecond, "vendor", "the source's declared format"),
             "achievedFps": figure(achieved, "derived", "framesEncoded / captureSeconds"),

@@ -9,7 +9,7 @@ import Pipeline
 ///
 /// Per frame: the source writes the JPEG into this encoder's own buffer, which the muxer references for the length of
 /// one `av_write_frame` — no copy on our side, nothing allocated.
-public final class PassthroughEncoder: VideoEncoder {
+public final class PassthroughEncoder: VideoEncoder, FrameRefusing {
     var muxer: FragmentMuxer?
     var output: FragmentOutput?
     var format: VideoFormat?

@@ -121,6 +121,7 @@ struct PassthroughTests {
         let encoder = PassthroughEncoder()
         _ = try CaptureSession(source: Torn(), encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000).run()
         #expect(encoder.framesRefused == 3)
+        #expect((encoder as FrameRefusing).framesRefused == 3, "the session's report reads it through FrameRefusing")
         #expect(ring.fragments.isEmpty)
     }
 
