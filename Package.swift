@@ -150,7 +150,11 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
         /** The host's clip catalogue on SQLite: clips, files, swings across devices; the only importer of CSQLite. */
         .target(name: "Catalogue", dependencies: ["CSQLite"], path: "Modules/Catalogue"),
-        .testTarget(name: "CatalogueTests", dependencies: ["Catalogue", "TestSupport"], path: "Tests/CatalogueTests"),
+        /** libpq (Debian libpq-dev), found by pkg-config; wrapped by PostgresCatalogue. */
+        .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
+        /** The clip catalogue on PostgreSQL, for a facility whose hosts share one: the only importer of CPostgres. */
+        .target(name: "PostgresCatalogue", dependencies: ["CPostgres", "Catalogue"], path: "Modules/PostgresCatalogue"),
+        .testTarget(name: "CatalogueTests", dependencies: ["Catalogue", "PostgresCatalogue", "TestSupport"], path: "Tests/CatalogueTests"),
         /** Pairing: long-term identities, the pinned peers, and the code-confirmed pairing exchange. */
         .target(name: "Pairing", dependencies: ["Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),
@@ -225,7 +229,7 @@ let package = Package(
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
-        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PayloadSource"], path: "Tools/ppc-host"),
+        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
             name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall"],

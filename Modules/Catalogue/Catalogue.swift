@@ -4,7 +4,7 @@ import Foundation
 /// Why the catalogue could not be read or written: the database file and SQLite's own words.
 public struct CatalogueError: Error, Sendable, CustomStringConvertible {
     public let description: String
-    init(_ d: String) { description = d }
+    public init(_ d: String) { description = d }
 }
 
 /// One confirmed clip as the catalogue holds it. The library's files stay the truth; this is their index.
@@ -45,9 +45,18 @@ public struct CatalogueClip: Sendable, Equatable {
     }
 }
 
+/// Where a catalogue is kept: SQLite in the library (the embedded default) or a PostgreSQL database a facility's hosts
+/// share. Both hold the same schema and answer the same questions.
+public protocol CatalogueStore: AnyObject, Sendable {
+    /// Records (or replaces) a clip and its files, in one transaction.
+    func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError)
+    /// Every clip, oldest first by host-clock t0 (device-clock t0 where no relation is known).
+    func clips() throws(CatalogueError) -> [CatalogueClip]
+}
+
 /// The host's clip catalogue: SQLite, one file in the library (`catalogue.sqlite`), its schema versioned and migrated
 /// forward on open. Written as each clip is confirmed, rebuilt from the library at will; the only importer of CSQLite.
-public final class Catalogue: @unchecked Sendable {
+public final class Catalogue: CatalogueStore, @unchecked Sendable {
     // @unchecked: every use of `db` holds `lock` (SQLite is opened in serialized mode besides).
     let db: OpaquePointer
     let lock = NSLock()

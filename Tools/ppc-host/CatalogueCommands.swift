@@ -1,11 +1,24 @@
 import CLI
 import Catalogue
+import PostgresCatalogue
 import Foundation
 import PayloadSource
 
 /// The host's catalogue of a library: where it lives, how a stored clip becomes an entry, and the commands over it.
 enum HostCatalogue {
     static func path(_ library: String) -> String { library + "/catalogue.sqlite" }
+
+    static let catalogueOption = Option.value(
+        "catalogue", "url", help: "postgresql://… for a catalogue a facility's hosts share (default: LIBRARY/catalogue.sqlite).")
+
+    /// The catalogue asked for: PostgreSQL by URL, else SQLite in the library.
+    static func open(library: String, url: String?) throws -> any CatalogueStore {
+        do {
+            if let url, url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return try PostgresCatalogue(url: url) }
+            if let url { throw CommandFailure.usage("--catalogue '\(url)': expected postgresql://… (or nothing, for SQLite in the library)") }
+            return try Catalogue(path: path(library))
+        } catch let e as CommandFailure { throw e } catch { throw CommandFailure.failure("\(error)") }
+    }
 
     /// A stored clip's entry, from its own meta.json (what the device said) and host-meta.json (what the host measured
     /// and its clock relation): t0 on the host clock is the device's t0 plus the relation's offset, as uncertain as it.
@@ -41,11 +54,10 @@ enum HostCatalogue {
 
     static let rebuild = Command(
         "rebuild", abstract: "Re-read the library into its catalogue: the files stay the truth, the catalogue is their index.",
-        options: [libraryOption],
+        options: [libraryOption, catalogueOption],
         run: { inv in
             let library = inv.value("library") ?? "library"
-            let catalogue: Catalogue
-            do { catalogue = try Catalogue(path: path(library)) } catch { throw CommandFailure.failure("\(error)") }
+            let catalogue = try open(library: library, url: inv.value("catalogue"))
             var recorded = 0, skipped: [String] = []
             for dir in clipFolders(library) {
                 do {
@@ -55,7 +67,7 @@ enum HostCatalogue {
                 } catch { skipped.append("\(dir): \(error)") }
             }
             for s in skipped { Terminal.err("ppc-host: not catalogued: \(s)") }
-            Terminal.out("ppc-host: \(recorded) clip(s) catalogued in \(path(library))\(skipped.isEmpty ? "" : "; \(skipped.count) not (above)")")
+            Terminal.out("ppc-host: \(recorded) clip(s) catalogued in \(inv.value("catalogue") ?? path(library))\(skipped.isEmpty ? "" : "; \(skipped.count) not (above)")")
             return skipped.isEmpty ? .success : .dataError
         })
 
@@ -63,14 +75,16 @@ enum HostCatalogue {
 
     static let clips = Command(
         "clips", abstract: "The catalogue's clips, grouped into swings (clips from several devices at one impact, on the host clock).",
-        options: [libraryOption, .flag("json", help: "As JSON."), .value("device", "id", help: "Only this device's clips.")],
+        options: [libraryOption, catalogueOption, .flag("json", help: "As JSON."), .value("device", "id", help: "Only this device's clips.")],
         run: { inv in
             let library = inv.value("library") ?? "library"
-            guard FileManager.default.fileExists(atPath: path(library)) else {
+            if inv.value("catalogue") == nil, !FileManager.default.fileExists(atPath: path(library)) {
                 throw CommandFailure.dataError("\(path(library)): no catalogue yet (ppc-host catalogue rebuild --library \(library))")
             }
             let all: [CatalogueClip]
-            do { all = try Catalogue(path: path(library)).clips() } catch { throw CommandFailure.failure("\(error)") }
+            do { all = try open(library: library, url: inv.value("catalogue")).clips() } catch let e as CommandFailure { throw e } catch {
+                throw CommandFailure.failure("\(error)")
+            }
             let chosen = inv.value("device").map { d in all.filter { $0.device == d } } ?? all
             let swings = Catalogue.swings(chosen)
             if inv.flag("json") {

@@ -186,7 +186,7 @@ let root = Command(
         .value("listen", "host:port", help: "Where to listen (default 127.0.0.1:7600; port 0 picks one and prints it)."),
         .value("library", "dir", help: "Where clips are stored (default ./library)."),
         .value("ingest-policy", "name", help: "pinpoint-studio (≥1080 lines, ≥120 fps; default) or any."),
-        stateOption,
+        stateOption, HostCatalogue.catalogueOption,
         .flag("insecure-loopback-only", help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
         .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
     ],
@@ -211,8 +211,7 @@ let root = Command(
         let server: HostServer
         let views = ViewCopies(log: { Terminal.out("ppc-host: \($0)") })
         try? FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
-        let catalogue: Catalogue
-        do { catalogue = try Catalogue(path: HostCatalogue.path(library)) } catch { throw CommandFailure.failure("\(error)") }
+        let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"))
         let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
         do {
             server = try HostServer(
