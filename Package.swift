@@ -225,7 +225,7 @@ let package = Package(
                 "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "Pairing", "Discovery", "Measure",
+                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "Pairing", "Discovery", "Measure", "Policy",
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */

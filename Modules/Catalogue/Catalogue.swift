@@ -63,8 +63,9 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
     public let path: String
     public static let schemaVersion = 1
 
-    /// Migrations, in order: schema version n is reached by running migrations[0..<n].
-    static let migrations = [
+    /// Migrations, in order: schema version n is reached by running migrations[0..<n]. Written once, in SQL both
+    /// SQLite and PostgreSQL take (a store for another engine maps the column types it must: `PostgresCatalogue`).
+    public static let migrations = [
         """
         CREATE TABLE clips(
           clip_id TEXT PRIMARY KEY, device TEXT NOT NULL, session TEXT NOT NULL, session_id TEXT NOT NULL,

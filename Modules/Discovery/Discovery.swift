@@ -28,7 +28,6 @@ public enum Discovery {
     final class BrowseState {
         var found: [String: Service] = [:]
         var failure: String?
-        weak var client: AnyObject?
         var avahiClient: OpaquePointer?
     }
 

@@ -9,17 +9,6 @@ public struct PairingError: Error, Sendable, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Where a device's or a host's long-term keys and pairings live: `--state DIR`, else `$XDG_STATE_HOME/<app>`, else
-/// `~/.local/state/<app>`. Created 0700.
-public enum StateDirectory {
-    public static func resolve(_ given: String?, app: String) -> String {
-        if let given, !given.isEmpty { return given }
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? "/tmp") + "/.local/state")
-        return base + "/" + app
-    }
-}
-
 /// A long-term X25519 identity: created on first use, kept in `DIR/identity.key` (0600, in a 0700 directory), never
 /// logged — only its fingerprint is ever shown.
 public struct Identity: Sendable {

@@ -11,17 +11,8 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
     let lock = NSLock()
     public let url: String
 
-    static let migrations = [
-        """
-        CREATE TABLE clips(
-          clip_id TEXT PRIMARY KEY, device TEXT NOT NULL, session TEXT NOT NULL, session_id TEXT NOT NULL,
-          t0_device_ns BIGINT NOT NULL, t0_host_ns BIGINT, t0_uncertainty_ns BIGINT, frames BIGINT NOT NULL,
-          capture_profile TEXT NOT NULL, below_policy TEXT, received_at TEXT NOT NULL, path TEXT NOT NULL, bytes BIGINT NOT NULL,
-          flags TEXT NOT NULL DEFAULT '', notes TEXT NOT NULL DEFAULT '');
-        CREATE INDEX clips_t0_host ON clips(t0_host_ns);
-        CREATE TABLE files(clip_id TEXT NOT NULL, name TEXT NOT NULL, bytes BIGINT NOT NULL, xxh3 TEXT NOT NULL, PRIMARY KEY(clip_id, name));
-        """
-    ]
+    /// The catalogue's own migrations, with SQLite's 64-bit INTEGER as PostgreSQL's BIGINT.
+    static let migrations = Catalogue.migrations.map { $0.replacingOccurrences(of: " INTEGER", with: " BIGINT") }
 
     public init(url: String) throws(CatalogueError) {
         self.url = url

@@ -1,4 +1,5 @@
 import Foundation
+import Syscall
 
 /// How many pixels a second this machine's encoder sustained, as `ppc-tool selftest` measured it: the figure that
 /// decides between a camera's raw mode (ppc encodes) and its Motion JPEG mode (passed through). Kept in the state
@@ -20,11 +21,7 @@ public struct EncodeCapacity: Codable, Sendable, Equatable {
     public var basis: String { "\(provenance): \(what)" }
 
     /// `$XDG_STATE_HOME/ppc/encode-capacity.json`, or `~/.local/state/ppc/…`.
-    public static var defaultPath: String {
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? "/tmp") + "/.local/state")
-        return base + "/ppc/encode-capacity.json"
-    }
+    public static var defaultPath: String { StateDirectory.resolve(app: "ppc") + "/encode-capacity.json" }
 
     /// The recorded figure, or nil when none was recorded or the file is not one (never trusted blindly: a value that is
     /// not a positive finite number is ignored).

@@ -7,6 +7,7 @@ import LibavEncoder
 import Measure
 import Media
 import Pipeline
+import Policy
 import Synthetic
 import Syscall
 import Benchmarks
@@ -213,17 +214,6 @@ enum MeasureCommand {
 
 
 extension MeasureCommand {
-    /// The hottest thermal zone now, °C, or nil where none is readable.
-    static func hottestCelsius() -> Double? {
-        let zones = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/thermal")) ?? []
-        let temps = zones.filter { $0.hasPrefix("thermal_zone") }.compactMap { z -> Double? in
-            guard let t = try? String(contentsOfFile: "/sys/class/thermal/\(z)/temp", encoding: .utf8),
-                let v = Double(t.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
-            return v / 1000
-        }
-        return temps.max()
-    }
-
     struct Second {
         var atSeconds: Double
         /// Frames read so far.
@@ -249,6 +239,9 @@ extension MeasureCommand {
             directory: tmp, configuration: .init(capacity: Int(config[.fragmentCapacity]), durability: .fsync, fileExtension: encoder.fragmentExtension))
         let session = CaptureSession(source: source, encoder: encoder, ring: ring, timeline: nil, fragmentNs: config[.fragmentNs])
         let fps = source.format.framesPerSecond
+        // Heat as Policy reads it (the zone that matters most, from /sys/class/thermal); nil where none is readable.
+        let thermal = ThermalSensor(
+            fairCelsius: config[.fairCelsius], seriousCelsius: config[.seriousCelsius], criticalCelsius: config[.criticalCelsius])
         var series: [Second] = []
         var checks = 0
         let wall0 = monotonicNowNs()
@@ -264,7 +257,7 @@ extension MeasureCommand {
                 series.append(Second(
                     atSeconds: Double(monotonicNowNs() - wall0) / 1e9, frames: checks,
                     cpuMsPerFrame: Double(cpu - lastCPU) / Double(max(1, frames)) / 1e6, rssBytes: ProcessMemory.bytes("VmRSS") ?? 0,
-                    celsius: hottestCelsius()))
+                    celsius: thermal.read()?.hottestCelsius))
                 lastCPU = cpu
                 lastChecks = checks
                 if series.count % 60 == 0 { Terminal.err("  \(series.count / 60) min: \(checks) frames read") }

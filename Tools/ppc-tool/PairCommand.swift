@@ -3,6 +3,7 @@ import Discovery
 import Foundation
 import Link
 import Pairing
+import Syscall
 
 /// `ppc-tool pair HOST:PORT`: pairs this device with a host whose pairing window is open (`ppc-host pair`). Both show
 /// the same six-digit code; the person compares them and confirms on both; only then does each pin the other's key.
