@@ -31,3 +31,52 @@ struct DetectTrace {
 }
 
 import Foundation
+
+extension DetectTrace {
+    /// The same for RoomCorpus, over tuning seeds only (the held-out split is for figures, never for looking at).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_TRACE"] != nil), arguments: RoomCorpus.Kind.allCases)
+    func traceRoomMisses(kind: RoomCorpus.Kind) {
+        let count = Int(ProcessInfo.processInfo.environment["PPC_DETECT_SESSIONS"] ?? "3") ?? 3
+        for seed in RoomCorpus.Split.tuning.seeds(count) {
+            let s = RoomCorpus.session(kind, seed: seed)
+            let d = ImpactDetector(.init(sampleRate: s.sampleRate))
+            var events: [(Int64, Candidate.Features, String?)] = []
+            d.trace = { events.append(($0, $1, $2)) }
+            var found: [Candidate] = []
+            s.samples.withUnsafeBufferPointer { d.process($0) { found.append($0) } }
+            for t in s.impacts where !found.contains(where: { abs($0.onsetSample - t) < 2400 }) {
+                let near = events.filter { abs($0.0 - t) < 4800 }
+                let e = s.events.first { $0.sample == t }
+                print("\(s.name) miss at \(t) \(e?.kind ?? "") (\(Int(e?.levelDbfs ?? 0)) dBFS): \(near.map { "\($0.0 - t): \($0.2 ?? "accepted") snr \(Int($0.1.snrDb)) rise \($0.1.riseBlocks) decay \(Int($0.1.decayDb)) bb \(String(format: "%.2f", $0.1.broadband))" })")
+            }
+            for c in found where !s.impacts.contains(where: { abs(c.onsetSample - $0) < 2400 }) {
+                let what = s.events.filter { $0.sample <= c.onsetSample + 2400 }.max { $0.sample < $1.sample }
+                print("\(s.name) false at \(c.onsetSample): after \(what?.kind ?? "?") (\(Int(what?.levelDbfs ?? 0)) dBFS) by \(c.onsetSample - (what?.sample ?? 0)), snr \(Int(c.features.snrDb)) rise \(c.features.riseBlocks) decay \(Int(c.features.decayDb)) bb \(String(format: "%.2f", c.features.broadband))")
+            }
+        }
+    }
+}
+
+extension DetectTrace {
+    /// Every event the detector weighed on RoomCorpus tuning seeds, labelled, as CSV (PPC_DETECT_CSV) for a person to study.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_CSV"] != nil))
+    func dumpRoomEvents() throws {
+        var lines = ["session,trigger,label,level,snr,rise,decay,broadband,rejected"]
+        let count = Int(ProcessInfo.processInfo.environment["PPC_DETECT_SESSIONS"] ?? "6") ?? 6
+        for kind in RoomCorpus.Kind.allCases {
+            for seed in RoomCorpus.Split.tuning.seeds(count) {
+                let s = RoomCorpus.session(kind, seed: seed)
+                let d = ImpactDetector(.init(sampleRate: s.sampleRate))
+                d.trace = { t, f, r in
+                    let truth = s.impacts.first { t - $0 < 96 && $0 - t < 200 }
+                    let e = truth.map { tr in s.events.first { $0.sample == tr }! } ?? s.events.filter { $0.sample <= t + 200 }.max { $0.sample < $1.sample }
+                    let label = truth != nil ? (e?.kind ?? "impact") : "after " + (e?.kind ?? "nothing")
+                    lines.append("\(s.name),\(t),\(label),\(Int(e?.levelDbfs ?? 0)),\(f.snrDb),\(f.riseBlocks),\(f.decayDb),\(f.broadband),\(r ?? "")")
+                }
+                s.samples.withUnsafeBufferPointer { d.process($0) { _ in } }
+                for t in s.impacts { lines.append("\(s.name),\(t),truth,\(Int(s.events.first { $0.sample == t }!.levelDbfs)),,,,,") }
+            }
+        }
+        try lines.joined(separator: "\n").write(toFile: ProcessInfo.processInfo.environment["PPC_DETECT_CSV"]!, atomically: true, encoding: .utf8)
+    }
+}

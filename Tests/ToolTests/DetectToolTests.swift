@@ -4,6 +4,24 @@ import Testing
 
 @Suite("ppc-tool detect: a file, a corpus, an evaluation")
 struct DetectToolTests {
+    @Test func theIndependentGeneratorWritesEitherSplitAndNamesBadChoices() throws {
+        let tmp = TemporaryDirectory("ppc-detect-room")
+        let r = try ToolRunner.run(["detect", "corpus", tmp.path, "--generator", "room", "--split", "held-out", "--sessions", "1", "--seconds", "6"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("hard-700001.truth.json")))) as? [String: Any])
+        #expect((truth["generator"] as? String)?.contains("RoomCorpus") == true)
+        let eval = try ToolRunner.run(["detect", "eval", "--json", tmp.path])
+        #expect(eval.status == 0, "\(eval.stderr)")
+        // Impacts are not counted among the distractors, whatever their model.
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(eval.stdout.utf8)) as? [String: Any])
+        #expect((o["distractorEvents"] as? [String: Any])?.keys.contains { $0.hasPrefix("impact") } == false)
+
+        let badGenerator = try ToolRunner.run(["detect", "corpus", tmp.path, "--generator", "tape"])
+        #expect(badGenerator.status != 0 && badGenerator.stderr.contains("--generator tape"))
+        let badSplit = try ToolRunner.run(["detect", "corpus", tmp.path, "--generator", "room", "--split", "test"])
+        #expect(badSplit.status != 0 && badSplit.stderr.contains("--split test"))
+    }
+
     @Test func corpusThenEvalThenOneFile() throws {
         let tmp = TemporaryDirectory("ppc-detect")
         let corpus = try ToolRunner.run(["detect", "corpus", tmp.path, "--sessions", "2", "--seconds", "8", "--seed", "3"])

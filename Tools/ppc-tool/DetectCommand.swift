@@ -24,7 +24,9 @@ enum DetectCommand {
                 options: [
                     .value("sessions", "n", help: "Sessions of each kind (default 12)."),
                     .value("seconds", "s", help: "Length of each (default 20)."),
-                    .value("seed", "n", help: "First seed (default 1)."),
+                    .value("seed", "n", help: "First seed (default 1; with --generator room, the split's first)."),
+                    .value("generator", "name", help: "impact (ImpactCorpus, the generator the detector was tuned on; default) or room (RoomCorpus: image-source rooms, modal impacts, the distractor library; 60 s sessions)."),
+                    .value("split", "name", help: "With --generator room: tuning (default) or held-out."),
                 ],
                 arguments: [Argument("dir", help: "Where to write it.")], run: corpus),
             Command(
@@ -94,21 +96,31 @@ enum DetectCommand {
     static func corpus(_ inv: Invocation) throws -> ExitCode {
         let dir = inv.argument(0)!
         let sessions = try inv.parsed("sessions", as: Int.self) ?? 12
-        let seconds = try inv.parsed("seconds", as: Double.self) ?? 20
-        let seed = try inv.parsed("seed", as: UInt64.self) ?? 1
+        let generator = inv.value("generator") ?? "impact"
+        guard generator == "impact" || generator == "room" else {
+            throw CommandFailure.usage("--generator \(generator): expected impact or room")
+        }
+        let splitName = inv.value("split") ?? "tuning"
+        guard let split = RoomCorpus.Split(rawValue: splitName) else {
+            throw CommandFailure.usage("--split \(splitName): expected tuning or held-out")
+        }
+        let seconds = try inv.parsed("seconds", as: Double.self) ?? (generator == "room" ? 60 : 20)
         guard sessions > 0, seconds >= 3 else { throw CommandFailure.usage("--sessions must be positive and --seconds at least 3") }
+        let seed = try inv.parsed("seed", as: UInt64.self) ?? (generator == "room" ? split.seeds(1)[0] : 1)
         do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
             throw CommandFailure.failure("\(dir): \(error.localizedDescription)")
         }
         for kind in ImpactCorpus.Kind.allCases {
             for s in seed..<(seed + UInt64(sessions)) {
-                let session = ImpactCorpus.session(kind, seed: s, seconds: seconds)
+                let session = generator == "room"
+                    ? RoomCorpus.session(RoomCorpus.Kind(rawValue: kind.rawValue)!, seed: s, seconds: seconds)
+                    : ImpactCorpus.session(kind, seed: s, seconds: seconds)
                 try Data(WAVWriter.data(samples: session.samples, sampleRate: session.sampleRate))
                     .write(to: URL(fileURLWithPath: "\(dir)/\(session.name).wav"))
                 let truth: [String: Any] = [
                     "sampleRate": session.sampleRate, "impacts": session.impacts,
                     "events": session.events.map { ["kind": $0.kind, "sample": $0.sample, "levelDbfs": $0.levelDbfs] },
-                    "generator": "ppc ImpactCorpus \(kind.rawValue), seed \(s)",
+                    "generator": generator == "room" ? "ppc RoomCorpus \(kind.rawValue), seed \(s)" : "ppc ImpactCorpus \(kind.rawValue), seed \(s)",
                 ]
                 try JSONSerialization.data(withJSONObject: truth, options: [.prettyPrinted, .sortedKeys])
                     .write(to: URL(fileURLWithPath: "\(dir)/\(session.name).truth.json"))
@@ -150,7 +162,7 @@ enum DetectCommand {
             // What fooled it: each detection no impact accounts for, laid at the door of the latest distractor that began
             // at most a second before it (its kind from the truth file's events), else the room itself.
             let distractors = ((truth["events"] as? [[String: Any]]) ?? []).compactMap { e -> (kind: String, sample: Int64)? in
-                guard let k = e["kind"] as? String, k != "impact", let at = (e["sample"] as? NSNumber)?.int64Value else { return nil }
+                guard let k = e["kind"] as? String, !k.hasPrefix("impact"), let at = (e["sample"] as? NSNumber)?.int64Value else { return nil }
                 return (k, at)
             }
             for d in distractors { distractorEvents[d.kind, default: 0] += 1 }

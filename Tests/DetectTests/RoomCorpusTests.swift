@@ -1,0 +1,40 @@
+import Testing
+
+@testable import Detect
+@testable import Synthetic
+
+/// The detector on a generator it was not designed around (`RoomCorpus`: image-source rooms, modal impacts, a
+/// distractor library). Detection does not yet reach the targets there, and on one split the onset's p95 does not
+/// either (issue 17, open): those expectations are recorded as known issues beside the figures printed.
+@Suite("Detect: the independent generator (RoomCorpus), both splits")
+struct RoomCorpusDetectTests {
+    @Test(arguments: RoomCorpus.Kind.allCases, RoomCorpus.Split.allCases)
+    func scores(kind: RoomCorpus.Kind, split: RoomCorpus.Split) {
+        var score = DetectionScore()
+        for seed in split.seeds(3) {
+            let s = RoomCorpus.session(kind, seed: seed, seconds: 60)
+            let found = detect(s.samples, sampleRate: s.sampleRate)
+            score.add(detected: found.map(\.onsetSample), truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
+        }
+        let e = score.errorStatistics
+        print("room \(kind) \(split): P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)")
+        #expect(score.truePositives > 0)
+        withKnownIssue("issue 17: ringing drivers, narrowband mishits and live rooms are missed on RoomCorpus") {
+            #expect(score.f >= (kind == .clean ? 0.99 : 0.90))
+            #expect(e.medianAbs <= 1)
+            #expect(e.p95Abs <= 4)
+        }
+    }
+
+    @Test func sessionsAreReproducibleAndLabelled() {
+        let a = RoomCorpus.session(.hard, seed: 3, seconds: 10)
+        let b = RoomCorpus.session(.hard, seed: 3, seconds: 10)
+        #expect(a.samples == b.samples)
+        #expect(a.impacts == b.impacts)
+        #expect(!a.impacts.isEmpty)
+        #expect(a.samples.allSatisfy { $0.isFinite && abs($0) <= 1 })
+        // Every impact's onset is the direct sound's first sample: nothing of it before, something at it.
+        for t in a.impacts { #expect(a.events.contains { $0.sample == t && $0.kind.hasPrefix("impact") }) }
+        #expect(Set(RoomCorpus.Split.tuning.seeds(50)).isDisjoint(with: RoomCorpus.Split.heldOut.seeds(50)))
+    }
+}
