@@ -3,7 +3,7 @@ SWIFT ?= swift
 OUT ?= out
 BIN := .build/debug
 
-.PHONY: run test bench deps build check-architecture clean fuzz fuzz-smoke tsan
+.PHONY: run studio test bench deps build check-architecture clean fuzz fuzz-smoke tsan
 
 deps:
 	@scripts/install-deps
@@ -14,6 +14,13 @@ build: deps
 ## make run: build, then run the default pipeline on the built-in synthetic source and say where its output went.
 run: build
 	$(BIN)/ppc-tool run Manifests/default.json --out $(OUT)
+
+## make studio: ppc Studio (the host's web pages) on the library `make run` fills — runs it first if OUT has no clips —
+## at http://127.0.0.1:$(STUDIO_PORT)/ ; devices on this machine may deliver to it too (127.0.0.1:7600, loopback only).
+STUDIO_PORT ?= 8080
+studio: build
+	@[ -d $(OUT)/clips ] || $(BIN)/ppc-tool run Manifests/default.json --out $(OUT)
+	$(BIN)/ppc-host --library $(OUT) --http 127.0.0.1:$(STUDIO_PORT) --listen 127.0.0.1:7600 --insecure-loopback-only
 
 ## make test: the architecture check, then every test target (Specs included), the concurrency tests again under
 ## ThreadSanitizer, and every fuzzer for 10 s. The V4L2 tests boot a small VM with

@@ -148,6 +148,13 @@ let package = Package(
         .target(name: "Discovery", dependencies: ["CAvahi"], path: "Modules/Discovery"),
         /** SQLite 3 (Debian libsqlite3-dev), found by pkg-config; wrapped by Catalogue. */
         .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
+        /** libcivetweb (Debian ships no .pc file: linked by name); wrapped by WebServer. */
+        .systemLibrary(name: "CCivetweb", path: "Modules/CCivetweb", providers: [.apt(["libcivetweb-dev"])]),
+        /** HTTP with Range and WebSocket over civetweb's thread pool: the only importer of CCivetweb. */
+        .target(name: "WebServer", dependencies: ["CCivetweb"], path: "Modules/WebServer"),
+        /** ppc Studio: the host's web pages (plain files in web/) and the JSON API over the catalogue and the library. */
+        .target(name: "Studio", dependencies: ["WebServer", "Catalogue", "PayloadSource"], path: "Modules/Studio", resources: [.copy("web")]),
+        .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "TestSupport"], path: "Tests/StudioTests"),
         /** The host's clip catalogue on SQLite: clips, files, swings across devices; the only importer of CSQLite. */
         .target(name: "Catalogue", dependencies: ["CSQLite"], path: "Modules/Catalogue"),
         /** libpq (Debian libpq-dev), found by pkg-config; wrapped by PostgresCatalogue. */
@@ -229,7 +236,7 @@ let package = Package(
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
-        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource"], path: "Tools/ppc-host"),
+        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
             name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall"],

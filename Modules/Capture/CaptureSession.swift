@@ -1,3 +1,4 @@
+import Synchronization
 import FragmentRing
 import Pipeline
 import Syscall
@@ -80,6 +81,10 @@ public final class CaptureSession {
 
     /// The statistics of the last run, also when it ended by the source failing (read them after `run` throws).
     public private(set) var lastStatistics: Statistics?
+    /// Frames dropped so far (late, or missing from the source's sequence), readable from any thread while it runs.
+    public let framesDroppedSoFar = Atomic<Int>(0)
+    /// Frames encoded so far, readable from any thread while it runs (a live frame rate).
+    public let framesEncodedSoFar = Atomic<Int>(0)
 
     /// Fragments published and refused so far (read by a progress display; updated once per fragment).
     public var fragmentCounts: (published: Int, refused: Int) { (output.published, output.refused) }
@@ -138,6 +143,7 @@ public final class CaptureSession {
             stats.framesCaptured += 1
             if let last = lastIndex, info.index > last + 1 {
                 stats.framesMissingAtSource += Int(info.index - last - 1)
+                framesDroppedSoFar.add(Int(info.index - last - 1), ordering: .relaxed)
                 _ = output.timeline?.append(timeNs: info.timeNs, kind: .drop, reference: UInt64(last + 1), value: info.index - last - 1)
             }
             lastIndex = info.index
@@ -150,6 +156,7 @@ public final class CaptureSession {
                 let behind = (monotonicNowNs() - wallStart) - (info.timeNs - first)
                 if behind > interval {
                     stats.framesDroppedLate += 1
+                    framesDroppedSoFar.add(1, ordering: .relaxed)
                     continue
                 }
             }
@@ -161,6 +168,7 @@ public final class CaptureSession {
             if sampleCount < samples.count { samples[sampleCount] = spent }
             sampleCount += 1
             stats.framesEncoded += 1
+            framesEncodedSoFar.add(1, ordering: .relaxed)
             stats.lastFrameNs = info.timeNs
         }
         try encoder.finish()

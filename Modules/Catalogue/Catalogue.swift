@@ -24,11 +24,18 @@ public struct CatalogueClip: Sendable, Equatable {
     public var receivedAt: String
     public var path: String
     public var bytes: Int64
+    /// What a person said of it: any of `ClipFlag` (kept and discarded exclude each other), and notes. Kept across
+    /// rebuilds and re-recording: the files do not hold them.
+    public var flags: Set<ClipFlag>
+    public var notes: String
 
     public init(
         clipID: String, device: String, session: String, sessionID: String, t0DeviceNs: Int64, t0HostNs: Int64?, t0UncertaintyNs: Int64?,
-        frames: Int, captureProfile: String, belowPolicy: String?, receivedAt: String, path: String, bytes: Int64
+        frames: Int, captureProfile: String, belowPolicy: String?, receivedAt: String, path: String, bytes: Int64,
+        flags: Set<ClipFlag> = [], notes: String = ""
     ) {
+        self.flags = flags
+        self.notes = notes
         self.clipID = clipID
         self.device = device
         self.session = session
@@ -45,6 +52,24 @@ public struct CatalogueClip: Sendable, Equatable {
     }
 }
 
+/// A person's mark on a clip.
+public enum ClipFlag: String, Sendable, CaseIterable, Comparable {
+    case kept, discarded, starred
+
+    public static func < (a: ClipFlag, b: ClipFlag) -> Bool { a.rawValue < b.rawValue }
+
+    /// The column's text: sorted names joined by commas ("" for none).
+    public static func text(_ flags: Set<ClipFlag>) -> String { flags.sorted().map(\.rawValue).joined(separator: ",") }
+
+    /// Reads the column's text; unknown names (a newer host's) are kept out, not failed on.
+    public static func parse(_ text: String) -> Set<ClipFlag> { Set(text.split(separator: ",").compactMap { ClipFlag(rawValue: String($0)) }) }
+
+    /// Why a set of flags cannot be stored, if it cannot.
+    public static func problem(_ flags: Set<ClipFlag>) -> String? {
+        flags.contains(.kept) && flags.contains(.discarded) ? "a clip is kept or discarded, not both" : nil
+    }
+}
+
 /// Where a catalogue is kept: SQLite in the library (the embedded default) or a PostgreSQL database a facility's hosts
 /// share. Both hold the same schema and answer the same questions.
 public protocol CatalogueStore: AnyObject, Sendable {
@@ -52,6 +77,8 @@ public protocol CatalogueStore: AnyObject, Sendable {
     func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError)
     /// Every clip, oldest first by host-clock t0 (device-clock t0 where no relation is known).
     func clips() throws(CatalogueError) -> [CatalogueClip]
+    /// Sets a clip's flags and notes (nil: leave as they are); throws naming the clip when it is not catalogued.
+    func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError)
 }
 
 /// The host's clip catalogue: SQLite, one file in the library (`catalogue.sqlite`), its schema versioned and migrated
@@ -160,7 +187,7 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         var stmt: OpaquePointer?
-        let sql = "SELECT clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes FROM clips ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id"
+        let sql = "SELECT clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes FROM clips ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id"
         guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
         defer { sqlite3_finalize(stmt) }
         func text(_ i: Int32) -> String { sqlite3_column_text(stmt, i).map { String(cString: $0) } ?? "" }
@@ -171,9 +198,31 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
                 clipID: text(0), device: text(1), session: text(2), sessionID: text(3), t0DeviceNs: sqlite3_column_int64(stmt, 4),
                 t0HostNs: optionalInt(5), t0UncertaintyNs: optionalInt(6), frames: Int(sqlite3_column_int64(stmt, 7)),
                 captureProfile: text(8), belowPolicy: sqlite3_column_type(stmt, 9) == SQLITE_NULL ? nil : text(9), receivedAt: text(10),
-                path: text(11), bytes: sqlite3_column_int64(stmt, 12)))
+                path: text(11), bytes: sqlite3_column_int64(stmt, 12), flags: ClipFlag.parse(text(13)), notes: text(14)))
         }
         return out
+    }
+
+    public func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError) {
+        if let flags, let why = ClipFlag.problem(flags) { throw CatalogueError("\(clipID): \(why)") }
+        lock.lock()
+        defer { lock.unlock() }
+        guard try scalarBound("SELECT clip_id FROM clips WHERE clip_id = ?", [.text(clipID)]) != nil else {
+            throw CatalogueError("\(clipID): no such clip in \(path)")
+        }
+        if let flags { try run("UPDATE clips SET flags = ? WHERE clip_id = ?", [.text(ClipFlag.text(flags)), .text(clipID)]) }
+        if let notes { try run("UPDATE clips SET notes = ? WHERE clip_id = ?", [.text(notes), .text(clipID)]) }
+    }
+
+    func scalarBound(_ sql: String, _ values: [Value]) throws(CatalogueError) -> String? {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+        defer { sqlite3_finalize(stmt) }
+        for (i, v) in values.enumerated() {
+            if case .text(let t) = v { sqlite3_bind_text(stmt, Int32(i + 1), t, -1, ppc_sqlite_transient()) }
+        }
+        guard sqlite3_step(stmt) == SQLITE_ROW, let text = sqlite3_column_text(stmt, 0) else { return nil }
+        return String(cString: text)
     }
 
     /// Swings: clips from different devices whose host-clock t0 agree within their combined uncertainty plus

@@ -21,6 +21,9 @@ public enum LinkMessage: Sendable, Equatable {
     case announce(clipID: String, totalBytes: UInt64, files: UInt16)
     case interruption(id: UInt64, startNs: Int64, durationNs: Int64, reason: String)
     case bye(reason: String)
+    /// The device's state, about once a second on the control channel: armed, achieved frame rate, frames dropped so far,
+    /// the thermal level and hottest zone (°C, NaN when none is readable), free bytes where it stores.
+    case status(armed: Bool, framesPerSecond: Double, framesDropped: UInt64, thermal: String, thermalCelsius: Double, storageFreeBytes: UInt64)
     // Bulk
     case offer(clipID: String, file: String, size: UInt64, xxh3: UInt64)
     case resumeAt(clipID: String, file: String, offset: UInt64)
@@ -58,6 +61,7 @@ public enum LinkMessage: Sendable, Equatable {
         case .announce: 10
         case .interruption: 11
         case .bye: 12
+        case .status: 13
         case .offer: 20
         case .resumeAt: 21
         case .chunk: 22
@@ -74,7 +78,7 @@ public enum LinkMessage: Sendable, Equatable {
         switch t {
         case 3, 4, 5, 9, 23: 64
         case 6, 7, 8: 64
-        case 1, 2, 10, 11, 12, 20, 21, 24, 25, 26: 1024
+        case 1, 2, 10, 11, 12, 13, 20, 21, 24, 25, 26: 1024
         case 22: maxChunkBytes + 32
         case 30: maxPreviewPixels + 32
         default: nil
@@ -95,6 +99,7 @@ public enum LinkMessage: Sendable, Equatable {
         case .announce: "announce"
         case .interruption: "interruption"
         case .bye: "bye"
+        case .status: "status"
         case .offer: "offer"
         case .resumeAt: "resume_at"
         case .chunk: "chunk"
@@ -121,6 +126,7 @@ public enum LinkMessage: Sendable, Equatable {
         case .shot(let i, let t): w.u64(i); w.i64(t)
         case .announce(let c, let b, let f): w.string(c); w.u64(b); w.u16(f)
         case .interruption(let i, let s, let d, let r): w.u64(i); w.i64(s); w.i64(d); w.string(r)
+        case .status(let a, let f, let d, let t, let c, let b): w.u8(a ? 1 : 0); w.f64(f); w.u64(d); w.string(t); w.f64(c); w.u64(b)
         case .bye(let r): w.string(r)
         case .offer(let c, let f, let s, let x): w.string(c); w.string(f); w.u64(s); w.u64(x)
         case .resumeAt(let c, let f, let o): w.string(c); w.string(f); w.u64(o)
@@ -165,6 +171,12 @@ public enum LinkMessage: Sendable, Equatable {
         case 9: m = .shot(id: try r.u64(), t0Ns: try r.i64())
         case 10: m = .announce(clipID: try r.string(), totalBytes: try r.u64(), files: try r.u16())
         case 11: m = .interruption(id: try r.u64(), startNs: try r.i64(), durationNs: try r.i64(), reason: try r.string())
+        case 13:
+            let a = try r.u8(), f = try r.f64(), d = try r.u64(), t = try r.string(), c = try r.f64(), b = try r.u64()
+            guard a <= 1, f.isFinite, f >= 0, !c.isInfinite else {
+                throw LinkError(.malformed, "status: armed \(a), \(f) fps and \(c) °C are not a device's state")
+            }
+            m = .status(armed: a == 1, framesPerSecond: f, framesDropped: d, thermal: t, thermalCelsius: c, storageFreeBytes: b)
         case 12: m = .bye(reason: try r.string())
         case 20: m = .offer(clipID: try r.string(), file: try r.string(), size: try r.u64(), xxh3: try r.u64())
         case 21: m = .resumeAt(clipID: try r.string(), file: try r.string(), offset: try r.u64())

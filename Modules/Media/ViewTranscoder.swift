@@ -19,7 +19,9 @@ public enum ViewTranscoder {
     /// Whether `clip` (an MP4) holds video a browser does not play, so a viewing copy is worth making.
     public static func needsViewingCopy(_ clip: String) -> Bool {
         guard let r = try? MediaReader(clip) else { return false }
-        return r.videoCodec == "mjpeg"
+        // Browsers play H.264; Motion JPEG, HEVC and lossless clips get a copy. (A clip with no video needs none.)
+        guard let codec = r.videoCodec else { return false }
+        return codec != "h264"
     }
 
     /// Writes `output` (H.264 MP4) from `input`'s video. The copy is built beside `output` and renamed into place only

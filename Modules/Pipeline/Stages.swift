@@ -348,6 +348,39 @@ public protocol FrameObserving: AnyObject {
     func observe(_ frame: VideoFrameBuffer, format: VideoFormat, info: FrameInfo)
 }
 
+/// A device's state as a host's live view shows it, about once a second while the session runs.
+public struct DeviceStatusReport: Sendable, Equatable {
+    /// Capturing into the ring with detection live (not warming up, interrupted or draining).
+    public var armed: Bool
+    /// The session's state in words ("armed", "interrupted: …", "draining").
+    public var state: String
+    /// Frames encoded per second over the last interval (measured).
+    public var framesPerSecond: Double
+    /// Frames dropped since the session began (late, or missing from the source's sequence).
+    public var framesDropped: Int
+    /// The thermal level ("nominal" … "critical"), and the hottest zone's °C (nil when no zone is readable).
+    public var thermal: String
+    public var thermalCelsius: Double?
+    /// Free bytes where the session stores (nil when it cannot be read).
+    public var storageFreeBytes: Int64?
+
+    public init(armed: Bool, state: String, framesPerSecond: Double, framesDropped: Int, thermal: String, thermalCelsius: Double?, storageFreeBytes: Int64?) {
+        self.armed = armed
+        self.state = state
+        self.framesPerSecond = framesPerSecond
+        self.framesDropped = framesDropped
+        self.thermal = thermal
+        self.thermalCelsius = thermalCelsius
+        self.storageFreeBytes = storageFreeBytes
+    }
+}
+
+/// A sink that passes the device's state on (a network sink: to the host's live view). Called about once a second
+/// from a thread of its own; it must return at once.
+public protocol DeviceStatusObserving: AnyObject {
+    func deviceStatus(_ s: DeviceStatusReport)
+}
+
 /// A sink whose state a report should carry: what happened to it, one line per change (a network sink: its link).
 public protocol SinkStatusReporting: AnyObject {
     var statusHistory: [String] { get }

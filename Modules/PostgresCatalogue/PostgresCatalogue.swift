@@ -101,13 +101,25 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let rows = try query(
-            "SELECT clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes FROM clips ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id")
+            "SELECT clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes FROM clips ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id")
         return rows.map { r in
             CatalogueClip(
                 clipID: r[0] ?? "", device: r[1] ?? "", session: r[2] ?? "", sessionID: r[3] ?? "", t0DeviceNs: Int64(r[4] ?? "0") ?? 0,
                 t0HostNs: r[5].flatMap { Int64($0) }, t0UncertaintyNs: r[6].flatMap { Int64($0) }, frames: Int(r[7] ?? "0") ?? 0,
-                captureProfile: r[8] ?? "", belowPolicy: r[9], receivedAt: r[10] ?? "", path: r[11] ?? "", bytes: Int64(r[12] ?? "0") ?? 0)
+                captureProfile: r[8] ?? "", belowPolicy: r[9], receivedAt: r[10] ?? "", path: r[11] ?? "", bytes: Int64(r[12] ?? "0") ?? 0,
+                flags: ClipFlag.parse(r[13] ?? ""), notes: r[14] ?? "")
         }
+    }
+
+    public func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError) {
+        if let flags, let why = ClipFlag.problem(flags) { throw CatalogueError("\(clipID): \(why)") }
+        lock.lock()
+        defer { lock.unlock() }
+        guard !(try query("SELECT clip_id FROM clips WHERE clip_id = $1", [clipID])).isEmpty else {
+            throw CatalogueError("\(clipID): no such clip in the catalogue")
+        }
+        if let flags { try query("UPDATE clips SET flags = $1 WHERE clip_id = $2", [ClipFlag.text(flags), clipID]) }
+        if let notes { try query("UPDATE clips SET notes = $1 WHERE clip_id = $2", [notes, clipID]) }
     }
 
     /// Files recorded for a clip (tests and a later studio use it).

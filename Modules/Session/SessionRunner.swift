@@ -109,6 +109,8 @@ public final class SessionRunner: @unchecked Sendable {
     var deferredForSpace: [(DetectedImpact, String)] = []
     var newestFragmentEndNs: Int64 = .min
     var videoDone = false
+    /// The running capture session, for its live drop count (under `lock`).
+    var capture: CaptureSession?
     var audioDone = false
     var framesEncoded = 0
     var state = "warming"
@@ -240,10 +242,43 @@ public final class SessionRunner: @unchecked Sendable {
         if components.audio != nil { thread("ppc.audio") { self.audioLoop() } } else { audioDone = true }
         if components.imu != nil { thread("ppc.imu") { self.imuLoop() } }
         thread("ppc.mint") { self.mintLoop() }
+        if components.sinks.contains(where: { $0 is DeviceStatusObserving }) {
+            thread("ppc.status") { self.statusLoop(self.components.sinks.compactMap { $0 as? DeviceStatusObserving }) }
+        }
         group.wait()
         for s in components.sinks { try s.finish() }
         try? FileManager.default.removeItem(atPath: ClipBundleWriter.stagingDirectory(out: options.context.outputDirectory))
         return report()
+    }
+
+    /// About once a second until capture ends: the device's state to sinks that pass it on (a host's live view).
+    func statusLoop(_ observers: [DeviceStatusObserving]) {
+        var lastFrames = 0
+        var lastNs = monotonicNowNs()
+        while true {
+            let deadline = Date(timeIntervalSinceNow: 1)
+            lock.lock()
+            // Paced by the condition until the second is up (capture ending wakes it at once; other broadcasts — a
+            // fragment published — only make it look again), not a sleep standing in for an event.
+            while !videoDone, Date() < deadline { _ = lock.wait(until: deadline) }
+            let done = videoDone
+            let state = self.state
+            let session = capture
+            lock.unlock()
+            if done { return }
+            let frames = session?.framesEncodedSoFar.load(ordering: .relaxed) ?? 0
+            let dropped = session?.framesDroppedSoFar.load(ordering: .relaxed) ?? 0
+            let now = monotonicNowNs()
+            let fps = now > lastNs ? Double(frames - lastFrames) * 1e9 / Double(now - lastNs) : 0
+            lastFrames = frames
+            lastNs = now
+            let heat = policy.thermal.last
+            let report = DeviceStatusReport(
+                armed: state == "armed", state: state, framesPerSecond: fps, framesDropped: dropped,
+                thermal: heat.map { "\($0.level)" } ?? "unknown (no thermal zone readable)", thermalCelsius: heat?.hottestCelsius,
+                storageFreeBytes: PolicyMonitor.freeBytes(at: options.context.outputDirectory))
+            for o in observers { o.deviceStatus(report) }
+        }
     }
 
     func fail(_ stage: String, _ error: any Error) {
@@ -258,6 +293,9 @@ public final class SessionRunner: @unchecked Sendable {
         let session = CaptureSession(
             source: components.video, encoder: components.encoder, ring: ring, timeline: videoTimeline,
             fragmentNs: components.config[.fragmentNs])
+        lock.lock()
+        capture = session
+        lock.unlock()
         session.onPublish = { [self] f in
             lock.lock()
             newestFragmentEndNs = max(newestFragmentEndNs, f.endNs)

@@ -77,6 +77,61 @@ public final class HostServer: @unchecked Sendable {
         var events: Int
         /// Control channels of this device now open: its bulk and preview channels may idle only while one is.
         var controlChannels = 0
+        var status: DeviceStatus?
+        var lastShotDeviceNs: Int64?
+        var lastShotAtNs: Int64?
+        var profile = ""
+    }
+
+    /// A device's last reported state (the `status` message).
+    public struct DeviceStatus: Sendable, Equatable {
+        public var armed: Bool
+        public var framesPerSecond: Double
+        public var framesDropped: UInt64
+        public var thermal: String
+        public var thermalCelsius: Double?
+        public var storageFreeBytes: UInt64
+        /// When it arrived, host monotonic ns.
+        public var receivedNs: Int64
+    }
+
+    /// What a live view shows of one device.
+    public struct LiveDevice: Sendable {
+        public var id: String
+        /// "connected" while a control channel is open, else "disconnected".
+        public var link: String
+        public var captureProfile: String
+        public var relation: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)?
+        public var status: DeviceStatus?
+        /// The last shot: its t0 on the device clock, and on the host clock through the relation (nil without one).
+        public var lastShotDeviceNs: Int64?
+        public var lastShotHostNs: Int64?
+        /// Host monotonic ns of the last message from it.
+        public var lastSeenNs: Int64
+    }
+
+    /// Something a live view should show at once.
+    public enum LiveEvent: Sendable {
+        case connected(device: String)
+        case disconnected(device: String)
+        case status(device: String)
+        case shot(device: String)
+        case preview(device: String, width: Int, height: Int, luma: [UInt8])
+    }
+
+    /// Called on the connection's thread as each live event happens; must return at once.
+    public var onLive: (@Sendable (LiveEvent) -> Void)?
+
+    /// Every device seen since the host started, with its live state.
+    public var liveDevices: [LiveDevice] {
+        state.withLock { s in
+            s.devices.map { id, d in
+                let shotHost = d.lastShotDeviceNs.flatMap { t in d.relation.map { t + $0.offsetNs } }
+                return LiveDevice(
+                    id: id, link: d.controlChannels > 0 ? "connected" : "disconnected", captureProfile: d.profile, relation: d.relation,
+                    status: d.status, lastShotDeviceNs: d.lastShotDeviceNs, lastShotHostNs: shotHost, lastSeenNs: d.lastSeenNs)
+            }.sorted { $0.id < $1.id }
+        }
     }
     let state = Guarded<(devices: [String: Device], log: [String])>(([:], []))
     /// Tests: cut every bulk connection after this many chunks.
@@ -186,7 +241,7 @@ public final class HostServer: @unchecked Sendable {
             } else if channel == .preview {
                 try preview(c, device: device)
             } else {
-                try control(c, device: device)
+                try control(c, device: device, profile: profile)
             }
             note("closed \(device) (\(channel))")
         } catch {
@@ -252,13 +307,21 @@ public final class HostServer: @unchecked Sendable {
                 try FileSystem.rename(tmp, "\(dir)/preview.pgm")
             } catch { throw LinkError(.io, "\(dir)/preview.pgm: \(error)") }
             if frames == 0 { note("preview from \(device): \(w)x\(h) luma, newest frame only in \(dir)/preview.pgm") }
+            onLive?(.preview(device: device, width: Int(w), height: Int(h), luma: luma))
             frames += 1
         }
     }
 
-    func control(_ c: Connection, device: String) throws(LinkError) {
-        state.withLock { $0.devices[device]?.controlChannels += 1 }
-        defer { state.withLock { $0.devices[device]?.controlChannels -= 1 } }
+    func control(_ c: Connection, device: String, profile: String) throws(LinkError) {
+        state.withLock {
+            $0.devices[device]?.controlChannels += 1
+            $0.devices[device]?.profile = profile
+        }
+        onLive?(.connected(device: device))
+        defer {
+            state.withLock { $0.devices[device]?.controlChannels -= 1 }
+            onLive?(.disconnected(device: device))
+        }
         while true {
             let m: LinkMessage
             do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch where error.code == .closed { return } catch where error.code == .deadPeer {
@@ -274,7 +337,20 @@ public final class HostServer: @unchecked Sendable {
                     throw LinkError(.malformed, "relation_update from \(device): skew \(k) ppm and uncertainty \(u) ns are not a clock relation")
                 }
                 state.withLock { $0.devices[device]?.relation = (o, k, u, n) }
-            case .candidate, .shot, .announce, .interruption: state.withLock { $0.devices[device]?.events += 1 }
+            case .shot(_, let t0):
+                state.withLock {
+                    $0.devices[device]?.events += 1
+                    $0.devices[device]?.lastShotDeviceNs = t0
+                    $0.devices[device]?.lastShotAtNs = now
+                }
+                onLive?(.shot(device: device))
+            case .candidate, .announce, .interruption: state.withLock { $0.devices[device]?.events += 1 }
+            case .status(let armed, let fps, let dropped, let thermal, let celsius, let free):
+                let st = DeviceStatus(
+                    armed: armed, framesPerSecond: fps, framesDropped: dropped, thermal: thermal, thermalCelsius: celsius.isNaN ? nil : celsius,
+                    storageFreeBytes: free, receivedNs: now)
+                state.withLock { $0.devices[device]?.status = st }
+                onLive?(.status(device: device))
             case .bye(let reason):
                 note("bye from \(device): \(reason)")
                 return

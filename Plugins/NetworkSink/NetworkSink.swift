@@ -9,7 +9,7 @@ import Transfer
 /// `network`: candidates, shots and announces on the control channel; clips on the bulk channel, one at a time,
 /// resumable, each confirmed by the host (verified whole) before `deliver` returns — so the clip's fragments stay pinned
 /// on the device until the host holds it.
-public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving {
+public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving {
     let host: String
     let port: Int
     let config: Configuration
@@ -106,6 +106,16 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public func shot(_ c: DetectedImpact) { event(.shot(id: c.id, t0Ns: c.t0Ns)) }
     public func announce(clipID: String, bytes: UInt64, files: Int) {
         event(.announce(clipID: clipID, totalBytes: bytes, files: UInt16(clamping: files)))
+    }
+
+    /// The device's state for the host's live view: state, not an event — when the link is down it is not sent (the
+    /// history already says the link is down) and the next one, a second later, says it afresh.
+    public func deviceStatus(_ s: DeviceStatusReport) {
+        guard let link else { return }
+        if case .dropped = link.status { return }
+        try? link.send(event: .status(
+            armed: s.armed, framesPerSecond: s.framesPerSecond, framesDropped: UInt64(max(0, s.framesDropped)), thermal: s.thermal,
+            thermalCelsius: s.thermalCelsius ?? .nan, storageFreeBytes: UInt64(max(0, s.storageFreeBytes ?? 0))))
     }
 
     /// Events are sent at once on the control channel, from the detecting thread, so they never wait for a reconnect;

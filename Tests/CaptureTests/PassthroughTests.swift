@@ -145,4 +145,19 @@ struct PassthroughTests {
         let (counters, _) = try CaptureTests.decodedCounters(view, width: 320, height: 180)
         #expect(counters.first == Optional(0) && counters.last == Optional(Int64(window.frameCount - 1)))
     }
+
+    @Test func hevcAndLosslessClipsGetAViewingCopyTooAndH264DoesNot() throws {
+        let tmp = TemporaryDirectory("ppc-view-codecs")
+        for (codec, args) in [("hevc", ["-c:v", "libx265", "-x265-params", "log-level=error"]), ("ffv1", ["-c:v", "ffv1"]), ("h264", ["-c:v", "libx264"])] {
+            let path = tmp.sub("\(codec).\(codec == "ffv1" ? "mkv" : "mp4")")
+            let made = try ToolRunner.runProgram(
+                "ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=30", "-t", "0.5", "-pix_fmt", "yuv420p"] + args + ["-y", path])
+            try #require(made.status == 0, "\(made.stderr)")
+            #expect(ViewTranscoder.needsViewingCopy(path) == (codec != "h264"), "\(codec)")
+        }
+        let view = tmp.sub("view.mp4")
+        let r = try ViewTranscoder.transcode(tmp.sub("hevc.mp4"), to: view)
+        #expect(r.sourceCodec == "hevc" && r.frames == 15)
+        #expect(!ViewTranscoder.needsViewingCopy(view))
+    }
 }

@@ -27,6 +27,26 @@ import Testing
         #expect(try again.scalar("SELECT value FROM meta WHERE key = 'schema_version'") == "\(Catalogue.schemaVersion)")
     }
 
+    @Test func flagsAndNotesPersistAcrossReopeningAndRerecording() throws {
+        let tmp = TemporaryDirectory("ppc-catalogue-flags")
+        let path = tmp.sub("catalogue.sqlite")
+        do {
+            let c = try Catalogue(path: path)
+            try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [])
+            try c.annotate(clipID: "a-1", flags: [.kept, .starred], notes: "good strike")
+            #expect { try c.annotate(clipID: "a-1", flags: [.kept, .discarded], notes: nil) } throws: { "\($0)".contains("not both") }
+            #expect { try c.annotate(clipID: "nope", flags: [.kept], notes: nil) } throws: { "\($0)".contains("nope: no such clip") }
+            // A rebuild records the clip again from its files: what a person said of it stays.
+            try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [])
+        }
+        let again = try Catalogue(path: path)
+        let a = try #require(try again.clips().first)
+        #expect(a.flags == [.kept, .starred] && a.notes == "good strike")
+        try again.annotate(clipID: "a-1", flags: [.discarded], notes: nil)
+        #expect(try again.clips().first?.flags == [.discarded] && (try again.clips().first?.notes) == "good strike")
+        #expect(ClipFlag.parse("kept,unknown-from-a-newer-host") == [.kept])
+    }
+
     @Test func aCatalogueFromANewerPpcHostIsRefusedNotDowngraded() throws {
         let tmp = TemporaryDirectory("ppc-catalogue-new")
         let path = tmp.sub("catalogue.sqlite")

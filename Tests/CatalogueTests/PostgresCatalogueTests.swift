@@ -67,6 +67,12 @@ struct PostgresCatalogueTests {
         #expect(listed.status == 0, "\(listed.stderr)")
         let swings = (try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]]) ?? []
         #expect(swings.count == 2 && (swings.first?["angles"] as? [Any])?.count == 2, "\(listed.stdout)")
+        // Flags and notes, the same as on SQLite: kept across a re-record, seen by another connection.
+        try other.annotate(clipID: "b-1", flags: [.kept, .starred], notes: "from the side")
+        #expect { try other.annotate(clipID: "b-1", flags: [.kept, .discarded], notes: nil) } throws: { "\($0)".contains("not both") }
+        try other.record(CatalogueTests.clip("b-1", "bay-b", t0: 10_004_000_000), files: [])
+        let b = try PostgresCatalogue(url: cluster.url).clips().first { $0.clipID == "b-1" }
+        #expect(b?.flags == [.kept, .starred] && b?.notes == "from the side")
         // A URL that reaches nothing is an error naming it.
         #expect { try PostgresCatalogue(url: "postgresql://ppc@/postgres?host=/nonexistent-dir") } throws: { "\($0)".contains("/nonexistent-dir") }
     }

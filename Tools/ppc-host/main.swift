@@ -1,5 +1,6 @@
 import CLI
 import Catalogue
+import Studio
 import Discovery
 import Foundation
 import Link
@@ -189,6 +190,7 @@ let root = Command(
         stateOption, HostCatalogue.catalogueOption,
         .flag("insecure-loopback-only", help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
         .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
+        .value("http", "host:port", help: "Serve ppc Studio (the web pages and JSON API, docs/studio.md) there, e.g. 127.0.0.1:8080; port 0 picks one."),
     ],
     subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, HostCatalogue.command, HostCatalogue.clips],
     run: { inv in
@@ -213,6 +215,7 @@ let root = Command(
         try? FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
         let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"))
         let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
+        let studioBox = StudioBox()
         do {
             server = try HostServer(
                 host: host, port: port, library: library, policy: policy, security: security,
@@ -224,6 +227,7 @@ let root = Command(
                             let (clip, files) = try HostCatalogue.entry(dir)
                             try catalogue.record(clip, files: files)
                             Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device))")
+                            studioBox.studio?.clipCatalogued(clipID: clip.clipID, device: clip.device)
                         } catch { Terminal.out("ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)") }
                     }
                 })
@@ -243,11 +247,62 @@ let root = Command(
             server.stopBulkAfterChunks = n
             Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
         }
+        if let http = inv.value("http") {
+            // Clips stored before this start (or by `make run`'s file sink in this folder) are catalogued first.
+            var added = 0
+            let known = Set(((try? catalogue.clips()) ?? []).map(\.path))
+            for dir in HostCatalogue.clipFolders(library) where !known.contains(dir) {
+                if let (clip, files) = try? HostCatalogue.entry(dir), (try? catalogue.record(clip, files: files)) != nil { added += 1 }
+            }
+            if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)") }
+            let studio: Studio
+            do {
+                studio = try Studio(listen: http, library: library, catalogue: catalogue, live: { [server] in server.liveDevices.map(StudioLive.json) })
+            } catch { throw CommandFailure.usage("\(error)") }
+            studioBox.studio = studio
+            server.onLive = { [studio, server] event in
+                switch event {
+                case .connected, .disconnected, .status: studio.devicesChanged()
+                case .shot(let device):
+                    studio.devicesChanged()
+                    studio.shot(device: device, t0HostNs: server.liveDevices.first { $0.id == device }?.lastShotHostNs)
+                case .preview(let device, let w, let h, let luma): studio.preview(device: device, width: w, height: h, luma: luma)
+                }
+            }
+            let shown = http.split(separator: ":").first.map(String.init) ?? "127.0.0.1"
+            Terminal.out("ppc-host: studio at http://\(shown):\(studio.port)/ (library \(library))")
+        }
         Terminal.out("ppc-host: listening on \(host):\(server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")")
         views.catchUp(library: library)
         server.run()
         return .success
     })
+
+/// The studio, once it is up (the clip-stored callback is made before it).
+final class StudioBox: @unchecked Sendable {
+    // @unchecked: set once, before the server runs; read after.
+    var studio: Studio?
+}
+
+/// A device's live state as the studio's JSON (docs/studio.md, /api/devices).
+enum StudioLive {
+    static func json(_ d: HostServer.LiveDevice) -> [String: Any] {
+        var o: [String: Any] = [
+            "id": d.id, "link": d.link, "captureProfile": d.captureProfile,
+            "lastShotDeviceNs": d.lastShotDeviceNs as Any? ?? NSNull(), "lastShotHostNs": d.lastShotHostNs as Any? ?? NSNull(),
+            "lastSeenAgoNs": monotonicNowNs() - d.lastSeenNs,
+        ]
+        o["relation"] = d.relation.map { ["offsetNs": $0.offsetNs, "skewPpm": $0.skewPpm, "uncertaintyNs": $0.uncertaintyNs, "samples": $0.samples] as [String: Any] } ?? NSNull()
+        o["status"] = d.status.map {
+            [
+                "armed": $0.armed, "framesPerSecond": $0.framesPerSecond, "framesDropped": $0.framesDropped, "thermal": $0.thermal,
+                "thermalCelsius": $0.thermalCelsius as Any? ?? NSNull(), "storageFreeBytes": $0.storageFreeBytes,
+                "ageNs": monotonicNowNs() - $0.receivedNs,
+            ] as [String: Any]
+        } ?? NSNull()
+        return o
+    }
+}
 
 /// Viewing copies of Motion JPEG clips, made one at a time on a background queue at utility priority: never on a
 /// receiving thread, never competing with one for long.

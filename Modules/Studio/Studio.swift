@@ -1,0 +1,339 @@
+import Catalogue
+import Foundation
+import PayloadSource
+import WebServer
+
+/// ppc Studio: the host's web interface over its clip catalogue — Live, Swings, Compare, Sessions — and the JSON API
+/// behind every page (docs/studio.md). Static pages are plain files (`web/`, no build step, no CDN); media are served by
+/// civetweb with Range, so a video seeks without being read whole. Live state is pushed over one WebSocket.
+///
+/// Nothing here touches the receive path: the host calls `announce…` from its own threads and they return at once.
+public final class Studio: @unchecked Sendable {
+    // @unchecked: immutable after init, except `live`, set once before `start`.
+    public let server: WebServer
+    let library: String
+    let catalogue: any CatalogueStore
+    let assets: String
+    let socket: WebSocketHub
+    /// The devices' live state as JSON objects (ppc-host gives the link's view; see docs/studio.md for the fields).
+    let live: @Sendable () -> [[String: Any]]
+
+    /// Files of a clip the studio serves; anything else under a clip is not.
+    public static let mediaFiles: [String: String] = [
+        "clip.mp4": "video/mp4", "view.mp4": "video/mp4", "audio.wav": "audio/wav", "meta.json": "application/json",
+        "host-meta.json": "application/json",
+    ]
+
+    /// Where the pages are: the bundled `web/` folder (SwiftPM resources), unless `assets` names another.
+    public static var bundledAssets: String? { Bundle.module.url(forResource: "web", withExtension: nil)?.path }
+
+    public init(
+        listen: String, library: String, catalogue: any CatalogueStore, assets: String? = nil,
+        live: @escaping @Sendable () -> [[String: Any]]
+    ) throws {
+        guard let assets = assets ?? Self.bundledAssets, FileManager.default.fileExists(atPath: assets + "/index.html") else {
+            throw WebServerError("the studio's pages are missing (\(assets ?? "no bundled web/ folder")/index.html)")
+        }
+        self.library = library
+        self.catalogue = catalogue
+        self.assets = assets
+        self.live = live
+        server = try WebServer(listen: listen)
+        socket = server.websocket("/ws", greeting: { [live] in [Self.encode(["type": "devices", "devices": live()])] })
+        let api = self
+        server.handle("/api") { api.route($0) }
+        server.handle("/media") { api.media($0) }
+        server.handle("/") { api.page($0) }
+    }
+
+    public var port: Int { server.port }
+
+    public func stop() { server.stop() }
+
+    // MARK: Push
+
+    /// A device connected, disconnected or reported its state: every open page gets the devices afresh.
+    public func devicesChanged() { socket.broadcast(text: Self.encode(["type": "devices", "devices": live()])) }
+
+    /// A shot was heard by a device (before its clip arrives).
+    public func shot(device: String, t0HostNs: Int64?) {
+        socket.broadcast(text: Self.encode(["type": "shot", "device": device, "t0HostNs": t0HostNs as Any? ?? NSNull()]))
+    }
+
+    /// A clip was catalogued: pages listing swings refresh.
+    public func clipCatalogued(clipID: String, device: String) {
+        let swing = ((try? catalogue.clips()).map { Catalogue.swings($0) } ?? []).first { $0.contains { $0.clipID == clipID } }
+        socket.broadcast(text: Self.encode(["type": "clip", "clipId": clipID, "device": device, "swingId": swing.map(Self.swingID) ?? clipID]))
+    }
+
+    /// A device's preview frame (8-bit luma): one binary message — "P", width and height (u16 little-endian), the device
+    /// id's length (u8) and bytes, then the pixels.
+    public func preview(device: String, width: Int, height: Int, luma: [UInt8]) {
+        guard socket.count > 0, width > 0, height > 0, luma.count >= width * height else { return }
+        let id = Array(device.utf8.prefix(255))
+        var m: [UInt8] = [0x50, UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), UInt8(id.count)]
+        m += id
+        m += luma.prefix(width * height)
+        socket.broadcast(binary: m)
+    }
+
+    static func encode(_ object: Any) -> String {
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    // MARK: Pages and media
+
+    func page(_ r: WebServer.Request) -> WebServer.Response {
+        guard r.method == "GET" || r.method == "HEAD" else { return .error(405, "\(r.method) \(r.path): pages are read with GET") }
+        let name = r.path == "/" ? "index.html" : String(r.path.dropFirst())
+        guard !name.split(separator: "/").contains(where: { $0 == ".." || $0.hasPrefix(".") }) else { return .error(404, "\(r.path): no such page") }
+        let file = assets + "/" + name
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDir), !isDir.boolValue else { return .error(404, "\(r.path): no such page") }
+        let type = Self.types[(name as NSString).pathExtension] ?? "application/octet-stream"
+        return .file(path: file, contentType: type, headers: [])
+    }
+
+    static let types = [
+        "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
+        "svg": "image/svg+xml", "png": "image/png", "ico": "image/x-icon", "json": "application/json",
+    ]
+
+    /// `/media/<clipId>/<file>`: a catalogued clip's file, by Range.
+    func media(_ r: WebServer.Request) -> WebServer.Response {
+        let parts = r.path.split(separator: "/").map(String.init)
+        guard parts.count == 3, let type = Self.mediaFiles[parts[2]] else {
+            return .error(404, "\(r.path): media are /media/<clipId>/<file>, file one of \(Self.mediaFiles.keys.sorted().joined(separator: ", "))")
+        }
+        guard let clip = (try? catalogue.clips())?.first(where: { $0.clipID == parts[1] }) else { return .error(404, "\(parts[1]): no such clip in the catalogue") }
+        let file = clip.path + "/" + parts[2]
+        guard FileManager.default.fileExists(atPath: file) else { return .error(404, "\(parts[1]) has no \(parts[2])") }
+        return .file(path: file, contentType: type, headers: [])
+    }
+
+    // MARK: API
+
+    func route(_ r: WebServer.Request) -> WebServer.Response {
+        let p = r.path.split(separator: "/").map(String.init)  // ["api", …]
+        do {
+            switch (r.method, p.count > 1 ? p[1] : "", p.count) {
+            case ("GET", "devices", 2): return .json(["devices": live()])
+            case ("GET", "swings", 2): return .json(["swings": try swings(limit: Int(r.query["limit"] ?? "") ?? 200).map(swingSummary)])
+            case ("GET", "swings", 3): return try swingDetail(p[2])
+            case ("GET", "clips", 2): return .json(["clips": try catalogue.clips().map(clipJSON)])
+            case ("GET", "clips", 4) where p[3] == "waveform": return try waveform(p[2], buckets: Int(r.query["buckets"] ?? "") ?? 1000)
+            case ("POST", "clips", 4) where p[3] == "annotate", ("PUT", "clips", 4) where p[3] == "annotate": return try annotate(p[2], r.body)
+            case ("POST", "swings", 4) where p[3] == "annotate", ("PUT", "swings", 4) where p[3] == "annotate": return try annotateSwing(p[2], r.body)
+            case ("GET", "sessions", 2): return .json(["sessions": try sessions()])
+            case ("GET", "sessions", 4): return try session(device: p[2], sessionID: p[3])
+            default: return .error(404, "\(r.method) \(r.path): no such API (see docs/studio.md)")
+            }
+        } catch let e as StudioError {
+            return .error(e.status, e.message)
+        } catch {
+            return .error(500, "\(r.path): \(error)")
+        }
+    }
+
+    struct StudioError: Error {
+        let status: Int
+        let message: String
+        init(_ status: Int, _ message: String) {
+            self.status = status
+            self.message = message
+        }
+    }
+
+    /// Swings, newest first (clips from several devices at one impact on the host clock).
+    func swings(limit: Int) throws -> [[CatalogueClip]] {
+        Array(Catalogue.swings(try catalogue.clips()).reversed().prefix(max(1, limit)))
+    }
+
+    /// A swing's id: its first clip's (stable as clips are added to it).
+    static func swingID(_ s: [CatalogueClip]) -> String { s.map(\.clipID).min() ?? "" }
+
+    func swingSummary(_ s: [CatalogueClip]) -> [String: Any] {
+        let t = s.compactMap(\.t0HostNs).min()
+        return [
+            "id": Self.swingID(s), "t0HostNs": t as Any? ?? NSNull(), "receivedAt": s.map(\.receivedAt).max() ?? "",
+            "flags": Self.swingFlags(s), "angles": s.map { c -> [String: Any] in
+                var a = clipJSON(c)
+                a["impactSeconds"] = (try? ClipMeta.read(c.path + "/meta.json")).map { Double($0.t0Ns.value - $0.window.clipTimeZeroNs) / 1e9 } ?? NSNull()
+                a["video"] = videoURL(c)
+                return a
+            },
+        ]
+    }
+
+    /// The swing's flags: those every angle carries.
+    static func swingFlags(_ s: [CatalogueClip]) -> [String] {
+        guard let first = s.first else { return [] }
+        return s.dropFirst().reduce(first.flags) { $0.intersection($1.flags) }.sorted().map(\.rawValue)
+    }
+
+    func clipJSON(_ c: CatalogueClip) -> [String: Any] {
+        [
+            "clipId": c.clipID, "device": c.device, "session": c.session, "sessionId": c.sessionID, "t0DeviceNs": c.t0DeviceNs,
+            "t0HostNs": c.t0HostNs as Any? ?? NSNull(), "t0UncertaintyNs": c.t0UncertaintyNs as Any? ?? NSNull(), "frames": c.frames,
+            "captureProfile": c.captureProfile, "belowPolicy": c.belowPolicy as Any? ?? NSNull(), "receivedAt": c.receivedAt,
+            "bytes": c.bytes, "flags": c.flags.sorted().map(\.rawValue), "notes": c.notes,
+        ]
+    }
+
+    /// What a browser plays: the host's H.264 viewing copy when there is one (Motion JPEG, HEVC, lossless), else the clip.
+    func videoURL(_ c: CatalogueClip) -> String {
+        FileManager.default.fileExists(atPath: c.path + "/view.mp4") ? "/media/\(c.clipID)/view.mp4" : "/media/\(c.clipID)/clip.mp4"
+    }
+
+    /// One swing with what a player needs to show its angles in sync on the host clock: per angle, where its video's
+    /// time 0 is on the host clock (`zeroHostNs`: the clip's time zero plus the device's clock offset), where the
+    /// impact is in the video (`impactSeconds`), the frame rate, and its audio's place.
+    func swingDetail(_ id: String) throws -> WebServer.Response {
+        guard let s = Catalogue.swings(try catalogue.clips()).first(where: { Self.swingID($0) == id }) else {
+            throw StudioError(404, "\(id): no such swing")
+        }
+        var angles: [[String: Any]] = []
+        for c in s {
+            let meta: ClipMeta
+            do { meta = try ClipMeta.read(c.path + "/meta.json") } catch { throw StudioError(500, "\(c.clipID): \(error)") }
+            var a = clipJSON(c)
+            let zero = meta.window.clipTimeZeroNs
+            a["video"] = videoURL(c)
+            a["download"] = "/media/\(c.clipID)/clip.mp4"
+            a["framesPerSecond"] = meta.captureProfile.framesPerSecond
+            a["impactSeconds"] = Double(meta.t0Ns.value - zero) / 1e9
+            // Host clock of the video's time 0: device time + offset, as t0's host time was formed.
+            a["zeroHostNs"] = c.t0HostNs.map { $0 - (meta.t0Ns.value - zero) } as Any? ?? NSNull()
+            a["durationSeconds"] = Double(meta.frames) / Double(max(1, meta.captureProfile.framesPerSecond))
+            if let audio = meta.audio {
+                a["audio"] = "/media/\(c.clipID)/audio.wav"
+                a["waveform"] = "/api/clips/\(c.clipID)/waveform"
+                // Audio sample k sits at firstSampleNs + k × nsPerSample on the device clock: its video time follows.
+                let first = audio.firstSampleNs?.value ?? (meta.window.startNs)
+                a["audioStartSeconds"] = Double(first - zero) / 1e9
+                a["audioSecondsPerSample"] = (audio.nsPerSample?.value ?? 1e9 / Double(audio.sampleRate)) / 1e9
+            }
+            angles.append(a)
+        }
+        return .json([
+            "id": id, "t0HostNs": s.compactMap(\.t0HostNs).min() as Any? ?? NSNull(), "flags": Self.swingFlags(s), "angles": angles,
+            "syncedOn": s.allSatisfy { $0.t0HostNs != nil } ? "host clock (each device's clock relation)" : "impact (a device without a clock relation)",
+        ])
+    }
+
+    /// The audio's envelope, decimated to `buckets` (min and max per bucket), with the impact's sample.
+    func waveform(_ clipID: String, buckets: Int) throws -> WebServer.Response {
+        guard let c = try catalogue.clips().first(where: { $0.clipID == clipID }) else { throw StudioError(404, "\(clipID): no such clip") }
+        let wav: WAVSamples
+        do { wav = try WAVSamples(path: c.path + "/audio.wav") } catch { throw StudioError(422, "\(error)") }
+        let n = max(1, min(buckets, 20_000))
+        var lo = [Double](repeating: 0, count: n)
+        var hi = [Double](repeating: 0, count: n)
+        let count = wav.samples.count
+        if count > 0 {
+            for b in 0..<n {
+                let from = b * count / n
+                let to = max(from + 1, (b + 1) * count / n)
+                var mn: Float = 0, mx: Float = 0
+                for i in from..<min(to, count) {
+                    mn = min(mn, wav.samples[i])
+                    mx = max(mx, wav.samples[i])
+                }
+                lo[b] = (Double(mn) * 1000).rounded() / 1000
+                hi[b] = (Double(mx) * 1000).rounded() / 1000
+            }
+        }
+        var impact: Any = NSNull()
+        if let meta = try? ClipMeta.read(c.path + "/meta.json"), let a = meta.audio {
+            let first = a.firstSampleNs?.value ?? meta.window.startNs
+            let per = a.nsPerSample?.value ?? 1e9 / Double(a.sampleRate)
+            impact = Int(((Double(meta.t0Ns.value - first)) / per).rounded())
+        }
+        return .json(["sampleRate": wav.sampleRate, "samples": count, "buckets": n, "min": lo, "max": hi, "impactSample": impact])
+    }
+
+    func decodeAnnotation(_ body: Data, _ what: String) throws -> (Set<ClipFlag>?, String?) {
+        guard let o = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw StudioError(400, "\(what): the body must be a JSON object {\"flags\": [\"kept\"|\"discarded\"|\"starred\"…], \"notes\": \"…\"}")
+        }
+        var flags: Set<ClipFlag>?
+        if let f = o["flags"] {
+            guard let names = f as? [String] else { throw StudioError(400, "\(what): flags must be an array of names") }
+            var set = Set<ClipFlag>()
+            for n in names {
+                guard let flag = ClipFlag(rawValue: n) else { throw StudioError(400, "\(what): flag '\(n)' is not one of kept, discarded, starred") }
+                set.insert(flag)
+            }
+            if let why = ClipFlag.problem(set) { throw StudioError(400, "\(what): \(why)") }
+            flags = set
+        }
+        var notes: String?
+        if let n = o["notes"] {
+            guard let s = n as? String, s.utf8.count <= 10_000 else { throw StudioError(400, "\(what): notes must be a string of at most 10 000 bytes") }
+            notes = s
+        }
+        if flags == nil, notes == nil { throw StudioError(400, "\(what): nothing to change (give flags, notes or both)") }
+        return (flags, notes)
+    }
+
+    func annotate(_ clipID: String, _ body: Data) throws -> WebServer.Response {
+        let (flags, notes) = try decodeAnnotation(body, clipID)
+        do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch { throw StudioError(404, "\(error)") }
+        guard let c = try catalogue.clips().first(where: { $0.clipID == clipID }) else { throw StudioError(404, "\(clipID): no such clip") }
+        return .json(clipJSON(c))
+    }
+
+    /// Flags (and notes) for every angle of a swing at once: keep, discard or star what was hit, not one camera's view.
+    func annotateSwing(_ id: String, _ body: Data) throws -> WebServer.Response {
+        let (flags, notes) = try decodeAnnotation(body, id)
+        guard let s = Catalogue.swings(try catalogue.clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): no such swing") }
+        for c in s {
+            do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch { throw StudioError(500, "\(error)") }
+        }
+        guard let fresh = Catalogue.swings(try catalogue.clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): gone") }
+        return .json(swingSummary(fresh))
+    }
+
+    /// Sessions: a device's clips from one capture session, newest first, with the figures a coach scans.
+    func sessions() throws -> [[String: Any]] {
+        let clips = try catalogue.clips()
+        let groups = Dictionary(grouping: clips) { "\($0.device)\u{1}\($0.sessionID)" }
+        return groups.values.map { g -> [String: Any] in
+            let first = g[0]
+            return [
+                "device": first.device, "session": first.session, "sessionId": first.sessionID, "shots": g.count,
+                "kept": g.filter { $0.flags.contains(.kept) }.count, "discarded": g.filter { $0.flags.contains(.discarded) }.count,
+                "starred": g.filter { $0.flags.contains(.starred) }.count, "belowPolicy": g.filter { $0.belowPolicy != nil }.count,
+                "bytes": g.reduce(Int64(0)) { $0 + $1.bytes }, "firstReceivedAt": g.map(\.receivedAt).min() ?? "",
+                "lastReceivedAt": g.map(\.receivedAt).max() ?? "",
+            ]
+        }.sorted { ($0["lastReceivedAt"] as? String ?? "") > ($1["lastReceivedAt"] as? String ?? "") }
+    }
+
+    /// One session: its report (counts, span, profile) and every shot on its device clock, for the timeline.
+    func session(device: String, sessionID: String) throws -> WebServer.Response {
+        let all = try catalogue.clips()
+        let g = all.filter { $0.device == device && $0.sessionID == sessionID }.sorted { $0.t0DeviceNs < $1.t0DeviceNs }
+        guard let first = g.first, let last = g.last else { throw StudioError(404, "\(device)/\(sessionID): no such session") }
+        let swingOf = Dictionary(uniqueKeysWithValues: Catalogue.swings(all).flatMap { s in s.map { ($0.clipID, Self.swingID(s)) } })
+        var window: [String: Any] = [:]
+        if let m = try? ClipMeta.read(first.path + "/meta.json") {
+            window = ["clipPreNs": m.window.clipPreNs.value, "clipPostNs": m.window.clipPostNs.value]
+        }
+        return .json([
+            "device": device, "session": first.session, "sessionId": sessionID, "captureProfile": first.captureProfile,
+            "report": [
+                "shots": g.count, "spanNs": last.t0DeviceNs - first.t0DeviceNs, "frames": g.reduce(0) { $0 + $1.frames },
+                "bytes": g.reduce(Int64(0)) { $0 + $1.bytes }, "kept": g.filter { $0.flags.contains(.kept) }.count,
+                "discarded": g.filter { $0.flags.contains(.discarded) }.count, "starred": g.filter { $0.flags.contains(.starred) }.count,
+                "belowPolicy": g.compactMap(\.belowPolicy), "window": window,
+                "note": "the device's own report.json (policy, thermal, drops) stays with the device's session output",
+            ] as [String: Any],
+            "shots": g.map { c -> [String: Any] in
+                var s = clipJSON(c)
+                s["swingId"] = swingOf[c.clipID] ?? c.clipID
+                return s
+            },
+        ])
+    }
+}

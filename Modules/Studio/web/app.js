@@ -1,0 +1,426 @@
+// ppc Studio: Live, Swings (a swing's angles in sync on the host clock), Compare, Sessions. Plain JS, no build step;
+// every page reads the JSON API (docs/studio.md) and live state arrives over one WebSocket, never by polling.
+'use strict';
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (v !== undefined && v !== null) e.setAttribute(k, v);
+  }
+  for (const k of kids.flat()) if (k !== null && k !== undefined) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  return e;
+};
+const api = async (path, opts) => {
+  const r = await fetch(path, opts);
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || `${path}: HTTP ${r.status}`);
+  return body;
+};
+const fmtNs = ns => {
+  const a = Math.abs(ns);
+  if (a >= 1e9) return (ns / 1e9).toFixed(2) + ' s';
+  if (a >= 1e6) return (ns / 1e6).toFixed(2) + ' ms';
+  if (a >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
+  return ns + ' ns';
+};
+const fmtBytes = b => b >= 1e9 ? (b / 1e9).toFixed(1) + ' GB' : b >= 1e6 ? (b / 1e6).toFixed(1) + ' MB' : Math.round(b / 1e3) + ' kB';
+const fmtWhen = iso => iso ? new Date(iso).toLocaleString() : '—';
+
+// ---------------------------------------------------------------- live state over the WebSocket
+
+const live = { devices: [], latestClip: null, listeners: new Set() };
+function connectSocket() {
+  const ws = new WebSocket(`ws://${location.host}/ws`);
+  ws.binaryType = 'arraybuffer';
+  const badge = $('#socket');
+  ws.onopen = () => { badge.textContent = 'live'; badge.classList.add('up'); };
+  ws.onclose = () => {
+    badge.textContent = 'reconnecting…'; badge.classList.remove('up');
+    setTimeout(connectSocket, 1000); // a reconnect after the host restarts, not a poll
+  };
+  ws.onmessage = ev => {
+    if (typeof ev.data !== 'string') return preview(new Uint8Array(ev.data));
+    const m = JSON.parse(ev.data);
+    if (m.type === 'devices') live.devices = m.devices;
+    if (m.type === 'clip') live.latestClip = m;
+    for (const f of live.listeners) f(m);
+  };
+}
+
+// A preview frame: "P", u16 width, u16 height, u8 id length, id, luma.
+function preview(b) {
+  if (b[0] !== 0x50) return;
+  const w = b[1] | b[2] << 8, h = b[3] | b[4] << 8, n = b[5];
+  const id = new TextDecoder().decode(b.subarray(6, 6 + n));
+  const canvas = document.querySelector(`canvas.preview[data-device="${CSS.escape(id)}"]`);
+  if (!canvas) return;
+  canvas.width = w; canvas.height = h;
+  const ctx = canvas.getContext('2d');
+  const img = ctx.createImageData(w, h);
+  const luma = b.subarray(6 + n);
+  for (let i = 0; i < w * h; i++) { const v = luma[i]; img.data[4 * i] = v; img.data[4 * i + 1] = v; img.data[4 * i + 2] = v; img.data[4 * i + 3] = 255; }
+  ctx.putImageData(img, 0, 0);
+}
+
+// ---------------------------------------------------------------- router
+
+const pages = { live: pageLive, swings: pageSwings, swing: pageSwing, compare: pageCompare, sessions: pageSessions, session: pageSession };
+let teardown = null;
+async function route() {
+  if (teardown) { teardown(); teardown = null; }
+  live.listeners.clear();
+  const parts = (location.hash || '#/live').slice(2).split('/').map(decodeURIComponent);
+  const name = pages[parts[0]] ? parts[0] : 'live';
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === name || (name === 'swing' && a.dataset.page === 'swings') || (name === 'session' && a.dataset.page === 'sessions'));
+  const main = $('#main');
+  main.replaceChildren();
+  main.dataset.page = name;
+  try { await pages[name](main, parts.slice(1)); } catch (e) { main.append(el('p', { class: 'error' }, String(e.message || e))); }
+}
+window.addEventListener('hashchange', route);
+window.addEventListener('DOMContentLoaded', () => { connectSocket(); route(); });
+
+// ---------------------------------------------------------------- Live
+
+function pageLive(main) {
+  main.append(el('h1', {}, 'Live'));
+  const latest = el('div', { class: 'latest', id: 'latest', hidden: '' });
+  const cards = el('div', { class: 'cards', id: 'devices' });
+  main.append(latest, cards);
+  const render = () => {
+    const seen = new Set();
+    for (const d of live.devices) {
+      seen.add(d.id);
+      let card = cards.querySelector(`[data-device="${CSS.escape(d.id)}"]`);
+      if (!card) {
+        card = el('div', { class: 'card', 'data-device': d.id },
+          el('h3', {}, el('span', {}, d.id), el('span', { class: 'badge link' })),
+          el('dl', { class: 'kv' }),
+          el('canvas', { class: 'preview', 'data-device': d.id, width: 16, height: 9 }));
+        cards.append(card);
+      }
+      const badge = card.querySelector('.badge.link');
+      badge.textContent = d.link; badge.className = 'badge link ' + d.link;
+      card.dataset.link = d.link;
+      const s = d.status;
+      const rel = d.relation;
+      const rows = [
+        ['Clock offset', rel ? `${fmtNs(rel.offsetNs)} ± ${fmtNs(rel.uncertaintyNs)}` : 'no relation yet'],
+        ['Armed', s ? (s.armed ? 'armed' : 'not armed') : '—'],
+        ['Frame rate', s ? `${s.framesPerSecond.toFixed(1)} fps` : '—'],
+        ['Dropped', s ? String(s.framesDropped) : '—'],
+        ['Thermal', s ? `${s.thermal}${s.thermalCelsius != null ? ` (${s.thermalCelsius.toFixed(0)} °C)` : ''}` : '—'],
+        ['Storage free', s ? fmtBytes(s.storageFreeBytes) : '—'],
+        ['Profile', d.captureProfile || '—'],
+        ['Last shot', d.lastShotHostNs != null ? `t0 ${fmtNs(d.lastShotHostNs)} (host clock)` : d.lastShotDeviceNs != null ? `t0 ${fmtNs(d.lastShotDeviceNs)} (device clock)` : 'none yet'],
+      ];
+      const dl = card.querySelector('dl');
+      dl.replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-field': k }, v)]));
+    }
+    for (const c of [...cards.children]) if (!seen.has(c.dataset.device)) c.remove();
+    if (!live.devices.length) cards.replaceChildren(el('p', { class: 'muted', id: 'no-devices' }, 'No device has connected since this host started.'));
+    else $('#no-devices', cards)?.remove();
+  };
+  const showLatest = m => {
+    latest.hidden = false;
+    latest.replaceChildren('Latest clip from ', el('b', {}, m.device), ': ', el('a', { href: '#/swing/' + encodeURIComponent(m.swingId || m.clipId), id: 'latest-link' }, 'replay the swing'));
+  };
+  render();
+  if (live.latestClip) showLatest(live.latestClip);
+  live.listeners.add(m => {
+    if (m.type === 'devices') render();
+    if (m.type === 'shot') {
+      const card = cards.querySelector(`[data-device="${CSS.escape(m.device)}"]`);
+      if (card) { card.classList.remove('flash'); void card.offsetWidth; card.classList.add('flash'); card.dataset.shots = String(Number(card.dataset.shots || 0) + 1); }
+    }
+    if (m.type === 'clip') showLatest(m);
+  });
+}
+
+// ---------------------------------------------------------------- Swings
+
+function flagText(flags) {
+  return el('span', { class: 'flags' }, flags.includes('starred') ? el('span', { class: 'f' }, '★') : null,
+    flags.includes('kept') ? el('span', { class: 'f', style: 'color:var(--ok)' }, 'kept') : null,
+    flags.includes('discarded') ? el('span', { class: 'f', style: 'color:var(--bad)' }, 'discarded') : null);
+}
+
+async function pageSwings(main) {
+  main.append(el('h1', {}, 'Swings'));
+  const list = el('div', { class: 'swings', id: 'swings' });
+  main.append(list);
+  const load = async () => {
+    const { swings } = await api('/api/swings?limit=100');
+    list.replaceChildren(...swings.map(s => el('div', { class: 'swing-row', 'data-swing': s.id, onclick: () => { location.hash = '#/swing/' + encodeURIComponent(s.id); } },
+      el('div', { class: 'when' }, el('div', {}, fmtWhen(s.receivedAt)), el('div', { class: 'muted' }, `${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`), flagText(s.flags)),
+      el('div', { class: 'thumbs' }, s.angles.map(a => el('div', { class: 'thumb' },
+        el('video', { src: a.impactSeconds != null ? `${a.video}#t=${a.impactSeconds.toFixed(3)}` : a.video, preload: 'metadata', muted: '' }),
+        el('span', {}, `${a.device} · ${a.captureProfile}`)))))));
+    if (!swings.length) list.append(el('p', { class: 'muted' }, 'No swings yet: clips appear here as devices deliver them.'));
+  };
+  await load();
+  live.listeners.add(m => { if (m.type === 'clip') load(); });
+}
+
+// Plays several videos as one: a common timeline T (s, 0 at the swing's impact on the host clock); angle i shows
+// video time T + offset[i]. The first angle leads while playing; the others follow it to within a frame.
+class SyncPlayer {
+  constructor(videos, offsets, fps) {
+    this.videos = videos; this.offsets = offsets; this.fps = fps;
+    this.rate = 1; this.raf = null;
+    const lead = videos[0];
+    lead.addEventListener('play', () => this.follow());
+    lead.addEventListener('pause', () => this.align());
+    lead.addEventListener('seeked', () => { if (lead.paused) this.align(); });
+  }
+  get T() { return this.videos[0].currentTime - this.offsets[0]; }
+  frameOf(i) { return Math.floor(this.videos[i].currentTime * this.fps[i] + 1e-6); }
+  seek(T) { this.videos.forEach((v, i) => { v.currentTime = Math.max(0, T + this.offsets[i]); }); }
+  align() { this.seek(this.T); }
+  play() { this.videos.forEach(v => { v.playbackRate = this.rate; }); this.align(); this.videos.forEach(v => v.play().catch(() => {})); }
+  pause() { this.videos.forEach(v => v.pause()); }
+  get playing() { return !this.videos[0].paused; }
+  setRate(r) { this.rate = r; this.videos.forEach(v => { v.playbackRate = r; }); }
+  step(n) {
+    this.pause();
+    const f0 = this.fps[0];
+    const k = this.frameOf(0) + n;
+    this.seek((k + 0.5) / f0 - this.offsets[0]);
+  }
+  follow() {
+    cancelAnimationFrame(this.raf);
+    const tick = () => {
+      if (!this.playing) return;
+      const T = this.T;
+      this.videos.forEach((v, i) => {
+        if (i === 0) return;
+        const want = T + this.offsets[i];
+        if (Math.abs(v.currentTime - want) > 1 / this.fps[i]) v.currentTime = want;
+        if (v.paused) v.play().catch(() => {});
+      });
+      this.raf = requestAnimationFrame(tick);
+    };
+    this.raf = requestAnimationFrame(tick);
+  }
+  destroy() { cancelAnimationFrame(this.raf); this.pause(); }
+}
+
+function transport(player, extra = []) {
+  const speeds = [[1, '1×'], [0.5, '½×'], [0.25, '¼×'], [0.125, '⅛×']];
+  const playBtn = el('button', { id: 'play', onclick: () => { player.playing ? player.pause() : player.play(); } }, 'Play');
+  player.videos[0].addEventListener('play', () => { playBtn.textContent = 'Pause'; });
+  player.videos[0].addEventListener('pause', () => { playBtn.textContent = 'Play'; });
+  const speedBtns = speeds.map(([r, label]) => el('button', { 'data-rate': r, class: r === 1 ? 'on' : '', onclick: e => {
+    player.setRate(r); for (const b of speedBtns) b.classList.toggle('on', b === e.currentTarget);
+  } }, label));
+  return el('div', { class: 'controls' }, playBtn,
+    el('button', { id: 'frame-back', title: 'one frame back (,)', onclick: () => player.step(-1) }, '◀ frame'),
+    el('button', { id: 'frame-forward', title: 'one frame forward (.)', onclick: () => player.step(1) }, 'frame ▶'),
+    el('button', { id: 'to-impact', onclick: () => { player.pause(); player.seek(0); } }, 'Impact'),
+    el('span', { class: 'sep' }), ...speedBtns, el('span', { class: 'sep' }), ...extra);
+}
+
+async function drawWaveform(canvas, angle, player) {
+  const w = await api(angle.waveform + '?buckets=1200');
+  const ctx = canvas.getContext('2d');
+  const dur = w.samples * angle.audioSecondsPerSample;
+  const xOf = videoTime => (videoTime - angle.audioStartSeconds) / dur * canvas.width;
+  const timeOf = x => angle.audioStartSeconds + x / canvas.width * dur;
+  const draw = () => {
+    canvas.width = canvas.clientWidth * devicePixelRatio; canvas.height = canvas.clientHeight * devicePixelRatio;
+    const W = canvas.width, H = canvas.height, mid = H / 2;
+    ctx.clearRect(0, 0, W, H);
+    ctx.fillStyle = '#4fb3ff88';
+    const peak = Math.max(1e-6, ...w.max, ...w.min.map(Math.abs));
+    for (let b = 0; b < w.buckets; b++) {
+      const x = b / w.buckets * W;
+      const y1 = mid - w.max[b] / peak * mid * 0.95, y2 = mid - w.min[b] / peak * mid * 0.95;
+      ctx.fillRect(x, y1, Math.max(1, W / w.buckets), Math.max(1, y2 - y1));
+    }
+    if (w.impactSample != null) {
+      const x = w.impactSample / w.samples * W;
+      ctx.fillStyle = '#ef6461'; ctx.fillRect(x - 1, 0, 2, H);
+      ctx.font = `${11 * devicePixelRatio}px system-ui`; ctx.fillText('impact', x + 4, 12 * devicePixelRatio);
+    }
+    const px = xOf(player.videos[0].currentTime) / canvas.width * W;
+    ctx.fillStyle = '#e6e9ec'; ctx.fillRect(px - 1, 0, 2, H);
+  };
+  let dragging = false;
+  const scrub = e => { const r = canvas.getBoundingClientRect(); player.pause(); const v = timeOf((e.clientX - r.left) / r.width * canvas.width); player.seek(v - player.offsets[0]); };
+  canvas.addEventListener('mousedown', e => { dragging = true; scrub(e); });
+  window.addEventListener('mouseup', () => { dragging = false; });
+  canvas.addEventListener('mousemove', e => { if (dragging) scrub(e); });
+  player.videos[0].addEventListener('timeupdate', draw);
+  player.videos[0].addEventListener('seeked', draw);
+  draw();
+  return draw;
+}
+
+async function pageSwing(main, [id]) {
+  const s = await api('/api/swings/' + encodeURIComponent(id));
+  // The lead angle (whose audio is the scrubber) is the first with audio.
+  const lead = s.angles.findIndex(a => a.waveform);
+  if (lead > 0) s.angles.unshift(s.angles.splice(lead, 1)[0]);
+  main.append(el('h1', {}, `Swing · ${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`),
+    el('p', { class: 'muted', id: 'synced-on' }, `In sync on the ${s.syncedOn}.`));
+  // Common timeline: T = 0 at the swing's host-clock t0; angle i's video time is T + offset.
+  const offsets = s.angles.map(a => (a.zeroHostNs != null && s.t0HostNs != null) ? (s.t0HostNs - a.zeroHostNs) / 1e9 : a.impactSeconds);
+  const videos = s.angles.map(a => el('video', { src: a.video, preload: 'auto', muted: '', playsinline: '', 'data-clip': a.clipId }));
+  const grid = el('div', { class: 'angles' }, s.angles.map((a, i) => el('div', { class: 'angle', 'data-angle': i },
+    videos[i], el('span', { class: 'label' }, `${a.device} · ${a.captureProfile}`), el('span', { class: 'time', 'data-time': i }, ''))));
+  const player = new SyncPlayer(videos, offsets, s.angles.map(a => a.framesPerSecond));
+  window.studioPlayer = player; // for the browser tests and a person's console
+  window.studioSwing = s;
+  const times = () => videos.forEach((v, i) => {
+    const t = v.currentTime - s.angles[i].impactSeconds;
+    grid.querySelector(`[data-time="${i}"]`).textContent = `frame ${player.frameOf(i)} · ${t >= 0 ? '+' : ''}${(t * 1000).toFixed(1)} ms`;
+  });
+  videos.forEach(v => { v.addEventListener('timeupdate', times); v.addEventListener('seeked', times); });
+  const flagBtn = name => el('button', { class: name + (s.flags.includes(name) ? ' on' : ''), id: 'flag-' + name, onclick: () => setFlag(name) }, name === 'starred' ? '★ star' : name === 'kept' ? 'Keep' : 'Discard');
+  const flagBtns = ['kept', 'discarded', 'starred'].map(flagBtn);
+  async function setFlag(name) {
+    let flags = new Set(s.flags);
+    if (flags.has(name)) flags.delete(name); else flags.add(name);
+    if (name === 'kept') flags.delete('discarded');
+    if (name === 'discarded') flags.delete('kept');
+    const r = await api(`/api/swings/${encodeURIComponent(s.id)}/annotate`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ flags: [...flags] }) });
+    s.flags = r.flags;
+    for (const b of flagBtns) b.classList.toggle('on', s.flags.includes(b.id.slice(5)));
+    main.dataset.flags = s.flags.join(',');
+  }
+  main.dataset.flags = s.flags.join(',');
+  const downloads = s.angles.map(a => el('a', { href: a.download, download: `${a.clipId}.mp4` }, `⤓ ${a.device}`));
+  const scrub = el('canvas', { class: 'scrub', id: 'scrub' });
+  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), scrub);
+  const notes = el('textarea', { id: 'notes', placeholder: 'Notes on this swing…' }, s.angles[0].notes || '');
+  main.append(el('div', { class: 'notes' }, notes, el('button', { id: 'save-notes', onclick: async () => {
+    await api(`/api/swings/${encodeURIComponent(s.id)}/annotate`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ notes: notes.value }) });
+  } }, 'Save notes')));
+  if (s.angles[0].waveform) {
+    await drawWaveform(scrub, s.angles[0], player);
+  } else scrub.replaceWith(el('p', { class: 'muted' }, 'No audio in this swing.'));
+  await Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
+  player.seek(0);
+  main.dataset.ready = 'yes';
+  const keys = e => { if (e.target.tagName === 'TEXTAREA') return; if (e.key === '.') player.step(1); if (e.key === ',') player.step(-1); if (e.key === ' ') { e.preventDefault(); player.playing ? player.pause() : player.play(); } };
+  document.addEventListener('keydown', keys);
+  teardown = () => { player.destroy(); document.removeEventListener('keydown', keys); };
+}
+
+// ---------------------------------------------------------------- Compare
+
+async function pageCompare(main, [a, b]) {
+  main.append(el('h1', {}, 'Compare'));
+  const { swings } = await api('/api/swings?limit=200');
+  if (swings.length < 1) { main.append(el('p', { class: 'muted' }, 'No swings yet.')); return; }
+  const pick = (value, which) => el('select', { id: 'pick-' + which, onchange: e => {
+    const other = $(which === 'a' ? '#pick-b' : '#pick-a').value;
+    location.hash = which === 'a' ? `#/compare/${e.target.value}/${other}` : `#/compare/${other}/${e.target.value}`;
+  } }, swings.map(s => { const o = el('option', { value: s.id }, `${fmtWhen(s.receivedAt)} · ${s.angles.map(x => x.device).join(', ')}`); if (s.id === value) o.selected = true; return o; }));
+  a = a || swings[Math.min(1, swings.length - 1)].id; b = b || swings[0].id;
+  main.append(el('div', { class: 'controls' }, 'Left ', pick(a, 'a'), el('span', { class: 'sep' }), 'Right ', pick(b, 'b')),
+    el('p', { class: 'muted' }, 'Two swings side by side, aligned at impact (each one\'s first angle).'));
+  const [sa, sb] = await Promise.all([api('/api/swings/' + encodeURIComponent(a)), api('/api/swings/' + encodeURIComponent(b))]);
+  const angles = [sa.angles[0], sb.angles[0]];
+  const videos = angles.map(x => el('video', { src: x.video, preload: 'auto', muted: '', playsinline: '', 'data-clip': x.clipId }));
+  main.append(el('div', { class: 'compare' }, angles.map((x, i) => el('div', { class: 'angle' }, videos[i], el('span', { class: 'label' }, `${i ? 'Right' : 'Left'} · ${x.device} · ${fmtWhen(x.receivedAt)}`)))));
+  const player = new SyncPlayer(videos, angles.map(x => x.impactSeconds), angles.map(x => x.framesPerSecond));
+  window.studioPlayer = player;
+  main.append(transport(player));
+  await Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
+  player.seek(0);
+  main.dataset.ready = 'yes';
+  teardown = () => player.destroy();
+}
+
+// ---------------------------------------------------------------- Sessions
+
+async function pageSessions(main) {
+  main.append(el('h1', {}, 'Sessions'));
+  const { sessions } = await api('/api/sessions');
+  if (!sessions.length) { main.append(el('p', { class: 'muted' }, 'No sessions yet.')); return; }
+  main.append(el('table', { id: 'sessions' }, el('tr', {}, ['Device', 'Session', 'Shots', 'Kept', 'Starred', 'Discarded', 'Size', 'Last clip'].map(h => el('th', {}, h))),
+    sessions.map(s => el('tr', { class: 'link', 'data-session': `${s.device}/${s.sessionId}`, onclick: () => { location.hash = `#/session/${encodeURIComponent(s.device)}/${encodeURIComponent(s.sessionId)}`; } },
+      el('td', {}, s.device), el('td', {}, `${s.session} (${s.sessionId})`), el('td', {}, s.shots), el('td', {}, s.kept), el('td', {}, s.starred),
+      el('td', {}, s.discarded), el('td', {}, fmtBytes(s.bytes)), el('td', {}, fmtWhen(s.lastReceivedAt))))));
+}
+
+async function pageSession(main, [device, sid]) {
+  const s = await api(`/api/sessions/${encodeURIComponent(device)}/${encodeURIComponent(sid)}`);
+  const r = s.report;
+  main.append(el('h1', {}, `${s.session} · ${device}`), el('dl', { class: 'kv', id: 'report' }));
+  const dl = $('#report', main);
+  for (const [k, v] of [['Session id', s.sessionId], ['Capture', s.captureProfile], ['Shots', r.shots], ['Span', fmtNs(r.spanNs)], ['Frames', r.frames],
+    ['Size', fmtBytes(r.bytes)], ['Kept / starred / discarded', `${r.kept} / ${r.starred} / ${r.discarded}`], ['Below policy', r.belowPolicy.length ? r.belowPolicy.join('; ') : 'none']]) dl.append(el('dt', {}, k), el('dd', {}, v));
+  main.append(el('p', { class: 'muted' }, r.note));
+  main.append(el('h2', {}, 'Timeline — scroll to zoom, drag to pan, click a shot to open its swing'));
+  const canvas = el('canvas', { class: 'timeline', id: 'timeline' });
+  main.append(canvas);
+  const shots = s.shots;
+  const t0s = shots.map(x => x.t0DeviceNs / 1e9);
+  const lo = Math.min(...t0s), hi = Math.max(...t0s);
+  const pad = Math.max(1, (hi - lo) * 0.05);
+  let view = [lo - pad, hi + pad];
+  const ctx = canvas.getContext('2d');
+  const hits = [];
+  const niceStep = span => { const raw = span / 8; const p = 10 ** Math.floor(Math.log10(raw)); return [1, 2, 5, 10].map(m => m * p).find(x => x >= raw) || 10 * p; };
+  const draw = () => {
+    canvas.width = canvas.clientWidth * devicePixelRatio; canvas.height = canvas.clientHeight * devicePixelRatio;
+    const W = canvas.width, H = canvas.height, d = devicePixelRatio;
+    const x = t => (t - view[0]) / (view[1] - view[0]) * W;
+    ctx.clearRect(0, 0, W, H);
+    ctx.font = `${11 * d}px system-ui`;
+    const step = niceStep(view[1] - view[0]);
+    ctx.fillStyle = '#8a949e';
+    for (let t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
+      ctx.fillRect(x(t), H - 18 * d, 1, 5 * d);
+      const label = step >= 60 ? `${Math.floor(t / 60)}:${String(Math.round(t % 60)).padStart(2, '0')}` : `${t.toFixed(step < 1 ? 1 : 0)} s`;
+      ctx.fillText(label, x(t) + 3 * d, H - 4 * d);
+    }
+    hits.length = 0;
+    let lastLabelEnd = -Infinity;
+    shots.forEach((sh, i) => {
+      const px = x(t0s[i]);
+      if (px < -5 || px > W + 5) return;
+      ctx.fillStyle = sh.flags.includes('discarded') ? '#ef6461' : sh.flags.includes('kept') ? '#4cc38a' : '#4fb3ff';
+      ctx.fillRect(px - 2 * d, 14 * d, 4 * d, H - 40 * d);
+      hits.push([px, sh]);
+      const label = `#${i + 1}${sh.flags.includes('starred') ? ' ★' : ''}`;
+      const w = ctx.measureText(label).width;
+      if (px + 4 * d > lastLabelEnd) { ctx.fillStyle = '#e6e9ec'; ctx.fillText(label, px + 4 * d, 12 * d); lastLabelEnd = px + 4 * d + w + 6 * d; } // labels never overlap: thinned
+    });
+  };
+  canvas.addEventListener('wheel', e => {
+    e.preventDefault();
+    const r = canvas.getBoundingClientRect(), f = (e.clientX - r.left) / r.width;
+    const at = view[0] + f * (view[1] - view[0]);
+    const k = e.deltaY > 0 ? 1.25 : 0.8;
+    const span = Math.max(0.05, (view[1] - view[0]) * k);
+    view = [at - f * span, at + (1 - f) * span];
+    draw();
+  }, { passive: false });
+  let drag = null, moved = false;
+  canvas.addEventListener('mousedown', e => { drag = [e.clientX, view.slice()]; moved = false; });
+  window.addEventListener('mousemove', e => {
+    if (!drag) return;
+    const r = canvas.getBoundingClientRect(), dx = (e.clientX - drag[0]) / r.width * (drag[1][1] - drag[1][0]);
+    if (Math.abs(e.clientX - drag[0]) > 3) moved = true;
+    view = [drag[1][0] - dx, drag[1][1] - dx]; draw();
+  });
+  window.addEventListener('mouseup', e => {
+    if (drag && !moved) {
+      const r = canvas.getBoundingClientRect(), px = (e.clientX - r.left) * devicePixelRatio;
+      const near = hits.map(([x, sh]) => [Math.abs(x - px), sh]).sort((p, q) => p[0] - q[0])[0];
+      if (near && near[0] < 10 * devicePixelRatio) location.hash = '#/swing/' + encodeURIComponent(near[1].swingId);
+    }
+    drag = null;
+  });
+  draw();
+  main.append(el('h2', {}, 'Shots'), el('table', { id: 'shots' }, el('tr', {}, ['#', 't0 (device clock)', 'Frames', 'Flags', ''].map(h => el('th', {}, h))),
+    shots.map((sh, i) => el('tr', { class: 'link', 'data-swing': sh.swingId, onclick: () => { location.hash = '#/swing/' + encodeURIComponent(sh.swingId); } },
+      el('td', {}, i + 1), el('td', {}, fmtNs(sh.t0DeviceNs)), el('td', {}, sh.frames), el('td', {}, flagText(sh.flags)), el('td', {}, el('a', { href: '#/swing/' + encodeURIComponent(sh.swingId) }, 'open'))))));
+  main.dataset.ready = 'yes';
+}

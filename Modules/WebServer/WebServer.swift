@@ -1,0 +1,237 @@
+import CCivetweb
+import Foundation
+import Synchronization
+
+/// Why the web server could not start or answer.
+public struct WebServerError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
+}
+
+/// An HTTP server with WebSocket over civetweb (Debian's libcivetweb): a thread pool, static files with Range,
+/// ETag/Last-Modified and Cache-Control handled by civetweb itself, WebSocket framing. The only importer of CCivetweb.
+///
+/// Routes are URI prefixes, registered before or after `start`; each handler runs on one of civetweb's worker threads
+/// and returns a `Response`. Bodies are read whole up to `maxBodyBytes` (a larger one is refused with 413).
+public final class WebServer: @unchecked Sendable {
+    // @unchecked: `ctx` is set once in init; routes and sockets are behind their own locks.
+    let ctx: OpaquePointer
+    public let port: Int
+    let routes = Mutex<[Route]>([])
+    public static let maxBodyBytes = 1 << 20
+
+    final class Route: @unchecked Sendable {
+        let prefix: String
+        let handler: @Sendable (Request) -> Response
+        init(prefix: String, handler: @escaping @Sendable (Request) -> Response) {
+            self.prefix = prefix
+            self.handler = handler
+        }
+    }
+
+    public struct Request: Sendable {
+        public var method: String
+        /// The URI's path, percent-decoded and cleaned by civetweb (no `..`).
+        public var path: String
+        public var query: [String: String]
+        public var headers: [String: String]
+        public var body: Data
+        public var remoteAddress: String
+
+        public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: Data = Data(), remoteAddress: String = "") {
+            self.method = method
+            self.path = path
+            self.query = query
+            self.headers = headers
+            self.body = body
+            self.remoteAddress = remoteAddress
+        }
+    }
+
+    public enum Response: Sendable {
+        /// A body with a status and type; `headers` added as given (each "Name: value").
+        case bytes(status: Int, contentType: String, body: Data, headers: [String])
+        /// A file from disk, served by civetweb: Range (206), If-None-Match / If-Modified-Since (304), Cache-Control.
+        case file(path: String, contentType: String, headers: [String])
+
+        public static func json(_ object: Any, status: Int = 200) -> Response {
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
+            return .bytes(status: status, contentType: "application/json; charset=utf-8", body: data, headers: ["Cache-Control: no-store"])
+        }
+
+        /// An error as JSON: `{"error": message}`.
+        public static func error(_ status: Int, _ message: String) -> Response { .json(["error": message], status: status) }
+    }
+
+    /// Starts listening on `listen` ("127.0.0.1:8080"; port 0 picks a free one) with `threads` workers.
+    public init(listen: String, threads: Int = 8) throws(WebServerError) {
+        guard let colon = listen.lastIndex(of: ":"), let p = Int(listen[listen.index(after: colon)...]), (0...65535).contains(p) else {
+            throw WebServerError("--http \(listen): expected ADDRESS:PORT, e.g. 127.0.0.1:8080")
+        }
+        _ = mg_init_library(0)
+        let options = [
+            "listening_ports", "\(listen[..<colon]):\(p)", "num_threads", "\(max(2, threads))",
+            "enable_keep_alive", "yes", "static_file_max_age", "3600", "websocket_timeout_ms", "3600000",
+        ]
+        var cStrings = options.map { strdup($0) } + [nil]
+        defer { for s in cStrings { free(s) } }
+        var callbacks = mg_callbacks()
+        let started = cStrings.withUnsafeMutableBufferPointer { buf in
+            buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) { mg_start(&callbacks, nil, $0) }
+        }
+        guard let started else { throw WebServerError("--http \(listen): cannot listen there (in use, or not an address of this machine)") }
+        ctx = started
+        // Port 0: the kernel's choice, as civetweb bound it.
+        var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
+        let n = mg_get_server_ports(started, 4, &ports)
+        port = n > 0 ? Int(ports[0].port) : p
+    }
+
+    deinit { stop() }
+
+    let stopped = Atomic<Bool>(false)
+
+    /// Stops serving: waits for the workers to finish what they are doing.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        mg_stop(ctx)
+    }
+
+    /// Serves every request whose path starts with `prefix` (longest registered prefix wins, as civetweb matches).
+    public func handle(_ prefix: String, _ handler: @escaping @Sendable (Request) -> Response) {
+        let route = Route(prefix: prefix, handler: handler)
+        routes.withLock { $0.append(route) }
+        mg_set_request_handler(ctx, prefix, { conn, cbdata in
+            guard let conn, let cbdata else { return 0 }
+            let route = Unmanaged<Route>.fromOpaque(cbdata).takeUnretainedValue()
+            return WebServer.serve(conn, route)
+        }, Unmanaged.passUnretained(route).toOpaque())
+    }
+
+    static func serve(_ conn: OpaquePointer, _ route: Route) -> Int32 {
+        guard let info = mg_get_request_info(conn)?.pointee else { return 0 }
+        let method = info.request_method.map { String(cString: $0) } ?? "GET"
+        let path = info.local_uri.map { String(cString: $0) } ?? "/"
+        var query: [String: String] = [:]
+        if let q = info.query_string.map({ String(cString: $0) }) {
+            for item in URLComponents(string: "?" + q)?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        }
+        var headers: [String: String] = [:]
+        withUnsafeBytes(of: info.http_headers) { raw in
+            let all = raw.bindMemory(to: mg_header.self)
+            for h in all.prefix(Int(info.num_headers)) {
+                if let n = h.name, let v = h.value { headers[String(cString: n).lowercased()] = String(cString: v) }
+            }
+        }
+        let remote = withUnsafeBytes(of: info.remote_addr) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        var body = Data()
+        if info.content_length > Int64(maxBodyBytes) {
+            write(conn, .error(413, "request body of \(info.content_length) bytes: at most \(maxBodyBytes)"))
+            return 413
+        }
+        if info.content_length > 0 || method == "POST" || method == "PUT" {
+            var buf = [UInt8](repeating: 0, count: 16_384)
+            while body.count <= maxBodyBytes {
+                let n = buf.withUnsafeMutableBytes { mg_read(conn, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                body.append(contentsOf: buf[0..<Int(n)])
+            }
+        }
+        let response = route.handler(Request(method: method, path: path, query: query, headers: headers, body: body, remoteAddress: remote))
+        return write(conn, response)
+    }
+
+    @discardableResult
+    static func write(_ conn: OpaquePointer, _ response: Response) -> Int32 {
+        switch response {
+        case .bytes(let status, let type, let body, let extra):
+            let reason = String(cString: mg_get_response_code_text(conn, Int32(status)))
+            var head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\nX-Content-Type-Options: nosniff\r\n"
+            for h in extra { head += h + "\r\n" }
+            head += "\r\n"
+            _ = head.utf8CString.withUnsafeBufferPointer { mg_write(conn, $0.baseAddress, $0.count - 1) }
+            _ = body.withUnsafeBytes { mg_write(conn, $0.baseAddress, $0.count) }
+            return Int32(status)
+        case .file(let path, let type, let extra):
+            let headers = extra.isEmpty ? nil : extra.joined(separator: "\r\n")
+            mg_send_mime_file2(conn, path, type, headers)
+            return 200
+        }
+    }
+
+    // MARK: WebSocket
+
+    /// Accepts WebSocket connections at `path`; `greeting` gives the messages a new connection is sent first (the
+    /// state it should start from, so a page needs no poll).
+    public func websocket(_ path: String, greeting: @escaping @Sendable () -> [String] = { [] }) -> WebSocketHub {
+        let hub = WebSocketHub(greeting: greeting)
+        hubs.withLock { $0.append(hub) }
+        mg_set_websocket_handler(
+            ctx, path,
+            { _, _ in 0 },  // accept every connection
+            { conn, cbdata in
+                guard let conn, let cbdata else { return }
+                Unmanaged<WebSocketHub>.fromOpaque(cbdata).takeUnretainedValue().ready(conn)
+            },
+            { _, _, _, _, _ in 1 },  // messages from pages are not read: the page's actions go through the JSON API
+            { conn, cbdata in
+                guard let conn, let cbdata else { return }
+                Unmanaged<WebSocketHub>.fromOpaque(cbdata).takeUnretainedValue().closed(conn)
+            },
+            Unmanaged.passUnretained(hub).toOpaque())
+        return hub
+    }
+
+    let hubs = Mutex<[WebSocketHub]>([])
+}
+
+/// The WebSocket connections at one path: a message broadcast reaches each open one. A connection closing waits for a
+/// broadcast in progress (civetweb frees it after the close handler returns), so nothing is written to a freed one.
+public final class WebSocketHub: @unchecked Sendable {
+    // @unchecked: `connections` is only touched under `lock`.
+    let lock = NSLock()
+    var connections: [OpaquePointer] = []
+    let greeting: @Sendable () -> [String]
+
+    init(greeting: @escaping @Sendable () -> [String]) { self.greeting = greeting }
+
+    /// Open connections now.
+    public var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return connections.count
+    }
+
+    func ready(_ conn: OpaquePointer) {
+        let first = greeting()
+        lock.lock()
+        defer { lock.unlock() }
+        for m in first { _ = Self.send(conn, text: m) }
+        connections.append(conn)
+    }
+
+    func closed(_ conn: OpaquePointer) {
+        lock.lock()
+        connections.removeAll { $0 == conn }
+        lock.unlock()
+    }
+
+    /// Sends a text message (JSON) to every open connection.
+    public func broadcast(text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        for c in connections { _ = Self.send(c, text: text) }
+    }
+
+    /// Sends a binary message to every open connection.
+    public func broadcast(binary: [UInt8]) {
+        lock.lock()
+        defer { lock.unlock() }
+        for c in connections { _ = binary.withUnsafeBytes { mg_websocket_write(c, Int32(MG_WEBSOCKET_OPCODE_BINARY), $0.baseAddress, $0.count) } }
+    }
+
+    static func send(_ conn: OpaquePointer, text: String) -> Int32 {
+        var t = text
+        return t.withUTF8 { mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_TEXT), $0.baseAddress, $0.count) }
+    }
+}

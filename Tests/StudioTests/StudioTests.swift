@@ -1,0 +1,179 @@
+import Catalogue
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import TestSupport
+import Testing
+
+@testable import Studio
+@testable import WebServer
+
+/// The studio's JSON API, pages and media over a library of real clips (made once by ppc-tool run), through HTTP.
+@Suite("Studio: the JSON API, pages and media over HTTP", .serialized)
+struct StudioTests {
+    /// A library made by `ppc-tool run` (file sink, OUT/clips/<clipId>/) and its catalogue; shared by the suite.
+    static let library: (path: String, catalogue: Catalogue, keep: TemporaryDirectory) = {
+        let tmp = TemporaryDirectory("ppc-studio-lib")
+        let r = try? ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.path, "--device-id", "bay-a"])
+        precondition(r?.status == 0, "ppc-tool run failed: \(r?.stderr ?? "")")
+        let catalogue = try! Catalogue(path: tmp.sub("catalogue.sqlite"))
+        return (tmp.path, catalogue, tmp)
+    }()
+
+    /// Records the library's clips the way ppc-host does (meta.json → entry).
+    static func catalogued() throws -> Catalogue {
+        let c = library.catalogue
+        let clips = try FileManager.default.contentsOfDirectory(atPath: library.path + "/clips").sorted()
+        for id in clips {
+            let dir = "\(library.path)/clips/\(id)"
+            let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/meta.json"))
+            let m = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+            let t0 = ((m["t0Ns"] as! [String: Any])["value"] as! NSNumber).int64Value
+            try c.record(
+                CatalogueClip(
+                    clipID: id, device: "bay-a", session: "short", sessionID: m["sessionId"] as! String, t0DeviceNs: t0, t0HostNs: nil,
+                    t0UncertaintyNs: nil, frames: m["frames"] as! Int, captureProfile: "320x180@120 h264", belowPolicy: nil,
+                    receivedAt: "2026-12-01T10:00:0\(clips.firstIndex(of: id)!)Z", path: dir, bytes: 1),
+                files: [])
+        }
+        return c
+    }
+
+    func get(_ studio: Studio, _ path: String, headers: [String: String] = [:]) throws -> (status: Int, headers: [String: String], body: Data) {
+        try request(studio, "GET", path, headers: headers)
+    }
+
+    func request(_ studio: Studio, _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) throws -> (status: Int, headers: [String: String], body: Data) {
+        var req = URLRequest(url: URL(string: "http://127.0.0.1:\(studio.port)\(path)")!)
+        req.httpMethod = method
+        req.httpBody = body
+        for (k, v) in headers { req.setValue(v, forHTTPHeaderField: k) }
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: (Int, [String: String], Data) = (0, [:], Data())
+        URLSession.shared.dataTask(with: req) { data, response, _ in
+            let http = response as? HTTPURLResponse
+            var h: [String: String] = [:]
+            for (k, v) in http?.allHeaderFields ?? [:] { h["\(k)".lowercased()] = "\(v)" }
+            result = (http?.statusCode ?? 0, h, data ?? Data())
+            done.signal()
+        }.resume()
+        done.wait()
+        return result
+    }
+
+    func json(_ d: Data) -> [String: Any] { (try? JSONSerialization.jsonObject(with: d) as? [String: Any]) ?? [:] }
+
+    func studio() throws -> Studio {
+        try Studio(listen: "127.0.0.1:0", library: Self.library.path, catalogue: try Self.catalogued(), live: { [["id": "bay-a", "link": "connected"]] })
+    }
+
+    @Test func swingsListAndDetailPlaceTheImpactInTheVideoAndTheAudio() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let list = json(try get(s, "/api/swings").body)["swings"] as? [[String: Any]] ?? []
+        #expect(list.count == 2)
+        // Newest first; each swing's angles with where the impact is in the video.
+        let newest = try #require(list.first)
+        let id = try #require(newest["id"] as? String)
+        let detail = json(try get(s, "/api/swings/\(id)").body)
+        let angle = try #require((detail["angles"] as? [[String: Any]])?.first)
+        let meta = json(try Data(contentsOf: URL(fileURLWithPath: "\(Self.library.path)/clips/\(id)/meta.json")))
+        let t0 = ((meta["t0Ns"] as? [String: Any])?["value"] as? NSNumber)?.doubleValue ?? 0
+        let zero = ((meta["window"] as? [String: Any])?["clipTimeZeroNs"] as? NSNumber)?.doubleValue ?? 0
+        #expect(abs((angle["impactSeconds"] as? Double ?? -1) - (t0 - zero) / 1e9) < 1e-9)
+        #expect(angle["framesPerSecond"] as? Int == 120)
+        #expect(detail["syncedOn"] as? String == "impact (a device without a clock relation)")
+        // The waveform's impact sample is where the audio is loudest (the synthetic impact).
+        let w = json(try get(s, "/api/clips/\(id)/waveform?buckets=500").body)
+        let maxima = (w["max"] as? [Double] ?? []).map(abs)
+        let loudest = maxima.indices.max { maxima[$0] < maxima[$1] } ?? -1
+        let samples = w["samples"] as? Int ?? 1
+        let impact = w["impactSample"] as? Int ?? -1
+        #expect(maxima.count == 500)
+        #expect(abs(loudest - impact * 500 / samples) <= 1, "loudest bucket \(loudest), impact at bucket \(impact * 500 / samples)")
+        #expect(json(try get(s, "/api/devices").body)["devices"] as? [[String: String]] == [["id": "bay-a", "link": "connected"]])
+    }
+
+    @Test func mediaAreServedByRangeAndOnlyTheBundlesFiles() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let id = try #require(try Self.catalogued().clips().first?.clipID)
+        let part = try get(s, "/media/\(id)/clip.mp4", headers: ["Range": "bytes=100-199"])
+        #expect(part.status == 206 && part.body.count == 100 && part.headers["content-type"] == "video/mp4")
+        #expect(part.headers["content-range"]?.hasPrefix("bytes 100-199/") == true)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: "\(Self.library.path)/clips/\(id)/clip.mp4"))
+        #expect(part.body == whole[100..<200])
+        let index = try get(s, "/media/\(id)/index.bin")
+        #expect(index.status == 404 && String(decoding: index.body, as: UTF8.self).contains("clip.mp4"))
+        #expect(try get(s, "/media/nope/clip.mp4").status == 404)
+        // Pages: cached and revalidated; nothing outside the pages' folder.
+        let page = try get(s, "/app.js")
+        #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/javascript") == true)
+        let etag = try #require(page.headers["etag"])
+        #expect(page.headers["cache-control"]?.contains("max-age") == true)
+        #expect(try get(s, "/app.js", headers: ["If-None-Match": etag]).status == 304)
+        #expect(try get(s, "/%2e%2e/%2e%2e/etc/passwd").status == 404)
+        #expect(try get(s, "/.hidden").status == 404)
+    }
+
+    @Test func annotationsAreValidatedNamedAndPersisted() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let id = try #require(try Self.catalogued().clips().first?.clipID)
+        func post(_ body: String, to path: String = "/api/clips/\(id)/annotate") throws -> (Int, String) {
+            let r = try request(s, "POST", path, body: Data(body.utf8), headers: ["Content-Type": "application/json"])
+            return (r.status, String(decoding: r.body, as: UTF8.self))
+        }
+        #expect(try post("not json").0 == 400)
+        let both = try post(#"{"flags": ["kept", "discarded"]}"#)
+        #expect(both.0 == 400 && both.1.contains("not both"))
+        let unknown = try post(#"{"flags": ["loved"]}"#)
+        #expect(unknown.0 == 400 && unknown.1.contains("'loved'"))
+        #expect(try post(#"{"flags": "kept"}"#).0 == 400)
+        #expect(try post("{}").0 == 400)
+        #expect(try post(#"{"flags": ["kept"]}"#, to: "/api/clips/nope/annotate").0 == 404)
+        let ok = try post(#"{"flags": ["kept", "starred"], "notes": "flush"}"#)
+        #expect(ok.0 == 200 && json(Data(ok.1.utf8))["flags"] as? [String] == ["kept", "starred"])
+        // Persisted in the catalogue file: a new connection reads it.
+        let fresh = try Catalogue(path: Self.library.path + "/catalogue.sqlite")
+        let clip = try #require(try fresh.clips().first { $0.clipID == id })
+        #expect(clip.flags == [.kept, .starred] && clip.notes == "flush")
+        // A swing's annotation reaches every angle (one here).
+        let swing = try post(#"{"flags": ["discarded"]}"#, to: "/api/swings/\(id)/annotate")
+        #expect(swing.0 == 200 && json(Data(swing.1.utf8))["flags"] as? [String] == ["discarded"])
+        #expect(try request(s, "DELETE", "/api/clips/\(id)/annotate").status == 404)
+        let big = try request(s, "POST", "/api/clips/\(id)/annotate", body: Data(count: WebServer.maxBodyBytes + 1))
+        #expect(big.status == 413)
+    }
+
+    @Test func sessionsReportAndShots() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let sessions = json(try get(s, "/api/sessions").body)["sessions"] as? [[String: Any]] ?? []
+        let one = try #require(sessions.first)
+        #expect(one["shots"] as? Int == 2 && one["device"] as? String == "bay-a")
+        let detail = json(try get(s, "/api/sessions/bay-a/\(one["sessionId"] as? String ?? "")").body)
+        #expect((detail["shots"] as? [[String: Any]])?.count == 2)
+        #expect((detail["report"] as? [String: Any])?["shots"] as? Int == 2)
+        #expect(try get(s, "/api/sessions/bay-a/none").status == 404)
+    }
+
+    @Test func aBadWAVIsRefusedNamingTheFile() throws {
+        let tmp = TemporaryDirectory("ppc-studio-wav")
+        for (name, bytes) in [("empty", [UInt8]()), ("text", Array("hello, not audio".utf8)),
+                              ("short", Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8) + [200, 0, 0, 0])] {
+            let path = tmp.sub(name + ".wav")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            #expect { try WAVSamples(path: path) } throws: { "\($0)".contains(path) }
+        }
+        #expect { try WAVSamples(path: tmp.sub("absent.wav")) } throws: { "\($0)".contains("absent.wav") }
+    }
+
+    @Test func aPortInUseOrAMalformedAddressIsNamed() throws {
+        let s = try studio()
+        defer { s.stop() }
+        #expect { try WebServer(listen: "127.0.0.1:\(s.port)") } throws: { "\($0)".contains("127.0.0.1:\(s.port)") }
+        #expect { try WebServer(listen: "localhost") } throws: { "\($0)".contains("ADDRESS:PORT") }
+    }
+}

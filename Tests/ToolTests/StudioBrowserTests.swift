@@ -1,0 +1,39 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// ppc Studio in a real browser: Debian's chromium through chromium-driver and python3-selenium (installed by
+/// scripts/install-deps; nothing is downloaded). The steps and what each asserts are in Tests/Browser/studio_test.py;
+/// its screenshots are kept in .build/studio-screenshots/ for a person to look at.
+@Suite("ppc Studio in a browser: live updates, synchronised angles, frame step, flags across a restart", .serialized)
+struct StudioBrowserTests {
+    static let python = "/usr/bin/python3"
+
+    /// What is missing for a browser test, if anything (install-deps installs all of it).
+    static var missing: [String] {
+        var out: [String] = []
+        if !FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") { out.append("chromium") }
+        if !FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver") { out.append("chromium-driver") }
+        if !FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/selenium") { out.append("python3-selenium") }
+        return out
+    }
+
+    @Test func theStudioInChromium() throws {
+        try #require(Self.missing.isEmpty, "install \(Self.missing.joined(separator: ", ")) (scripts/install-deps does)")
+        let shots = ToolRunner.repoFile(".build/studio-screenshots")
+        let work = TemporaryDirectory("ppc-studio-browser")
+        // The script's children must not hold this process's pipes open: every inherited descriptor above 2 is closed.
+        let closeInherited = "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null; exec \"$@\""
+        let r = try ToolRunner.runProgram("/bin/bash", [
+            "-c", closeInherited, "studio-test", Self.python, ToolRunner.repoFile("Tests/Browser/studio_test.py"),
+            "--host-tool", ToolRunner.executable("ppc-host"), "--tool", ToolRunner.executable("ppc-tool"), "--out", shots, "--work", work.path,
+        ])
+        let out = String(decoding: r.stdout, as: UTF8.self)
+        print(out)
+        #expect(r.status == 0, "\(out)\n\(r.stderr)")
+        #expect(out.contains("PASS"))
+        for page in ["live", "swing", "compare", "sessions", "session"] {
+            #expect(FileManager.default.fileExists(atPath: "\(shots)/studio-\(page).png"), "screenshot of \(page)")
+        }
+    }
+}
