@@ -29,6 +29,19 @@ public struct Candidate: Sendable, Equatable {
         public var decayDb: Double
         /// Energy above 6 kHz over energy above 2 kHz at the peak (0…1).
         public var broadband: Double
+        /// Energy above 4 kHz over energy above 2 kHz at the peak (0…1): broadband content a comb filter (a hard floor
+        /// near the ball) notches less than the 6 kHz share.
+        public var broadband4k: Double = 0
+        /// The trigger block over the mean of the four before it, dB.
+        public var jumpDb: Double = 0
+        /// How far the energy fell from the peak within 3 ms (before a room's early reflections come back), dB.
+        public var earlyDecayDb: Double = 0
+        /// The lowest block within 4 ms after the peak, under the peak, dB.
+        public var dipDb: Double = 0
+        /// Samples from the onset until the 8-sample energy first reaches half its peak (-1: not measured).
+        public var attackSamples: Int = -1
+        /// The loudest block after the rise over the peak, dB (a live room's reflections; a swell).
+        public var laterPeakDb: Double = -99
     }
 }
 
@@ -46,8 +59,15 @@ public final class ImpactDetector {
         public var triggerDb: Double = 10
         /// …and above the loudest of the previous four blocks, dB: an impact jumps; a whoosh, a voice or a fade swells.
         public var jumpDb: Double = 9
-        /// Most blocks from trigger to peak for an impact (sharpness gate).
+        /// Most blocks from trigger to peak for an impact (sharpness gate)…
         public var maxRiseBlocks: Int = 2
+        /// …and no later block louder than that peak by more than this, dB (a live room's early reflections may sum a
+        /// few dB over the direct sound; a swell grows far more). RoomCorpus tuning seeds, 2026-12-01.
+        public var laterPeakToleranceDb: Double = 6
+        /// For this long after an event is rejected, an event no louder than it (within `laterPeakToleranceDb`) is its
+        /// echo from the room's walls and is not weighed (RoomCorpus tuning seeds, 2026-12-01: a rejected direct sound's
+        /// wall reflection 10–18 ms later was being taken for the impact).
+        public var echoSeconds: Double = 0.04
         /// Least fall of energy from the peak within `decaySeconds`, dB (decay gate).
         public var minDecayDb: Double = 15
         public var decaySeconds: Double = 0.010
@@ -65,8 +85,18 @@ public final class ImpactDetector {
         public var rampSearchSamples = 2
         /// The longest rise the ramp model considers, samples.
         public var rampMaxSamples = 32
-        /// Least share of energy above 6 kHz in energy above 2 kHz at the peak (broadband gate).
+        /// Least share of energy above 6 kHz in energy above 2 kHz at the peak (broadband gate)…
         public var minBroadband: Double = 0.2
+        /// …or above 4 kHz (a hard floor near the ball notches the 6 kHz share by comb filtering; measured on
+        /// RoomCorpus tuning seeds, 2026-12-01).
+        public var minBroadband4k: Double = 0.3
+        /// Decayed also when the energy dips this far within 4 ms of the peak: the direct sound fell before a live room's
+        /// early reflections built the level up again (RoomCorpus tuning seeds, 2026-12-01).
+        public var minDipDb: Double = 6
+        /// …or falls this far within `earlyDecaySeconds` while clearly broadband above 4 kHz (≥ 1.5 × `minBroadband4k`).
+        public var minEarlyDecayDb4k: Double = 3
+        /// The slowest attack (onset to half the peak's 8-sample energy) an impact has, in samples at 48 kHz.
+        public var maxAttackSamples48k = 26
         /// No second candidate within this time of one, s.
         public var refractorySeconds: Double = 0.25
         /// Candidates below this score are not reported.
@@ -97,10 +127,12 @@ public final class ImpactDetector {
     // Biquad states (transposed direct form II).
     var hp2: Biquad
     var hp6: Biquad
+    var hp4: Biquad
     // Block accumulation.
     var sample: Int64 = 0
     var blockEnergy: Double = 0
     var blockEnergyHF: Double = 0
+    var blockEnergy4k: Double = 0
     var inBlock = 0
     var floor: Double = 1e-9
     var warmUp: Double = 0
@@ -120,6 +152,13 @@ public final class ImpactDetector {
     var eventBlocks = 0
     var eventPeak: Double = 0
     var eventPeakHF: Double = 0
+    var eventPeak4k: Double = 0
+    var eventJump: Double = 0
+    var eventDip: Double = 0
+    var eventLateMax: Double = 0
+    /// The last rejected event's peak, and until when a quieter event is taken for its echo.
+    var rejectedPeak: Double = 0
+    var rejectedUntil: Int64 = -1
     var eventPeakBlock = 0
     var eventLastEnergy: Double = 0
     var eventEarlyEnergy: Double = 0
@@ -127,9 +166,15 @@ public final class ImpactDetector {
     var refractoryUntil: Int64 = -1
     var nextID: UInt64 = 1
     let decayBlocks: Int
+    /// Blocks after the peak over which the dip is sought (about 4 ms).
+    let dipBlocks: Int
+    /// The slowest attack an impact has, samples (20 at 48 kHz).
+    let maxAttack: Int
     let refractorySamples: Int64
     let triggerRatio: Double
     let jumpRatio: Double
+    let laterPeakRatio: Double
+    let echoSamples: Int64
     /// The previous blocks' energies (most recent last), for the jump test.
     var recent: (Double, Double, Double, Double) = (0, 0, 0, 0)
     /// Called once per decided event with its features and whether (and why not) it was accepted. Not on the per-sample
@@ -151,11 +196,16 @@ public final class ImpactDetector {
         history.initialize(repeating: 0, count: h)
         hp2 = Biquad(highPassAt: min(2000, fs * 0.2), sampleRate: fs)
         hp6 = Biquad(highPassAt: min(6000, fs * 0.4), sampleRate: fs)
+        hp4 = Biquad(highPassAt: min(4000, fs * 0.3), sampleRate: fs)
         decayBlocks = max(2, Int((settings.decaySeconds * fs / Double(blockSize)).rounded()))
         earlyBlocks = max(1, Int((settings.earlyDecaySeconds * fs / Double(blockSize)).rounded()))
+        dipBlocks = max(2, Int((0.004 * fs / Double(blockSize)).rounded()))
+        maxAttack = max(4, Int((Double(settings.maxAttackSamples48k) * fs / 48_000).rounded()))
         refractorySamples = Int64(settings.refractorySeconds * fs)
         triggerRatio = pow(10, settings.triggerDb / 10)
         jumpRatio = pow(10, settings.jumpDb / 10)
+        laterPeakRatio = pow(10, settings.laterPeakToleranceDb / 10)
+        echoSamples = Int64(settings.echoSeconds * fs)
         tofSamples = settings.micToBallMetres.map { $0 / settings.speedOfSoundMps * fs }
     }
 
@@ -181,9 +231,11 @@ public final class ImpactDetector {
         for x in samples {
             let y = hp2.step(x)
             let z = hp6.step(y)
+            let q = hp4.step(y)
             history[Int(sample) & historyMask] = y
             blockEnergy += Double(y * y)
             blockEnergyHF += Double(z * z)
+            blockEnergy4k += Double(q * q)
             sample += 1
             inBlock += 1
             if inBlock == blockSize {
@@ -191,6 +243,7 @@ public final class ImpactDetector {
                 inBlock = 0
                 blockEnergy = 0
                 blockEnergyHF = 0
+                blockEnergy4k = 0
             }
         }
     }
@@ -206,8 +259,10 @@ public final class ImpactDetector {
         inBlock = 0
         blockEnergy = 0
         blockEnergyHF = 0
+        blockEnergy4k = 0
         hp2.z1 = 0; hp2.z2 = 0
         hp6.z1 = 0; hp6.z2 = 0
+        hp4.z1 = 0; hp4.z2 = 0
         history.update(repeating: 0, count: historyMask + 1)
         recent = (floor, floor, floor, floor)
         refractoryUntil = max(refractoryUntil, sample + Int64(blockSize))
@@ -216,6 +271,7 @@ public final class ImpactDetector {
     func endBlock(emit: (Candidate) -> Void) {
         let e = blockEnergy / Double(blockSize)
         let hf = blockEnergyHF / Double(blockSize)
+        let q4 = blockEnergy4k / Double(blockSize)
         blocksSeen += 1
         if eventOpen {
             eventBlocks += 1
@@ -228,15 +284,26 @@ public final class ImpactDetector {
                 eventBlocks = 0
                 eventPeak = e
                 eventPeakHF = hf
+                eventPeak4k = q4
                 eventPeakBlock = 0
                 eventLastEnergy = e
+                eventJump = e / max((recent.0 + recent.1 + recent.2 + e) / 4, 1e-20)
+                eventDip = e
+                eventLateMax = 0
                 return
             }
             if eventBlocks == eventPeakBlock + earlyBlocks { eventEarlyEnergy = e }
-            if e > eventPeak {
+            if e > eventPeak, eventBlocks <= settings.maxRiseBlocks {
                 eventPeak = e
                 eventPeakHF = hf
+                eventPeak4k = q4
                 eventPeakBlock = eventBlocks
+                eventDip = e
+            } else {
+                // After the rise the peak stays: a live room's early reflections may sum louder than the direct sound,
+                // which is still where the impact is; only a much louder later block (a swell) makes it not sharp.
+                if eventBlocks > settings.maxRiseBlocks { eventLateMax = max(eventLateMax, e) }
+                if eventBlocks <= eventPeakBlock + dipBlocks { eventDip = min(eventDip, e) }
             }
             eventLastEnergy = e
             if eventBlocks >= eventPeakBlock + decayBlocks { decide(emit: emit) }
@@ -249,15 +316,22 @@ public final class ImpactDetector {
         // quiet clean impacts were missed for want of this.) The onset search starts four blocks before the trigger,
         // so the previous block is inside it.
         let older = max(recent.0, recent.1, recent.2)
+        let before4 = recent.0 + recent.1 + recent.2 + recent.3
         let jumped = e > before * jumpRatio || (e > older * jumpRatio && recent.3 > older * 2)
         recent = (recent.1, recent.2, recent.3, e)
-        if e > floor * triggerRatio, jumped, blockStart >= refractoryUntil, blocksSeen > Self.warmUpBlocks {
+        // The room's echo of a sound just rejected is that sound again, not a new event, unless it is much louder.
+        let echo = blockStart < rejectedUntil && e <= rejectedPeak * laterPeakRatio
+        if e > floor * triggerRatio, jumped, !echo, blockStart >= refractoryUntil, blocksSeen > Self.warmUpBlocks {
             eventOpen = true
             eventTriggerBlockStart = blockStart
             eventBlocks = 0
             eventPeak = e
             eventPeakHF = hf
+            eventPeak4k = q4
             eventPeakBlock = 0
+            eventJump = e / max((before4 + 1e-30) / 4, 1e-20)
+            eventDip = e
+            eventLateMax = 0
             return
         }
         // The floor: the mean of the first blocks, then following quiet blocks quickly downwards and slowly upwards
@@ -281,21 +355,38 @@ public final class ImpactDetector {
         let snrDb = 10 * log10(eventPeak / floor)
         let decayDb = 10 * log10(eventPeak / max(eventLastEnergy, 1e-20))
         let broadband = eventPeakHF / max(eventPeak, 1e-20)
-        let sharp = eventPeakBlock <= settings.maxRiseBlocks
+        let sharp = eventPeakBlock <= settings.maxRiseBlocks && eventLateMax <= eventPeak * laterPeakRatio
         // Decayed: fell by minDecayDb, or (a quiet impact with less headroom than that) back to within 3 dB of the floor.
         let earlyDecayDb = 10 * log10(eventPeak / max(eventEarlyEnergy, 1e-20))
+        let broadband4k = eventPeak4k / max(eventPeak, 1e-20)
+        let dipDb = 10 * log10(eventPeak / max(eventDip, 1e-20))
         let decays = decayDb >= settings.minDecayDb || eventLastEnergy <= floor * 2
             || (earlyDecayDb >= settings.minEarlyDecayDb && broadband >= 2 * settings.minBroadband)
-        let wide = broadband >= settings.minBroadband
-        // Even a rejected event starts the refractory period: its tail must not retrigger.
+            || (earlyDecayDb >= settings.minEarlyDecayDb4k && broadband4k >= 1.5 * settings.minBroadband4k)
+            || dipDb >= settings.minDipDb
+        let wide = broadband >= settings.minBroadband || broadband4k >= settings.minBroadband4k
+        // Even a rejected event starts the refractory period: its tail must not retrigger; nor may its echoes for a while.
         refractoryUntil = sample
-        let features = Candidate.Features(snrDb: snrDb, riseBlocks: eventPeakBlock, decayDb: decayDb, broadband: broadband)
+        rejectedPeak = eventPeak
+        rejectedUntil = sample + echoSamples
+        var features = Candidate.Features(
+            snrDb: snrDb, riseBlocks: eventPeakBlock, decayDb: decayDb, broadband: broadband,
+            broadband4k: broadband4k, jumpDb: 10 * log10(max(eventJump, 1e-20)), earlyDecayDb: earlyDecayDb, dipDb: dipDb)
+        features.laterPeakDb = 10 * log10(max(eventLateMax, 1e-30) / max(eventPeak, 1e-20))
         guard sharp, decays, wide else {
+            if trace != nil { features.attackSamples = attackSamples(from: refineOnset()) }  // for a person reading the trace
             trace?(eventTriggerBlockStart, features, !sharp ? "slow rise" : !decays ? "slow decay" : "narrowband")
             return
         }
-        trace?(eventTriggerBlockStart, features, nil)
         let onset = refineOnset()
+        // The attack at the sample: samples from the onset until the 8-sample energy first reaches half its peak in the
+        // next 128. A struck ball gets there within a few samples; a bounce on the mat, a tap or a clap ramps up.
+        features.attackSamples = attackSamples(from: onset)
+        guard features.attackSamples <= maxAttack else {
+            trace?(eventTriggerBlockStart, features, "slow attack")
+            return
+        }
+        trace?(eventTriggerBlockStart, features, nil)
         refractoryUntil = onset + refractorySamples
         let score = min(1, max(0, (snrDb - settings.triggerDb) / 30)) * 0.4
             + min(1, (decayDb - settings.minDecayDb) / 20 + 0.5) * 0.2
@@ -311,6 +402,37 @@ public final class ImpactDetector {
                 tofCorrectionSamples: tof, tofProvenance: tof == nil ? "no tof_correction: the session declared no mic-to-ball distance" : settings.distanceProvenance,
                 decidedAtSample: sample))
         nextID += 1
+    }
+
+    /// Samples from `onset` until the 8-sample energy of the high-passed signal first reaches half its largest value
+    /// within the next 128 samples (at 48 kHz; scaled with the rate).
+    func attackSamples(from onset: Int64) -> Int {
+        let span = Int64(maxAttack * 6)
+        let end = min(sample, onset + span)
+        guard end - onset > 8, sample - onset < Int64(historyMask) else { return 0 }
+        @inline(__always) func x2(_ k: Int64) -> Double {
+            let v = Double(history[Int(k) & historyMask])
+            return v * v
+        }
+        var run = 0.0
+        for k in onset..<(onset + 8) { run += x2(k) }
+        var peak = run
+        var k = onset + 8
+        while k < end {
+            run += x2(k) - x2(k - 8)
+            peak = max(peak, run)
+            k += 1
+        }
+        run = 0
+        for k in onset..<(onset + 8) { run += x2(k) }
+        if run >= peak / 2 { return 0 }
+        k = onset + 8
+        while k < end {
+            run += x2(k) - x2(k - 8)
+            if run >= peak / 2 { return Int(k - onset - 7) }
+            k += 1
+        }
+        return Int(end - onset)
     }
 
     /// The onset: the AIC change point of the high-passed signal in [trigger block − 4 blocks, peak block end].

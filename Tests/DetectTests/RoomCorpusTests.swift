@@ -4,8 +4,8 @@ import Testing
 @testable import Synthetic
 
 /// The detector on a generator it was not designed around (`RoomCorpus`: image-source rooms, modal impacts, a
-/// distractor library). Detection does not yet reach the targets there, and on one split the onset's p95 does not
-/// either (issue 17, open): those expectations are recorded as known issues beside the figures printed.
+/// distractor library). The onset's p95 holds there; F (and on one split the median) does not yet reach the targets
+/// (issue 17, open): those expectations are recorded as known issues beside the figures printed.
 @Suite("Detect: the independent generator (RoomCorpus), both splits")
 struct RoomCorpusDetectTests {
     @Test(arguments: RoomCorpus.Kind.allCases, RoomCorpus.Split.allCases)
@@ -19,10 +19,11 @@ struct RoomCorpusDetectTests {
         let e = score.errorStatistics
         print("room \(kind) \(split): P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)")
         #expect(score.truePositives > 0)
-        withKnownIssue("issue 17: ringing drivers, narrowband mishits and live rooms are missed on RoomCorpus") {
+        // Since the echo rule (a rejected sound's wall reflection is not weighed), no detection lands on a reflection.
+        #expect(e.p95Abs <= 4)
+        withKnownIssue("issue 17: narrowband mishits, ringing drivers and quiet impacts in live rooms are still missed on RoomCorpus") {
             #expect(score.f >= (kind == .clean ? 0.99 : 0.90))
             #expect(e.medianAbs <= 1)
-            #expect(e.p95Abs <= 4)
         }
     }
 
