@@ -9,77 +9,43 @@ struct DetectTrace {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_TRACE"] != nil), arguments: ImpactCorpus.Kind.allCases)
     func traceMisses(kind: ImpactCorpus.Kind) {
         let first = UInt64(ProcessInfo.processInfo.environment["PPC_DETECT_SEED"] ?? "1") ?? 1
-        for seed in first..<(first + 20) {
-            let s = ImpactCorpus.session(kind, seed: seed, seconds: 20)
-            let d = ImpactDetector(.init(sampleRate: s.sampleRate))
-            var events: [(Int64, Candidate.Features, String?)] = []
-            d.trace = { events.append(($0, $1, $2)) }
-            var found: [Candidate] = []
-            s.samples.withUnsafeBufferPointer { d.process($0) { found.append($0) } }
-            for t in s.impacts where !found.contains(where: { abs($0.onsetSample - t) < 2400 }) {
-                let near = events.filter { abs($0.0 - t) < 4800 }
-                let level = s.events.first { $0.sample == t }?.levelDbfs ?? 0
-                print("\(s.name) miss at \(t) (\(level) dBFS): \(near.map { "\($0.0 - t): \($0.2 ?? "accepted") snr \(Int($0.1.snrDb)) rise \($0.1.riseBlocks) decay \(Int($0.1.decayDb)) bb \(String(format: "%.2f", $0.1.broadband))" })")
-            }
-            for c in found where !s.impacts.contains(where: { abs(c.onsetSample - $0) < 2400 }) {
-                let what = s.events.min { abs($0.sample - c.onsetSample) < abs($1.sample - c.onsetSample) }
-                print("\(s.name) false at \(c.onsetSample): near \(what?.kind ?? "?") \((what?.sample ?? 0) - c.onsetSample), snr \(Int(c.features.snrDb)) rise \(c.features.riseBlocks) decay \(Int(c.features.decayDb)) bb \(String(format: "%.2f", c.features.broadband))")
-            }
-            for c in found { if let t = s.impacts.first(where: { abs(c.onsetSample - $0) < 2400 }), abs(c.onsetSample - t) > 4 { print("\(s.name) onset off by \(c.onsetSample - t) at \(t)") } }
+        for seed in first..<(first + 20) { Self.printMisses(ImpactCorpus.session(kind, seed: seed, seconds: 20)) }
+    }
+
+    /// The same for RoomCorpus, over tuning seeds only (the held-out split is for figures, never for looking at).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_TRACE"] != nil), arguments: RoomCorpus.Kind.allCases)
+    func traceRoomMisses(kind: RoomCorpus.Kind) {
+        let count = Int(ProcessInfo.processInfo.environment["PPC_DETECT_SESSIONS"] ?? "3") ?? 3
+        for seed in RoomCorpus.Split.tuning.seeds(count) { Self.printMisses(RoomCorpus.session(kind, seed: seed)) }
+    }
+
+    /// Each missed impact with the events weighed near it; each false detection with the latest event before it; each
+    /// onset more than 4 samples off.
+    static func printMisses(_ s: ImpactCorpus.Session) {
+        let d = ImpactDetector(.init(sampleRate: s.sampleRate))
+        var events: [(Int64, Candidate.Features, String?)] = []
+        d.trace = { events.append(($0, $1, $2)) }
+        var found: [Candidate] = []
+        s.samples.withUnsafeBufferPointer { d.process($0) { found.append($0) } }
+        func describe(_ f: Candidate.Features) -> String {
+            "snr \(Int(f.snrDb)) rise \(f.riseBlocks) decay \(Int(f.decayDb)) dip \(Int(f.dipDb)) bb \(String(format: "%.2f/%.2f", f.broadband, f.broadband4k)) attack \(f.attackSamples)"
+        }
+        for t in s.impacts where !found.contains(where: { abs($0.onsetSample - t) < 2400 }) {
+            let e = s.events.first { $0.sample == t }
+            let near = events.filter { abs($0.0 - t) < 4800 }.map { "\($0.0 - t): \($0.2 ?? "accepted") \(describe($0.1))" }
+            print("\(s.name) miss at \(t) \(e?.kind ?? "") (\(Int(e?.levelDbfs ?? 0)) dBFS): \(near)")
+        }
+        for c in found where !s.impacts.contains(where: { abs(c.onsetSample - $0) < 2400 }) {
+            let what = s.events.filter { $0.sample <= c.onsetSample + 2400 }.max { $0.sample < $1.sample }
+            print("\(s.name) false at \(c.onsetSample): after \(what?.kind ?? "?") by \(c.onsetSample - (what?.sample ?? 0)), \(describe(c.features))")
+        }
+        for c in found {
+            if let t = s.impacts.first(where: { abs(c.onsetSample - $0) < 2400 }), abs(c.onsetSample - t) > 4 { print("\(s.name) onset off by \(c.onsetSample - t) at \(t)") }
         }
     }
 }
 
 import Foundation
-
-extension DetectTrace {
-    /// The same for RoomCorpus, over tuning seeds only (the held-out split is for figures, never for looking at).
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_TRACE"] != nil), arguments: RoomCorpus.Kind.allCases)
-    func traceRoomMisses(kind: RoomCorpus.Kind) {
-        let count = Int(ProcessInfo.processInfo.environment["PPC_DETECT_SESSIONS"] ?? "3") ?? 3
-        for seed in RoomCorpus.Split.tuning.seeds(count) {
-            let s = RoomCorpus.session(kind, seed: seed)
-            let d = ImpactDetector(.init(sampleRate: s.sampleRate))
-            var events: [(Int64, Candidate.Features, String?)] = []
-            d.trace = { events.append(($0, $1, $2)) }
-            var found: [Candidate] = []
-            s.samples.withUnsafeBufferPointer { d.process($0) { found.append($0) } }
-            for t in s.impacts where !found.contains(where: { abs($0.onsetSample - t) < 2400 }) {
-                let near = events.filter { abs($0.0 - t) < 4800 }
-                let e = s.events.first { $0.sample == t }
-                print("\(s.name) miss at \(t) \(e?.kind ?? "") (\(Int(e?.levelDbfs ?? 0)) dBFS): \(near.map { "\($0.0 - t): \($0.2 ?? "accepted") snr \(Int($0.1.snrDb)) rise \($0.1.riseBlocks) decay \(Int($0.1.decayDb)) bb \(String(format: "%.2f", $0.1.broadband))" })")
-            }
-            for c in found where !s.impacts.contains(where: { abs(c.onsetSample - $0) < 2400 }) {
-                let what = s.events.filter { $0.sample <= c.onsetSample + 2400 }.max { $0.sample < $1.sample }
-                print("\(s.name) false at \(c.onsetSample): after \(what?.kind ?? "?") (\(Int(what?.levelDbfs ?? 0)) dBFS) by \(c.onsetSample - (what?.sample ?? 0)), snr \(Int(c.features.snrDb)) rise \(c.features.riseBlocks) decay \(Int(c.features.decayDb)) bb \(String(format: "%.2f", c.features.broadband))")
-            }
-        }
-    }
-}
-
-extension DetectTrace {
-    /// Every event the detector weighed on RoomCorpus tuning seeds, labelled, as CSV (PPC_DETECT_CSV) for a person to study.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_CSV"] != nil))
-    func dumpRoomEvents() throws {
-        var lines = ["session,trigger,label,level,snr,rise,decay,broadband,rejected"]
-        let count = Int(ProcessInfo.processInfo.environment["PPC_DETECT_SESSIONS"] ?? "6") ?? 6
-        for kind in RoomCorpus.Kind.allCases {
-            for seed in RoomCorpus.Split.tuning.seeds(count) {
-                let s = RoomCorpus.session(kind, seed: seed)
-                let d = ImpactDetector(.init(sampleRate: s.sampleRate))
-                d.trace = { t, f, r in
-                    let truth = s.impacts.first { t - $0 < 96 && $0 - t < 200 }
-                    let e = truth.map { tr in s.events.first { $0.sample == tr }! } ?? s.events.filter { $0.sample <= t + 200 }.max { $0.sample < $1.sample }
-                    let label = truth != nil ? (e?.kind ?? "impact") : "after " + (e?.kind ?? "nothing")
-                    lines.append("\(s.name),\(t),\(label),\(Int(e?.levelDbfs ?? 0)),\(f.snrDb),\(f.riseBlocks),\(f.decayDb),\(f.broadband),\(r ?? "")")
-                }
-                s.samples.withUnsafeBufferPointer { d.process($0) { _ in } }
-                for t in s.impacts { lines.append("\(s.name),\(t),truth,\(Int(s.events.first { $0.sample == t }!.levelDbfs)),,,,,") }
-            }
-        }
-        try lines.joined(separator: "\n").write(toFile: ProcessInfo.processInfo.environment["PPC_DETECT_CSV"]!, atomically: true, encoding: .utf8)
-    }
-}
 
 extension DetectTrace {
     /// Every event the detector decided, on the tuning seeds of both generators, with all its features and whether a

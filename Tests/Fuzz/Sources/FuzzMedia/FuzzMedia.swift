@@ -2,9 +2,11 @@ import FuzzDriver
 import Foundation
 import Glibc
 import Media
+@testable import Studio
 
 /// A media file as a user may hand one in (WAV for `detect`, MP4/TS for the `file` source), any bytes at all. libav
-/// parses the container; this fuzzes ppc's front door around it. Properties held for every input:
+/// parses the container; this fuzzes ppc's front door around it, and the studio's own WAV reader. Properties held for
+/// every input:
 /// - `MediaReader` opens it or refuses it with a ``MediaError`` naming the file; it never traps;
 /// - reading audio and (small) video to the end never traps, never reports more samples than its buffer holds, and
 ///   sample positions never go backwards.
@@ -19,6 +21,11 @@ func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let path = NSTemporaryDirectory() + "ppc-fuzz-media-\(getpid()).\(ext)"
     FileManager.default.createFile(atPath: path, contents: Data(bytes.dropFirst()))
     defer { unlink(path) }
+    // The studio's own WAV reader (a clip's audio.wav, for its waveform): refuses or reads; what it reads is finite.
+    if ext == "wav", let w = try? WAVSamples(path: path) {
+        precondition(w.sampleRate > 0, "a WAV read with sample rate \(w.sampleRate)")
+        precondition(w.samples.allSatisfy(\.isFinite), "a WAV read with a non-finite sample")
+    }
     guard let reader = try? MediaReader(path, timeoutSeconds: 1) else { return 0 }
     if reader.audioSampleRate != nil {
         var block = [Float](repeating: 0, count: 4096)
