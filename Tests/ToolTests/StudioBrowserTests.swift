@@ -36,4 +36,12 @@ struct StudioBrowserTests {
             #expect(FileManager.default.fileExists(atPath: "\(shots)/studio-\(page).png"), "screenshot of \(page)")
         }
     }
+
+    @Test func aStudioOffLoopbackMustBeAskedForAndABadAddressIsNamed() throws {
+        let tmp = TemporaryDirectory("ppc-studio-lan")
+        let lan = try ToolRunner.run(["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "0.0.0.0:0"], tool: "ppc-host")
+        #expect(lan.status == 64 && lan.stderr.contains("--studio-on-network"), "\(lan.stderr)")
+        let bad = try ToolRunner.run(["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "127.0.0.1"], tool: "ppc-host")
+        #expect(bad.status == 64 && bad.stderr.contains("ADDRESS:PORT"), "\(bad.stderr)")
+    }
 }

@@ -191,6 +191,7 @@ let root = Command(
         .flag("insecure-loopback-only", help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
         .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
         .value("http", "host:port", help: "Serve ppc Studio (the web pages and JSON API, docs/studio.md) there, e.g. 127.0.0.1:8080; port 0 picks one."),
+        .flag("studio-on-network", help: "Let --http take an address other than loopback. The studio has no login: anyone who reaches it sees every clip and can flag them."),
     ],
     subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, HostCatalogue.command, HostCatalogue.clips],
     run: { inv in
@@ -248,6 +249,11 @@ let root = Command(
             Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
         }
         if let http = inv.value("http") {
+            let address = String(http.split(separator: ":").first ?? "")
+            if !DeviceLinkSecurity.isLoopback(address), !inv.flag("studio-on-network") {
+                throw CommandFailure.usage(
+                    "--http \(http): not a loopback address, and the studio has no login (anyone who reaches it sees every clip and can flag them); add --studio-on-network to serve it there anyway")
+            }
             // Clips stored before this start (or by `make run`'s file sink in this folder) are catalogued first.
             var added = 0
             let known = Set(((try? catalogue.clips()) ?? []).map(\.path))
