@@ -33,13 +33,15 @@ public struct Candidate: Sendable, Equatable {
         /// near the ball) notches less than the 6 kHz share.
         public var broadband4k: Double = 0
         /// The trigger block over the mean of the four before it, dB.
-        public var jumpDb: Double = 0
+        public var jumpDb: Double = 9
         /// How far the energy fell from the peak within 3 ms (before a room's early reflections come back), dB.
         public var earlyDecayDb: Double = 0
         /// The lowest block within 4 ms after the peak, under the peak, dB.
         public var dipDb: Double = 0
         /// Samples from the onset until the 8-sample energy first reaches half its peak (-1: not measured).
         public var attackSamples: Int = -1
+        /// How periodic the tail is (see `ImpactDetector.modality()`; -1: not measured, the event was judged without it).
+        public var modality: Double = -1
         /// The loudest block after the rise over the peak, dB (a live room's reflections; a swell).
         public var laterPeakDb: Double = -99
     }
@@ -97,6 +99,17 @@ public final class ImpactDetector {
         public var minEarlyDecayDb4k: Double = 3
         /// The slowest attack (onset to half the peak's 8-sample energy) an impact has, in samples at 48 kHz.
         public var maxAttackSamples48k = 26
+        /// A broadband event that does not decay is still an impact when its tail rings this periodically…
+        public var minModalityRinging = 0.55
+        /// …and a narrowband one that decays, when its tail rings this periodically, it has this much above 4 kHz and its
+        /// attack is at most `maxNarrowAttackSamples48k`.
+        public var minModalityNarrow = 0.5
+        public var minBroadband4kModal = 0.18
+        public var maxNarrowAttackSamples48k = 18
+        /// An event broad only above 4 kHz (under `minBroadband` above 6) attacks within this many samples at 48 kHz…
+        public var max4kAttackSamples48k = 10
+        /// …or rings at least this periodically.
+        public var minModality4k = 0.45
         /// No second candidate within this time of one, s.
         public var refractorySeconds: Double = 0.25
         /// Candidates below this score are not reported.
@@ -168,8 +181,10 @@ public final class ImpactDetector {
     let decayBlocks: Int
     /// Blocks after the peak over which the dip is sought (about 4 ms).
     let dipBlocks: Int
-    /// The slowest attack an impact has, samples (20 at 48 kHz).
+    /// The slowest attack an impact has, samples (26 at 48 kHz), and a narrowband one (18).
     let maxAttack: Int
+    let maxNarrowAttack: Int
+    let max4kAttack: Int
     let refractorySamples: Int64
     let triggerRatio: Double
     let jumpRatio: Double
@@ -201,6 +216,8 @@ public final class ImpactDetector {
         earlyBlocks = max(1, Int((settings.earlyDecaySeconds * fs / Double(blockSize)).rounded()))
         dipBlocks = max(2, Int((0.004 * fs / Double(blockSize)).rounded()))
         maxAttack = max(4, Int((Double(settings.maxAttackSamples48k) * fs / 48_000).rounded()))
+        maxNarrowAttack = max(3, Int((Double(settings.maxNarrowAttackSamples48k) * fs / 48_000).rounded()))
+        max4kAttack = max(2, Int((Double(settings.max4kAttackSamples48k) * fs / 48_000).rounded()))
         refractorySamples = Int64(settings.refractorySeconds * fs)
         triggerRatio = pow(10, settings.triggerDb / 10)
         jumpRatio = pow(10, settings.jumpDb / 10)
@@ -373,18 +390,46 @@ public final class ImpactDetector {
             snrDb: snrDb, riseBlocks: eventPeakBlock, decayDb: decayDb, broadband: broadband,
             broadband4k: broadband4k, jumpDb: 10 * log10(max(eventJump, 1e-20)), earlyDecayDb: earlyDecayDb, dipDb: dipDb)
         features.laterPeakDb = 10 * log10(max(eventLateMax, 1e-30) / max(eventPeak, 1e-20))
-        guard sharp, decays, wide else {
+        guard sharp else {
             if trace != nil { features.attackSamples = attackSamples(from: refineOnset()) }  // for a person reading the trace
-            trace?(eventTriggerBlockStart, features, !sharp ? "slow rise" : !decays ? "slow decay" : "narrowband")
+            trace?(eventTriggerBlockStart, features, "slow rise")
             return
         }
         let onset = refineOnset()
         // The attack at the sample: samples from the onset until the 8-sample energy first reaches half its peak in the
         // next 128. A struck ball gets there within a few samples; a bounce on the mat, a tap or a clap ramps up.
         features.attackSamples = attackSamples(from: onset)
-        guard features.attackSamples <= maxAttack else {
-            trace?(eventTriggerBlockStart, features, "slow attack")
-            return
+        if trace != nil { features.modality = modality() }  // for a person reading the trace
+        if !(decays && wide) {
+            // A club head rings: its modes make the tail periodic, where a clap, a bounce, a tap or a hiss is noise. A
+            // ringing tail stands for the decay a long-ringing driver does not show in 10 ms, and — with a fast attack and
+            // some energy above 4 kHz — for the breadth a mishit's low modes lack (RoomCorpus tuning seeds, 2026-12-01).
+            if features.modality < 0 { features.modality = modality() }
+            let ringing = wide && features.modality >= settings.minModalityRinging
+            let narrowModal = decays && broadband4k >= settings.minBroadband4kModal && features.attackSamples <= maxNarrowAttack
+                && features.modality >= settings.minModalityNarrow
+            guard ringing || narrowModal else {
+                trace?(eventTriggerBlockStart, features, !decays ? "slow decay" : "narrowband")
+                return
+            }
+        }
+        if features.attackSamples > maxAttack {
+            // A slow attack is forgiven a tail that rings with some breadth: the onset was placed early (something just
+            // before), not a sound that ramps up (RoomCorpus tuning seeds, 2026-12-01).
+            if features.modality < 0 { features.modality = modality() }
+            guard features.modality >= settings.minModalityRinging, broadband4k >= settings.minBroadband4k else {
+                trace?(eventTriggerBlockStart, features, "slow attack")
+                return
+            }
+        }
+        if broadband < settings.minBroadband {
+            // Broad only above 4 kHz: a bounce on the mat or a club tap can be that too; an impact then either attacks
+            // within a few samples or rings (RoomCorpus tuning seeds, 2026-12-01).
+            if features.modality < 0 { features.modality = modality() }
+            guard features.attackSamples <= max4kAttack || features.modality >= settings.minModality4k else {
+                trace?(eventTriggerBlockStart, features, "slow attack for its breadth")
+                return
+            }
         }
         trace?(eventTriggerBlockStart, features, nil)
         refractoryUntil = onset + refractorySamples
@@ -433,6 +478,32 @@ public final class ImpactDetector {
             k += 1
         }
         return Int(end - onset)
+    }
+
+    /// How periodic the high-passed tail is: the largest normalised autocorrelation at lags of 4…48 samples (12 kHz down
+    /// to 1 kHz at 48 kHz; scaled with the rate) over 2–10 ms after the trigger. A head's modes ring (0.55–0.8); noise
+    /// does not (under 0.45).
+    func modality() -> Double {
+        let scale = Double(settings.sampleRate) / 48_000
+        let from = eventTriggerBlockStart + Int64(96 * scale)
+        let to = min(sample, eventTriggerBlockStart + Int64(480 * scale))
+        let n = Int(to - from)
+        let minLag = max(2, Int(4 * scale)), maxLag = max(minLag + 1, Int(48 * scale))
+        guard n > maxLag * 2, sample - from < Int64(historyMask) else { return 0 }
+        @inline(__always) func x(_ k: Int) -> Double { Double(history[Int(from + Int64(k)) & historyMask]) }
+        var mean = 0.0
+        for k in 0..<n { mean += x(k) }
+        mean /= Double(n)
+        var energy = 0.0
+        for k in 0..<n { energy += (x(k) - mean) * (x(k) - mean) }
+        guard energy > 0 else { return 0 }
+        var best = -1.0
+        for lag in minLag...maxLag {
+            var c = 0.0
+            for k in 0..<(n - lag) { c += (x(k) - mean) * (x(k + lag) - mean) }
+            best = max(best, c / energy)
+        }
+        return best
     }
 
     /// The onset: the AIC change point of the high-passed signal in [trigger block − 4 blocks, peak block end].
