@@ -77,6 +77,8 @@ public protocol CatalogueStore: AnyObject, Sendable {
     func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError)
     /// Every clip, oldest first by host-clock t0 (device-clock t0 where no relation is known).
     func clips() throws(CatalogueError) -> [CatalogueClip]
+    /// One clip by its id (nil when it is not catalogued): a keyed lookup, for a server answering per request.
+    func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip?
     /// Sets a clip's flags and notes (nil: leave as they are); throws naming the clip when it is not catalogued.
     func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError)
 }
@@ -184,12 +186,27 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
 
     /// Every clip, oldest first by host-clock t0 (device-clock t0 where no relation is known).
     public func clips() throws(CatalogueError) -> [CatalogueClip] {
+        try select("ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id", [])
+    }
+
+    public func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip? {
+        try select("WHERE clip_id = ?", [.text(clipID)]).first
+    }
+
+    /// The clips table's columns as every store reads them, in order.
+    public static let columns = "clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes"
+
+    func select(_ tail: String, _ values: [Value]) throws(CatalogueError) -> [CatalogueClip] {
         lock.lock()
         defer { lock.unlock() }
         var stmt: OpaquePointer?
-        let sql = "SELECT clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes FROM clips ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id"
-        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+        guard sqlite3_prepare_v2(db, "SELECT \(Self.columns) FROM clips \(tail)", -1, &stmt, nil) == SQLITE_OK else {
+            throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))")
+        }
         defer { sqlite3_finalize(stmt) }
+        for (i, v) in values.enumerated() {
+            if case .text(let t) = v { sqlite3_bind_text(stmt, Int32(i + 1), t, -1, ppc_sqlite_transient()) }
+        }
         func text(_ i: Int32) -> String { sqlite3_column_text(stmt, i).map { String(cString: $0) } ?? "" }
         func optionalInt(_ i: Int32) -> Int64? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : sqlite3_column_int64(stmt, i) }
         var out: [CatalogueClip] = []

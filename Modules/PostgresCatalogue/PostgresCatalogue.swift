@@ -98,10 +98,17 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
     }
 
     public func clips() throws(CatalogueError) -> [CatalogueClip] {
+        try select("ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id", [])
+    }
+
+    public func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip? {
+        try select("WHERE clip_id = $1", [clipID]).first
+    }
+
+    func select(_ tail: String, _ params: [String?]) throws(CatalogueError) -> [CatalogueClip] {
         lock.lock()
         defer { lock.unlock() }
-        let rows = try query(
-            "SELECT clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes FROM clips ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id")
+        let rows = try query("SELECT \(Catalogue.columns) FROM clips \(tail)", params)
         return rows.map { r in
             CatalogueClip(
                 clipID: r[0] ?? "", device: r[1] ?? "", session: r[2] ?? "", sessionID: r[3] ?? "", t0DeviceNs: Int64(r[4] ?? "0") ?? 0,

@@ -105,7 +105,7 @@ public final class Studio: @unchecked Sendable {
         guard parts.count == 3, let type = Self.mediaFiles[parts[2]] else {
             return .error(404, "\(r.path): media are /media/<clipId>/<file>, file one of \(Self.mediaFiles.keys.sorted().joined(separator: ", "))")
         }
-        guard let clip = (try? catalogue.clips())?.first(where: { $0.clipID == parts[1] }) else { return .error(404, "\(parts[1]): no such clip in the catalogue") }
+        guard let clip = try? catalogue.clip(parts[1]) else { return .error(404, "\(parts[1]): no such clip in the catalogue") }
         let file = clip.path + "/" + parts[2]
         guard FileManager.default.fileExists(atPath: file) else { return .error(404, "\(parts[1]) has no \(parts[2])") }
         return .file(path: file, contentType: type, headers: [])
@@ -223,7 +223,7 @@ public final class Studio: @unchecked Sendable {
 
     /// The audio's envelope, decimated to `buckets` (min and max per bucket), with the impact's sample.
     func waveform(_ clipID: String, buckets: Int) throws -> WebServer.Response {
-        guard let c = try catalogue.clips().first(where: { $0.clipID == clipID }) else { throw StudioError(404, "\(clipID): no such clip") }
+        guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
         let wav: WAVSamples
         do { wav = try WAVSamples(path: c.path + "/audio.wav") } catch { throw StudioError(422, "\(error)") }
         let n = max(1, min(buckets, 20_000))
@@ -279,7 +279,7 @@ public final class Studio: @unchecked Sendable {
     func annotate(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, clipID)
         do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch { throw StudioError(404, "\(error)") }
-        guard let c = try catalogue.clips().first(where: { $0.clipID == clipID }) else { throw StudioError(404, "\(clipID): no such clip") }
+        guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
         return .json(clipJSON(c))
     }
 

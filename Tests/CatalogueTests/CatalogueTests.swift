@@ -45,6 +45,8 @@ import Testing
         try again.annotate(clipID: "a-1", flags: [.discarded], notes: nil)
         #expect(try again.clips().first?.flags == [.discarded] && (try again.clips().first?.notes) == "good strike")
         #expect(ClipFlag.parse("kept,unknown-from-a-newer-host") == [.kept])
+        #expect(try again.clip("a-1")?.notes == "good strike")
+        #expect(try again.clip("nope") == nil)
     }
 
     @Test func aCatalogueFromANewerPpcHostIsRefusedNotDowngraded() throws {

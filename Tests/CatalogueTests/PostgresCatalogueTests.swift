@@ -73,6 +73,8 @@ struct PostgresCatalogueTests {
         try other.record(CatalogueTests.clip("b-1", "bay-b", t0: 10_004_000_000), files: [])
         let b = try PostgresCatalogue(url: cluster.url).clips().first { $0.clipID == "b-1" }
         #expect(b?.flags == [.kept, .starred] && b?.notes == "from the side")
+        #expect(try other.clip("b-1")?.notes == "from the side")
+        #expect(try other.clip("nope") == nil)
         // A URL that reaches nothing is an error naming it.
         #expect { try PostgresCatalogue(url: "postgresql://ppc@/postgres?host=/nonexistent-dir") } throws: { "\($0)".contains("/nonexistent-dir") }
     }
