@@ -106,6 +106,9 @@ public final class ImpactDetector {
         public var minModalityNarrow = 0.5
         public var minBroadband4kModal = 0.18
         public var maxNarrowAttackSamples48k = 18
+        /// …or, ringing at least this strongly, with this much above 4 kHz and an attack of at most 22 samples at 48 kHz.
+        public var minModalityStrongRing = 0.65
+        public var minBroadband4kStrongRing = 0.12
         /// An event broad only above 4 kHz (under `minBroadband` above 6) attacks within this many samples at 48 kHz…
         public var max4kAttackSamples48k = 10
         /// …or rings at least this periodically.
@@ -406,8 +409,12 @@ public final class ImpactDetector {
             // some energy above 4 kHz — for the breadth a mishit's low modes lack (RoomCorpus tuning seeds, 2026-12-01).
             if features.modality < 0 { features.modality = modality() }
             let ringing = wide && features.modality >= settings.minModalityRinging
-            let narrowModal = decays && broadband4k >= settings.minBroadband4kModal && features.attackSamples <= maxNarrowAttack
-                && features.modality >= settings.minModalityNarrow
+            // Less breadth asks for a stronger ring (a second tier, measured the same way).
+            let narrowModal = decays
+                && ((broadband4k >= settings.minBroadband4kModal && features.attackSamples <= maxNarrowAttack
+                    && features.modality >= settings.minModalityNarrow)
+                    || (broadband4k >= settings.minBroadband4kStrongRing && features.attackSamples <= maxAttack - 4
+                        && features.modality >= settings.minModalityStrongRing))
             guard ringing || narrowModal else {
                 trace?(eventTriggerBlockStart, features, !decays ? "slow decay" : "narrowband")
                 return
