@@ -106,6 +106,8 @@ public final class HostServer: @unchecked Sendable {
         /// The last shot: its t0 on the device clock, and on the host clock through the relation (nil without one).
         public var lastShotDeviceNs: Int64?
         public var lastShotHostNs: Int64?
+        /// Host monotonic ns when the last shot was heard of.
+        public var lastShotAtNs: Int64?
         /// Host monotonic ns of the last message from it.
         public var lastSeenNs: Int64
     }
@@ -129,7 +131,8 @@ public final class HostServer: @unchecked Sendable {
                 let shotHost = d.lastShotDeviceNs.flatMap { t in d.relation.map { t + $0.offsetNs } }
                 return LiveDevice(
                     id: id, link: d.controlChannels > 0 ? "connected" : "disconnected", captureProfile: d.profile, relation: d.relation,
-                    status: d.status, lastShotDeviceNs: d.lastShotDeviceNs, lastShotHostNs: shotHost, lastSeenNs: d.lastSeenNs)
+                    status: d.status, lastShotDeviceNs: d.lastShotDeviceNs, lastShotHostNs: shotHost, lastShotAtNs: d.lastShotAtNs,
+                    lastSeenNs: d.lastSeenNs)
             }.sorted { $0.id < $1.id }
         }
     }

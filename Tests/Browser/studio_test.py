@@ -172,7 +172,7 @@ try:
     b = dev(side, 'bay-side')
     wait(lambda: js(f"return {card('bay-side')}?.dataset.link === 'connected'"), 60, 'bay-side shown connected')
     wait(lambda: js(f"return Number({card('bay-face')}?.dataset.shots || 0) >= 1"), 60, 'a shot flashed on the live page')
-    wait(lambda: js(f"return {card('bay-face')}.querySelector('[data-field=\"Last shot\"]').textContent.startsWith('t0')"), 20, 'last shot shown')
+    wait(lambda: js(f"return {card('bay-face')}.querySelector('[data-field=\"Last shot\"]').textContent.includes('t0 ')"), 20, 'last shot shown')
     wait(lambda: js(f"return /fps/.test({card('bay-face')}.querySelector('[data-field=\"Frame rate\"]').textContent)"), 20, 'frame rate shown')
     wait(lambda: js(f"return {card('bay-face')}.querySelector('canvas.preview').width === 160"), 30, 'preview drawn')
     step('live page: shot, device state and preview arrived')

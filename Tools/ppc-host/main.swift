@@ -297,6 +297,7 @@ enum StudioLive {
             "id": d.id, "link": d.link, "captureProfile": d.captureProfile,
             "lastShotDeviceNs": d.lastShotDeviceNs as Any? ?? NSNull(), "lastShotHostNs": d.lastShotHostNs as Any? ?? NSNull(),
             "lastSeenAgoNs": monotonicNowNs() - d.lastSeenNs,
+            "lastShotAgoNs": d.lastShotAtNs.map { monotonicNowNs() - $0 } as Any? ?? NSNull(),
         ]
         o["relation"] = d.relation.map { ["offsetNs": $0.offsetNs, "skewPpm": $0.skewPpm, "uncertaintyNs": $0.uncertaintyNs, "samples": $0.samples] as [String: Any] } ?? NSNull()
         o["status"] = d.status.map {

@@ -85,6 +85,9 @@ window.addEventListener('DOMContentLoaded', () => { connectSocket(); route(); })
 
 // ---------------------------------------------------------------- Live
 
+// How long ago the host heard of the device's last shot, as of the message that brought it.
+const ago = d => d.lastShotAgoNs != null ? `${(d.lastShotAgoNs / 1e9).toFixed(1)} s ago · ` : '';
+
 function pageLive(main) {
   main.append(el('h1', {}, 'Live'));
   const latest = el('div', { class: 'latest', id: 'latest', hidden: '' });
@@ -115,7 +118,7 @@ function pageLive(main) {
         ['Thermal', s ? `${s.thermal}${s.thermalCelsius != null ? ` (${s.thermalCelsius.toFixed(0)} °C)` : ''}` : '—'],
         ['Storage free', s ? fmtBytes(s.storageFreeBytes) : '—'],
         ['Profile', d.captureProfile || '—'],
-        ['Last shot', d.lastShotHostNs != null ? `t0 ${fmtNs(d.lastShotHostNs)} (host clock)` : d.lastShotDeviceNs != null ? `t0 ${fmtNs(d.lastShotDeviceNs)} (device clock)` : 'none yet'],
+        ['Last shot', d.lastShotHostNs != null ? `${ago(d)}t0 ${fmtNs(d.lastShotHostNs)} on the host clock` : d.lastShotDeviceNs != null ? `${ago(d)}t0 ${fmtNs(d.lastShotDeviceNs)} on the device clock` : 'none yet'],
       ];
       const dl = card.querySelector('dl');
       dl.replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-field': k }, v)]));
@@ -356,11 +359,13 @@ async function pageSession(main, [device, sid]) {
   for (const [k, v] of [['Session id', s.sessionId], ['Capture', s.captureProfile], ['Shots', r.shots], ['Span', fmtNs(r.spanNs)], ['Frames', r.frames],
     ['Size', fmtBytes(r.bytes)], ['Kept / starred / discarded', `${r.kept} / ${r.starred} / ${r.discarded}`], ['Below policy', r.belowPolicy.length ? r.belowPolicy.join('; ') : 'none']]) dl.append(el('dt', {}, k), el('dd', {}, v));
   main.append(el('p', { class: 'muted' }, r.note));
-  main.append(el('h2', {}, 'Timeline — scroll to zoom, drag to pan, click a shot to open its swing'));
+  main.append(el('h2', {}, 'Timeline from the first shot — scroll to zoom, drag to pan, click a shot to open its swing'));
   const canvas = el('canvas', { class: 'timeline', id: 'timeline' });
   main.append(canvas);
   const shots = s.shots;
-  const t0s = shots.map(x => x.t0DeviceNs / 1e9);
+  // Times from the session's first shot (the device clock's own zero means nothing to a coach).
+  const base = Math.min(...shots.map(x => x.t0DeviceNs));
+  const t0s = shots.map(x => (x.t0DeviceNs - base) / 1e9);
   const lo = Math.min(...t0s), hi = Math.max(...t0s);
   const pad = Math.max(1, (hi - lo) * 0.05);
   let view = [lo - pad, hi + pad];
@@ -419,8 +424,9 @@ async function pageSession(main, [device, sid]) {
     drag = null;
   });
   draw();
-  main.append(el('h2', {}, 'Shots'), el('table', { id: 'shots' }, el('tr', {}, ['#', 't0 (device clock)', 'Frames', 'Flags', ''].map(h => el('th', {}, h))),
+  main.append(el('h2', {}, 'Shots'), el('table', { id: 'shots' }, el('tr', {}, ['#', 'After the first shot', 'Received', 'Frames', 'Flags', ''].map(h => el('th', {}, h))),
     shots.map((sh, i) => el('tr', { class: 'link', 'data-swing': sh.swingId, onclick: () => { location.hash = '#/swing/' + encodeURIComponent(sh.swingId); } },
-      el('td', {}, i + 1), el('td', {}, fmtNs(sh.t0DeviceNs)), el('td', {}, sh.frames), el('td', {}, flagText(sh.flags)), el('td', {}, el('a', { href: '#/swing/' + encodeURIComponent(sh.swingId) }, 'open'))))));
+      el('td', {}, i + 1), el('td', {}, `+${fmtNs(sh.t0DeviceNs - base)}`), el('td', {}, fmtWhen(sh.receivedAt)), el('td', {}, sh.frames), el('td', {}, flagText(sh.flags)),
+      el('td', {}, el('a', { href: '#/swing/' + encodeURIComponent(sh.swingId) }, 'open'))))));
   main.dataset.ready = 'yes';
 }
