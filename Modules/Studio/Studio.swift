@@ -9,7 +9,7 @@ import WebServer
 ///
 /// Nothing here touches the receive path: the host calls `announce…` from its own threads and they return at once.
 public final class Studio: @unchecked Sendable {
-    // @unchecked: immutable after init, except `live`, set once before `start`.
+    // @unchecked: every stored property is immutable after init; the server and hub guard their own state.
     public let server: WebServer
     let library: String
     let catalogue: any CatalogueStore
@@ -116,7 +116,8 @@ public final class Studio: @unchecked Sendable {
     func route(_ r: WebServer.Request) -> WebServer.Response {
         let p = r.path.split(separator: "/").map(String.init)  // ["api", …]
         do {
-            switch (r.method, p.count > 1 ? p[1] : "", p.count) {
+            let method = r.method == "HEAD" ? "GET" : r.method  // HEAD answers as GET, without the body (WebServer)
+            switch (method, p.count > 1 ? p[1] : "", p.count) {
             case ("GET", "devices", 2): return .json(["devices": live()])
             case ("GET", "swings", 2): return .json(["swings": try swings(limit: Int(r.query["limit"] ?? "") ?? 200).map(swingSummary)])
             case ("GET", "swings", 3): return try swingDetail(p[2])

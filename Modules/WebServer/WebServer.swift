@@ -138,19 +138,19 @@ public final class WebServer: @unchecked Sendable {
             }
         }
         let response = route.handler(Request(method: method, path: path, query: query, headers: headers, body: body, remoteAddress: remote))
-        return write(conn, response)
+        return write(conn, response, head: method == "HEAD")
     }
 
     @discardableResult
-    static func write(_ conn: OpaquePointer, _ response: Response) -> Int32 {
+    static func write(_ conn: OpaquePointer, _ response: Response, head: Bool = false) -> Int32 {
         switch response {
         case .bytes(let status, let type, let body, let extra):
             let reason = String(cString: mg_get_response_code_text(conn, Int32(status)))
-            var head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\nX-Content-Type-Options: nosniff\r\n"
-            for h in extra { head += h + "\r\n" }
-            head += "\r\n"
-            _ = head.utf8CString.withUnsafeBufferPointer { mg_write(conn, $0.baseAddress, $0.count - 1) }
-            _ = body.withUnsafeBytes { mg_write(conn, $0.baseAddress, $0.count) }
+            var header = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\nX-Content-Type-Options: nosniff\r\n"
+            for h in extra { header += h + "\r\n" }
+            header += "\r\n"
+            _ = header.utf8CString.withUnsafeBufferPointer { mg_write(conn, $0.baseAddress, $0.count - 1) }
+            if !head { _ = body.withUnsafeBytes { mg_write(conn, $0.baseAddress, $0.count) } }  // HEAD: the headers only
             return Int32(status)
         case .file(let path, let type, let extra):
             let headers = extra.isEmpty ? nil : extra.joined(separator: "\r\n")

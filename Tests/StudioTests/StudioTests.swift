@@ -115,6 +115,9 @@ struct StudioTests {
         #expect(try get(s, "/app.js", headers: ["If-None-Match": etag]).status == 304)
         #expect(try get(s, "/%2e%2e/%2e%2e/etc/passwd").status == 404)
         #expect(try get(s, "/.hidden").status == 404)
+        // HEAD: the headers, no body.
+        let head = try request(s, "HEAD", "/api/swings")
+        #expect(head.status == 200 && head.body.isEmpty && head.headers["content-type"]?.hasPrefix("application/json") == true)
     }
 
     @Test func annotationsAreValidatedNamedAndPersisted() throws {
