@@ -19,7 +19,7 @@ let package = Package(
             exercise: every parser of input from a socket, a file, a manifest or a disk. */
         .library(
             name: "PPCFuzzable",
-            targets: ["Link", "Crypto", "Pairing", "Transfer", "Checksum", "Pipeline", "Config", "Syscall", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Synthetic", "Detectors", "FileSink", "LibavEncoder", "ZstdCodec", "MediaSource", "NetworkSink", "V4L2Source", "Studio"]),
+            targets: ["Link", "Crypto", "Pairing", "Transfer", "Checksum", "Pipeline", "Config", "Syscall", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Synthetic", "Detectors", "FileSink", "LibavEncoder", "ZstdCodec", "MediaSource", "NetworkSink", "V4L2Source"]),
     ],
     targets: [
         // MARK: - C libraries (each imported by exactly one wrapper)
@@ -153,8 +153,8 @@ let package = Package(
         /** HTTP with Range and WebSocket over civetweb's thread pool: the only importer of CCivetweb. */
         .target(name: "WebServer", dependencies: ["CCivetweb"], path: "Modules/WebServer"),
         /** ppc Studio: the host's web pages (plain files in web/) and the JSON API over the catalogue and the library. */
-        .target(name: "Studio", dependencies: ["WebServer", "Catalogue", "PayloadSource"], path: "Modules/Studio", resources: [.copy("web")]),
-        .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "TestSupport"], path: "Tests/StudioTests"),
+        .target(name: "Studio", dependencies: ["WebServer", "Catalogue", "PayloadSource", "Media"], path: "Modules/Studio", resources: [.copy("web")]),
+        .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "TestSupport"], path: "Tests/StudioTests"),
         /** The host's clip catalogue on SQLite: clips, files, swings across devices; the only importer of CSQLite. */
         .target(name: "Catalogue", dependencies: ["CSQLite"], path: "Modules/Catalogue"),
         /** libpq (Debian libpq-dev), found by pkg-config; wrapped by PostgresCatalogue. */

@@ -224,22 +224,16 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         if let flags, let why = ClipFlag.problem(flags) { throw CatalogueError("\(clipID): \(why)") }
         lock.lock()
         defer { lock.unlock() }
-        guard try scalarBound("SELECT clip_id FROM clips WHERE clip_id = ?", [.text(clipID)]) != nil else {
-            throw CatalogueError("\(clipID): no such clip in \(path)")
+        var changed = 0
+        if let flags {
+            try run("UPDATE clips SET flags = ? WHERE clip_id = ?", [.text(ClipFlag.text(flags)), .text(clipID)])
+            changed += Int(sqlite3_changes(db))
         }
-        if let flags { try run("UPDATE clips SET flags = ? WHERE clip_id = ?", [.text(ClipFlag.text(flags)), .text(clipID)]) }
-        if let notes { try run("UPDATE clips SET notes = ? WHERE clip_id = ?", [.text(notes), .text(clipID)]) }
-    }
-
-    func scalarBound(_ sql: String, _ values: [Value]) throws(CatalogueError) -> String? {
-        var stmt: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
-        defer { sqlite3_finalize(stmt) }
-        for (i, v) in values.enumerated() {
-            if case .text(let t) = v { sqlite3_bind_text(stmt, Int32(i + 1), t, -1, ppc_sqlite_transient()) }
+        if let notes {
+            try run("UPDATE clips SET notes = ? WHERE clip_id = ?", [.text(notes), .text(clipID)])
+            changed += Int(sqlite3_changes(db))
         }
-        guard sqlite3_step(stmt) == SQLITE_ROW, let text = sqlite3_column_text(stmt, 0) else { return nil }
-        return String(cString: text)
+        guard changed > 0 || (flags == nil && notes == nil) else { throw CatalogueError("\(clipID): no such clip in \(path)") }
     }
 
     /// Swings: clips from different devices whose host-clock t0 agree within their combined uncertainty plus

@@ -357,6 +357,25 @@ public final class MediaReader {
     }
 }
 
+extension MediaReader {
+    /// A whole file's audio as mono samples at its own rate, read to the end (a recording for `detect`, a clip's
+    /// audio.wav for the studio's waveform). Throws, naming the file, when it cannot be opened or holds no audio.
+    public static func wholeAudio(_ path: String) throws(MediaError) -> (samples: [Float], sampleRate: Int) {
+        let reader = try MediaReader(path)
+        guard let rate = reader.audioSampleRate else { throw MediaError(operation: "read audio", path: path, "no audio track") }
+        var samples: [Float] = []
+        var block = [Float](repeating: 0, count: 65_536)
+        do {
+            while let b = try block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) { samples += block[0..<b.count] }
+        } catch let e as MediaError {
+            throw e
+        } catch {
+            throw MediaError(operation: "read audio", path: path, "\(error)")
+        }
+        return (samples, rate)
+    }
+}
+
 /// A clip's video as its file says it is — size, codec, frame count and the frame rate its timestamps give — read
 /// by demuxing only (no decode): what a host checks a device's claim against.
 public enum ClipProbe {

@@ -57,6 +57,7 @@ public final class PolicyMonitor: @unchecked Sendable {
     var storageWarningCount = 0
     var memoryWarningCount = 0
     var lastReading: ThermalReading?
+    var lastFreeBytes: Int64?
     var peakCelsius: Double?
     let stanceValue = Atomic<Int>(Stance.full.rawValue)
     let running = Atomic<Bool>(false)
@@ -88,6 +89,13 @@ public final class PolicyMonitor: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return (lastReading, peakCelsius)
+    }
+
+    /// Free bytes where the session stores, as last sampled (nil before the first sample or when unreadable).
+    public var freeBytes: Int64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return lastFreeBytes
     }
 
     /// Seed 000 REQ-OFF-2: refuse to arm below the storage floor rather than evict anything unconfirmed. Returns why not,
@@ -122,6 +130,7 @@ public final class PolicyMonitor: @unchecked Sendable {
                 events.append(Event(timeNs: now, kind: .stance, sentence: "\(next) — \(why)"))
             }
         }
+        lastFreeBytes = free
         if let free {
             crossing(free < settings.storageFloorBytes, &lowOnStorage, &storageWarningCount, .storage, now,
                 "free space \(Self.format(free)) fell below the storage floor \(Self.format(settings.storageFloorBytes)): capture goes on (the ring is preallocated), new sessions will refuse to arm",

@@ -122,11 +122,10 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         if let flags, let why = ClipFlag.problem(flags) { throw CatalogueError("\(clipID): \(why)") }
         lock.lock()
         defer { lock.unlock() }
-        guard !(try query("SELECT clip_id FROM clips WHERE clip_id = $1", [clipID])).isEmpty else {
-            throw CatalogueError("\(clipID): no such clip in the catalogue")
-        }
-        if let flags { try query("UPDATE clips SET flags = $1 WHERE clip_id = $2", [ClipFlag.text(flags), clipID]) }
-        if let notes { try query("UPDATE clips SET notes = $1 WHERE clip_id = $2", [notes, clipID]) }
+        var changed = 0
+        if let flags { changed += try query("UPDATE clips SET flags = $1 WHERE clip_id = $2 RETURNING clip_id", [ClipFlag.text(flags), clipID]).count }
+        if let notes { changed += try query("UPDATE clips SET notes = $1 WHERE clip_id = $2 RETURNING clip_id", [notes, clipID]).count }
+        guard changed > 0 || (flags == nil && notes == nil) else { throw CatalogueError("\(clipID): no such clip in the catalogue") }
     }
 
     /// Files recorded for a clip (tests and a later studio use it).

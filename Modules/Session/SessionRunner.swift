@@ -276,7 +276,7 @@ public final class SessionRunner: @unchecked Sendable {
             let report = DeviceStatusReport(
                 armed: state == "armed", state: state, framesPerSecond: fps, framesDropped: dropped,
                 thermal: heat.map { "\($0.level)" } ?? "unknown (no thermal zone readable)", thermalCelsius: heat?.hottestCelsius,
-                storageFreeBytes: PolicyMonitor.freeBytes(at: options.context.outputDirectory))
+                storageFreeBytes: policy.freeBytes)  // as Policy last sampled it: one statvfs per policy sample, not two
             for o in observers { o.deviceStatus(report) }
         }
     }

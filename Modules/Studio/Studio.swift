@@ -1,5 +1,6 @@
 import Catalogue
 import Foundation
+import Media
 import PayloadSource
 import WebServer
 
@@ -225,8 +226,8 @@ public final class Studio: @unchecked Sendable {
     /// The audio's envelope, decimated to `buckets` (min and max per bucket), with the impact's sample.
     func waveform(_ clipID: String, buckets: Int) throws -> WebServer.Response {
         guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
-        let wav: WAVSamples
-        do { wav = try WAVSamples(path: c.path + "/audio.wav") } catch { throw StudioError(422, "\(error)") }
+        let wav: (samples: [Float], sampleRate: Int)
+        do { wav = try MediaReader.wholeAudio(c.path + "/audio.wav") } catch { throw StudioError(422, error.description) }
         let n = max(1, min(buckets, 20_000))
         var lo = [Double](repeating: 0, count: n)
         var hi = [Double](repeating: 0, count: n)

@@ -13,7 +13,7 @@ let harnesses = [
     "FuzzManifest",  // manifest parsing and validation against the real plugin descriptors
     "FuzzIndex",  // index.bin snapshots and clip bundles read back
     "FuzzRing",  // ring scan and recovery on damaged ring.json, index.log and fragments
-    "FuzzMedia",  // the WAV/media reader's front door (libavformat through Media) and the studio's WAV reader
+    "FuzzMedia",  // the WAV/media reader's front door (libavformat through Media), block by block and whole
 ]
 
 let package = Package(

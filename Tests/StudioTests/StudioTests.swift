@@ -1,5 +1,6 @@
 import Catalogue
 import Foundation
+import Media
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -168,9 +169,9 @@ struct StudioTests {
                               ("short", Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8) + [200, 0, 0, 0])] {
             let path = tmp.sub(name + ".wav")
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            #expect { try WAVSamples(path: path) } throws: { "\($0)".contains(path) }
+            #expect { try MediaReader.wholeAudio(path) } throws: { "\($0)".contains(path) }
         }
-        #expect { try WAVSamples(path: tmp.sub("absent.wav")) } throws: { "\($0)".contains("absent.wav") }
+        #expect { try MediaReader.wholeAudio(tmp.sub("absent.wav")) } throws: { "\($0)".contains("absent.wav") }
     }
 
     @Test func aPortInUseOrAMalformedAddressIsNamed() throws {

@@ -88,15 +88,9 @@ enum CaptureCommand {
         let path = inv.argument(1)!
         let periodMs = try inv.parsed("period-ms", as: Double.self) ?? 5
         guard periodMs >= 0.5, periodMs <= 100 else { throw CommandFailure.usage("--period-ms \(periodMs): expected 0.5 to 100") }
-        var samples: [Float] = []
+        let samples: [Float]
         let rate: Int
-        do {
-            let reader = try MediaReader(path)
-            guard let r = reader.audioSampleRate else { throw CommandFailure.dataError("\(path): no audio track") }
-            rate = r
-            var block = [Float](repeating: 0, count: 4096)
-            while let b = try block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) { samples += block[0..<b.count] }
-        } catch let e as CommandFailure { throw e } catch { throw CommandFailure.dataError("\(path): \(error)") }
+        do { (samples, rate) = try MediaReader.wholeAudio(path) } catch { throw CommandFailure.dataError(error.description) }
         let pcm: PCM
         do {
             pcm = try PCM(

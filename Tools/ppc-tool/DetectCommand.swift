@@ -37,15 +37,10 @@ enum DetectCommand {
 
     /// Reads a whole audio file as mono samples.
     static func readAudio(_ path: String) throws -> (samples: [Float], rate: Int) {
-        let reader: MediaReader
-        do { reader = try MediaReader(path) } catch { throw CommandFailure.dataError(error.description) }
-        guard let rate = reader.audioSampleRate else { throw CommandFailure.dataError("\(path): no audio track") }
-        var samples: [Float] = []
-        var block = [Float](repeating: 0, count: 65_536)
         do {
-            while let b = try block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) { samples += block[0..<b.count] }
-        } catch { throw CommandFailure.dataError("\(path): \(error)") }
-        return (samples, rate)
+            let a = try MediaReader.wholeAudio(path)
+            return (a.samples, a.sampleRate)
+        } catch { throw CommandFailure.dataError(error.description) }
     }
 
     static func run(_ samples: [Float], rate: Int, micToBall: Double? = nil, trace: Bool = false) -> (candidates: [Candidate], seconds: Double) {

@@ -2,10 +2,9 @@ import FuzzDriver
 import Foundation
 import Glibc
 import Media
-@testable import Studio
 
 /// A media file as a user may hand one in (WAV for `detect`, MP4/TS for the `file` source), any bytes at all. libav
-/// parses the container; this fuzzes ppc's front door around it, and the studio's own WAV reader. Properties held for
+/// parses the container; this fuzzes ppc's front door around it, read block by block and whole. Properties held for
 /// every input:
 /// - `MediaReader` opens it or refuses it with a ``MediaError`` naming the file; it never traps;
 /// - reading audio and (small) video to the end never traps, never reports more samples than its buffer holds, and
@@ -21,11 +20,8 @@ func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let path = NSTemporaryDirectory() + "ppc-fuzz-media-\(getpid()).\(ext)"
     FileManager.default.createFile(atPath: path, contents: Data(bytes.dropFirst()))
     defer { unlink(path) }
-    // The studio's own WAV reader (a clip's audio.wav, for its waveform): refuses or reads; what it reads is finite.
-    if ext == "wav", let w = try? WAVSamples(path: path) {
-        precondition(w.sampleRate > 0, "a WAV read with sample rate \(w.sampleRate)")
-        precondition(w.samples.allSatisfy(\.isFinite), "a WAV read with a non-finite sample")
-    }
+    // Read whole (detect's recordings, the studio's waveform of a clip's audio.wav): refuses or reads, never traps.
+    if let whole = try? MediaReader.wholeAudio(path) { precondition(whole.sampleRate > 0, "audio read at \(whole.sampleRate) Hz") }
     guard let reader = try? MediaReader(path, timeoutSeconds: 1) else { return 0 }
     if reader.audioSampleRate != nil {
         var block = [Float](repeating: 0, count: 4096)
