@@ -44,6 +44,13 @@ public struct Candidate: Sendable, Equatable {
         public var modality: Double = -1
         /// The loudest block after the rise over the peak, dB (a live room's reflections; a swell).
         public var laterPeakDb: Double = -99
+        /// Samples from the onset until the 8-sample energy first reaches a quarter / a tenth of its peak (-1: not measured).
+        public var attackQuarterSamples: Int = -1
+        public var attackTenthSamples: Int = -1
+        /// How much more of the tail a 12th-order linear predictor takes than a 2nd-order one, dB: several modes ringing
+        /// at once (a struck head) against noise through at most one resonance (see `ImpactDetector.modesDb()`; -99: not
+        /// measured).
+        public var modesDb: Double = -99
     }
 }
 
@@ -114,6 +121,28 @@ public final class ImpactDetector {
         public var max4kAttackSamples48k = 6
         /// …or rings at least this periodically.
         public var minModality4k = 0.45
+        /// A narrowband ringing event's attack may instead be judged at a quarter of the peak: several modes beat, so the
+        /// 8-sample energy may reach half its peak late although the onset is abrupt (at most this many samples at 48 kHz).
+        public var maxNarrowQuarterAttackSamples48k = 5
+        /// A ring this strong, reaching a quarter of its peak within `maxRingQuarterAttackSamples48k` with
+        /// `minBroadband4kModal` above 4 kHz, is an impact even while a live room keeps its level up for 10 ms.
+        public var minModalityUndecayedRing = 0.75
+        public var maxRingQuarterAttackSamples48k = 4
+        /// A sound that does not ring (under this modality) and ramps up (attack of at least `minHissAttackSamples48k`)
+        /// is a hiss — a fricative, a breath — unless it falls `minHissDecayDb` in 10 ms or `minEarlyDecayDb` + 2 in 3 ms:
+        /// a dip in noise is no decay.
+        public var maxModalityHiss = 0.35
+        public var minHissAttackSamples48k = 6
+        public var minHissDecayDb: Double = 12
+        /// A narrowband or slowly decaying event is an impact when several modes ring in it: a 12th-order linear predictor
+        /// takes at least this much more of its first 4 ms than a 2nd-order one (`modesDb()`), it stands at least
+        /// `minModesSnrDb` over the floor, and its onset is abrupt: half the peak within `maxModesAttackSamples48k`, a
+        /// quarter within `maxModesQuarterAttackSamples48k` (a voice's formants ring too, but its pulses build up over
+        /// 10–17 samples). RoomCorpus tuning sessions 1–32 and ImpactCorpus seeds 1–12, 2026-12-01.
+        public var minModesDb: Double = 4
+        public var minModesSnrDb: Double = 15
+        public var maxModesAttackSamples48k = 22
+        public var maxModesQuarterAttackSamples48k = 8
         /// No second candidate within this time of one, s.
         public var refractorySeconds: Double = 0.25
         /// Candidates below this score are not reported.
@@ -189,6 +218,18 @@ public final class ImpactDetector {
     let maxAttack: Int
     let maxNarrowAttack: Int
     let max4kAttack: Int
+    let maxNarrowQuarterAttack: Int
+    let maxRingQuarterAttack: Int
+    let minHissAttack: Int
+    let maxModesAttack: Int
+    let maxModesQuarterAttack: Int
+    /// The stretch `modesDb()` predicts: from `modesOffset` samples after the onset (past the crack), `modesLength` long.
+    let modesOffset: Int
+    let modesLength: Int
+    /// Scratch for `modesDb()`: the stretch, and the normal equations of the order-12 predictor.
+    let modesWindow: UnsafeMutablePointer<Double>
+    let modesMatrix: UnsafeMutablePointer<Double>
+    static let modesOrder = 12
     let refractorySamples: Int64
     let triggerRatio: Double
     let jumpRatio: Double
@@ -222,6 +263,15 @@ public final class ImpactDetector {
         maxAttack = max(4, Int((Double(settings.maxAttackSamples48k) * fs / 48_000).rounded()))
         maxNarrowAttack = max(3, Int((Double(settings.maxNarrowAttackSamples48k) * fs / 48_000).rounded()))
         max4kAttack = max(2, Int((Double(settings.max4kAttackSamples48k) * fs / 48_000).rounded()))
+        maxNarrowQuarterAttack = max(2, Int((Double(settings.maxNarrowQuarterAttackSamples48k) * fs / 48_000).rounded()))
+        maxRingQuarterAttack = max(2, Int((Double(settings.maxRingQuarterAttackSamples48k) * fs / 48_000).rounded()))
+        minHissAttack = max(2, Int((Double(settings.minHissAttackSamples48k) * fs / 48_000).rounded()))
+        maxModesAttack = max(2, Int((Double(settings.maxModesAttackSamples48k) * fs / 48_000).rounded()))
+        maxModesQuarterAttack = max(1, Int((Double(settings.maxModesQuarterAttackSamples48k) * fs / 48_000).rounded()))
+        modesOffset = max(1, Int((6 * fs / 48_000).rounded()))
+        modesLength = max(4 * Self.modesOrder, Int((192 * fs / 48_000).rounded()))
+        modesWindow = .allocate(capacity: modesLength)
+        modesMatrix = .allocate(capacity: Self.modesOrder * (Self.modesOrder + 1))
         refractorySamples = Int64(settings.refractorySeconds * fs)
         triggerRatio = pow(10, settings.triggerDb / 10)
         jumpRatio = pow(10, settings.jumpDb / 10)
@@ -230,7 +280,11 @@ public final class ImpactDetector {
         tofSamples = settings.micToBallMetres.map { $0 / settings.speedOfSoundMps * fs }
     }
 
-    deinit { history.deallocate() }
+    deinit {
+        history.deallocate()
+        modesWindow.deallocate()
+        modesMatrix.deallocate()
+    }
 
     /// Feeds a whole recording in blocks of `blockSamples`, as a live source would, and returns every candidate.
     public func detect(in samples: [Float], blockSamples: Int = 512) -> [Candidate] {
@@ -403,29 +457,71 @@ public final class ImpactDetector {
         // The attack at the sample: samples from the onset until the 8-sample energy first reaches half its peak in the
         // next 128. A struck ball gets there within a few samples; a bounce on the mat, a tap or a clap ramps up.
         features.attackSamples = attackSamples(from: onset)
-        if trace != nil { features.modality = modality() }  // for a person reading the trace
+        if trace != nil {  // for a person reading the trace
+            features.modality = modality()
+            features.attackQuarterSamples = attackSamples(from: onset, fraction: 0.25)
+            features.attackTenthSamples = attackSamples(from: onset, fraction: 0.1)
+            features.modesDb = modesDb(from: onset)
+        }
         if !(decays && wide) {
             // A club head rings: its modes make the tail periodic, where a clap, a bounce, a tap or a hiss is noise. A
             // ringing tail stands for the decay a long-ringing driver does not show in 10 ms, and — with a fast attack and
             // some energy above 4 kHz — for the breadth a mishit's low modes lack (RoomCorpus tuning seeds, 2026-12-01).
             if features.modality < 0 { features.modality = modality() }
             let ringing = wide && features.modality >= settings.minModalityRinging
-            // Less breadth asks for a stronger ring (a second tier, measured the same way).
+            // Less breadth asks for a stronger ring (a second tier, measured the same way). Several modes beat, so the
+            // 8-sample energy of an abrupt onset may reach half its peak late: reaching a quarter of it at once counts too.
+            let quarter = attackSamples(from: onset, fraction: 0.25)
+            features.attackQuarterSamples = quarter
             let narrowModal = decays
-                && ((broadband4k >= settings.minBroadband4kModal && features.attackSamples <= maxNarrowAttack
+                && ((broadband4k >= settings.minBroadband4kModal
+                    && (features.attackSamples <= maxNarrowAttack || quarter <= maxNarrowQuarterAttack)
                     && features.modality >= settings.minModalityNarrow)
                     || (broadband4k >= settings.minBroadband4kStrongRing && features.attackSamples <= maxAttack - 4
                         && features.modality >= settings.minModalityStrongRing))
-            guard ringing || narrowModal else {
-                trace?(eventTriggerBlockStart, features, !decays ? "slow decay" : "narrowband")
+            // A strong ring from an abrupt onset is an impact even while a live room holds the level up for 10 ms
+            // (these three: RoomCorpus tuning sessions 1–32, 2026-12-01).
+            let undecayedRing = broadband4k >= settings.minBroadband4kModal && quarter <= maxRingQuarterAttack
+                && features.modality >= settings.minModalityUndecayedRing
+            if ringing || narrowModal || undecayedRing {
+                // judged further below
+            } else {
+                // Several modes ringing at once, from an abrupt onset well over the floor, is a struck head whatever its
+                // breadth or its decay in a live room; a tap, a bounce, a clap or a thud's slap is noise through at most
+                // one resonance.
+                // A level that falls far under the room's own noise is a flat top — a clipped converter, whose corners
+                // ring the high-pass as predictably as a head rings — not a sound.
+                let clipped = dipDb > snrDb + 10
+                let abrupt = snrDb >= settings.minModesSnrDb && features.attackSamples <= maxModesAttack
+                    && features.attackQuarterSamples <= maxModesQuarterAttack && !clipped
+                if abrupt, features.modesDb < -90 { features.modesDb = modesDb(from: onset) }
+                guard abrupt, features.modesDb >= settings.minModesDb else {
+                    trace?(eventTriggerBlockStart, features, !decays ? "slow decay" : "narrowband")
+                    return
+                }
+                accept(features, onset: onset, snrDb: snrDb, decayDb: decayDb, broadband: broadband, emit: emit)
+                return
+            }
+        }
+        // Noise that ramps up and does not ring — a fricative, a breath — dips as noise does; that dip is no decay.
+        if features.attackSamples >= minHissAttack, decayDb < settings.minHissDecayDb,
+            earlyDecayDb < settings.minEarlyDecayDb + 2
+        {
+            if features.modality < 0 { features.modality = modality() }
+            guard features.modality >= settings.maxModalityHiss else {
+                trace?(eventTriggerBlockStart, features, "hiss")
                 return
             }
         }
         if features.attackSamples > maxAttack {
             // A slow attack is forgiven a tail that rings with some breadth: the onset was placed early (something just
-            // before), not a sound that ramps up (RoomCorpus tuning seeds, 2026-12-01).
+            // before), not a sound that ramps up (RoomCorpus tuning seeds, 2026-12-01); or a ring whose onset reaches a
+            // quarter of its peak at once — beating modes, not a ramp.
             if features.modality < 0 { features.modality = modality() }
-            guard features.modality >= settings.minModalityRinging, broadband4k >= settings.minBroadband4k else {
+            if features.attackQuarterSamples < 0 { features.attackQuarterSamples = attackSamples(from: onset, fraction: 0.25) }
+            let ringsWide = features.modality >= settings.minModalityRinging && broadband4k >= settings.minBroadband4k
+            let beats = features.attackQuarterSamples <= maxNarrowQuarterAttack && features.modality >= settings.minModalityNarrow
+            guard ringsWide || beats else {
                 trace?(eventTriggerBlockStart, features, "slow attack")
                 return
             }
@@ -439,6 +535,13 @@ public final class ImpactDetector {
                 return
             }
         }
+        accept(features, onset: onset, snrDb: snrDb, decayDb: decayDb, broadband: broadband, emit: emit)
+    }
+
+    func accept(
+        _ features: Candidate.Features, onset: Int64, snrDb: Double, decayDb: Double, broadband: Double,
+        emit: (Candidate) -> Void
+    ) {
         trace?(eventTriggerBlockStart, features, nil)
         refractoryUntil = onset + refractorySamples
         let score = min(1, max(0, (snrDb - settings.triggerDb) / 30)) * 0.4
@@ -459,7 +562,7 @@ public final class ImpactDetector {
 
     /// Samples from `onset` until the 8-sample energy of the high-passed signal first reaches half its largest value
     /// within the next 128 samples (at 48 kHz; scaled with the rate).
-    func attackSamples(from onset: Int64) -> Int {
+    func attackSamples(from onset: Int64, fraction: Double = 0.5) -> Int {
         let span = Int64(maxAttack * 6)
         let end = min(sample, onset + span)
         guard end - onset > 8, sample - onset < Int64(historyMask) else { return 0 }
@@ -478,14 +581,79 @@ public final class ImpactDetector {
         }
         run = 0
         for k in onset..<(onset + 8) { run += x2(k) }
-        if run >= peak / 2 { return 0 }
+        if run >= peak * fraction { return 0 }
         k = onset + 8
         while k < end {
             run += x2(k) - x2(k - 8)
-            if run >= peak / 2 { return Int(k - onset - 7) }
+            if run >= peak * fraction { return Int(k - onset - 7) }
             k += 1
         }
         return Int(end - onset)
+    }
+
+    /// How many modes ring: 10·log10 of the residual energy of the best 2nd-order linear predictor over that of the
+    /// best 12th-order one, both fitted by least squares (the covariance method) to the high-passed signal from 6 to 198
+    /// samples after the onset (at 48 kHz; scaled with the rate). A sum of k decaying sinusoids is predicted exactly by
+    /// order 2k, so several modes leave the 12th-order residual at the noise while the 2nd-order one keeps all but one
+    /// mode (a head: 4–28 dB); noise through a single resonance is predicted no better by 12 than by 2 (a tap, a bounce,
+    /// a clap, a voice: under 3 dB). Per event, not per sample; no allocation (scratch from `init`).
+    func modesDb(from onset: Int64) -> Double {
+        let p = Self.modesOrder
+        let n = modesLength
+        let from = onset + Int64(modesOffset)
+        guard from + Int64(n) <= sample, sample - from < Int64(historyMask) else { return 0 }
+        let x = modesWindow
+        for k in 0..<n { x[k] = Double(history[Int(from + Int64(k)) & historyMask]) }
+        // Normal equations R·a = r over the targets x[p..<n]: R[i][j] = Σ x[t−1−i]·x[t−1−j], r[i] = Σ x[t]·x[t−1−i].
+        let m = modesMatrix  // p rows of p + 1: R, then r in the last column
+        var energy = 0.0
+        for t in p..<n { energy += x[t] * x[t] }
+        guard energy > 0 else { return 0 }
+        for i in 0..<p {
+            for j in i..<p {
+                var c = 0.0
+                for t in p..<n { c += x[t - 1 - i] * x[t - 1 - j] }
+                m[i * (p + 1) + j] = c
+                m[j * (p + 1) + i] = c
+            }
+            var c = 0.0
+            for t in p..<n { c += x[t] * x[t - 1 - i] }
+            m[i * (p + 1) + p] = c
+        }
+        return choleskyResidualRatioDb(m, p: p, energy: energy)
+    }
+
+    /// 10·log10(residual of order 2 / residual of order `p`) from the normal equations in `m` (p rows of p + 1), by one
+    /// in-place Cholesky factorisation: the leading 2×2 block of the factor is the order-2 factor.
+    func choleskyResidualRatioDb(_ m: UnsafeMutablePointer<Double>, p: Int, energy: Double) -> Double {
+        let w = p + 1
+        var trace = 0.0
+        for i in 0..<p { trace += m[i * w + i] }
+        let load = max(trace, 1e-30) * 1e-9
+        // Factor R = L·Lᵀ in the lower triangle, and solve L·z = r alongside; the residual of order q is
+        // energy − Σ_{i<q} z[i]².
+        var explained = 0.0
+        var explained2 = 0.0
+        for i in 0..<p {
+            for j in 0...i {
+                var s = m[i * w + j] + (i == j ? load : 0)
+                for k in 0..<j { s -= m[i * w + k] * m[j * w + k] }
+                if i == j {
+                    guard s > 0 else { return 0 }
+                    m[i * w + i] = s.squareRoot()
+                } else {
+                    m[i * w + j] = s / m[j * w + j]
+                }
+            }
+            var z = m[i * w + p]
+            for k in 0..<i { z -= m[i * w + k] * m[k * w + p] }
+            z /= m[i * w + i]
+            m[i * w + p] = z
+            explained += z * z
+            if i == 1 { explained2 = explained }
+        }
+        let floor = energy * 1e-12
+        return 10 * log10(max(energy - explained2, floor) / max(energy - explained, floor))
     }
 
     /// How periodic the high-passed tail is: the largest normalised autocorrelation at lags of 4…48 samples (12 kHz down
