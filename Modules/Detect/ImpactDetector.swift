@@ -143,6 +143,11 @@ public final class ImpactDetector {
         public var minModesSnrDb: Double = 15
         public var maxModesAttackSamples48k = 22
         public var maxModesQuarterAttackSamples48k = 8
+        /// A sound that ramps up (attack ≥ `minHissAttackSamples48k`) with less than this share above 6 kHz, rings less than
+        /// `maxModalityBurst` and holds less than `minModesDbBurst` of several modes is a burst of noise: a bounce, a tap.
+        public var minBroadbandBurst: Double = 0.3
+        public var maxModalityBurst = 0.5
+        public var minModesDbBurst: Double = 1.5
         /// No second candidate within this time of one, s.
         public var refractorySeconds: Double = 0.25
         /// Candidates below this score are not reported.
@@ -511,6 +516,18 @@ public final class ImpactDetector {
             guard features.modality >= settings.maxModalityHiss else {
                 trace?(eventTriggerBlockStart, features, "hiss")
                 return
+            }
+        }
+        // Noise that ramps up, short of broadband, neither rings nor holds several modes: a ball bouncing, a club tapping
+        // the mat — the bounce is a burst of noise however fast it decays (RoomCorpus tuning sessions 1–32, 2026-12-01).
+        if features.attackSamples >= minHissAttack, broadband < settings.minBroadbandBurst {
+            if features.modality < 0 { features.modality = modality() }
+            if features.modality < settings.maxModalityBurst {
+                if features.modesDb < -90 { features.modesDb = modesDb(from: onset) }
+                guard features.modesDb >= settings.minModesDbBurst else {
+                    trace?(eventTriggerBlockStart, features, "burst of noise")
+                    return
+                }
             }
         }
         if features.attackSamples > maxAttack {
