@@ -73,10 +73,13 @@ public final class ImpactDetector {
         /// …and no later block louder than that peak by more than this, dB (a live room's early reflections may sum a
         /// few dB over the direct sound; a swell grows far more). RoomCorpus tuning seeds, 2026-12-01.
         public var laterPeakToleranceDb: Double = 6
-        /// For this long after an event is rejected, an event no louder than it (within `laterPeakToleranceDb`) is its
+        /// For this long after an event is rejected, an event no louder than it (within `echoToleranceDb`) is its
         /// echo from the room's walls and is not weighed (RoomCorpus tuning seeds, 2026-12-01: a rejected direct sound's
         /// wall reflection 10–18 ms later was being taken for the impact).
         public var echoSeconds: Double = 0.04
+        /// …and no louder than it by more than this, dB: a reflection is quieter than the sound it reflects (6, the later-peak
+        /// tolerance, until rule 15: a bounce 6–26 ms before an impact hid it; RoomCorpus tuning sessions 1–32).
+        public var echoToleranceDb: Double = 0
         /// Least fall of energy from the peak within `decaySeconds`, dB (decay gate).
         public var minDecayDb: Double = 15
         public var decaySeconds: Double = 0.010
@@ -240,6 +243,7 @@ public final class ImpactDetector {
     let jumpRatio: Double
     let laterPeakRatio: Double
     let echoSamples: Int64
+    let echoRatio: Double
     /// The previous blocks' energies (most recent last), for the jump test.
     var recent: (Double, Double, Double, Double) = (0, 0, 0, 0)
     /// Called once per decided event with its features and whether (and why not) it was accepted. Not on the per-sample
@@ -282,6 +286,7 @@ public final class ImpactDetector {
         jumpRatio = pow(10, settings.jumpDb / 10)
         laterPeakRatio = pow(10, settings.laterPeakToleranceDb / 10)
         echoSamples = Int64(settings.echoSeconds * fs)
+        echoRatio = pow(10, settings.echoToleranceDb / 10)
         tofSamples = settings.micToBallMetres.map { $0 / settings.speedOfSoundMps * fs }
     }
 
@@ -399,8 +404,8 @@ public final class ImpactDetector {
         let before4 = recent.0 + recent.1 + recent.2 + recent.3
         let jumped = e > before * jumpRatio || (e > older * jumpRatio && recent.3 > older * 2)
         recent = (recent.1, recent.2, recent.3, e)
-        // The room's echo of a sound just rejected is that sound again, not a new event, unless it is much louder.
-        let echo = blockStart < rejectedUntil && e <= rejectedPeak * laterPeakRatio
+        // The room's echo of a sound just rejected is that sound again, not a new event, unless it is louder.
+        let echo = blockStart < rejectedUntil && e <= rejectedPeak * echoRatio
         if e > floor * triggerRatio, jumped, !echo, blockStart >= refractoryUntil, blocksSeen > Self.warmUpBlocks {
             eventOpen = true
             eventTriggerBlockStart = blockStart

@@ -5,7 +5,8 @@ import Testing
 
 /// The detector on a generator it was not designed around (`RoomCorpus`: image-source rooms, modal impacts, a
 /// distractor library). The onset's p95 holds there, and the targets on the clean tuning sessions; elsewhere F does not
-/// yet reach them (issue 17, open): those expectations are recorded as known issues beside the figures printed.
+/// yet reach them on 32 sessions (issue 17, open; `bench detect` and the Detect README) — on these three sessions each
+/// they sometimes do, sometimes not, so they are recorded as intermittent known issues beside the figures printed.
 @Suite("Detect: the independent generator (RoomCorpus), both splits")
 struct RoomCorpusDetectTests {
     @Test(arguments: RoomCorpus.Kind.allCases, RoomCorpus.Split.allCases)
@@ -21,8 +22,12 @@ struct RoomCorpusDetectTests {
         #expect(score.truePositives > 0)
         // Since the echo rule (a rejected sound's wall reflection is not weighed), no detection lands on a reflection.
         #expect(e.p95Abs <= 4)
-        // The targets hold on the clean tuning sessions; elsewhere they are known not to yet (issue 17).
-        withKnownIssue("issue 17: quiet impacts in live rooms and mishits with nothing above 4 kHz are still missed on RoomCorpus") {
+        // The targets hold on the clean tuning sessions; elsewhere they are known not to yet on 32 sessions (issue 17),
+        // which three sessions may or may not show.
+        withKnownIssue(
+            "issue 17: quiet impacts in live rooms and mishits with nothing above 4 kHz are still missed on RoomCorpus",
+            isIntermittent: true
+        ) {
             #expect(score.f >= (kind == .clean ? 0.99 : 0.90))
             #expect(e.medianAbs <= 1)
         } when: {
