@@ -50,8 +50,10 @@ enum DetectCommand {
         let d = ImpactDetector(s)
         if trace {
             d.trace = { at, f, rejected in
-                Terminal.err(String(format: "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB, broadband %.2f — %@",
-                    at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.broadband, rejected.map { "rejected: \($0)" } ?? "candidate"))
+                // Every feature a rule weighs (Modules/Detect/README.md); -1 / -99: not measured for this event.
+                Terminal.err(String(format: "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, attack %d samples (a quarter: %d), ring %.2f, modes %.1f dB — %@",
+                    at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.earlyDecayDb, f.dipDb, f.broadband, f.broadband4k,
+                    f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, rejected.map { "rejected: \($0)" } ?? "candidate"))
             }
         }
         let t0 = monotonicNowNs()
