@@ -80,6 +80,10 @@ public final class ImpactDetector {
         /// …and no louder than it by more than this, dB: a reflection is quieter than the sound it reflects (6, the later-peak
         /// tolerance, until rule 15: a bounce 6–26 ms before an impact hid it; RoomCorpus tuning sessions 1–32).
         public var echoToleranceDb: Double = 0
+        /// …and sounding like it: its share above 6 kHz at most this much over the rejected sound's (a speech pulse's
+        /// echo is as narrowband as the pulse; an impact after it is not). ImpactCorpus seeds 1000–1005 and RoomCorpus
+        /// tuning sessions 1–32, 2026-12-01.
+        public var echoBroadbandTolerance: Double = 0.2
         /// Least fall of energy from the peak within `decaySeconds`, dB (decay gate).
         public var minDecayDb: Double = 15
         public var decaySeconds: Double = 0.010
@@ -212,6 +216,8 @@ public final class ImpactDetector {
     var eventLateMax: Double = 0
     /// The last rejected event's peak, and until when a quieter event is taken for its echo.
     var rejectedPeak: Double = 0
+    /// …and its share above 6 kHz: an echo sounds like what it echoes.
+    var rejectedBroadband: Double = 0
     var rejectedUntil: Int64 = -1
     var eventPeakBlock = 0
     var eventLastEnergy: Double = 0
@@ -404,8 +410,9 @@ public final class ImpactDetector {
         let before4 = recent.0 + recent.1 + recent.2 + recent.3
         let jumped = e > before * jumpRatio || (e > older * jumpRatio && recent.3 > older * 2)
         recent = (recent.1, recent.2, recent.3, e)
-        // The room's echo of a sound just rejected is that sound again, not a new event, unless it is louder.
+        // The room's echo of a sound just rejected is that sound again, not a new event, unless it is louder or brighter.
         let echo = blockStart < rejectedUntil && e <= rejectedPeak * echoRatio
+            && hf <= e * (rejectedBroadband + settings.echoBroadbandTolerance)
         if e > floor * triggerRatio, jumped, !echo, blockStart >= refractoryUntil, blocksSeen > Self.warmUpBlocks {
             eventOpen = true
             eventTriggerBlockStart = blockStart
@@ -453,6 +460,7 @@ public final class ImpactDetector {
         // Even a rejected event starts the refractory period: its tail must not retrigger; nor may its echoes for a while.
         refractoryUntil = sample
         rejectedPeak = eventPeak
+        rejectedBroadband = broadband
         rejectedUntil = sample + echoSamples
         var features = Candidate.Features(
             snrDb: snrDb, riseBlocks: eventPeakBlock, decayDb: decayDb, broadband: broadband,
