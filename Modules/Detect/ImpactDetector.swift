@@ -51,6 +51,9 @@ public struct Candidate: Sendable, Equatable {
         /// at once (a struck head) against noise through at most one resonance (see `ImpactDetector.modesDb()`; -99: not
         /// measured).
         public var modesDb: Double = -99
+        /// How closely the onset repeats what sounded one voice period (3.3–12.5 ms) before it: the largest normalised
+        /// correlation (see `ImpactDetector.repetition(at:)`; -1: not measured).
+        public var repetition: Double = -1
     }
 }
 
@@ -150,6 +153,9 @@ public final class ImpactDetector {
         public var minModesSnrDb: Double = 15
         public var maxModesAttackSamples48k = 22
         public var maxModesQuarterAttackSamples48k = 8
+        /// …and it does not repeat what sounded one voice period before it (`repetition(at:)` under this): a voice's glottal
+        /// pulses ring several formants too (ImpactCorpus seeds 200, 500 and 3100 hard, 2026-12-01).
+        public var maxRepetitionModes = 0.7
         /// A sound that ramps up (attack ≥ `minHissAttackSamples48k`) with less than this share above 6 kHz, rings less than
         /// `maxModalityBurst` and holds less than `minModesDbBurst` of several modes is a burst of noise: a bounce, a tap.
         public var minBroadbandBurst: Double = 0.3
@@ -480,6 +486,7 @@ public final class ImpactDetector {
             features.attackQuarterSamples = attackSamples(from: onset, fraction: 0.25)
             features.attackTenthSamples = attackSamples(from: onset, fraction: 0.1)
             features.modesDb = modesDb(from: onset)
+            features.repetition = repetition(at: onset)
         }
         if !(decays && wide) {
             // A club head rings: its modes make the tail periodic, where a clap, a bounce, a tap or a hiss is noise. A
@@ -515,6 +522,12 @@ public final class ImpactDetector {
                 if abrupt, features.modesDb < -90 { features.modesDb = modesDb(from: onset) }
                 guard abrupt, features.modesDb >= settings.minModesDb else {
                     trace?(eventTriggerBlockStart, features, !decays ? "slow decay" : "narrowband")
+                    return
+                }
+                let rep = repetition(at: onset)
+                features.repetition = rep
+                guard rep < settings.maxRepetitionModes else {
+                    trace?(eventTriggerBlockStart, features, "a repeat (a voice)")
                     return
                 }
                 accept(features, onset: onset, snrDb: snrDb, decayDb: decayDb, broadband: broadband, emit: emit)
@@ -684,6 +697,37 @@ public final class ImpactDetector {
         }
         let floor = energy * 1e-12
         return 10 * log10(max(energy - explained2, floor) / max(energy - explained, floor))
+    }
+
+    /// How closely the 2 ms from the onset repeat what sounded one voice period earlier: the largest normalised
+    /// correlation between them and the same stretch 160–600 samples before (a voice's pitch, 80–300 Hz, at 48 kHz;
+    /// scaled with the rate). A voice's glottal pulse rings its formants like the pulse before it; a struck head's onset
+    /// follows the room's noise.
+    func repetition(at onset: Int64) -> Double {
+        let scale = Double(settings.sampleRate) / 48_000
+        let w = max(16, Int(96 * scale))
+        let minLag = max(w, Int(160 * scale)), maxLag = max(minLag + 1, Int(600 * scale))
+        guard onset + Int64(w) <= sample, sample - (onset - Int64(maxLag)) < Int64(historyMask) else { return 0 }
+        @inline(__always) func x(_ k: Int64) -> Double { Double(history[Int(k) & historyMask]) }
+        var e0 = 0.0
+        for k in 0..<w { e0 += x(onset + Int64(k)) * x(onset + Int64(k)) }
+        guard e0 > 0 else { return 0 }
+        // The earlier stretch's energy, slid one sample at a time.
+        var e1 = 0.0
+        for k in 0..<w { e1 += x(onset - Int64(minLag) + Int64(k)) * x(onset - Int64(minLag) + Int64(k)) }
+        var best = 0.0
+        for lag in minLag...maxLag {
+            let from = onset - Int64(lag)
+            if lag > minLag {
+                // Moving one sample earlier: add the new first sample, drop the old last one.
+                let add = x(from), drop = x(from + Int64(w))
+                e1 += add * add - drop * drop
+            }
+            var c = 0.0
+            for k in 0..<w { c += x(onset + Int64(k)) * x(from + Int64(k)) }
+            if e1 > 0 { best = max(best, c / (e0 * max(e1, 1e-30)).squareRoot()) }
+        }
+        return best
     }
 
     /// How periodic the high-passed tail is: the largest normalised autocorrelation at lags of 4…48 samples (12 kHz down

@@ -60,6 +60,34 @@ import Testing
         #expect(db < 3, "one resonance rung by noise: \(db) dB")
     }
 
+    /// The detector fed quiet noise and then `signal` from `onset`, for `repetition(at:)`.
+    static func repetition(_ signal: (Int) -> Double) -> Double {
+        var state: UInt64 = 11
+        let count = onset + 600
+        var x = [Float](repeating: 0, count: count)
+        for i in 0..<count {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            x[i] = Float((Double(state >> 11) / Double(1 << 53) * 2 - 1) * 1e-4 + signal(i - onset))
+        }
+        let d = ImpactDetector(.init(sampleRate: rate))
+        x.withUnsafeBufferPointer { d.process($0) { _ in } }
+        return d.repetition(at: Int64(onset))
+    }
+
+    /// A voice: glottal pulses every 5 ms (200 Hz) ringing two formants in the 2 kHz band, the onset one pulse among many.
+    @Test func aVoicesPulseRepeatsThePulseBeforeItAndAnImpactDoesNot() {
+        func ring(_ n: Int) -> Double {
+            guard n >= 0 else { return 0 }
+            let t = Double(n) / Double(Self.rate)
+            return 0.2 * exp(-t / 0.0015) * sin(2 * .pi * 2_600 * t) + 0.1 * exp(-t / 0.001) * sin(2 * .pi * 3_400 * t)
+        }
+        let period = 240
+        let voice = Self.repetition { n in (-8...2).reduce(0) { $0 + ring(n - $1 * period) } }
+        let impact = Self.repetition { n in ring(n) }
+        #expect(voice > 0.9, "voice: \(voice)")
+        #expect(impact < 0.3, "impact: \(impact)")
+    }
+
     @Test func silenceAfterTheOnsetMeasuresNothingRatherThanFailing() {
         #expect(Self.measured { _ in 0 } < 3)
     }
