@@ -639,7 +639,8 @@ public final class ImpactDetector {
     /// samples after the onset (at 48 kHz; scaled with the rate). A sum of k decaying sinusoids is predicted exactly by
     /// order 2k, so several modes leave the 12th-order residual at the noise while the 2nd-order one keeps all but one
     /// mode (a head: 4–28 dB); noise through a single resonance is predicted no better by 12 than by 2 (a tap, a bounce,
-    /// a clap, a voice: under 3 dB). Per event, not per sample; no allocation (scratch from `init`).
+    /// a clap: under 3 dB). A voice's pulse rings several formants and scores like a head — `repetition(at:)` tells it.
+    /// Per event, not per sample; no allocation (scratch from `init`).
     func modesDb(from onset: Int64) -> Double {
         let p = Self.modesOrder
         let n = modesLength
