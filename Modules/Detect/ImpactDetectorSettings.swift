@@ -1,0 +1,122 @@
+import Foundation
+
+extension ImpactDetector {
+    public struct Settings: Sendable, Equatable {
+        public var sampleRate: Int
+        /// Block energy above the noise floor that opens an event, dB.
+        public var triggerDb: Double = 10
+        /// …and above the loudest of the previous four blocks, dB: an impact jumps; a whoosh, a voice or a fade swells.
+        public var jumpDb: Double = 9
+        /// Most blocks from trigger to peak for an impact (sharpness gate)…
+        public var maxRiseBlocks: Int = 2
+        /// …and no later block louder than that peak by more than this, dB (a live room's early reflections may sum a
+        /// few dB over the direct sound; a swell grows far more). RoomCorpus tuning seeds, 2026-12-01.
+        public var laterPeakToleranceDb: Double = 6
+        /// For this long after an event is rejected, an event no louder than it (within `echoToleranceDb`) is its
+        /// echo from the room's walls and is not weighed (RoomCorpus tuning seeds, 2026-12-01: a rejected direct sound's
+        /// wall reflection 10–18 ms later was being taken for the impact).
+        public var echoSeconds: Double = 0.04
+        /// …and no louder than it by more than this, dB: a reflection is quieter than the sound it reflects (6, the later-peak
+        /// tolerance, until rule 15: a bounce 6–26 ms before an impact hid it; RoomCorpus tuning sessions 1–32).
+        public var echoToleranceDb: Double = 0
+        /// …and sounding like it: its share above 6 kHz at most this much over the rejected sound's (a speech pulse's
+        /// echo is as narrowband as the pulse; an impact after it is not). ImpactCorpus seeds 1000–1005 and RoomCorpus
+        /// tuning sessions 1–32, 2026-12-01.
+        public var echoBroadbandTolerance: Double = 0.2
+        /// Least fall of energy from the peak within `decaySeconds`, dB (decay gate).
+        public var minDecayDb: Double = 15
+        public var decaySeconds: Double = 0.010
+        /// In a reverberant room the tail keeps the 10 ms decay short of `minDecayDb`; the direct sound of an impact still
+        /// falls this far within `earlyDecaySeconds`, which a clap (slow, narrowband) does not.
+        public var minEarlyDecayDb: Double = 6
+        public var earlyDecaySeconds: Double = 0.003
+        /// Walking back from the AIC pick through a ramped rise: continue while the 3-sample energy exceeds the
+        /// pre-event noise by this factor.
+        public var onsetWalkbackRatio: Double = 4
+        /// Refine the walked-back onset with a ramp model (see `rampOnset`).
+        public var rampRefinement = true
+        /// How far before the walked-back onset the ramp model may place it, samples. 2, measured 2026-11-30 on nine
+        /// corpus seeds against 0 (no refinement), 3, 4, 5, 8 and 16: wider searches trade the late tail for an early one.
+        public var rampSearchSamples = 2
+        /// The longest rise the ramp model considers, samples.
+        public var rampMaxSamples = 32
+        /// Least share of energy above 6 kHz in energy above 2 kHz at the peak (broadband gate)…
+        public var minBroadband: Double = 0.2
+        /// …or above 4 kHz (a hard floor near the ball notches the 6 kHz share by comb filtering; measured on
+        /// RoomCorpus tuning seeds, 2026-12-01).
+        public var minBroadband4k: Double = 0.3
+        /// Decayed also when the energy dips this far within 4 ms of the peak: the direct sound fell before a live room's
+        /// early reflections built the level up again (RoomCorpus tuning seeds, 2026-12-01).
+        public var minDipDb: Double = 6
+        /// …or falls this far within `earlyDecaySeconds` while clearly broadband above 4 kHz (≥ 1.5 × `minBroadband4k`).
+        public var minEarlyDecayDb4k: Double = 3
+        /// The slowest attack (onset to half the peak's 8-sample energy) an impact has, in samples at 48 kHz.
+        public var maxAttackSamples48k = 26
+        /// A broadband event that does not decay is still an impact when its tail rings this periodically…
+        public var minModalityRinging = 0.55
+        /// …and a narrowband one that decays, when its tail rings this periodically, it has this much above 4 kHz and its
+        /// attack is at most `maxNarrowAttackSamples48k`.
+        public var minModalityNarrow = 0.5
+        public var minBroadband4kModal = 0.18
+        public var maxNarrowAttackSamples48k = 18
+        /// …or, ringing at least this strongly, with this much above 4 kHz and an attack of at most 22 samples at 48 kHz.
+        public var minModalityStrongRing = 0.65
+        public var minBroadband4kStrongRing = 0.12
+        /// An event broad only above 4 kHz (under `minBroadband` above 6) attacks within this many samples at 48 kHz
+        /// (10, then 6: both measured on the tuning seeds, then held out)…
+        public var max4kAttackSamples48k = 6
+        /// …or rings at least this periodically.
+        public var minModality4k = 0.45
+        /// A narrowband ringing event's attack may instead be judged at a quarter of the peak: several modes beat, so the
+        /// 8-sample energy may reach half its peak late although the onset is abrupt (at most this many samples at 48 kHz).
+        public var maxNarrowQuarterAttackSamples48k = 5
+        /// A ring this strong, reaching a quarter of its peak within `maxRingQuarterAttackSamples48k` with
+        /// `minBroadband4kModal` above 4 kHz, is an impact even while a live room keeps its level up for 10 ms.
+        public var minModalityUndecayedRing = 0.75
+        public var maxRingQuarterAttackSamples48k = 4
+        /// A sound that does not ring (under this modality) and ramps up (attack of at least `minHissAttackSamples48k`)
+        /// is a hiss — a fricative, a breath — unless it falls `minHissDecayDb` in 10 ms or `minEarlyDecayDb` + 2 in 3 ms:
+        /// a dip in noise is no decay.
+        public var maxModalityHiss = 0.35
+        public var minHissAttackSamples48k = 6
+        public var minHissDecayDb: Double = 12
+        /// A narrowband or slowly decaying event is an impact when several modes ring in it: a 12th-order linear predictor
+        /// takes at least this much more of its first 4 ms than a 2nd-order one (`modesDb()`), it stands at least
+        /// `minModesSnrDb` over the floor, and its onset is abrupt: half the peak within `maxModesAttackSamples48k`, a
+        /// quarter within `maxModesQuarterAttackSamples48k` (a voice's formants ring too, but its pulses build up over
+        /// 10–17 samples). RoomCorpus tuning sessions 1–32 and ImpactCorpus seeds 1–12, 2026-12-01.
+        public var minModesDb: Double = 4
+        public var minModesSnrDb: Double = 15
+        public var maxModesAttackSamples48k = 22
+        public var maxModesQuarterAttackSamples48k = 8
+        /// …and it does not repeat what sounded one voice period before it (`repetition(at:)` under this): a voice's glottal
+        /// pulses ring several formants too (ImpactCorpus seeds 200, 500 and 3100 hard, 2026-12-01).
+        public var maxRepetitionModes = 0.7
+        /// A sound that ramps up (attack ≥ `minHissAttackSamples48k`) with less than this share above 6 kHz, rings less than
+        /// `maxModalityBurst` and holds less than `minModesDbBurst` of several modes is a burst of noise: a bounce, a tap.
+        public var minBroadbandBurst: Double = 0.3
+        public var maxModalityBurst = 0.5
+        public var minModesDbBurst: Double = 1.5
+        /// No second candidate within this time of one, s.
+        public var refractorySeconds: Double = 0.25
+        /// Candidates below this score are not reported.
+        public var minScore: Double = 0.0
+        /// Mic-to-ball distance if the session declares one (m); nil: no time-of-flight correction.
+        public var micToBallMetres: Double?
+        public var speedOfSoundMps: Double = 343.42
+        /// Where the distance came from, for the candidate's provenance.
+        public var distanceProvenance: String = "declared in the manifest (assumed)"
+
+        public init(sampleRate: Int) { self.sampleRate = sampleRate }
+
+        /// The lowest rate the detector accepts: its broadband gate needs energy well above 6 kHz.
+        public static let minimumSampleRate = 32_000
+
+        /// Why these settings cannot be used, if they cannot.
+        public var problem: String? {
+            sampleRate < Self.minimumSampleRate
+                ? "sample rate \(sampleRate) Hz: impact detection needs at least \(Self.minimumSampleRate) Hz (it tells an impact by its energy above 6 kHz)"
+                : nil
+        }
+    }
+}
