@@ -7,6 +7,10 @@ extension ImpactDetector {
         public var triggerDb: Double = 10
         /// …and above the loudest of the previous four blocks, dB: an impact jumps; a whoosh, a voice or a fade swells.
         public var jumpDb: Double = 9
+        /// A block too quiet above 2 kHz to trigger may trigger above 4 kHz, against that band's own floor and jump
+        /// (`triggerDb`, `jumpDb`): a quiet impact under low-frequency room noise (RoomCorpus tuning sessions 1–32 and
+        /// ImpactCorpus seed sets, 2026-12-01).
+        public var triggerAbove4k = true
         /// Most blocks from trigger to peak for an impact (sharpness gate)…
         public var maxRiseBlocks: Int = 2
         /// …and no later block louder than that peak by more than this, dB (a live room's early reflections may sum a
@@ -92,6 +96,11 @@ extension ImpactDetector {
         /// …and it does not repeat what sounded one voice period before it (`repetition(at:)` under this): a voice's glottal
         /// pulses ring several formants too (ImpactCorpus seeds 200, 500 and 3100 hard, 2026-12-01).
         public var maxRepetitionModes = 0.7
+        /// No event is an impact whose onset repeats, with correlation `maxRepetition` or more, what sounded 3–12.5 ms before
+        /// it (`repetition(at:)`): that is the earlier sound again — its reflection off a wall, a clap or a tap repeating, a
+        /// voice's next pulse — where a struck ball starts a sound of its own (RoomCorpus tuning sessions 1–32 and
+        /// ImpactCorpus seeds 1–12, 2026-12-01: 0.7 would refuse an ImpactCorpus impact at 0.79).
+        public var maxRepetition = 0.8
         /// A sound that ramps up (attack ≥ `minHissAttackSamples48k`) with less than this share above 6 kHz, rings less than
         /// `maxModalityBurst` and holds less than `minModesDbBurst` of several modes is a burst of noise: a bounce, a tap.
         public var minBroadbandBurst: Double = 0.3
