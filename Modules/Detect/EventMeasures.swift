@@ -45,6 +45,7 @@ extension ImpactDetector {
         let p = Self.modesOrder
         let n = modesLength
         let from = onset + Int64(modesOffset)
+        modesFittedAt = nil
         guard from + Int64(n) <= sample, sample - from < Int64(historyMask) else { return 0 }
         let x = modesWindow
         for k in 0..<n { x[k] = Double(history[Int(from + Int64(k)) & historyMask]) }
@@ -64,12 +65,73 @@ extension ImpactDetector {
             for t in p..<n { c += x[t] * x[t - 1 - i] }
             m[i * (p + 1) + p] = c
         }
-        return choleskyResidualRatioDb(m, p: p, energy: energy)
+        let (db, factored) = choleskyResidualRatioDb(m, p: p, energy: energy)
+        if factored {
+            solvePredictor(m, p: p)
+            modesFittedAt = onset
+        }
+        return db
+    }
+
+    /// The order-`p` predictor's coefficients into `modesCoefficients`, by back substitution (Lᵀ·a = z) in the factor
+    /// `choleskyResidualRatioDb` left in `m`.
+    func solvePredictor(_ m: UnsafeMutablePointer<Double>, p: Int) {
+        let w = p + 1
+        var i = p - 1
+        while i >= 0 {
+            var s = m[i * w + p]
+            for k in (i + 1)..<p { s -= m[k * w + i] * modesCoefficients[k] }
+            modesCoefficients[i] = s / m[i * w + i]
+            i -= 1
+        }
+    }
+
+    /// How impulsive the excitation is: the residual of the ring's own order-12 predictor (fitted by `modesDb(from:)` to
+    /// 6–198 samples after the onset) from 48 samples before the onset to the end of that stretch; its largest 6-sample
+    /// energy starting from 8 samples before the onset to 15 after it, over the median 6-sample energy, dB (at 48 kHz;
+    /// scaled with the rate). A struck head is an impulse through its modes: the predictor takes the modes and leaves the
+    /// impulse standing over the room's noise (RoomCorpus's impacts: a median of 29 dB clean). Noise through a resonance
+    /// (a bounce, a tap, a clap) leaves noise all along (95 % under 9 dB). A burst of noise is how ImpactCorpus makes an
+    /// impact (a median of 10 dB), so this only ever admits an event, never refuses one. Per event; no allocation. 0 when
+    /// no predictor was fitted after `onset`.
+    func impulseDb(at onset: Int64) -> Double {
+        let p = Self.modesOrder
+        let from = onset - Int64(impulseBefore)
+        let n = impulseBefore + impulseAfter
+        guard modesFittedAt == onset, from + Int64(n) <= sample, sample - (from - Int64(p)) < Int64(historyMask) else {
+            return 0
+        }
+        @inline(__always) func x(_ k: Int64) -> Double { Double(history[Int(k) & historyMask]) }
+        let r = impulseScratch
+        for j in 0..<n {
+            let t = from + Int64(j)
+            var e = x(t)
+            for i in 0..<p { e -= modesCoefficients[i] * x(t - 1 - Int64(i)) }
+            r[j] = e * e
+        }
+        // 6-sample sums, in place: r[j] becomes the sum of r[j..<j + w].
+        let w = impulseWindow
+        let windows = n - w + 1
+        var run = 0.0
+        for j in 0..<w { run += r[j] }
+        for j in 0..<windows {
+            let first = r[j]
+            let next = j + w < n ? r[j + w] : 0
+            r[j] = run
+            run += next - first
+        }
+        var spike = 0.0
+        for j in (impulseBefore - impulseLead)...(impulseBefore + impulseLag) { spike = max(spike, r[j]) }
+        var sums = UnsafeMutableBufferPointer(start: r, count: windows)
+        sums.sort()
+        let median = sums[windows / 2]
+        return 10 * log10(max(spike, 1e-30) / max(median, 1e-30))
     }
 
     /// 10·log10(residual of order 2 / residual of order `p`) from the normal equations in `m` (p rows of p + 1), by one
-    /// in-place Cholesky factorisation: the leading 2×2 block of the factor is the order-2 factor.
-    func choleskyResidualRatioDb(_ m: UnsafeMutablePointer<Double>, p: Int, energy: Double) -> Double {
+    /// in-place Cholesky factorisation: the leading 2×2 block of the factor is the order-2 factor. `factored`: whether
+    /// the factorisation ran to the end (the factor and L⁻¹·r are then in `m`).
+    func choleskyResidualRatioDb(_ m: UnsafeMutablePointer<Double>, p: Int, energy: Double) -> (db: Double, factored: Bool) {
         let w = p + 1
         var trace = 0.0
         for i in 0..<p { trace += m[i * w + i] }
@@ -83,7 +145,7 @@ extension ImpactDetector {
                 var s = m[i * w + j] + (i == j ? load : 0)
                 for k in 0..<j { s -= m[i * w + k] * m[j * w + k] }
                 if i == j {
-                    guard s > 0 else { return 0 }
+                    guard s > 0 else { return (0, false) }
                     m[i * w + i] = s.squareRoot()
                 } else {
                     m[i * w + j] = s / m[j * w + j]
@@ -97,7 +159,7 @@ extension ImpactDetector {
             if i == 1 { explained2 = explained }
         }
         let floor = energy * 1e-12
-        return 10 * log10(max(energy - explained2, floor) / max(energy - explained, floor))
+        return (10 * log10(max(energy - explained2, floor) / max(energy - explained, floor)), true)
     }
 
     /// How closely the 2 ms from the onset repeat what sounded one voice period earlier: the largest normalised

@@ -53,6 +53,9 @@ public struct Candidate: Sendable, Equatable {
         /// How closely the onset repeats what sounded one voice period (3.3–12.5 ms) before it: the largest normalised
         /// correlation (see `ImpactDetector.repetition(at:)`; -1: not measured).
         public var repetition: Double = -1
+        /// How impulsive the excitation is: the onset's residual (of the order-12 predictor `modesDb()` fits to the
+        /// ring), its largest 6 samples over its median, dB (see `ImpactDetector.impulseDb(at:)`; -99: not measured).
+        public var impulseDb: Double = -99
     }
 }
 
@@ -131,6 +134,18 @@ public final class ImpactDetector {
     /// Scratch for `modesDb()`: the stretch, and the normal equations of the order-12 predictor.
     let modesWindow: UnsafeMutablePointer<Double>
     let modesMatrix: UnsafeMutablePointer<Double>
+    /// The order-12 predictor `modesDb()` last fitted, and the onset it was fitted after (nil: none usable).
+    let modesCoefficients: UnsafeMutablePointer<Double>
+    var modesFittedAt: Int64?
+    /// Scratch for `impulseDb(at:)`: the residual's energies, then its 6-sample sums.
+    let impulseScratch: UnsafeMutablePointer<Double>
+    /// `impulseDb(at:)`'s geometry: samples measured before the onset and from it, the spike's window, and how far
+    /// before and after the onset that window may start.
+    let impulseBefore: Int
+    let impulseAfter: Int
+    let impulseWindow: Int
+    let impulseLead: Int
+    let impulseLag: Int
     static let modesOrder = 12
     let refractorySamples: Int64
     let triggerRatio: Double
@@ -179,6 +194,13 @@ public final class ImpactDetector {
         modesLength = max(4 * Self.modesOrder, Int((192 * fs / 48_000).rounded()))
         modesWindow = .allocate(capacity: modesLength)
         modesMatrix = .allocate(capacity: Self.modesOrder * (Self.modesOrder + 1))
+        modesCoefficients = .allocate(capacity: Self.modesOrder)
+        impulseBefore = max(8, Int((48 * fs / 48_000).rounded()))
+        impulseAfter = modesOffset + modesLength
+        impulseWindow = max(2, Int((6 * fs / 48_000).rounded()))
+        impulseLead = max(1, Int((8 * fs / 48_000).rounded()))
+        impulseLag = max(2, Int((15 * fs / 48_000).rounded()))
+        impulseScratch = .allocate(capacity: impulseBefore + impulseAfter)
         refractorySamples = Int64(settings.refractorySeconds * fs)
         triggerRatio = pow(10, settings.triggerDb / 10)
         jumpRatio = pow(10, settings.jumpDb / 10)
@@ -192,6 +214,8 @@ public final class ImpactDetector {
         history.deallocate()
         modesWindow.deallocate()
         modesMatrix.deallocate()
+        modesCoefficients.deallocate()
+        impulseScratch.deallocate()
     }
 
     /// Feeds a whole recording in blocks of `blockSamples`, as a live source would, and returns every candidate.
@@ -404,8 +428,15 @@ public final class ImpactDetector {
             if features.modesDb < -90 { features.modesDb = modesDb(from: onset) }
             return features.modesDb
         }
+        func impulse() -> Double {
+            if features.impulseDb < -90 {
+                _ = modes()
+                features.impulseDb = impulseDb(at: onset)
+            }
+            return features.impulseDb
+        }
         if trace != nil {  // for a person reading the trace
-            _ = (ring(), quarter(), modes())
+            _ = (ring(), quarter(), modes(), impulse())
             features.repetition = repetition(at: onset)
         }
         if !(decays && wide) {
@@ -433,7 +464,14 @@ public final class ImpactDetector {
                 let clipped = dipDb > snrDb + 10
                 let abrupt = snrDb >= settings.minModesSnrDb && features.attackSamples <= maxModesAttack
                     && quarter() <= maxModesQuarterAttack && !clipped
-                guard abrupt, modes() >= settings.minModesDb else {
+                // Or a struck object however narrow or slow to decay: an impulse — the ring's own predictor leaves a
+                // spike at the onset — whose tail rings with some modes (a mishit's one or two). A bounce, a tap or a
+                // clap is noise through a resonance; a thud's onset is an impulse that rings nothing above 2 kHz; a
+                // voice's pulse train does not ring between its pulses.
+                let struck = !clipped && snrDb >= settings.minStruckSnrDb && modes() >= settings.minModesDbStruck
+                    && ring() >= settings.minModalityStruck
+                    && impulse() >= settings.minImpulseDb
+                guard (abrupt && modes() >= settings.minModesDb) || struck else {
                     trace?(eventTriggerBlockStart, features, !decays ? "slow decay" : "narrowband")
                     return
                 }

@@ -96,6 +96,13 @@ extension ImpactDetector {
         /// …and it does not repeat what sounded one voice period before it (`repetition(at:)` under this): a voice's glottal
         /// pulses ring several formants too (ImpactCorpus seeds 200, 500 and 3100 hard, 2026-12-01).
         public var maxRepetitionModes = 0.7
+        /// …or it is struck: its excitation an impulse (`impulseDb(at:)` at least `minImpulseDb`), its tail ringing
+        /// (modality at least `minModalityStruck`) with at least `minModesDbStruck` of modes (rule 20; RoomCorpus tuning
+        /// sessions 1–32 and ImpactCorpus seeds 1–12, 2026-12-01: without the ring, an ImpactCorpus voice's pulse came in).
+        public var minImpulseDb: Double = 12
+        public var minModesDbStruck: Double = 2
+        public var minModalityStruck = 0.35
+        public var minStruckSnrDb: Double = 12
         /// No event is an impact whose onset repeats, with correlation `maxRepetition` or more, what sounded 3–12.5 ms before
         /// it (`repetition(at:)`): that is the earlier sound again — its reflection off a wall, a clap or a tap repeating, a
         /// voice's next pulse — where a struck ball starts a sound of its own (RoomCorpus tuning sessions 1–32 and

@@ -88,6 +88,49 @@ import Testing
         #expect(impact < 0.3, "impact: \(impact)")
     }
 
+    /// The detector fed quiet noise and then `signal` from `onset`, for `impulseDb(at:)` (after `modesDb` has fitted
+    /// the ring's predictor, as the detector does).
+    static func impulse(_ signal: (Int) -> Double) -> Double {
+        var state: UInt64 = 5
+        let count = onset + 600
+        var x = [Float](repeating: 0, count: count)
+        for i in 0..<count {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let background = (Double(state >> 11) / Double(1 << 53) * 2 - 1) * 1e-4
+            let sound: Double = i >= onset ? signal(i - onset) : 0
+            x[i] = Float(background + sound)
+        }
+        let d = ImpactDetector(.init(sampleRate: rate))
+        x.withUnsafeBufferPointer { d.process($0) { _ in } }
+        _ = d.modesDb(from: Int64(onset))
+        return d.impulseDb(at: Int64(onset))
+    }
+
+    /// A mishit: a two-sample contact crack ringing one mode at 3.2 kHz; against a clap: the same mode rung by noise
+    /// for as long as it sounds.
+    @Test func aStruckModeLeavesAnImpulseAndAModeRungByNoiseDoesNot() {
+        func mode(_ n: Int) -> Double {
+            let t = Double(n) / Double(Self.rate)
+            return 0.3 * exp(-t / 0.003) * sin(2 * .pi * 3_200 * t)
+        }
+        let struck = Self.impulse { n in (n < 2 ? 0.4 : 0) + mode(n) }
+        let e = Self.noise(seed: 42)
+        var y1 = 0.0, y2 = 0.0
+        let w = 2 * Double.pi * 3_200 / Double(Self.rate)
+        let r = exp(-w / (2 * 20))
+        var rung = [Double](repeating: 0, count: 600)
+        for n in 0..<600 {
+            let y = e(n) * 0.03 * exp(-Double(n) / 150) + 2 * r * cos(w) * y1 - r * r * y2
+            rung[n] = y
+            y2 = y1
+            y1 = y
+        }
+        let noise = Self.impulse { rung[$0] }
+        let threshold = ImpactDetector.Settings(sampleRate: Self.rate).minImpulseDb
+        #expect(struck > threshold + 10, "struck: \(struck) dB")
+        #expect(noise < threshold, "rung by noise: \(noise) dB")
+    }
+
     @Test func silenceAfterTheOnsetMeasuresNothingRatherThanFailing() {
         #expect(Self.measured { _ in 0 } < 3)
     }

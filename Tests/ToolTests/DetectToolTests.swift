@@ -36,6 +36,13 @@ struct DetectToolTests {
         #expect((clean["f"] as? NSNumber)?.doubleValue ?? 0 >= 0.99)
         #expect(o["provenance"] as? String == "measured")
         #expect(((o["maxDecisionLatencyMs"] as? NSNumber)?.doubleValue ?? 99) <= 40)
+        // Recall by how far each impact stood over the room's noise: every labelled impact counted once, per kind.
+        let byProminence = try #require(o["recallByProminence"] as? [String: [[String: Any]]])
+        let labelledImpacts = byProminence.values.joined().map { ($0["labelled"] as? NSNumber)?.intValue ?? 0 }.reduce(0, +)
+        let foundImpacts = byProminence.values.joined().map { ($0["found"] as? NSNumber)?.intValue ?? 0 }.reduce(0, +)
+        let scored = ["clean", "hard"].compactMap { (o["byKind"] as? [String: [String: Any]])?[$0] }
+        #expect(labelledImpacts == scored.map { (($0["truePositives"] as? NSNumber)?.intValue ?? 0) + (($0["falseNegatives"] as? NSNumber)?.intValue ?? 0) }.reduce(0, +))
+        #expect(foundImpacts == scored.map { ($0["truePositives"] as? NSNumber)?.intValue ?? 0 }.reduce(0, +))
 
         // One file: every truth impact found, sample indices from the file's first sample.
         let truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("clean-3.truth.json")))) as? [String: Any])

@@ -51,9 +51,9 @@ enum DetectCommand {
         if trace {
             d.trace = { at, f, rejected in
                 // Every feature a rule weighs (Modules/Detect/README.md); -1 / -99: not measured for this event.
-                Terminal.err(String(format: "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, attack %d samples (a quarter: %d), ring %.2f, modes %.1f dB — %@",
+                Terminal.err(String(format: "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, attack %d samples (a quarter: %d), ring %.2f, modes %.1f dB, impulse %.1f dB, repeats %.2f — %@",
                     at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.earlyDecayDb, f.dipDb, f.broadband, f.broadband4k,
-                    f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, rejected.map { "rejected: \($0)" } ?? "candidate"))
+                    f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, f.impulseDb, f.repetition, rejected.map { "rejected: \($0)" } ?? "candidate"))
             }
         }
         let t0 = monotonicNowNs()
@@ -137,6 +137,9 @@ enum DetectCommand {
         var byKind: [String: DetectionScore] = [:]
         var falsePositivesBy: [String: Int] = [:]
         var distractorEvents: [String: Int] = [:]
+        // Recall by how far each impact stood over the room's noise (ImpactProminence): found, and labelled, per bin.
+        var foundByProminence: [String: [Int]] = [:]
+        var labelledByProminence: [String: [Int]] = [:]
         var audioSeconds = 0.0
         var processing = 0.0
         var maxLatencyMs = 0.0
@@ -154,8 +157,15 @@ enum DetectCommand {
             for c in found { maxLatencyMs = max(maxLatencyMs, Double(c.decidedAtSample - c.onsetSample) * 1000 / Double(rate)) }
             let kind = String(name.split(separator: "-").first ?? "all")
             let tolerance = Int64(rate / 20)
-            byKind[kind, default: DetectionScore()].add(
-                detected: found.map(\.onsetSample), truth: impacts.map(\.int64Value), tolerance: tolerance)
+            let onsets = impacts.map(\.int64Value)
+            let matched = byKind[kind, default: DetectionScore()].add(
+                detected: found.map(\.onsetSample), truth: onsets, tolerance: tolerance)
+            let none = [Int](repeating: 0, count: ImpactProminence.bins.count)
+            for (i, db) in ImpactProminence.decibels(samples: samples, sampleRate: rate, onsets: onsets).enumerated() {
+                let b = ImpactProminence.bin(db)
+                labelledByProminence[kind, default: none][b] += 1
+                if matched[i] { foundByProminence[kind, default: none][b] += 1 }
+            }
             // What fooled it: each detection no impact accounts for, laid at the door of the latest distractor that began
             // at most a second before it (its kind from the truth file's events), else the room itself.
             let distractors = ((truth["events"] as? [[String: Any]]) ?? []).compactMap { e -> (kind: String, sample: Int64)? in
@@ -196,6 +206,12 @@ enum DetectCommand {
         result["falsePositivesByDistractor"] = falsePositivesBy.mapValues { ["count": $0, "perMinute": Double($0) / max(minutes, 1e-9)] as [String: Any] }
         result["distractorEvents"] = distractorEvents
         result["falsePositivesNote"] = "each false positive is put down to the latest distractor that began at most 1 s before it (the truth file's events), else to the room"
+        result["recallByProminence"] = Dictionary(uniqueKeysWithValues: labelledByProminence.map { kind, labelled in
+            (kind, ImpactProminence.bins.indices.map { i -> [String: Any] in
+                ["stoodOverRoomNoise": ImpactProminence.bins[i].label, "labelled": labelled[i], "found": foundByProminence[kind]?[i] ?? 0]
+            })
+        })
+        result["prominenceNote"] = "each impact's loudest 0.67 ms block above 2 kHz within 2 ms of its onset, against the median block of the half second before it"
         result["timesRealTime"] = audioSeconds / max(processing, 1e-9)
         result["maxDecisionLatencyMs"] = maxLatencyMs
         if inv.flag("json") {
@@ -212,6 +228,14 @@ enum DetectCommand {
                     let n = falsePositivesBy[k] ?? 0
                     Terminal.out(String(format: "  %-44@ %3d  (%.2f a minute; %d such events)", k, n, Double(n) / max(minutes, 1e-9), distractorEvents[k] ?? 0))
                 }
+            }
+            Terminal.out("recall by how far the impact stood over the room's noise (above 2 kHz: its loudest 0.67 ms block against the median of the half second before):")
+            for (kind, labelled) in labelledByProminence.sorted(by: { $0.key < $1.key }) {
+                let found = foundByProminence[kind] ?? []
+                let cells = ImpactProminence.bins.indices.filter { labelled[$0] > 0 }.map { i in
+                    "\(ImpactProminence.bins[i].label) \(found.indices.contains(i) ? found[i] : 0)/\(labelled[i])"
+                }
+                Terminal.out("  \(kind): " + cells.joined(separator: ", "))
             }
             Terminal.out(String(format: "%.0f× real time (%.1f s of audio), decisions within %.1f ms of the onset (measured, %@ build)", audioSeconds / max(processing, 1e-9), audioSeconds, maxLatencyMs, BenchCommand.build))
         }
