@@ -35,3 +35,18 @@ public enum ClipMinter {
         return Clip(path: path, frames: report.frames, firstFrameNs: first.info.startNs, report: report)
     }
 }
+
+extension ClipMinter {
+    /// True when `error`, from minting a clip or writing its bundle, says the disk was full: ENOSPC from a system call
+    /// (`SystemError`), from libav (`MediaError`, AVERROR(ENOSPC)) or from Foundation (a POSIX error, alone or under a
+    /// `CocoaError`). A caller can then keep the shot and mint it again when there is room, rather than lose it.
+    public static func isDiskFull(_ error: any Error) -> Bool {
+        if let e = error as? SystemError { return e.errno == ENOSPC }
+        if let e = error as? MediaError { return e.code == -ENOSPC }
+        if let e = error as? CocoaError, e.code == .fileWriteOutOfSpace { return true }
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain { return ns.code == Int(ENOSPC) }
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying !== ns { return isDiskFull(underlying) }
+        return false
+    }
+}

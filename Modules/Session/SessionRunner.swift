@@ -510,7 +510,7 @@ public final class SessionRunner: @unchecked Sendable {
                 lock.lock()
                 clips.append(clip)
                 lock.unlock()
-            } catch where Self.isDiskFull(error) && stillCapturing {
+            } catch where ClipMinter.isDiskFull(error) && stillCapturing {
                 // The disk is full (another writer filled it): the shot waits, its fragments kept in the ring, and is
                 // minted again when capture ends and the ring's headroom is free for it.
                 lock.lock()
@@ -549,12 +549,6 @@ public final class SessionRunner: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return !videoDone
-    }
-
-    /// True when `error` says the disk was full.
-    static func isDiskFull(_ error: any Error) -> Bool {
-        if let e = error as? SystemError { return e.errno == ENOSPC }
-        return "\(error)".contains("No space left on device")
     }
 
     /// Policy may ask minting to wait (persistent heat), but never so long that the ring recycles the shot's

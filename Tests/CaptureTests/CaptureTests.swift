@@ -2,6 +2,7 @@ import Foundation
 import FragmentRing
 import Media
 import PayloadSource
+import Syscall
 import Pipeline
 import TestSupport
 import Testing
@@ -86,6 +87,32 @@ struct CaptureTests {
         }
         // Fragments are on the timeline too.
         #expect(run.index.snapshot(startNs: 0, endNs: .max).entries(of: .videoFragment).count == 4)
+    }
+
+    /// A full disk is told apart from every other failure by its code, not by libav's or Foundation's wording: the
+    /// session keeps such a shot and mints it again when there is room (IntegrityToolTests runs that end to end).
+    @Test func aFullDiskIsKnownByItsCodeWhereverItIsMet() throws {
+        let run = try Self.capture(codec: .h264)
+        let live = RingPayloadSource(ring: run.ring, index: run.index)
+        let window = try live.freeze(startNs: Self.impactNs - 500_000_000, endNs: Self.impactNs + 500_000_000)
+        defer { try? live.release(window) }
+        var files: [String] = []
+        for f in window.fragments {
+            let file = run.tmp.sub("\(f.info.sequence.hex).ts")
+            _ = try window.backing.extract(f.handle, to: file)
+            files.append(file)
+        }
+        // libav writing to a device that is always full.
+        let media = #expect(throws: MediaError.self) {
+            try ClipRemuxer.remux(fragments: files, to: "/dev/full", frameIntervalTicks: 1_500)
+        }
+        #expect(media.map(ClipMinter.isDiskFull) == true, "\(String(describing: media))")
+        #expect(ClipMinter.isDiskFull(SystemError(errno: ENOSPC, operation: "write", path: "audio.wav.tmp")))
+        #expect(ClipMinter.isDiskFull(CocoaError(.fileWriteOutOfSpace)))
+        #expect(ClipMinter.isDiskFull(NSError(domain: NSPOSIXErrorDomain, code: Int(ENOSPC))))
+        #expect(!ClipMinter.isDiskFull(SystemError(errno: EACCES, operation: "write", path: "audio.wav.tmp")))
+        #expect(!ClipMinter.isDiskFull(MediaError(operation: "remux", "no fragments")))
+        #expect(!ClipMinter.isDiskFull(CocoaError(.fileWriteNoPermission)))
     }
 
     @Test func theClipDecodesCleanlyWithEveryFrameInOrderAndTheImpactWhereT0Says() throws {
