@@ -3,25 +3,49 @@ import Testing
 
 @testable import Detect
 
-/// `modesDb()`: a 12th-order linear predictor against a 2nd-order one over the 4 ms after an onset. Several decaying
-/// sinusoids are what a struck head sounds like; noise through one resonance is what a tap, a bounce or a clap does.
+/// The measures of an event's ring, on constructed signals. `modesDb()`: a 12th-order linear predictor against a
+/// 2nd-order one over the 4 ms after an onset — several decaying sinusoids are what a struck head sounds like; noise
+/// through one resonance is what a tap, a bounce or a clap does. `impulseDb(at:)`: what that predictor leaves at the
+/// onset — an impulse for a struck mode, noise for a rung one. `repetition(at:)`: a voice repeats its pulse.
 @Suite struct ModesTests {
     static let rate = 48_000
     static let onset = 24_000
 
-    /// Quiet noise, then `signal` from `onset`; the detector fed all of it, up to 12 ms after the onset.
-    static func measured(_ signal: (Int) -> Double, seed: UInt64 = 7) -> Double {
+    /// The detector fed quiet noise (seeded) plus `signal(i − onset)` at every sample i, up to 12 ms after the onset.
+    static func fed(seed: UInt64, _ signal: (Int) -> Double) -> ImpactDetector {
         var state = seed
-        func unit() -> Double {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Double(state >> 11) / Double(1 << 53) * 2 - 1
-        }
         let count = onset + 600
         var x = [Float](repeating: 0, count: count)
-        for i in 0..<count { x[i] = Float(unit() * 1e-4 + (i >= onset ? signal(i - onset) : 0)) }
+        for i in 0..<count {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let background = (Double(state >> 11) / Double(1 << 53) * 2 - 1) * 1e-4
+            x[i] = Float(background + signal(i - onset))
+        }
         let d = ImpactDetector(.init(sampleRate: rate))
         x.withUnsafeBufferPointer { d.process($0) { _ in } }
-        return d.modesDb(from: Int64(onset))
+        return d
+    }
+
+    /// `modesDb` of quiet noise, then `signal` from `onset`.
+    static func measured(_ signal: (Int) -> Double, seed: UInt64 = 7) -> Double {
+        fed(seed: seed) { n in n >= 0 ? signal(n) : 0 }.modesDb(from: Int64(onset))
+    }
+
+    /// Noise through a two-pole resonance at `hz` with quality `q`, under an envelope decaying over `samples` — a clap, a
+    /// tap: what rings one mode without striking it.
+    static func rungByNoise(hz: Double, q: Double, level: Double, decaySamples: Double, seed: UInt64) -> [Double] {
+        let e = noise(seed: seed)
+        var y1 = 0.0, y2 = 0.0
+        let w = 2 * Double.pi * hz / Double(rate)
+        let r = exp(-w / (2 * q))
+        var out = [Double](repeating: 0, count: 600)
+        for n in 0..<600 {
+            let y = e(n) * level * exp(-Double(n) / decaySamples) + 2 * r * cos(w) * y1 - r * r * y2
+            out[n] = y
+            y2 = y1
+            y1 = y
+        }
+        return out
     }
 
     static func noise(seed: UInt64) -> (Int) -> Double {
@@ -45,33 +69,14 @@ import Testing
 
     @Test func oneResonanceRungByNoiseIsNoBetterAtOrderTwelve() {
         // A clap: white noise through a two-pole resonance at 2.5 kHz (Q 5), under a decaying envelope.
-        let e = Self.noise(seed: 99)
-        var y1 = 0.0, y2 = 0.0
-        let w = 2 * Double.pi * 2_500 / Double(Self.rate)
-        let r = exp(-w / (2 * 5))
-        var out = [Double](repeating: 0, count: 600)
-        for n in 0..<600 {
-            let y = e(n) * 0.05 * exp(-Double(n) / 300) + 2 * r * cos(w) * y1 - r * r * y2
-            out[n] = y
-            y2 = y1
-            y1 = y
-        }
+        let out = Self.rungByNoise(hz: 2_500, q: 5, level: 0.05, decaySamples: 300, seed: 99)
         let db = Self.measured { out[$0] }
         #expect(db < 3, "one resonance rung by noise: \(db) dB")
     }
 
-    /// The detector fed quiet noise and then `signal` from `onset`, for `repetition(at:)`.
+    /// `repetition(at:)` of quiet noise plus `signal` (before the onset too).
     static func repetition(_ signal: (Int) -> Double) -> Double {
-        var state: UInt64 = 11
-        let count = onset + 600
-        var x = [Float](repeating: 0, count: count)
-        for i in 0..<count {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            x[i] = Float((Double(state >> 11) / Double(1 << 53) * 2 - 1) * 1e-4 + signal(i - onset))
-        }
-        let d = ImpactDetector(.init(sampleRate: rate))
-        x.withUnsafeBufferPointer { d.process($0) { _ in } }
-        return d.repetition(at: Int64(onset))
+        fed(seed: 11, signal).repetition(at: Int64(onset))
     }
 
     /// A voice: glottal pulses every 5 ms (200 Hz) ringing two formants in the 2 kHz band, the onset one pulse among many.
@@ -88,20 +93,10 @@ import Testing
         #expect(impact < 0.3, "impact: \(impact)")
     }
 
-    /// The detector fed quiet noise and then `signal` from `onset`, for `impulseDb(at:)` (after `modesDb` has fitted
-    /// the ring's predictor, as the detector does).
+    /// `impulseDb(at:)` of quiet noise, then `signal` from `onset` (after `modesDb` has fitted the ring's predictor, as
+    /// the detector does).
     static func impulse(_ signal: (Int) -> Double) -> Double {
-        var state: UInt64 = 5
-        let count = onset + 600
-        var x = [Float](repeating: 0, count: count)
-        for i in 0..<count {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            let background = (Double(state >> 11) / Double(1 << 53) * 2 - 1) * 1e-4
-            let sound: Double = i >= onset ? signal(i - onset) : 0
-            x[i] = Float(background + sound)
-        }
-        let d = ImpactDetector(.init(sampleRate: rate))
-        x.withUnsafeBufferPointer { d.process($0) { _ in } }
+        let d = fed(seed: 5) { n in n >= 0 ? signal(n) : 0 }
         _ = d.modesDb(from: Int64(onset))
         return d.impulseDb(at: Int64(onset))
     }
@@ -114,17 +109,7 @@ import Testing
             return 0.3 * exp(-t / 0.003) * sin(2 * .pi * 3_200 * t)
         }
         let struck = Self.impulse { n in (n < 2 ? 0.4 : 0) + mode(n) }
-        let e = Self.noise(seed: 42)
-        var y1 = 0.0, y2 = 0.0
-        let w = 2 * Double.pi * 3_200 / Double(Self.rate)
-        let r = exp(-w / (2 * 20))
-        var rung = [Double](repeating: 0, count: 600)
-        for n in 0..<600 {
-            let y = e(n) * 0.03 * exp(-Double(n) / 150) + 2 * r * cos(w) * y1 - r * r * y2
-            rung[n] = y
-            y2 = y1
-            y1 = y
-        }
+        let rung = Self.rungByNoise(hz: 3_200, q: 20, level: 0.03, decaySamples: 150, seed: 42)
         let noise = Self.impulse { rung[$0] }
         let threshold = ImpactDetector.Settings(sampleRate: Self.rate).minImpulseDb
         #expect(struck > threshold + 10, "struck: \(struck) dB")
