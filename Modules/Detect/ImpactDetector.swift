@@ -287,6 +287,7 @@ public final class ImpactDetector {
             // there, rather than being swallowed as that event's late peak.
             let before = max(recent.0, recent.1, recent.2, recent.3)
             recent = (recent.1, recent.2, recent.3, e)
+            recent4k = (recent4k.1, recent4k.2, recent4k.3, q4)  // so the 4 kHz trigger never jumps over stale blocks
             if e > eventPeak * jumpRatio && e > before * jumpRatio {
                 eventTriggerBlockStart = sample - Int64(blockSize)
                 eventBlocks = 0
