@@ -61,8 +61,10 @@ public struct DetectionScore: Sendable, Equatable {
 /// The median is the room's steady noise (a fan, hum, the converter); a louder sound's tail just before is not counted
 /// against the impact here, so this is the most an impact can stand out, not what the detector saw.
 public enum ImpactProminence {
-    /// The bins `detect eval` reports recall in: up to (not including) each bound, dB.
+    /// The bins `detect eval` reports recall in: up to (not including) each bound, dB. The first holds the impacts that
+    /// could not be measured.
     public static let bins: [(label: String, below: Double)] = [
+        ("not measured (within 0.5 s of the file's start or end)", -.greatestFiniteMagnitude),
         ("under 6 dB", 6), ("6–10 dB", 10), ("10–20 dB", 20), ("20 dB or more", .infinity),
     ]
 

@@ -26,13 +26,14 @@ import Testing
         let db = ImpactProminence.decibels(samples: x, sampleRate: Self.rate, onsets: [30_000, 45_000])
         #expect(db[0] > 20, "click: \(db[0]) dB")
         #expect(db[1] < 6, "noise alone: \(db[1]) dB")
-        #expect(ImpactProminence.bin(db[0]) == ImpactProminence.bins.count - 1)
-        #expect(ImpactProminence.bin(db[1]) == 0)
+        #expect(ImpactProminence.bins[ImpactProminence.bin(db[0])].label == "20 dB or more")
+        #expect(ImpactProminence.bins[ImpactProminence.bin(db[1])].label == "under 6 dB")
     }
 
     @Test func anOnsetWithoutHalfASecondBeforeItIsNotMeasured() {
         let x = Self.signal(noise: 1e-3, click: 0.1, onsets: [1_000], count: 10_000)
         let db = ImpactProminence.decibels(samples: x, sampleRate: Self.rate, onsets: [1_000, 9_990])
         #expect(db.allSatisfy { $0 == -.infinity })
+        #expect(db.allSatisfy { ImpactProminence.bins[ImpactProminence.bin($0)].label.hasPrefix("not measured") })
     }
 }
