@@ -73,9 +73,8 @@ public enum ImpactProminence {
 
     /// Each onset's prominence, dB (`-infinity` for an onset too near the start or the end to measure).
     public static func decibels(samples: [Float], sampleRate: Int, onsets: [Int64]) -> [Double] {
-        let scale = Double(sampleRate) / 48_000
-        let block = max(8, Int((32 * scale).rounded()))
-        let reach = Int((96 * scale).rounded())  // 2 ms
+        let block = ImpactDetector.samples(32, at: Double(sampleRate), least: 8)  // the detector's block
+        let reach = ImpactDetector.samples(96, at: Double(sampleRate), least: 0)  // 2 ms
         let before = Int(0.5 * Double(sampleRate))
         var hp = Biquad(highPassAt: 2000, sampleRate: Double(sampleRate))
         let y = samples.map { Double(hp.step($0)) }

@@ -92,7 +92,7 @@ public final class ImpactDetector {
     /// The fewest samples at `sampleRate` in which an impact can be judged at all: the warm-up that seeds the noise
     /// floor, and one block after it. Shorter audio is no audio to judge.
     public static func minimumSamples(sampleRate: Int) -> Int {
-        let block = max(8, Int((Double(sampleRate) * 32 / 48_000).rounded()))
+        let block = samples(32, at: Double(sampleRate), least: 8)
         return (warmUpBlocks + 1) * block
     }
     // An open event.
@@ -170,7 +170,7 @@ public final class ImpactDetector {
         precondition(settings.problem == nil, settings.problem ?? "")
         self.settings = settings
         let fs = Double(settings.sampleRate)
-        blockSize = max(8, Int((fs * 32 / 48_000).rounded()))
+        blockSize = Self.samples(32, at: fs, least: 8)
         var h = 1
         while h < Int(fs * 0.08) { h <<= 1 }  // ≥ 80 ms of history
         historyMask = h - 1
@@ -182,24 +182,24 @@ public final class ImpactDetector {
         decayBlocks = max(2, Int((settings.decaySeconds * fs / Double(blockSize)).rounded()))
         earlyBlocks = max(1, Int((settings.earlyDecaySeconds * fs / Double(blockSize)).rounded()))
         dipBlocks = max(2, Int((0.004 * fs / Double(blockSize)).rounded()))
-        maxAttack = max(4, Int((Double(settings.maxAttackSamples48k) * fs / 48_000).rounded()))
-        maxNarrowAttack = max(3, Int((Double(settings.maxNarrowAttackSamples48k) * fs / 48_000).rounded()))
-        max4kAttack = max(2, Int((Double(settings.max4kAttackSamples48k) * fs / 48_000).rounded()))
-        maxNarrowQuarterAttack = max(2, Int((Double(settings.maxNarrowQuarterAttackSamples48k) * fs / 48_000).rounded()))
-        maxRingQuarterAttack = max(2, Int((Double(settings.maxRingQuarterAttackSamples48k) * fs / 48_000).rounded()))
-        minHissAttack = max(2, Int((Double(settings.minHissAttackSamples48k) * fs / 48_000).rounded()))
-        maxModesAttack = max(2, Int((Double(settings.maxModesAttackSamples48k) * fs / 48_000).rounded()))
-        maxModesQuarterAttack = max(1, Int((Double(settings.maxModesQuarterAttackSamples48k) * fs / 48_000).rounded()))
-        modesOffset = max(1, Int((6 * fs / 48_000).rounded()))
-        modesLength = max(4 * Self.modesOrder, Int((192 * fs / 48_000).rounded()))
+        maxAttack = Self.samples(settings.maxAttackSamples48k, at: fs, least: 4)
+        maxNarrowAttack = Self.samples(settings.maxNarrowAttackSamples48k, at: fs, least: 3)
+        max4kAttack = Self.samples(settings.max4kAttackSamples48k, at: fs, least: 2)
+        maxNarrowQuarterAttack = Self.samples(settings.maxNarrowQuarterAttackSamples48k, at: fs, least: 2)
+        maxRingQuarterAttack = Self.samples(settings.maxRingQuarterAttackSamples48k, at: fs, least: 2)
+        minHissAttack = Self.samples(settings.minHissAttackSamples48k, at: fs, least: 2)
+        maxModesAttack = Self.samples(settings.maxModesAttackSamples48k, at: fs, least: 2)
+        maxModesQuarterAttack = Self.samples(settings.maxModesQuarterAttackSamples48k, at: fs, least: 1)
+        modesOffset = Self.samples(6, at: fs, least: 1)
+        modesLength = Self.samples(192, at: fs, least: 4 * Self.modesOrder)
         modesWindow = .allocate(capacity: modesLength)
         modesMatrix = .allocate(capacity: Self.modesOrder * (Self.modesOrder + 1))
         modesCoefficients = .allocate(capacity: Self.modesOrder)
-        impulseBefore = max(8, Int((48 * fs / 48_000).rounded()))
+        impulseBefore = Self.samples(48, at: fs, least: 8)
         impulseAfter = modesOffset + modesLength
-        impulseWindow = max(2, Int((6 * fs / 48_000).rounded()))
-        impulseLead = max(1, Int((8 * fs / 48_000).rounded()))
-        impulseLag = max(2, Int((15 * fs / 48_000).rounded()))
+        impulseWindow = Self.samples(6, at: fs, least: 2)
+        impulseLead = Self.samples(8, at: fs, least: 1)
+        impulseLag = Self.samples(15, at: fs, least: 2)
         impulseScratch = .allocate(capacity: impulseBefore + impulseAfter)
         refractorySamples = Int64(settings.refractorySeconds * fs)
         triggerRatio = pow(10, settings.triggerDb / 10)
@@ -208,6 +208,11 @@ public final class ImpactDetector {
         echoSamples = Int64(settings.echoSeconds * fs)
         echoRatio = pow(10, settings.echoToleranceDb / 10)
         tofSamples = settings.micToBallMetres.map { $0 / settings.speedOfSoundMps * fs }
+    }
+
+    /// `count` samples at 48 kHz, at `sampleRate` (rounded), and never under `least`.
+    static func samples(_ count: Int, at sampleRate: Double, least: Int) -> Int {
+        max(least, Int((Double(count) * sampleRate / 48_000).rounded()))
     }
 
     deinit {
@@ -436,9 +441,12 @@ public final class ImpactDetector {
             }
             return features.impulseDb
         }
+        func repeats() -> Double {
+            if features.repetition < 0 { features.repetition = repetition(at: onset) }
+            return features.repetition
+        }
         if trace != nil {  // for a person reading the trace
-            _ = (ring(), quarter(), modes(), impulse())
-            features.repetition = repetition(at: onset)
+            _ = (ring(), quarter(), modes(), impulse(), repeats())
         }
         if !(decays && wide) {
             // A club head rings: its modes make the tail periodic, where a clap, a bounce, a tap or a hiss is noise. A
@@ -477,8 +485,7 @@ public final class ImpactDetector {
                     return
                 }
                 // A voice's pulse rings several formants too, but repeats the pulse one voice period before it.
-                if features.repetition < 0 { features.repetition = repetition(at: onset) }
-                guard features.repetition < settings.maxRepetitionModes else {
+                guard repeats() < settings.maxRepetitionModes else {
                     trace?(eventTriggerBlockStart, features, "a repeat (a voice)")
                     return
                 }
@@ -522,8 +529,7 @@ public final class ImpactDetector {
         }
         // Whatever rule let it in: a sound that repeats what sounded one period before it is that sound again — a wall's
         // reflection of a tap or a clap, a voice's next pulse — not a new impact.
-        if features.repetition < 0 { features.repetition = repetition(at: onset) }
-        guard features.repetition < settings.maxRepetition else {
+        guard repeats() < settings.maxRepetition else {
             trace?(eventTriggerBlockStart, features, "a repeat (a reflection)")
             return
         }
