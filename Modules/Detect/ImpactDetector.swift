@@ -56,6 +56,9 @@ public struct Candidate: Sendable, Equatable {
         /// How impulsive the excitation is: the onset's residual (of the order-12 predictor `modesDb()` fits to the
         /// ring), its largest 6 samples over its median, dB (see `ImpactDetector.impulseDb(at:)`; -99: not measured).
         public var impulseDb: Double = -99
+        /// How dark the event is: the energy it adds above 200 Hz against what it adds above 2 kHz, dB, in its
+        /// first ~7 ms against the ~48 ms before it (see `ImpactDetector.darkDb()`; -99: not measured).
+        public var darkDb: Double = -99
     }
 }
 
@@ -77,12 +80,23 @@ public final class ImpactDetector {
     var hp2: Biquad
     var hp6: Biquad
     var hp4: Biquad
+    /// Above 200 Hz: the whole band an impact sounds in, without hum, rumble or a thud's fundamental (for `darkDb()`).
+    var hp200: Biquad
     // Block accumulation.
     var sample: Int64 = 0
     var blockEnergy: Double = 0
     var blockEnergyHF: Double = 0
     var blockEnergy4k: Double = 0
+    /// The energy above 200 Hz, for how dark an event is.
+    var blockEnergyAll: Double = 0
     var inBlock = 0
+    /// Each block's mean energy above 200 Hz and above 2 kHz, the last `blockRingMask + 1` blocks, indexed by
+    /// `blocksSeen` (for `darkDb()`; one store each per block).
+    let blockRingAll: UnsafeMutablePointer<Double>
+    let blockRing2k: UnsafeMutablePointer<Double>
+    static let blockRingMask = 255
+    /// `blocksSeen` at the open event's trigger block.
+    var eventTriggerBlock = 0
     var floor: Double = 1e-9
     var warmUp: Double = 0
     var blocksSeen = 0
@@ -176,9 +190,14 @@ public final class ImpactDetector {
         historyMask = h - 1
         history = .allocate(capacity: h)
         history.initialize(repeating: 0, count: h)
+        blockRingAll = .allocate(capacity: Self.blockRingMask + 1)
+        blockRingAll.initialize(repeating: 0, count: Self.blockRingMask + 1)
+        blockRing2k = .allocate(capacity: Self.blockRingMask + 1)
+        blockRing2k.initialize(repeating: 0, count: Self.blockRingMask + 1)
         hp2 = Biquad(highPassAt: min(2000, fs * 0.2), sampleRate: fs)
         hp6 = Biquad(highPassAt: min(6000, fs * 0.4), sampleRate: fs)
         hp4 = Biquad(highPassAt: min(4000, fs * 0.3), sampleRate: fs)
+        hp200 = Biquad(highPassAt: 200, sampleRate: fs)
         decayBlocks = max(2, Int((settings.decaySeconds * fs / Double(blockSize)).rounded()))
         earlyBlocks = max(1, Int((settings.earlyDecaySeconds * fs / Double(blockSize)).rounded()))
         dipBlocks = max(2, Int((0.004 * fs / Double(blockSize)).rounded()))
@@ -217,6 +236,8 @@ public final class ImpactDetector {
 
     deinit {
         history.deallocate()
+        blockRingAll.deallocate()
+        blockRing2k.deallocate()
         modesWindow.deallocate()
         modesMatrix.deallocate()
         modesCoefficients.deallocate()
@@ -248,6 +269,8 @@ public final class ImpactDetector {
             blockEnergy += Double(y * y)
             blockEnergyHF += Double(z * z)
             blockEnergy4k += Double(q * q)
+            let w = hp200.step(x)
+            blockEnergyAll += Double(w * w)
             sample += 1
             inBlock += 1
             if inBlock == blockSize {
@@ -256,6 +279,7 @@ public final class ImpactDetector {
                 blockEnergy = 0
                 blockEnergyHF = 0
                 blockEnergy4k = 0
+                blockEnergyAll = 0
             }
         }
     }
@@ -272,9 +296,13 @@ public final class ImpactDetector {
         blockEnergy = 0
         blockEnergyHF = 0
         blockEnergy4k = 0
+        blockEnergyAll = 0
+        blockRingAll.update(repeating: 0, count: Self.blockRingMask + 1)
+        blockRing2k.update(repeating: 0, count: Self.blockRingMask + 1)
         hp2.z1 = 0; hp2.z2 = 0
         hp6.z1 = 0; hp6.z2 = 0
         hp4.z1 = 0; hp4.z2 = 0
+        hp200.z1 = 0; hp200.z2 = 0
         history.update(repeating: 0, count: historyMask + 1)
         recent = (floor, floor, floor, floor)
         recent4k = (floor4k, floor4k, floor4k, floor4k)
@@ -286,6 +314,8 @@ public final class ImpactDetector {
         let hf = blockEnergyHF / Double(blockSize)
         let q4 = blockEnergy4k / Double(blockSize)
         blocksSeen += 1
+        blockRingAll[blocksSeen & Self.blockRingMask] = blockEnergyAll / Double(blockSize)
+        blockRing2k[blocksSeen & Self.blockRingMask] = e
         if eventOpen {
             eventBlocks += 1
             // A new jump well above everything in the open event (an impact while someone talks) restarts the event
@@ -295,6 +325,7 @@ public final class ImpactDetector {
             recent4k = (recent4k.1, recent4k.2, recent4k.3, q4)  // so the 4 kHz trigger never jumps over stale blocks
             if e > eventPeak * jumpRatio && e > before * jumpRatio {
                 eventTriggerBlockStart = sample - Int64(blockSize)
+                eventTriggerBlock = blocksSeen
                 eventBlocks = 0
                 eventPeak = e
                 eventPeakHF = hf
@@ -343,6 +374,7 @@ public final class ImpactDetector {
         {
             eventOpen = true
             eventTriggerBlockStart = blockStart
+            eventTriggerBlock = blocksSeen
             eventBlocks = 0
             eventPeak = e
             eventPeakHF = hf
@@ -445,8 +477,18 @@ public final class ImpactDetector {
             if features.repetition < 0 { features.repetition = repetition(at: onset) }
             return features.repetition
         }
+        func dark() -> Double {
+            if features.darkDb < -90 { features.darkDb = darkDb() }
+            return features.darkDb
+        }
+        // The neighbouring bay's impact comes through a partition, which passes its low frequencies and stops its high
+        // ones (the mass law): it is dark, its crack is smoothed away and little is left above 6 kHz. A ball struck in
+        // this bay is bright, or an impulse, or broadband.
+        func throughAWall() -> Bool {
+            dark() >= settings.minDarkDb && impulse() < settings.minImpulseDb && broadband < settings.minBroadband
+        }
         if trace != nil {  // for a person reading the trace
-            _ = (ring(), quarter(), modes(), impulse(), repeats())
+            _ = (ring(), quarter(), modes(), impulse(), repeats(), dark())
         }
         if !(decays && wide) {
             // A club head rings: its modes make the tail periodic, where a clap, a bounce, a tap or a hiss is noise. A
@@ -487,6 +529,10 @@ public final class ImpactDetector {
                 // A voice's pulse rings several formants too, but repeats the pulse one voice period before it.
                 guard repeats() < settings.maxRepetitionModes else {
                     trace?(eventTriggerBlockStart, features, "a repeat (a voice)")
+                    return
+                }
+                guard !throughAWall() else {
+                    trace?(eventTriggerBlockStart, features, "dark (through a wall)")
                     return
                 }
                 accept(features, onset: onset, emit: emit)
@@ -531,6 +577,11 @@ public final class ImpactDetector {
         // reflection of a tap or a clap, a voice's next pulse — not a new impact.
         guard repeats() < settings.maxRepetition else {
             trace?(eventTriggerBlockStart, features, "a repeat (a reflection)")
+            return
+        }
+        // Whatever rule let it in: a dark sound with no impulse and little above 6 kHz came through a wall.
+        guard !throughAWall() else {
+            trace?(eventTriggerBlockStart, features, "dark (through a wall)")
             return
         }
         accept(features, onset: onset, emit: emit)

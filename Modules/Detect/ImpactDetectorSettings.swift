@@ -113,6 +113,13 @@ extension ImpactDetector {
         /// voice's next pulse — where a struck ball starts a sound of its own (RoomCorpus tuning sessions 1–32 and
         /// ImpactCorpus seeds 1–12, 2026-12-01: 0.7 would refuse an ImpactCorpus impact at 0.79).
         public var maxRepetition = 0.8
+        /// No event is an impact when the energy it adds above 200 Hz stands this far or more over what it adds
+        /// above 2 kHz (`darkDb()`), its excitation is no impulse (`impulseDb(at:)` under `minImpulseDb`) and it is short
+        /// of broadband (under `minBroadband` above 6 kHz): an impact heard through a partition, which passes its low
+        /// frequencies and stops its high ones (the mass law). A ball struck in the bay is bright — its impacts add a
+        /// median of 2 dB more above 200 Hz than above 2 kHz, 95 % under 5 — or an impulse, or broadband (rule 22;
+        /// RoomCorpus tuning sessions 1–32 and ImpactCorpus seeds 1–12, 2026-12-01).
+        public var minDarkDb: Double = 6
         /// A sound that ramps up (attack ≥ `minHissAttackSamples48k`) with less than this share above 6 kHz, rings less than
         /// `maxModalityBurst` and holds less than `minModesDbBurst` of several modes is a burst of noise: a bounce, a tap.
         public var minBroadbandBurst: Double = 0.3

@@ -52,16 +52,16 @@ extension DetectTrace {
     /// truth impact started in it, as CSV (PPC_DETECT_EVENTS=path) — what a change to the decision is fitted on.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_EVENTS"] != nil))
     func dumpDecidedEvents() throws {
-        var lines = ["generator,session,trigger,impact,kind,accepted,snr,rise,decay,early,dip,bb6,bb4,jump,attack,late,modality,attack4,reason,modes,repetition,impulse"]
+        var lines = ["generator,session,trigger,impact,kind,accepted,snr,rise,decay,early,dip,bb6,bb4,jump,attack,late,modality,attack4,reason,modes,repetition,impulse,low"]
         func run(_ generator: String, _ s: ImpactCorpus.Session) {
             let d = ImpactDetector(.init(sampleRate: s.sampleRate))
             d.trace = { t, f, r in
                 let truth = s.impacts.first { t - $0 < 64 && $0 - t < 160 }
                 let e = truth.map { tr in s.events.first { $0.sample == tr }! } ?? s.events.filter { $0.sample <= t + 160 }.max { $0.sample < $1.sample }
-                lines.append("\(generator),\(s.name),\(t),\(truth != nil ? 1 : 0),\(e?.kind ?? "none"),\(r == nil ? 1 : 0),\(f.snrDb),\(f.riseBlocks),\(f.decayDb),\(f.earlyDecayDb),\(f.dipDb),\(f.broadband),\(f.broadband4k),\(f.jumpDb),\(f.attackSamples),\(f.laterPeakDb),\(f.modality),\(f.attackQuarterSamples),\(r ?? "accepted"),\(f.modesDb),\(f.repetition),\(f.impulseDb)")
+                lines.append("\(generator),\(s.name),\(t),\(truth != nil ? 1 : 0),\(e?.kind ?? "none"),\(r == nil ? 1 : 0),\(f.snrDb),\(f.riseBlocks),\(f.decayDb),\(f.earlyDecayDb),\(f.dipDb),\(f.broadband),\(f.broadband4k),\(f.jumpDb),\(f.attackSamples),\(f.laterPeakDb),\(f.modality),\(f.attackQuarterSamples),\(r ?? "accepted"),\(f.modesDb),\(f.repetition),\(f.impulseDb),\(f.darkDb)")
             }
             s.samples.withUnsafeBufferPointer { d.process($0) { _ in } }
-            for t in s.impacts { lines.append("\(generator),\(s.name),\(t),2,truth,0,,,,,,,,,,,,,,,,") }
+            for t in s.impacts { lines.append("\(generator),\(s.name),\(t),2,truth,0,,,,,,,,,,,,,,,,,") }
         }
         let n = Int(ProcessInfo.processInfo.environment["PPC_DETECT_SESSIONS"] ?? "8") ?? 8
         for kind in RoomCorpus.Kind.allCases { for seed in RoomCorpus.Split.tuning.seeds(n) { run("room", RoomCorpus.session(kind, seed: seed)) } }

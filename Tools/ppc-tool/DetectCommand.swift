@@ -51,9 +51,9 @@ enum DetectCommand {
         if trace {
             d.trace = { at, f, rejected in
                 // Every feature a rule weighs (Modules/Detect/README.md); -1 / -99: not measured for this event.
-                Terminal.err(String(format: "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, attack %d samples (a quarter: %d), ring %.2f, modes %.1f dB, impulse %.1f dB, repeats %.2f — %@",
+                Terminal.err(String(format: "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, attack %d samples (a quarter: %d), ring %.2f, modes %.1f dB, impulse %.1f dB, repeats %.2f, dark %.1f dB — %@",
                     at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.earlyDecayDb, f.dipDb, f.broadband, f.broadband4k,
-                    f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, f.impulseDb, f.repetition, rejected.map { "rejected: \($0)" } ?? "candidate"))
+                    f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, f.impulseDb, f.repetition, f.darkDb, rejected.map { "rejected: \($0)" } ?? "candidate"))
             }
         }
         let t0 = monotonicNowNs()
