@@ -517,9 +517,12 @@ public final class ImpactDetector {
                     && quarter() <= maxModesQuarterAttack && !clipped
                 // Or a struck object however narrow or slow to decay: an impulse — the ring's own predictor leaves a
                 // spike at the onset — whose tail rings with some modes (a mishit's one or two). A bounce, a tap or a
-                // clap is noise through a resonance; a thud's onset is an impulse that rings nothing above 2 kHz; a
-                // voice's pulse train does not ring between its pulses.
-                let struck = !clipped && snrDb >= settings.minStruckSnrDb && modes() >= settings.minModesDbStruck
+                // clap is noise through a resonance; a voice's pulse train does not ring between its pulses; a thud's
+                // onset is an impulse that rings nothing above 2 kHz and is dark: a ring of one mode will do when the
+                // event is not dark (rule 23).
+                let oneMode = dark() >= 0 && dark() < settings.maxDarkDbOneMode
+                let struck = !clipped && snrDb >= settings.minStruckSnrDb
+                    && (modes() >= settings.minModesDbStruck || oneMode)
                     && ring() >= settings.minModalityStruck
                     && impulse() >= settings.minImpulseDb
                 guard (abrupt && modes() >= settings.minModesDb) || struck else {
