@@ -487,6 +487,19 @@ public final class ImpactDetector {
         func throughAWall() -> Bool {
             dark() >= settings.minDarkDb && impulse() < settings.minImpulseDb && broadband < settings.minBroadband
         }
+        // A level that falls far under the room's own noise is a flat top — a clipped converter, whose corners ring the
+        // high-pass as predictably as a head rings — not a sound.
+        let clipped = dipDb > snrDb + 10
+        // A struck object: an impulse — the ring's own predictor leaves a spike at the onset — whose tail rings with some
+        // modes (a mishit's one or two). A bounce, a tap or a clap is noise through a resonance; a voice's pulse train
+        // does not ring between its pulses; a thud's onset is an impulse that rings nothing above 2 kHz and is dark: a
+        // ring of one mode will do when the event is not dark (rule 23).
+        func struck() -> Bool {
+            !clipped && snrDb >= settings.minStruckSnrDb
+                && (modes() >= settings.minModesDbStruck || (dark() >= 0 && dark() < settings.maxDarkDbOneMode))
+                && ring() >= settings.minModalityStruck
+                && impulse() >= settings.minImpulseDb
+        }
         if trace != nil {  // for a person reading the trace
             _ = (ring(), quarter(), modes(), impulse(), repeats(), dark())
         }
@@ -510,22 +523,11 @@ public final class ImpactDetector {
             if !(ringing || narrowModal || undecayedRing) {
                 // Several modes ringing at once, from an abrupt onset well over the floor, is a struck head whatever its
                 // breadth or its decay in a live room; a tap, a bounce, a clap or a thud's slap is noise through at most
-                // one resonance. A level that falls far under the room's own noise is a flat top — a clipped converter,
-                // whose corners ring the high-pass as predictably as a head rings — not a sound.
-                let clipped = dipDb > snrDb + 10
+                // one resonance.
                 let abrupt = snrDb >= settings.minModesSnrDb && features.attackSamples <= maxModesAttack
                     && quarter() <= maxModesQuarterAttack && !clipped
-                // Or a struck object however narrow or slow to decay: an impulse — the ring's own predictor leaves a
-                // spike at the onset — whose tail rings with some modes (a mishit's one or two). A bounce, a tap or a
-                // clap is noise through a resonance; a voice's pulse train does not ring between its pulses; a thud's
-                // onset is an impulse that rings nothing above 2 kHz and is dark: a ring of one mode will do when the
-                // event is not dark (rule 23).
-                let oneMode = dark() >= 0 && dark() < settings.maxDarkDbOneMode
-                let struck = !clipped && snrDb >= settings.minStruckSnrDb
-                    && (modes() >= settings.minModesDbStruck || oneMode)
-                    && ring() >= settings.minModalityStruck
-                    && impulse() >= settings.minImpulseDb
-                guard (abrupt && modes() >= settings.minModesDb) || struck else {
+                // Or a struck object however narrow or slow to decay (`struck()`).
+                guard (abrupt && modes() >= settings.minModesDb) || struck() else {
                     trace?(eventTriggerBlockStart, features, !decays ? "slow decay" : "narrowband")
                     return
                 }
@@ -541,6 +543,12 @@ public final class ImpactDetector {
                 accept(features, onset: onset, emit: emit)
                 return
             }
+        }
+        // A struck object is an impact however it attacks and however broad it is: the vetoes below judge sounds by how they
+        // start and spread, and a struck head's onset may be placed early or its breadth notched (rule 24).
+        if struck(), repeats() < settings.maxRepetitionModes, !throughAWall() {
+            accept(features, onset: onset, emit: emit)
+            return
         }
         // Noise that ramps up and does not ring — a fricative, a breath — dips as noise does; that dip is no decay.
         if features.attackSamples >= minHissAttack, decayDb < settings.minHissDecayDb,
