@@ -494,11 +494,19 @@ public final class ImpactDetector {
         // modes (a mishit's one or two). A bounce, a tap or a clap is noise through a resonance; a voice's pulse train
         // does not ring between its pulses; a thud's onset is an impulse that rings nothing above 2 kHz and is dark: a
         // ring of one mode will do when the event is not dark (rule 23).
+        // Or (rule 25) a weaker impulse from a louder, brighter sound that rings more strongly: a mishit, whose modes
+        // outsound its crack.
         func struck() -> Bool {
-            !clipped && snrDb >= settings.minStruckSnrDb
+            guard !clipped else { return false }
+            if snrDb >= settings.minStruckSnrDb
                 && (modes() >= settings.minModesDbStruck || (dark() >= 0 && dark() < settings.maxDarkDbOneMode))
                 && ring() >= settings.minModalityStruck
                 && impulse() >= settings.minImpulseDb
+            {
+                return true
+            }
+            return snrDb >= settings.minStruckLoudSnrDb && ring() >= settings.minModalityStruckLoud
+                && impulse() >= settings.minImpulseDbLoud && dark() >= 0 && dark() < settings.minDarkDb
         }
         if trace != nil {  // for a person reading the trace
             _ = (ring(), quarter(), modes(), impulse(), repeats(), dark())

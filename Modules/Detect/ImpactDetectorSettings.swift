@@ -110,6 +110,12 @@ extension ImpactDetector {
         /// kept out — a thud's impulse, ringing nothing above 2 kHz — is 18–41 dB dark, struck mishits 2–8 (rule 23;
         /// RoomCorpus tuning sessions 1–32 and ImpactCorpus seeds 1–12, 2026-12-01).
         public var maxDarkDbOneMode: Double = 10
+        /// …or, with a weaker impulse (at least `minImpulseDbLoud`), it stands at least `minStruckLoudSnrDb` over the floor,
+        /// rings at least `minModalityStruckLoud` and is bright (measured and under `minDarkDb`): a mishit's modes outsound
+        /// its crack (rule 25; RoomCorpus tuning sessions 1–32 and ImpactCorpus seeds 1–12, 2026-12-01).
+        public var minStruckLoudSnrDb: Double = 20
+        public var minModalityStruckLoud = 0.5
+        public var minImpulseDbLoud: Double = 10
         public var minModalityStruck = 0.35
         public var minStruckSnrDb: Double = 12
         /// No event is an impact whose onset repeats, with correlation `maxRepetition` or more, what sounded 3–12.5 ms before
