@@ -52,7 +52,7 @@ extension DetectTrace {
     /// truth impact started in it, as CSV (PPC_DETECT_EVENTS=path) — what a change to the decision is fitted on.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["PPC_DETECT_EVENTS"] != nil))
     func dumpDecidedEvents() throws {
-        var lines = ["generator,session,trigger,impact,kind,accepted,snr,rise,decay,early,dip,bb6,bb4,jump,attack,late,modality,attack4,reason,modes,repetition,impulse,low"]
+        var lines = ["generator,session,trigger,impact,kind,accepted,snr,rise,decay,early,dip,bb6,bb4,jump,attack,late,modality,attack4,reason,modes,repetition,impulse,dark"]
         func run(_ generator: String, _ s: ImpactCorpus.Session) {
             let d = ImpactDetector(.init(sampleRate: s.sampleRate))
             d.trace = { t, f, r in
