@@ -552,18 +552,16 @@ public final class ImpactDetector {
                 return
             }
         }
-        // A struck object is an impact however it attacks and however broad it is: the vetoes below judge sounds by how they
-        // start and spread, and a struck head's onset may be placed early or its breadth notched (rule 24).
-        if struck(), repeats() < settings.maxRepetitionModes, !throughAWall() {
-            accept(features, onset: onset, emit: emit)
-            return
-        }
-        // The vetoes below refuse sounds that ramp up, as the attack measures them. An impulse at the onset (rule 20's
-        // measure at its threshold) is no ramp: the attack was measured through something else (rule 26).
+        // The vetoes below judge sounds by how they start and spread. A struck object is an impact however it does — its
+        // onset may be placed early or its breadth notched — so none of them refuses one (rule 24). Asked last, only of an
+        // event a veto would otherwise refuse: its measures cost more than the rest of the decision.
+        func struckHere() -> Bool { struck() && repeats() < settings.maxRepetitionModes && !throughAWall() }
+        // They refuse sounds that ramp up, as the attack measures them. An impulse at the onset (rule 20's measure at its
+        // threshold) is no ramp: the attack was measured through something else (rule 26).
         func ramps() -> Bool { impulse() < settings.minImpulseDb }
         // Noise that ramps up and does not ring — a fricative, a breath — dips as noise does; that dip is no decay.
         if features.attackSamples >= minHissAttack, decayDb < settings.minHissDecayDb,
-            earlyDecayDb < settings.minEarlyDecayDb + 2, ring() < settings.maxModalityHiss, ramps()
+            earlyDecayDb < settings.minEarlyDecayDb + 2, ring() < settings.maxModalityHiss, ramps(), !struckHere()
         {
             trace?(eventTriggerBlockStart, features, "hiss")
             return
@@ -571,7 +569,7 @@ public final class ImpactDetector {
         // Noise that ramps up, short of broadband, neither rings nor holds several modes: a ball bouncing, a club tapping
         // the mat — the bounce is a burst of noise however fast it decays (RoomCorpus tuning sessions 1–32, 2026-12-01).
         if features.attackSamples >= minHissAttack, broadband < settings.minBroadbandBurst, ring() < settings.maxModalityBurst,
-            modes() < settings.minModesDbBurst, ramps()
+            modes() < settings.minModesDbBurst, ramps(), !struckHere()
         {
             trace?(eventTriggerBlockStart, features, "burst of noise")
             return
@@ -582,7 +580,7 @@ public final class ImpactDetector {
             // quarter of its peak at once — beating modes, not a ramp.
             let ringsWide = ring() >= settings.minModalityRinging && broadband4k >= settings.minBroadband4k
             let beats = quarter() <= maxNarrowQuarterAttack && ring() >= settings.minModalityNarrow
-            guard ringsWide || beats || !ramps() else {
+            guard ringsWide || beats || !ramps() || struckHere() else {
                 trace?(eventTriggerBlockStart, features, "slow attack")
                 return
             }
@@ -590,7 +588,7 @@ public final class ImpactDetector {
         if broadband < settings.minBroadband {
             // Broad only above 4 kHz: a bounce on the mat or a club tap can be that too; an impact then either attacks
             // within a few samples or rings (RoomCorpus tuning seeds, 2026-12-01).
-            guard features.attackSamples <= max4kAttack || ring() >= settings.minModality4k || !ramps() else {
+            guard features.attackSamples <= max4kAttack || ring() >= settings.minModality4k || !ramps() || struckHere() else {
                 trace?(eventTriggerBlockStart, features, "slow attack for its breadth")
                 return
             }
