@@ -153,10 +153,15 @@ final class VividMicrophoneTests: XCTestCase {
         XCTAssertLessThan(lost, Self.rate * 3)
         let gaps = mic["gaps"] as? [[String: Any]] ?? []
         XCTAssertEqual(gaps.count, mic["overruns"] as? Int, "\(gaps)")
-        let gapEnd = gaps.map { ($0["firstSample"] as? Int ?? 0) + ($0["samples"] as? Int ?? 0) }.max() ?? 0
+        // After the stop's gap (the longest), impacts are still heard, each on its sample — across any later, shorter gap
+        // too: in this debug build under the VM's emulation a decision can itself outlast the 40 ms buffer now and then
+        // (`bench detect`'s slowest period: 5.6 ms in debug on the host, 0.25 ms in release), and each such overrun is a
+        // gap the numbering must carry.
+        let stop = gaps.max { ($0["samples"] as? Int ?? 0) < ($1["samples"] as? Int ?? 0) }
+        let gapEnd = (stop?["firstSample"] as? Int ?? 0) + (stop?["samples"] as? Int ?? 0)
         let bound = (mic["latencyBoundMs"] as? Double ?? 0) * 1e6
         let after = (mic["impacts"] as? [[String: Any]] ?? []).filter { ($0["onsetSample"] as? Int ?? 0) > gapEnd }
-        XCTAssertFalse(after.isEmpty, "impacts after the overrun were heard")
+        XCTAssertFalse(after.isEmpty, "no impact was heard after the overrun: \(gaps)")
         for h in after {
             let t0 = h["t0Ns"] as? Int64 ?? Int64(h["t0Ns"] as? Int ?? 0)
             let near = try XCTUnwrap(nearestPlayed(t0, play: play))
