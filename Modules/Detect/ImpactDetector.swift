@@ -66,8 +66,8 @@ public struct Candidate: Sendable, Equatable {
 ///
 /// Per sample: causal biquad high-passes (2 kHz for the event, 4 and 6 kHz for how broadband it is, 200 Hz for how dark
 /// it is), energy accumulated in blocks of ~0.67 ms, the 2 kHz output kept in a small history ring and each block's
-/// energies in another. Per block: adaptive noise floors above 2 and 4 kHz; a trigger when the block rises `triggerDb` above the 2 kHz floor and jumps over the blocks before it (or, too
-/// quiet for that, does both above 4 kHz); then, 10 ms later, gates on rise (sharpness), decay and broadband
+/// energies in another. Per block: adaptive noise floors above 2 and 4 kHz; a trigger when the block rises `triggerDb`
+/// above the 2 kHz floor and jumps over the blocks before it (or, too quiet for that, does both above 4 kHz); then, 10 ms later, gates on rise (sharpness), decay and broadband
 /// content; the onset refined to a sample by an AIC change-point picker on the high-passed history; a refractory
 /// period. Nothing is allocated after `init`. Durations scale with the sample rate, so any rate works.
 public final class ImpactDetector {
@@ -552,16 +552,18 @@ public final class ImpactDetector {
                 return
             }
         }
-        // The vetoes below judge sounds by how they start and spread. A struck object is an impact however it does — its
-        // onset may be placed early or its breadth notched — so none of them refuses one (rule 24). Asked last, only of an
-        // event a veto would otherwise refuse: its measures cost more than the rest of the decision.
-        func struckHere() -> Bool { struck() && repeats() < settings.maxRepetitionModes && !throughAWall() }
-        // They refuse sounds that ramp up, as the attack measures them. An impulse at the onset (rule 20's measure at its
-        // threshold) is no ramp: the attack was measured through something else (rule 26).
-        func ramps() -> Bool { impulse() < settings.minImpulseDb }
+        // The vetoes below refuse sounds that ramp up or spread, as the attack and the breadth measure them. None of them
+        // refuses an impulse at the onset (rule 20's measure at its threshold: the attack was measured through something
+        // else; rule 26), nor a struck object that does not repeat and did not come through a wall (its onset may be placed
+        // early or its breadth notched; rule 24). Asked last, only of an event a veto would otherwise refuse: these measures
+        // cost more than the rest of the decision.
+        func spared() -> Bool {
+            impulse() >= settings.minImpulseDb
+                || (struck() && repeats() < settings.maxRepetitionModes && !throughAWall())
+        }
         // Noise that ramps up and does not ring — a fricative, a breath — dips as noise does; that dip is no decay.
         if features.attackSamples >= minHissAttack, decayDb < settings.minHissDecayDb,
-            earlyDecayDb < settings.minEarlyDecayDb + 2, ring() < settings.maxModalityHiss, ramps(), !struckHere()
+            earlyDecayDb < settings.minEarlyDecayDb + 2, ring() < settings.maxModalityHiss, !spared()
         {
             trace?(eventTriggerBlockStart, features, "hiss")
             return
@@ -569,7 +571,7 @@ public final class ImpactDetector {
         // Noise that ramps up, short of broadband, neither rings nor holds several modes: a ball bouncing, a club tapping
         // the mat — the bounce is a burst of noise however fast it decays (RoomCorpus tuning sessions 1–32, 2026-12-01).
         if features.attackSamples >= minHissAttack, broadband < settings.minBroadbandBurst, ring() < settings.maxModalityBurst,
-            modes() < settings.minModesDbBurst, ramps(), !struckHere()
+            modes() < settings.minModesDbBurst, !spared()
         {
             trace?(eventTriggerBlockStart, features, "burst of noise")
             return
@@ -580,7 +582,7 @@ public final class ImpactDetector {
             // quarter of its peak at once — beating modes, not a ramp.
             let ringsWide = ring() >= settings.minModalityRinging && broadband4k >= settings.minBroadband4k
             let beats = quarter() <= maxNarrowQuarterAttack && ring() >= settings.minModalityNarrow
-            guard ringsWide || beats || !ramps() || struckHere() else {
+            guard ringsWide || beats || spared() else {
                 trace?(eventTriggerBlockStart, features, "slow attack")
                 return
             }
@@ -588,7 +590,7 @@ public final class ImpactDetector {
         if broadband < settings.minBroadband {
             // Broad only above 4 kHz: a bounce on the mat or a club tap can be that too; an impact then either attacks
             // within a few samples or rings (RoomCorpus tuning seeds, 2026-12-01).
-            guard features.attackSamples <= max4kAttack || ring() >= settings.minModality4k || !ramps() || struckHere() else {
+            guard features.attackSamples <= max4kAttack || ring() >= settings.minModality4k || spared() else {
                 trace?(eventTriggerBlockStart, features, "slow attack for its breadth")
                 return
             }

@@ -106,6 +106,9 @@ extension ImpactDetector {
         /// at 11 (errors on its fourteen 12-seed sets: 85 at 12 and 14, 90 at 11, 118 at 10), so 14 keeps a margin.
         public var minImpulseDb: Double = 14
         public var minModesDbStruck: Double = 2
+        public var minModalityStruck = 0.35
+        /// …and it stands at least this far over the floor, dB.
+        public var minStruckSnrDb: Double = 12
         /// …or, with fewer modes than that, not dark (`darkDb()` under this): a mishit rings one mode, and what the modes
         /// kept out — a thud's impulse, ringing nothing above 2 kHz — is 18–41 dB dark, struck mishits 2–8 (rule 23;
         /// RoomCorpus tuning sessions 1–32 and ImpactCorpus seeds 1–12, 2026-12-01).
@@ -116,8 +119,6 @@ extension ImpactDetector {
         public var minStruckLoudSnrDb: Double = 20
         public var minModalityStruckLoud = 0.5
         public var minImpulseDbLoud: Double = 10
-        public var minModalityStruck = 0.35
-        public var minStruckSnrDb: Double = 12
         /// No event is an impact whose onset repeats, with correlation `maxRepetition` or more, what sounded 3–12.5 ms before
         /// it (`repetition(at:)`): that is the earlier sound again — its reflection off a wall, a clap or a tap repeating, a
         /// voice's next pulse — where a struck ball starts a sound of its own (RoomCorpus tuning sessions 1–32 and
