@@ -135,8 +135,8 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
                 .init("channel", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 31, "The channel to listen to, from 0."),
                 .init("periodMs", .number, default: .number(5, isInteger: true), minimum: 0.5, maximum: 100,
                       "Period, ms: how often the card hands over samples; the timestamps' granularity and the latency bound."),
-                .init("periods", .integer, default: .number(8, isInteger: true), minimum: 2, maximum: 64,
-                      "Periods of buffer: how long the reader may stall before an overrun."),
+                .init("periods", .integer, default: .number(32, isInteger: true), minimum: 2, maximum: 64,
+                      "Periods of buffer: how long the reader may stall before an overrun (32 × 5 ms: 160 ms). Capture reads each period as it fills, so a longer buffer adds no latency."),
             ],
             check: { p in p.integer("channel") < p.integer("channels") ? nil : "channel \(p.integer("channel")) is not among \(p.integer("channels")) channel(s)" }),
         make: { p, _ in
