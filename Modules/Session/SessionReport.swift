@@ -111,6 +111,7 @@ extension SessionRunner {
         lock.lock()
         let notes = policyNotes
         let gaps = audioGaps
+        let backlogBlocks = audioBacklogDeepestBlocks
         lock.unlock()
         let policyLines = policy.history.map { $0.sentence } + notes
         var json: [String: Any] = [
@@ -126,6 +127,11 @@ extension SessionRunner {
             "audioGaps": figure(
                 gaps.map { ["firstSample": $0.firstSample, "samples": $0.samples, "noticedNs": $0.noticedNs, "reason": $0.reason] as [String: Any] },
                 "measured", "samples the audio source lost (overruns), each skipped on its sample clock and on the timeline as an interruption"),
+            "audioBacklogMaxMs": components.audio == nil
+                ? figure(NSNull(), "unavailable", "no audio source")
+                : figure(
+                    backlogBlocks * 10, "measured",
+                    "the most audio that waited at once between the source's reader and the detector, in 10 ms blocks (its queue holds \(Self.audioReadAheadBlocks / 100) s): for a live source (a sound card), how far detection fell behind the microphone at worst; a file or the synthetic source is read as fast as it can be, which fills the queue"),
             "framesCaptured": figure(captured, "measured"),
             "framesEncoded": figure(encoded, "measured"),
             "framesDropped": figure(dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),

@@ -126,6 +126,10 @@ public final class SessionRunner: @unchecked Sendable {
     /// Stretches the audio source lost (its sample numbering jumped), in order; read under `lock` by the report.
     var audioGaps: [AudioGap] = []
     var audioStartNs: Int64?
+    /// The most 10 ms blocks that waited at once in the audio source's queue (under `lock`).
+    var audioBacklogDeepestBlocks = 0
+    /// The audio source's queue: 2 s of 10 ms blocks (`AudioReadAhead`).
+    static let audioReadAheadBlocks = 200
     let wallStart = monotonicNowNs()
     var captureStats: CaptureSession.Statistics?
 
@@ -343,7 +347,9 @@ public final class SessionRunner: @unchecked Sendable {
         let rate = source.sampleRate
         let history = AudioHistory(sampleRate: rate, seconds: Double(c[.audioWindowNs]) / 1e9 + 4)
         let block = max(1, rate / 100)  // 10 ms
-        var buffer = [Float](repeating: 0, count: block)
+        // The source's own queue: its reader never waits for the detector or a sink (`AudioReadAhead`).
+        let reader = AudioReadAhead(source: source, blockFrames: block, slots: Self.audioReadAheadBlocks)
+        reader.start()
         var started = false
         var expected: Int64 = 0
         let clock = source as? SampleClockMapping
@@ -369,9 +375,8 @@ public final class SessionRunner: @unchecked Sendable {
         }
         envelope.reserveCapacity(Int(Double(rate) / Double(block) * 120))
         do {
-            while true {
-                guard let b = try buffer.withUnsafeMutableBufferPointer({ try source.read(into: $0) }) else { break }
-                if let d = options.durationNs, let s = audioStartNs, b.timeNs - s >= d { break }
+            while try reader.next({ b, part in
+                if let d = options.durationNs, let s = audioStartNs, b.timeNs - s >= d { return false }
                 if !started {
                     audioStartNs = b.timeNs
                     streamStartNs = b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate)
@@ -398,15 +403,12 @@ public final class SessionRunner: @unchecked Sendable {
                 // Drift: how far the stream's own timestamps stray from its sample count on the shared clock.
                 let nominal = audioStartNs! + b.firstSample * 1_000_000_000 / Int64(rate)
                 audioDriftMaxNs = max(audioDriftMaxNs, abs(b.timeNs - nominal))
-                buffer.withUnsafeBufferPointer { all in
-                    let part = UnsafeBufferPointer(rebasing: all[0..<b.count])
-                    history.append(part)
-                    var peak: Float = 0
-                    for x in part { peak = max(peak, abs(x)) }
-                    envelope.append((b.timeNs, peak))
-                    audioTimeline.append(timeNs: b.timeNs, kind: .audioWindow, reference: UInt64(b.firstSample), value: Int64(b.count))
-                    components.detector?.process(part) { found.append($0) }
-                }
+                history.append(part)
+                var peak: Float = 0
+                for x in part { peak = max(peak, abs(x)) }
+                envelope.append((b.timeNs, peak))
+                audioTimeline.append(timeNs: b.timeNs, kind: .audioWindow, reference: UInt64(b.firstSample), value: Int64(b.count))
+                components.detector?.process(part) { found.append($0) }
                 for i in found.indices {
                     // A sound card's own clock, fitted against the capture clock, places the impact; the detector
                     // assumed the nominal rate.
@@ -437,10 +439,15 @@ public final class SessionRunner: @unchecked Sendable {
                 }
                 found.removeAll(keepingCapacity: true)
                 while let w = owed.first, history.written >= w.first + Int64(w.count) { handOver(owed.removeFirst()) }
-            }
+                return true
+            }) {}
         } catch {
             fail("audio", error)
         }
+        reader.stop()
+        lock.lock()
+        audioBacklogDeepestBlocks = reader.deepestBacklog
+        lock.unlock()
         // The stream ended: windows still owed get what there is, the rest counted as missing.
         for w in owed { handOver(w) }
         lock.lock()

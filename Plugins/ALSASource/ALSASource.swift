@@ -19,7 +19,10 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
     let raw: UnsafeMutableRawPointer
     public var sampleRate: Int { pcm.configuration.sampleRate }
     public var configuration: PCM.Configuration { pcm.configuration }
-    public private(set) var clock: SampleClock
+    /// The card's sample clock as fitted so far. The reader adds a point per period; the session asks for times from
+    /// another thread (its audio source is read ahead), hence the lock — held for a few arithmetic operations.
+    public var clock: SampleClock { fit.withLock { $0 } }
+    let fit: Guarded<SampleClock>
     /// Sample number of the first frame read since the stream last (re)started.
     var runBase: Int64 = 0
     /// Frames read since the stream last (re)started.
@@ -40,7 +43,7 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
         self.channel = channel
         raw = .allocate(byteCount: c.periodFrames * c.channels * c.format.bytes, alignment: 16)
         // One clock point per period; the fit forgets with a time constant of about a minute.
-        clock = SampleClock(nominalRate: c.sampleRate, horizonPoints: max(100, Int(60_000_000_000 / max(1, c.periodNs))))
+        fit = Guarded(SampleClock(nominalRate: c.sampleRate, horizonPoints: max(100, Int(60_000_000_000 / max(1, c.periodNs)))))
     }
 
     deinit { raw.deallocate() }
@@ -65,22 +68,26 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
         }
         convert(frames: got, into: buffer)
         framesInRun += Int64(got)
-        if let p = try pcm.clockPoint(framesTransferred: framesInRun) {
-            if resyncAfterOverrun, clock.points > 0 {
-                // Where the restarted stream sits on the card's clock: the sample the fit puts at this point's time.
-                let slope = clock.slope
-                let at = clock.timeNs(ofSample: Double(next)) ?? p.timeNs
-                let positionNow = Double(next) + Double(p.timeNs - at) / slope  // sample number at p.timeNs
-                let lost = max(0, Int64(positionNow.rounded()) - (runBase + p.position))
-                runBase += lost
-                samplesLost += lost
-                resyncAfterOverrun = false
+        let point = try pcm.clockPoint(framesTransferred: framesInRun)
+        let fitted: Int64? = fit.withLock { clock in
+            if let p = point {
+                if resyncAfterOverrun, clock.points > 0 {
+                    // Where the restarted stream sits on the card's clock: the sample the fit puts at this point's time.
+                    let slope = clock.slope
+                    let at = clock.timeNs(ofSample: Double(next)) ?? p.timeNs
+                    let positionNow = Double(next) + Double(p.timeNs - at) / slope  // sample number at p.timeNs
+                    let lost = max(0, Int64(positionNow.rounded()) - (runBase + p.position))
+                    runBase += lost
+                    samplesLost += lost
+                    resyncAfterOverrun = false
+                }
+                clock.add(position: runBase + p.position, timeNs: p.timeNs)
             }
-            clock.add(position: runBase + p.position, timeNs: p.timeNs)
+            return clock.timeNs(ofSample: Double(runBase + framesInRun - Int64(got)))
         }
         let first = runBase + framesInRun - Int64(got)
         next = first + Int64(got)
-        let timeNs = clock.timeNs(ofSample: Double(first)) ?? monotonicNowNs()
+        let timeNs = fitted ?? monotonicNowNs()
         return AudioBlock(firstSample: first, count: got, timeNs: timeNs)
     }
 
@@ -102,7 +109,7 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
     }
 
     public func captureTimeNs(ofSample position: Double) -> Int64 {
-        clock.timeNs(ofSample: position) ?? monotonicNowNs()
+        fit.withLock { $0.timeNs(ofSample: position) } ?? monotonicNowNs()
     }
 
     public var details: [String: String] {

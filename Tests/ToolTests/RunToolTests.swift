@@ -22,6 +22,10 @@ struct RunToolTests {
         #expect(value("framesEncoded") == 600 && value("framesDropped") == 0)
         #expect(value("candidates") == 2 && value("shots") == 2)
         #expect((report["framesEncoded"] as? [String: Any])?["provenance"] as? String == "measured")
+        // The audio source is read ahead on its own queue (2 s of 10 ms blocks): how far detection fell behind is a
+        // measured figure within it.
+        #expect((report["audioBacklogMaxMs"] as? [String: Any])?["provenance"] as? String == "measured")
+        #expect(value("audioBacklogMaxMs").map { (10...2000).contains($0) } == true, "\(report["audioBacklogMaxMs"] ?? "none")")
         let clips = try #require(report["clips"] as? [[String: Any]])
         #expect(clips.count == 2)
         #expect(report["device"] as? String == "bay-3")

@@ -101,7 +101,7 @@ enum BenchDetect {
             result["roomCorpus"] = [
                 "workload": "RoomCorpus (independent generator): \(roomSessions) sessions of 60 s at 48 kHz per kind and split (tuning seeds 1…, held-out 700001…)",
                 "slowestPeriodUs": Double(slowestPeriodNs) / 1e3,
-                "slowestPeriodOf": "\(periods) periods of 5 ms, each fed and timed alone (\(BenchCommand.build) build); what an ALSA capture buffer (160 ms by default) must absorb",
+                "slowestPeriodOf": "\(periods) periods of 5 ms, each fed and timed alone (\(BenchCommand.build) build); what an ALSA capture buffer (160 ms by default) must absorb where the detector reads the card itself (`selftest`; a session reads ahead into a 2 s queue)",
             ].merging(room.mapValues { summary($0) as Any }) { a, _ in a }
         }
         if aubioPath != nil {
