@@ -131,7 +131,7 @@ extension SessionRunner {
                 ? figure(NSNull(), "unavailable", "no audio source")
                 : figure(
                     backlogBlocks * 10, "measured",
-                    "the most audio that waited at once between the source's reader and the detector, in 10 ms blocks (its queue holds \(Self.audioReadAheadBlocks / 100) s): for a live source (a sound card), how far detection fell behind the microphone at worst; a file or the synthetic source is read as fast as it can be, which fills the queue"),
+                    "the most audio held at once between the source's reader and the detector (the block being worked on included), in 10 ms blocks (its queue holds \(Self.audioReadAheadBlocks / 100) s): for a live source (a sound card), how far detection fell behind the microphone at worst; a file or the synthetic source is read as fast as it can be, which fills the queue"),
             "framesCaptured": figure(captured, "measured"),
             "framesEncoded": figure(encoded, "measured"),
             "framesDropped": figure(dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),

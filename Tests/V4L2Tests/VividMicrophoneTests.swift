@@ -181,6 +181,10 @@ final class VividMicrophoneTests: XCTestCase {
         let gaps = (report["audioGaps"] as? [String: Any])?["value"] as? [[String: Any]] ?? []
         XCTAssertFalse(gaps.isEmpty, "\(report["audioGaps"] ?? "")")
         XCTAssertGreaterThan(gaps.map { $0["samples"] as? Int ?? 0 }.reduce(0, +), Self.rate / 2)
+        // The card was read ahead on its own thread: how far detection fell behind it is measured, within the 2 s queue.
+        let backlog = report["audioBacklogMaxMs"] as? [String: Any]
+        XCTAssertEqual(backlog?["provenance"] as? String, "measured", "\(backlog ?? [:])")
+        XCTAssertTrue((10...2000).contains(backlog?["value"] as? Int ?? -1), "\(backlog ?? [:])")
         let clips = (try? FileManager.default.contentsOfDirectory(atPath: b.dir.path + "/bay-clips").sorted()) ?? []
         XCTAssertFalse(clips.isEmpty, b.file("bay.log"))
         let play = try b.json("bayplay.json")
