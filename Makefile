@@ -59,6 +59,7 @@ bench: deps
 	.build/release/ppc-tool bench encode --json
 	.build/release/ppc-tool bench detect --json
 	.build/release/ppc-tool bench link --json
+	.build/release/ppc-tool bench studio --json
 
 check-architecture:
 	@scripts/check-architecture-selftest

@@ -224,7 +224,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "CLI", "Config", "Pipeline", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex", "Syscall",
-                "Checksum", "Media", "Detect", "Audio", "Link", "Transfer",
+                "Checksum", "Media", "Detect", "Audio", "Link", "Transfer", "Studio", "Catalogue",
             ],
             path: "Tools/Benchmarks"),
         /** `ppc-tool`: one subcommand per module, plus `run`. */

@@ -79,7 +79,7 @@ public final class Studio: @unchecked Sendable {
     }
 
     static func encode(_ object: Any) -> String {
-        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        (try? JSONBody.data(object)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
     // MARK: Pages and media

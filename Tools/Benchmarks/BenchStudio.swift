@@ -1,0 +1,152 @@
+import CLI
+import Catalogue
+import Foundation
+import Glibc
+import Studio
+import Syscall
+
+/// `ppc-tool bench studio`: what the studio's lists cost as a library grows. One real clip is made (`ppc-tool run` on a
+/// synthetic session); the catalogue then holds it under N ids, each its own swing, and the studio (the one `ppc-host`
+/// serves) is asked over HTTP on loopback for the swing list (which reads each listed angle's meta.json) and for every
+/// clip. Figures are measured, per request, end to end (connect, request, whole response).
+enum BenchStudio {
+    static let command = Command(
+        "studio",
+        abstract: "The studio's swing list, one swing and the clip list over HTTP, per request, for libraries of 100, 1000 and 10000 clips.",
+        discussion: "Target: the Swings page's list (100 swings) and a swing's player data each within 100 ms at 10000 clips (assumed: a page that feels immediate).",
+        options: [
+            Option.json, .value("sizes", "n,n,…", help: "Library sizes (default 100,1000,10000)."),
+            .value("requests", "n", help: "Requests timed per list and size (default 20)."),
+        ], run: run)
+
+    static func run(_ inv: Invocation) throws -> ExitCode {
+        let sizes = try (inv.value("sizes") ?? "100,1000,10000").split(separator: ",").map { s -> Int in
+            guard let n = Int(s), n > 0, n <= 1_000_000 else { throw CommandFailure.usage("--sizes: expected positive counts, got '\(s)'") }
+            return n
+        }
+        let requests = try inv.parsed("requests", as: Int.self) ?? 20
+        guard requests > 0 else { throw CommandFailure.usage("--requests must be positive") }
+        let base = NSTemporaryDirectory() + "ppc-bench-studio-\(getpid())"
+        try FileSystem.makeDirectory(base)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let clip = try makeClip(in: base)
+
+        var result = BenchCommand.provenance()
+        var rows: [[String: Any]] = []
+        var lines = ["bench studio (one real clip catalogued under N ids, each its own swing; HTTP on loopback, end to end):"]
+        for n in sizes {
+            let library = "\(base)/library-\(n)"
+            try FileSystem.makeDirectory(library)
+            let catalogue = try Catalogue(path: library + "/catalogue.sqlite")
+            let t0 = monotonicNowNs()
+            for i in 0..<n {
+                try catalogue.record(
+                    CatalogueClip(
+                        clipID: String(format: "bench-%07d", i), device: "bay-\(i % 3)", session: "bench", sessionID: "bench-1",
+                        t0DeviceNs: Int64(i) * 10_000_000_000, t0HostNs: Int64(i) * 10_000_000_000, t0UncertaintyNs: 1_000_000,
+                        frames: clip.frames, captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-02T00:00:00Z",
+                        path: clip.path, bytes: clip.bytes),
+                    files: [])
+            }
+            let recordNs = monotonicNowNs() - t0
+            let studio = try Studio(listen: "127.0.0.1:0", library: library, catalogue: catalogue, live: { [] })
+            defer { studio.stop() }
+            func timed(_ path: String) throws -> [Int64] {
+                _ = try get(port: studio.port, path)  // the first request warms what it warms; it is not counted
+                return try (0..<requests).map { _ in
+                    let s = monotonicNowNs()
+                    let body = try get(port: studio.port, path)
+                    guard body.contains("\"clipId\"") else { throw CommandFailure.failure("\(path): the studio answered without clips: \(body.prefix(200))") }
+                    return monotonicNowNs() - s
+                }
+            }
+            let swings = try timed("/api/swings?limit=100")  // what the Swings page asks for
+            let one = try timed("/api/swings/" + String(format: "bench-%07d", n - 1))  // what a swing's player asks for
+            let all = try timed("/api/clips")
+            func ms(_ v: [Int64]) -> [String: Double] {
+                let s = v.sorted()
+                return ["median": Double(s[s.count / 2]) / 1e6, "p95": Double(s[min(s.count - 1, s.count * 95 / 100)]) / 1e6]
+            }
+            rows.append([
+                "clips": n, "recordMsPerClip": Double(recordNs) / 1e6 / Double(n),
+                "swingListOf100Ms": ms(swings), "oneSwingMs": ms(one), "allClipsMs": ms(all),
+            ])
+            lines.append(String(
+                format: "  %6d clips: swing list (100) %.1f ms median, %.1f p95; one swing %.1f / %.1f; all clips %.1f / %.1f; recorded at %.2f ms a clip",
+                n, ms(swings)["median"]!, ms(swings)["p95"]!, ms(one)["median"]!, ms(one)["p95"]!, ms(all)["median"]!, ms(all)["p95"]!,
+                Double(recordNs) / 1e6 / Double(n)))
+        }
+        result["sizes"] = rows
+        result["requestsPerFigure"] = requests
+        result["measuredAgainst"] = "target (assumed): the Swings page's list (100) and one swing each within 100 ms at 10000 clips — a page that feels immediate"
+        try BenchCommand.emit(result, json: inv.flag("json"), lines: lines)
+        return .success
+    }
+
+    /// One clip made by this very tool (`run` on a 3 s synthetic session): its folder, frames and bytes.
+    static func makeClip(in base: String) throws -> (path: String, frames: Int, bytes: Int64) {
+        let manifest = """
+            {
+              "session": "bench",
+              "sources": [
+                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 120, "seconds": 3, "texture": "flat", "impacts": [1.5] } },
+                { "plugin": "synthetic.audio", "params": { "seconds": 3, "impacts": [1.5] } }
+              ],
+              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+              "detector": { "plugin": "impact" },
+              "sinks": [ { "plugin": "file" } ],
+              "config": { "capture.videoBitrateBps": 2000000, "capture.clipPreNs": 1000000000, "capture.clipPostNs": 1000000000 }
+            }
+            """
+        try manifest.write(toFile: "\(base)/bench.json", atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        p.arguments = ["run", "\(base)/bench.json", "--out", "\(base)/run", "--device-id", "bench"]
+        p.standardOutput = FileHandle.nullDevice
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let message = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw CommandFailure.failure("making the benchmark's clip failed: \(String(decoding: message, as: UTF8.self))")
+        }
+        guard let id = try FileSystem.list("\(base)/run/clips").sorted().first else {
+            throw CommandFailure.failure("making the benchmark's clip: the run minted none (\(base)/run/clips is empty)")
+        }
+        let path = "\(base)/run/clips/\(id)"
+        let meta = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + "/meta.json"))) as? [String: Any]
+        let bytes = ((try? FileManager.default.attributesOfItem(atPath: path + "/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
+        return (path, meta?["frames"] as? Int ?? 0, bytes)
+    }
+
+    /// One HTTP/1.1 GET on loopback, the whole response read (Connection: close); returns the body.
+    static func get(port: Int, _ path: String) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw CommandFailure.failure("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw CommandFailure.failure("connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {
+            throw CommandFailure.failure("send: \(String(cString: strerror(errno)))")
+        }
+        var response: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 { throw CommandFailure.failure("recv: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            response.append(contentsOf: chunk[0..<n])
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        guard text.hasPrefix("HTTP/1.1 200") else { throw CommandFailure.failure("GET \(path): \(text.prefix(200))") }
+        return text
+    }
+}
