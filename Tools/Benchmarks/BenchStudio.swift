@@ -120,28 +120,22 @@ enum BenchStudio {
         return (path, meta?["frames"] as? Int ?? 0, bytes)
     }
 
-    /// One HTTP/1.1 GET on loopback, the whole response read (Connection: close); returns the body.
+    /// One HTTP/1.1 GET on loopback, the whole response read (Connection: close); returns it.
     static func get(port: Int, _ path: String) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw CommandFailure.failure("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw CommandFailure.failure("connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
+        let peer = "127.0.0.1:\(port)"
+        let fd = try Socket.tcp()
+        defer { Socket.close(fd) }
+        guard let address = Socket.ipv4("127.0.0.1", port) else { throw CommandFailure.failure("\(peer): not an address") }
+        try Socket.connect(fd, to: address, peer: peer)
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {
-            throw CommandFailure.failure("send: \(String(cString: strerror(errno)))")
+        var sent = 0
+        while sent < request.count {
+            sent += try request.withUnsafeBytes { try Socket.send(fd, UnsafeRawBufferPointer(rebasing: $0[sent...]), peer: peer) }
         }
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 { throw CommandFailure.failure("recv: \(String(cString: strerror(errno)))") }
+            let n = try chunk.withUnsafeMutableBytes { try Socket.receive(fd, into: $0, peer: peer) }
             if n == 0 { break }
             response.append(contentsOf: chunk[0..<n])
         }
