@@ -163,7 +163,10 @@ public enum DeviceLinkSecurity {
         let (identity, _) = try Identity.loadOrCreate(dir)
         let hosts = try PairedPeers(directory: dir)
         guard let key = hosts.key(for: "\(host):\(port)") else {
-            throw PairingError("not paired with \(host):\(port) (state \(dir)): pair first — ppc-host pair on the host, then ppc-tool pair \(host):\(port) here")
+            let known = hosts.all.map(\.name).sorted()
+            let moved = known.isEmpty
+                ? "" : "; if it is a host this device is paired with (\(known.joined(separator: ", "))) at a new address, ppc-tool pair \(host):\(port) --moved OLD-HOST:PORT proves its key and re-pins it"
+            throw PairingError("not paired with \(host):\(port) (state \(dir)): pair first — ppc-host pair on the host, then ppc-tool pair \(host):\(port) here\(moved)")
         }
         return DeviceSecurity(identity: identity.keys, hostKey: key)
     }

@@ -129,6 +129,40 @@ struct PairToolTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.sub("after/outbox")).contains { !$0.hasPrefix(".") })
     }
 
+    @Test func aHostThatMovedIsReachedAgainOnlyByProvingItsKey() throws {
+        let tmp = TemporaryDirectory("ppc-pair-moved")
+        let old = freeLoopbackPort(SOCK_STREAM)
+        _ = try Self.pair(port: old, hostState: tmp.sub("host"), deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
+        // The host comes back at another address (here another port): the device does not know it there, and says how
+        // to move the pairing.
+        let host = try HostLog(library: tmp.sub("library"), state: tmp.sub("host"), plaintext: false)
+        defer { host.stop() }
+        #expect(host.await("listening on"))
+        let new = host.port
+        let before = try Self.run(tmp, out: "before", port: new, deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
+        #expect(before.status != 0 && before.stderr.contains("--moved OLD-HOST:PORT") && before.stderr.contains("127.0.0.1:\(old)"), "\(before.stderr)")
+        // Another machine at a third address, with its own key, cannot take the pairing over: its handshake fails and
+        // nothing is pinned.
+        let impostor = try HostLog(library: tmp.sub("impostor-library"), state: tmp.sub("impostor"), plaintext: false)
+        defer { impostor.stop() }
+        #expect(impostor.await("listening on"))
+        let taken = try ToolRunner.run(["pair", "127.0.0.1:\(impostor.port)", "--moved", "127.0.0.1:\(old)", "--state", tmp.sub("bay-a")])
+        #expect(taken.status != 0 && taken.stderr.contains("did not prove the key") && taken.stderr.contains("nothing pinned"), "\(taken.stderr)")
+        let pinned = try String(contentsOfFile: tmp.sub("bay-a/paired.json"), encoding: .utf8)
+        #expect(!pinned.contains("127.0.0.1:\(impostor.port)") && pinned.contains("127.0.0.1:\(old)"), "\(pinned)")
+        // The real host proves the key it was paired with: the pin moves, and clips cross encrypted to it.
+        let moved = try ToolRunner.run(["pair", "127.0.0.1:\(new)", "--moved", "127.0.0.1:\(old)", "--state", tmp.sub("bay-a")])
+        #expect(moved.status == 0 && moved.stdout.contains("moved:"), "\(moved.stderr)\n\(moved.stdout)")
+        let repinned = try String(contentsOfFile: tmp.sub("bay-a/paired.json"), encoding: .utf8)
+        #expect(repinned.contains("127.0.0.1:\(new)") && !repinned.contains("127.0.0.1:\(old)\""), "\(repinned)")
+        let after = try Self.run(tmp, out: "after", port: new, deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect(host.log.text.contains("accepted bay-a (bulk)"), "\(host.log.text)")
+        // Moving from an address it was never paired with is refused, naming what it is paired with.
+        let none = try ToolRunner.run(["pair", "127.0.0.1:\(new)", "--moved", "127.0.0.1:1", "--state", tmp.sub("bay-a")])
+        #expect(none.status != 0 && none.stderr.contains("not paired with 127.0.0.1:1") && none.stderr.contains("127.0.0.1:\(new)"), "\(none.stderr)")
+    }
+
     @Test func twoDevicesOnOneHostAndOneDeviceOnTwoHosts() throws {
         let tmp = TemporaryDirectory("ppc-pair-many")
         let p1 = freeLoopbackPort(SOCK_STREAM), p2 = freeLoopbackPort(SOCK_STREAM)

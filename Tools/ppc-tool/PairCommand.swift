@@ -20,6 +20,9 @@ enum PairCommand {
             .value("timeout", "seconds", help: "How long to wait for the person's answer, or for a host when advertising (default 120)."),
             .flag("advertise", help: "Advertise this device over DNS-SD (_ppc._tcp) and wait for a host to pair with it (ppc-host pair --device ID)."),
             .value("listen", "host:port", help: "With --advertise: where the host reaches this device (default 0.0.0.0:0, any free port)."),
+            .value(
+                "moved", "old-host:port",
+                help: "The host this device is paired with now serves at HOST:PORT: it proves the key pinned under OLD-HOST:PORT by a handshake, and is pinned under the new address instead (no code to compare)."),
         ],
         arguments: [Argument("host", optional: true, help: "HOST:PORT of the host's pairing window (not with --advertise).")], run: pair)
 
@@ -32,6 +35,10 @@ enum PairCommand {
         let parts = target.split(separator: ":")
         if !advertise {
             guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else { throw CommandFailure.usage("'\(target)': expected HOST:PORT") }
+        }
+        if let old = inv.value("moved") {
+            guard !advertise else { throw CommandFailure.usage("--moved takes the host's new HOST:PORT, not --advertise") }
+            return try moved(from: old, to: target, inv)
         }
         let device = try deviceID(inv)
         let timeout = try inv.parsed("timeout", as: Double.self) ?? 120
@@ -86,5 +93,41 @@ enum PairCommand {
             Terminal.err("ppc-tool pair: \(error)")
             return .failure
         }
+    }
+
+    /// `pair NEW --moved OLD`: a host that moved (a new address from DHCP, another port). The key pinned under OLD is
+    /// offered to whatever serves at NEW in the link's own handshake, which only the holder of that key's secret can
+    /// complete; then the pin moves to NEW. Nothing is pinned when the handshake fails, and no key is ever taken from
+    /// the network: only one this device already trusts.
+    static func moved(from old: String, to new: String, _ inv: Invocation) throws -> ExitCode {
+        let oldParts = old.split(separator: ":")
+        guard oldParts.count == 2, let oldPort = Int(oldParts[1]), (1...65535).contains(oldPort) else {
+            throw CommandFailure.usage("--moved '\(old)': expected HOST:PORT")
+        }
+        let parts = new.split(separator: ":")
+        let dir = StateDirectory.resolve(inv.value("state"), app: "ppc")
+        let hosts: PairedPeers
+        do { hosts = try PairedPeers(directory: dir) } catch { throw CommandFailure.dataError("\(error)") }
+        guard let key = hosts.key(for: old) else {
+            let known = hosts.all.map(\.name).sorted()
+            throw CommandFailure.failure(
+                "this device is not paired with \(old) (state \(dir); paired with \(known.isEmpty ? "no host" : known.joined(separator: ", "))): nothing to move")
+        }
+        if let why = hosts.conflict(name: new, key: key) { throw CommandFailure.failure("\(why); nothing moved") }
+        let identity: Identity
+        do { identity = try Identity.loadOrCreate(dir).0 } catch { throw CommandFailure.dataError("\(error)") }
+        do {
+            let c = try Connection.connect(host: String(parts[0]), port: Int(parts[1])!, channel: .control, attempts: 3)
+            try c.secure(as: DeviceSecurity(identity: identity.keys, hostKey: key), channel: .control)
+            try? c.send(.bye(reason: "pairing moved"))
+        } catch {
+            throw CommandFailure.failure("\(new) did not prove the key paired as \(old) (\(KeyText.fingerprint(key))): \(error); nothing pinned")
+        }
+        do {
+            try hosts.pin(name: new, key: key)
+            if new != old { _ = try hosts.unpin(old) }
+        } catch { throw CommandFailure.dataError("\(error)") }
+        Terminal.out("moved: the host paired as \(old) serves at \(new) and proved its key (\(KeyText.fingerprint(key))); pinned under \(new) in \(hosts.path)")
+        return .success
     }
 }
