@@ -30,15 +30,16 @@ enum JSONValue: Encodable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(_ v: Any, at path: String = "$") throws {
+    /// `path` is only built when a value has no JSON form (it names where that value sits).
+    init(_ v: Any, at path: @autoclosure () -> String = "$") throws {
         switch v {
         case let s as String: self = .string(s)
         case let o as [String: Any]:
             var out: [String: JSONValue] = [:]
             out.reserveCapacity(o.count)
-            for (k, x) in o { out[k] = try JSONValue(x, at: path + "." + k) }
+            for (k, x) in o { out[k] = try JSONValue(x, at: path() + "." + k) }
             self = .object(out)
-        case let a as [Any]: self = .array(try a.enumerated().map { try JSONValue($0.element, at: "\(path)[\($0.offset)]") })
+        case let a as [Any]: self = .array(try a.enumerated().map { try JSONValue($0.element, at: "\(path())[\($0.offset)]") })
         case is NSNull: self = .null
         case let n as NSNumber where type(of: v) is NSNumber.Type:
             // Parsed JSON: its numbers come boxed; the box says which kind.
@@ -62,10 +63,10 @@ enum JSONValue: Encodable {
             let m = Mirror(reflecting: v)
             if m.displayStyle == .optional {
                 guard let wrapped = m.children.first?.value else { self = .null; return }
-                self = try JSONValue(wrapped, at: path)
+                self = try JSONValue(wrapped, at: path())
                 return
             }
-            throw JSONBodyError(description: "\(path): a \(type(of: v)) has no JSON form")
+            throw JSONBodyError(description: "\(path()): a \(type(of: v)) has no JSON form")
         }
     }
 
