@@ -11,8 +11,9 @@ import PackageDescription
 
 /// The per-sample paths — the impact detector and the synthetic corpora that feed it — are compiled with -O in debug
 /// builds too: the tests make RoomCorpus and ImpactCorpus sessions (a room's reverberation, sample by sample) and run
-/// the detector over them, and the VM's microphone tests run a debug ppc-tool against a live sound card (measured 2026-12-02: the Detect suites 78 s of CPU → 10 s, the same
-/// decisions; a debug build's slowest 5 ms period with a decision in it 5.6 ms → 2.1 ms, `bench detect`).
+/// the detector over them, and the VM's microphone tests run a debug ppc-tool against a live sound card. Measured
+/// 2026-12-02: the Detect suites 78 s of CPU → 10 s, the same decisions; a debug build's slowest 5 ms period with a
+/// decision in it 5.6 ms → 2.1 ms (`bench detect`).
 let optimisedEvenInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 let package = Package(

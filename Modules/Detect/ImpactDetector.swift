@@ -67,9 +67,10 @@ public struct Candidate: Sendable, Equatable {
 /// Per sample: causal biquad high-passes (2 kHz for the event, 4 and 6 kHz for how broadband it is, 200 Hz for how dark
 /// it is), energy accumulated in blocks of ~0.67 ms, the 2 kHz output kept in a small history ring and each block's
 /// energies in another. Per block: adaptive noise floors above 2 and 4 kHz; a trigger when the block rises `triggerDb`
-/// above the 2 kHz floor and jumps over the blocks before it (or, too quiet for that, does both above 4 kHz); then, 10 ms later, gates on rise (sharpness), decay and broadband
-/// content; the onset refined to a sample by an AIC change-point picker on the high-passed history; a refractory
-/// period. Nothing is allocated after `init`. Durations scale with the sample rate, so any rate works.
+/// above the 2 kHz floor and jumps over the blocks before it (or, too quiet for that, does both above 4 kHz); then,
+/// 10 ms later, gates on rise (sharpness), decay and broadband content; the onset refined to a sample by an AIC
+/// change-point picker on the high-passed history; a refractory period. Nothing is allocated after `init`. Durations
+/// scale with the sample rate, so any rate works.
 public final class ImpactDetector {
     /// What it listens for (ImpactDetectorSettings.swift); what it measures of an event is in EventMeasures.swift.
     public let settings: Settings

@@ -55,12 +55,14 @@ public final class WebServer: @unchecked Sendable {
         case file(path: String, contentType: String, headers: [String])
 
         public static func json(_ object: Any, status: Int = 200) -> Response {
+            func answer(_ status: Int, _ body: Data) -> Response {
+                .bytes(status: status, contentType: "application/json; charset=utf-8", body: body, headers: ["Cache-Control: no-store"])
+            }
             do {
-                return .bytes(status: status, contentType: "application/json; charset=utf-8", body: try JSONBody.data(object), headers: ["Cache-Control: no-store"])
+                return answer(status, try JSONBody.data(object))
             } catch {
                 // A value with no JSON form is the server's own mistake: said as such, not sent as something else.
-                let body = (try? JSONBody.data(["error": "the server could not write its answer as JSON: \(error)"])) ?? Data("{}".utf8)
-                return .bytes(status: 500, contentType: "application/json; charset=utf-8", body: body, headers: ["Cache-Control: no-store"])
+                return answer(500, (try? JSONBody.data(["error": "the server could not write its answer as JSON: \(error)"])) ?? Data("{}".utf8))
             }
         }
 

@@ -69,7 +69,8 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
         convert(frames: got, into: buffer)
         framesInRun += Int64(got)
         let point = try pcm.clockPoint(framesTransferred: framesInRun)
-        let fitted: Int64? = fit.withLock { clock in
+        // The point goes into the fit (placing a restarted stream first), and the block's first sample is timed by it.
+        let (first, fitted): (Int64, Int64?) = fit.withLock { clock in
             if let p = point {
                 if resyncAfterOverrun, clock.points > 0 {
                     // Where the restarted stream sits on the card's clock: the sample the fit puts at this point's time.
@@ -83,9 +84,9 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
                 }
                 clock.add(position: runBase + p.position, timeNs: p.timeNs)
             }
-            return clock.timeNs(ofSample: Double(runBase + framesInRun - Int64(got)))
+            let first = runBase + framesInRun - Int64(got)
+            return (first, clock.timeNs(ofSample: Double(first)))
         }
-        let first = runBase + framesInRun - Int64(got)
         next = first + Int64(got)
         let timeNs = fitted ?? monotonicNowNs()
         return AudioBlock(firstSample: first, count: got, timeNs: timeNs)

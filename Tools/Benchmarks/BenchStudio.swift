@@ -98,19 +98,9 @@ enum BenchStudio {
               "config": { "capture.videoBitrateBps": 2000000, "capture.clipPreNs": 1000000000, "capture.clipPostNs": 1000000000 }
             }
             """
-        try manifest.write(toFile: "\(base)/bench.json", atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        p.arguments = ["run", "\(base)/bench.json", "--out", "\(base)/run", "--device-id", "bench"]
-        p.standardOutput = FileHandle.nullDevice
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        let message = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw CommandFailure.failure("making the benchmark's clip failed: \(String(decoding: message, as: UTF8.self))")
-        }
+        try FileSystem.writeAtomically(Array(manifest.utf8), to: "\(base)/bench.json")
+        let made = try BenchFaults.runToEnd(BenchFaults.tool, ["run", "\(base)/bench.json", "--out", "\(base)/run", "--device-id", "bench"])
+        guard made.status == 0 else { throw CommandFailure.failure("making the benchmark's clip failed: \(made.stderr)") }
         guard let id = try FileSystem.list("\(base)/run/clips").sorted().first else {
             throw CommandFailure.failure("making the benchmark's clip: the run minted none (\(base)/run/clips is empty)")
         }
