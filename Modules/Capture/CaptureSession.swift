@@ -96,8 +96,13 @@ public final class CaptureSession {
         self.fragmentNs = fragmentNs
     }
 
-    /// Runs until the source ends, `options.durationNs` passes, or `shouldStop` says so (checked once per frame).
-    public func run(_ options: Options = .init(), shouldStop: () -> Bool = { false }) throws -> Statistics {
+    /// Capture-clock time of the newest frame read, ns (`Int64.min` before the first): where "now" is for a stop
+    /// asked for from another thread.
+    public let newestFrameNs = Atomic<Int64>(.min)
+
+    /// Runs until the source ends, `options.durationNs` passes, or `stopsBefore` says a frame just read (its capture-clock
+    /// time given) is past the end; that frame is not counted.
+    public func run(_ options: Options = .init(), stopsBefore: (_ frameNs: Int64) -> Bool = { _ in false }) throws -> Statistics {
         var stats = Statistics()
         stats.capturePriority = ThreadPriority.raiseCurrent()
         try encoder.start(format: source.format, fragmentNs: fragmentNs, output: output)
@@ -123,7 +128,7 @@ public final class CaptureSession {
         defer { (source as? InterruptionReporting)?.onInterruption = nil }
         let wallStart = monotonicNowNs()
         var sourceFailure: (any Error)?
-        while !shouldStop() {
+        while true {
             let buffer = try encoder.nextFrameBuffer()
             let read: FrameInfo?
             do { read = try source.readFrame(into: buffer) } catch {
@@ -137,6 +142,8 @@ public final class CaptureSession {
             // A frame past the session's duration is not part of it: stop before counting it, so every frame counted
             // is either encoded or dropped.
             if let d = options.durationNs, info.timeNs - first >= d { break }
+            if stopsBefore(info.timeNs) { break }
+            newestFrameNs.store(info.timeNs, ordering: .relaxed)
             stats.firstFrameNs = first
             if stats.framesCaptured > 0, info.timeNs <= previousTimeNs { stats.timestampsMonotonic = false }
             previousTimeNs = info.timeNs

@@ -112,6 +112,7 @@ extension SessionRunner {
         let notes = policyNotes
         let gaps = audioGaps
         let backlogBlocks = audioBacklogDeepestBlocks
+        let stops = stopRequests
         lock.unlock()
         let policyLines = policy.history.map { $0.sentence } + notes
         var json: [String: Any] = [
@@ -162,6 +163,7 @@ extension SessionRunner {
             "memoryWarnings": figure(warnings.memory, "measured", "times resident memory rose above policy.memoryBudgetBytes"),
             "storageWarnings": figure(warnings.storage, "measured", "times free space fell below device.storageFloorBytes"),
             "policy": policyLines,
+            "stopRequests": stops,
             "interruptions": figure(interruptionList.count, "measured", "device lost or stream stalled; each verified (frames arriving, format unchanged) before armed again"),
             "interruptionList": interruptionList.map {
                 ["id": $0.id, "startNs": $0.startNs, "endNs": $0.endNs.map { $0 as Any } ?? NSNull(), "reason": $0.reason, "verified": $0.verified] as [String: Any]
@@ -184,6 +186,7 @@ extension SessionRunner {
             lines.append("  ⚠ warnings: thermal \(warnings.thermal), memory \(warnings.memory), storage \(warnings.storage)")
         }
         for p in policyLines where !p.hasPrefix("thermal nominal") { lines.append("  policy: \(p)") }
+        for s in stops { lines.append("  stopped: \(s)") }
         for i in interruptionList {
             let span = i.endNs.map { String(format: "%.2f s, then verified", Double($0 - i.startNs) / 1e9) } ?? "not resumed"
             lines.append("  ⚠ interruption \(i.id): \(i.reason) (\(span))")

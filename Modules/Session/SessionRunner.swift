@@ -7,6 +7,7 @@ import FragmentRing
 import Pipeline
 import Policy
 import PayloadSource
+import Synchronization
 import Syscall
 import TimelineIndex
 
@@ -133,6 +134,27 @@ public final class SessionRunner: @unchecked Sendable {
     let wallStart = monotonicNowNs()
     var captureStats: CaptureSession.Statistics?
 
+    /// How a stop asked for while capture runs ends it.
+    public enum StopMode: Sendable {
+        /// Capture goes on until every shot heard so far — and any heard in `stopHearingMarginNs` more — has its
+        /// post-roll in the ring, then ends: at most that margin + detect.clipPostNs after the request.
+        case afterPostRoll
+        /// Capture ends at the next frame and audio block; a clip still owed is cut at the end of capture, and says so.
+        case now
+    }
+
+    /// How much longer than the request a graceful stop keeps listening, so an impact heard just before it is decided
+    /// (the detector decides ~12 ms after an onset: a 2-block rise and a 10 ms decay; the rest covers the audio queue's
+    /// usual lag). Assumed, not measured.
+    public static let stopHearingMarginNs: Int64 = 250_000_000
+    /// Where capture stops, on the capture clock (`Int64.max` until a stop is asked for): read per frame, per audio
+    /// block and per IMU sample, without the lock.
+    let stopAtNs = Atomic<Int64>(.max)
+    /// The latest a graceful stop may be moved to by shots heard after it was asked for (under `lock`; nil: no stop).
+    var stopLimitNs: Int64?
+    /// Each stop asked for, in words, for the report (under `lock`).
+    var stopRequests: [String] = []
+
     /// The ring's headroom: four fragments at the operating bitrate, at least 16 MiB and at most 256 MiB — enough to
     /// carry capture across a disk another writer filled until recycling frees the oldest fragments' space.
     static func headroomBytes(_ c: Configuration) -> Int64 {
@@ -217,6 +239,48 @@ public final class SessionRunner: @unchecked Sendable {
         return Progress(
             state: state, framesEncoded: framesEncoded, ringFragments: ring.fragments.count, ringCapacity: ring.configuration.capacity,
             candidates: book.seen, shots: book.shots.count, clips: clips.count, wallNs: monotonicNowNs() - wallStart)
+    }
+
+    /// Asks capture to end before its source does (an operator's Ctrl-C, a caller's own deadline): the session then
+    /// mints what it owes and reports as at the end of a source. Safe from any thread; `.now` after `.afterPostRoll`
+    /// shortens the wait.
+    public func requestStop(_ mode: StopMode, reason: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        let post = components.config[.clipPostNs]
+        // Where capture is now: the newest frame read (none yet: stop before the first).
+        let now = capture?.newestFrameNs.load(ordering: .relaxed) ?? .min
+        switch mode {
+        case .now:
+            stopLimitNs = .min
+            stopAtNs.store(.min, ordering: .relaxed)
+            stopRequests.append("\(reason): capture stopped at once")
+        case .afterPostRoll:
+            guard stopLimitNs == nil else { return }  // already stopping
+            guard now != .min else {
+                stopLimitNs = .min
+                stopAtNs.store(.min, ordering: .relaxed)
+                stopRequests.append("\(reason): before the first frame, so capture stopped at once")
+                return
+            }
+            let heard = now.addingReportingOverflow(Self.stopHearingMarginNs).partialValue
+            let limit = heard.addingReportingOverflow(post).partialValue
+            stopLimitNs = limit
+            let owed = book.shots.map { $0.t0Ns + post }.max() ?? .min
+            stopAtNs.store(max(heard, min(limit, owed)), ordering: .relaxed)
+            stopRequests.append(
+                String(
+                    format: "%@: capture went on until the shots heard had their post-roll (at most %.2f s more)", reason,
+                    Double(limit - now) / 1e9))
+        }
+        lock.broadcast()
+    }
+
+    /// A shot heard while a graceful stop waits moves the stop to its post-roll's end, within the stop's limit. Under `lock`.
+    func extendStop(for shot: DetectedImpact) {
+        guard let limit = stopLimitNs, limit != .min else { return }
+        let end = min(limit, shot.t0Ns + components.config[.clipPostNs])
+        if end > stopAtNs.load(ordering: .relaxed) { stopAtNs.store(end, ordering: .relaxed) }
     }
 
     /// Runs every stage to the end; returns the session report.
@@ -322,7 +386,7 @@ public final class SessionRunner: @unchecked Sendable {
             lock.unlock()
         }
         do {
-            let stats = try session.run(.init(durationNs: options.durationNs))
+            let stats = try session.run(.init(durationNs: options.durationNs)) { $0 >= self.stopAtNs.load(ordering: .relaxed) }
             lock.lock()
             captureStats = stats
             lock.unlock()
@@ -377,6 +441,7 @@ public final class SessionRunner: @unchecked Sendable {
         do {
             while try reader.next({ b, part in
                 if let d = options.durationNs, let s = audioStartNs, b.timeNs - s >= d { return false }
+                if b.timeNs >= stopAtNs.load(ordering: .relaxed) { return false }
                 if !started {
                     audioStartNs = b.timeNs
                     streamStartNs = b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate)
@@ -433,6 +498,7 @@ public final class SessionRunner: @unchecked Sendable {
                     if let drop { audioWindows[drop] = nil }  // its audio goes with it, unless a shot still needs it
                     if isShot {
                         eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))
+                        extendStop(for: cand)
                         lock.broadcast()
                     }
                     lock.unlock()
@@ -478,7 +544,7 @@ public final class SessionRunner: @unchecked Sendable {
         guard let source = components.imu else { return }
         do {
             var n: UInt64 = 0
-            while let s = try source.next() {
+            while let s = try source.next(), s.timeNs < stopAtNs.load(ordering: .relaxed) {
                 // The rotation rate about x, in milliradians per second, rides in the entry's value.
                 imuTimeline.append(timeNs: s.timeNs, kind: .imuSample, reference: n, value: Int64((s.rotationRate.x * 1000).rounded()))
                 n += 1
@@ -510,8 +576,18 @@ public final class SessionRunner: @unchecked Sendable {
                 if book.nextShot == nil && videoDone && audioDone { break }
                 lock.wait()
             }
+            // A shot heard after the video ended (its audio ran ahead: a file, or a stop) has no picture of its impact:
+            // no clip is minted of the swing without it, and the report says so.
+            let unseen = ready.map { videoDone && newestFragmentEndNs <= $0.t0Ns } ?? false
+            if let shot = ready, unseen {
+                policyNotes.append(
+                    String(
+                        format: "shot %llu at t0 %.3f s: no clip, capture ended %.3f s before its impact", shot.id, Double(shot.t0Ns) / 1e9,
+                        Double(shot.t0Ns - newestFragmentEndNs) / 1e9))
+            }
             lock.unlock()
             guard let shot = ready else { break }
+            if unseen { continue }
             do {
                 let clip = try mint(shot, live: live, pre: pre, post: post)
                 lock.lock()

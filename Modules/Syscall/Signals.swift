@@ -34,4 +34,45 @@ public enum Signals {
         var none = timespec()
         _ = sigtimedwait(&pipe, nil, &none)
     }
+
+    /// Watches SIGINT and SIGTERM, which then no longer end the process by themselves: `handler` runs on a queue of its
+    /// own for each one that arrives, with its name and how many have arrived so far (1, 2, …). Keep the returned
+    /// watch for as long as it should run; `cancel()` gives the signals back their default action.
+    public static func watchStopRequests(_ handler: @escaping @Sendable (_ signal: String, _ count: Int) -> Void) -> StopRequestWatch {
+        StopRequestWatch(handler)
+    }
+
+    /// Ends the process at once with `status`, running no exit handlers (a third Ctrl-C: the operator means it).
+    public static func exitNow(_ status: Int32) -> Never {
+        _exit(status)
+    }
+}
+
+/// SIGINT and SIGTERM delivered to a handler instead of ending the process (`Signals.watchStopRequests`).
+public final class StopRequestWatch: @unchecked Sendable {
+    // @unchecked: `count` is touched only on `queue`; the sources are set up in init and cancelled once.
+    private let queue = DispatchQueue(label: "ppc.signals")
+    private var sources: [any DispatchSourceSignal] = []
+    private var count = 0
+
+    init(_ handler: @escaping @Sendable (String, Int) -> Void) {
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            signal(number, SIG_IGN)  // the dispatch source sees it; the default action (ending the process) does not run
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [unowned self] in
+                for _ in 0..<max(1, Int(source.data)) {
+                    count += 1
+                    handler(name, count)
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    public func cancel() {
+        for s in sources { s.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
 }

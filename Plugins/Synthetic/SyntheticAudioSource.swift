@@ -1,4 +1,5 @@
 import Pipeline
+import Syscall
 
 /// `synthetic.audio`: mono room noise with a swing whoosh before each impact and a sharp broadband impact starting
 /// exactly at the impact sample, on the same clock as `synthetic.video`.
@@ -17,14 +18,19 @@ public final class SyntheticAudioSource: AudioSource {
     var rng: SplitMix64
     var position: Int64 = 0
     var lowpass: Float = 0
+    /// `.realtime`: each block is returned when its last sample would have been heard, as a sound card does.
+    let pace: SyntheticVideoSource.Pace
+    /// Monotonic time the stream's sample 0 was (set by the first read when paced), ns.
+    var paceOriginNs: Int64?
 
     static let whooshLeadSamplesPerSecond = 0.35
     static let impactDecaySeconds = 0.004
 
     public init(
         sampleRate: Int, script: SwingScript, startNs: Int64 = 0, seconds: Double, noiseDbfs: Double = -60,
-        impactDbfs: Double = -12, whooshDbfs: Double = -36, seed: UInt64 = 1
+        impactDbfs: Double = -12, whooshDbfs: Double = -36, seed: UInt64 = 1, pace: SyntheticVideoSource.Pace = .asap
     ) {
+        self.pace = pace
         self.sampleRate = sampleRate
         self.script = script
         self.startNs = startNs
@@ -69,6 +75,11 @@ public final class SyntheticAudioSource: AudioSource {
             firstSample: position, count: n,
             timeNs: startNs + position * 1_000_000_000 / Int64(sampleRate))
         position += Int64(n)
+        if pace == .realtime {
+            let origin = paceOriginNs ?? (monotonicNowNs() - position * 1_000_000_000 / Int64(sampleRate))
+            paceOriginNs = origin
+            sleepUntilNs(origin + position * 1_000_000_000 / Int64(sampleRate))
+        }
         return block
     }
 }

@@ -94,13 +94,15 @@ public enum SyntheticPlugins {
                 .init("noiseDbfs", .number, default: .number(-60, isInteger: true), minimum: -200, maximum: 0, "Room noise level, dBFS."),
                 .init("impactDbfs", .number, default: .number(-12, isInteger: true), minimum: -200, maximum: 0, "Impact peak level, dBFS."),
                 .init("seed", .integer, default: .number(1, isInteger: true), minimum: 0, maximum: 9.0e15, "Noise generator seed."),
+                .init("pace", .choice(SyntheticVideoSource.Pace.allCases.map(\.rawValue)), default: .string("asap"),
+                    "realtime: each 10 ms block arrives when a sound card's would; asap: as fast as it can be made."),
             ] + sessionParameters),
         make: { p, _ in
             let start = startNs(p)
             return SyntheticAudioSource(
                 sampleRate: p.integer("sampleRate"), script: script(p, startNs: start), startNs: start,
                 seconds: p.number("seconds"), noiseDbfs: p.number("noiseDbfs"), impactDbfs: p.number("impactDbfs"),
-                seed: UInt64(p.integer("seed")))
+                seed: UInt64(p.integer("seed")), pace: SyntheticVideoSource.Pace(rawValue: p.string("pace"))!)
         })
 
     public static let imu = PluginFactory(

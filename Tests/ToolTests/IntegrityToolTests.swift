@@ -9,15 +9,15 @@ import Testing
 /// silently.
 @Suite("Integrity: one run per output, nothing left half-made, a full disk never stops capture", .serialized)
 struct IntegrityToolTests {
-    /// A 5 s session paced like a camera, two shots, written to a temporary manifest.
-    static func pacedManifest(_ dir: String, session: String = "paced", seconds: Int = 5) throws -> String {
+    /// A session paced like a camera (5 s, two shots, unless asked otherwise), written to a temporary manifest.
+    static func pacedManifest(_ dir: String, session: String = "paced", seconds: Int = 5, impacts: String = "[1.6, 3.3]", pacedAudio: Bool = false) throws -> String {
         let path = "\(dir)/\(session).json"
         try """
         {
           "session": "\(session)",
           "sources": [
-            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 120, "seconds": \(seconds), "pace": "realtime", "texture": "flat", "impacts": [1.6, 3.3] } },
-            { "plugin": "synthetic.audio", "params": { "seconds": \(seconds), "impacts": [1.6, 3.3] } }
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 120, "seconds": \(seconds), "pace": "realtime", "texture": "flat", "impacts": \(impacts) } },
+            { "plugin": "synthetic.audio", "params": { "seconds": \(seconds), "impacts": \(impacts), "pace": "\(pacedAudio ? "realtime" : "asap")" } }
           ],
           "encoder": { "plugin": "x264", "params": { "threads": 1 } },
           "detector": { "plugin": "impact" },
@@ -56,9 +56,21 @@ struct IntegrityToolTests {
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
     }
 
+    /// Reads `handle` until what it has sent (kept in `seen`) contains `text`: true, or false when it ended first. The
+    /// tool's own output says when a state is reached; no delay is guessed.
+    static func read(_ handle: FileHandle, until text: String, seen: inout String) -> Bool {
+        while !seen.contains(text) {
+            let d = handle.availableData
+            if d.isEmpty { return false }
+            seen += String(decoding: d, as: UTF8.self)
+        }
+        return true
+    }
+
     @Test func aSecondRunOnTheSameOutputIsRefusedNamingTheFirst() throws {
         let tmp = TemporaryDirectory("ppc-integrity")
-        let manifest = try Self.pacedManifest(tmp.path)
+        // A minute of camera: the first run still holds the directory whatever the machine's load, until it is stopped.
+        let manifest = try Self.pacedManifest(tmp.path, seconds: 60, pacedAudio: true)
         let out = tmp.sub("out")
         let (first, firstOut, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
         #expect(Self.awaitCondition { Self.fragments(out) >= 1 })
@@ -68,11 +80,67 @@ struct IntegrityToolTests {
         // A drain of the same directory waits its turn too.
         let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:9"])
         #expect(drain.status == 1 && drain.stderr.contains("in use by pid \(first.processIdentifier)"), "\(drain.stderr)")
+        // Both swings minted, then Ctrl-C: the run ends as at the end of its source.
+        var progress = ""
+        #expect(Self.read(firstOut.fileHandleForReading, until: "clips 2", seen: &progress), "\(progress)")
+        kill(first.processIdentifier, SIGINT)
         _ = firstOut.fileHandleForReading.readDataToEndOfFile()
         first.waitUntilExit()
         #expect(first.terminationStatus == 0)
         let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips")
         #expect(clips.count == 2 && clips.allSatisfy(isSessionClipID), "\(clips)")
+        let report = try Self.report(out)
+        #expect((report["stopRequests"] as? [String])?.count == 1)
+        #expect(((report["captureSeconds"] as? [String: Any])?["value"] as? Double ?? 60) < 60)
+    }
+
+    /// A camera never ends by itself: Ctrl-C just after a swing is heard still gets its whole clip, and the report.
+    @Test func ctrlCJustAfterASwingWaitsForItsPostRollAndEndsWithTheReport() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let manifest = try Self.pacedManifest(tmp.path, seconds: 60, impacts: "[1.6]", pacedAudio: true)
+        let out = tmp.sub("out")
+        let (run, runOut, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
+        var progress = ""
+        // Heard, and not yet minted: its post-roll is still to come (the progress line is the tool's own word).
+        #expect(Self.read(runOut.fileHandleForReading, until: "shots 1  clips 0", seen: &progress), "\(progress)")
+        kill(run.processIdentifier, SIGINT)
+        let rest = String(decoding: runOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0, "\(rest)")
+        #expect(rest.contains("stopped: SIGINT"), "\(rest)")
+        let report = try Self.report(out)
+        let clips = try #require(report["clips"] as? [[String: Any]])
+        try #require(clips.count == 1, "\(clips)")
+        let t0 = try #require(clips[0]["t0Ns"] as? Int64), end = try #require(clips[0]["endNs"] as? Int64)
+        #expect(end - t0 >= 1_500_000_000 - 8_333_334, "the whole 1.5 s post-roll, to within a frame: \(end - t0) ns")
+        #expect(((report["captureSeconds"] as? [String: Any])?["value"] as? Double ?? 60) < 60)
+        let policy = report["policy"] as? [String] ?? []
+        #expect(!policy.contains { $0.contains("cut") }, "\(policy)")
+    }
+
+    /// A second Ctrl-C does not wait: the clip owed is minted with what was captured, and the report says so.
+    @Test func aSecondCtrlCStopsAtOnceAndTheClipOwedSaysItWasCut() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let manifest = try Self.pacedManifest(tmp.path, seconds: 60, impacts: "[1.6]", pacedAudio: true)
+        let out = tmp.sub("out")
+        let (run, runOut, runErr) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
+        var progress = "", said = ""
+        #expect(Self.read(runOut.fileHandleForReading, until: "shots 1  clips 0", seen: &progress), "\(progress)")
+        kill(run.processIdentifier, SIGINT)
+        // The second only once the first has been taken (two signals sent at once may arrive as one).
+        #expect(Self.read(runErr.fileHandleForReading, until: "again to stop at once", seen: &said), "\(said)")
+        kill(run.processIdentifier, SIGINT)
+        _ = runOut.fileHandleForReading.readDataToEndOfFile()
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0)
+        let report = try Self.report(out)
+        #expect((report["stopRequests"] as? [String])?.count == 2, "\(report["stopRequests"] ?? "")")
+        let clips = try #require(report["clips"] as? [[String: Any]])
+        try #require(clips.count == 1, "\(clips)")
+        let t0 = try #require(clips[0]["t0Ns"] as? Int64), end = try #require(clips[0]["endNs"] as? Int64)
+        if end - t0 < 1_500_000_000 - 8_333_334 {
+            #expect((report["policy"] as? [String] ?? []).contains { $0.contains("post-roll cut") }, "\(report["policy"] ?? "")")
+        }
     }
 
     @Test func aRerunOnTheSameOutputKeepsEveryClipAndClearsAKilledRunsStaging() throws {

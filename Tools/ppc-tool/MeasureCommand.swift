@@ -249,7 +249,7 @@ extension MeasureCommand {
         var lastChecks = 0
         Terminal.err("measure sustained: \(spec) \(source.format) → \(encoderName) for \(minutes) min")
         // The stop check runs once per frame read: every `fps` of them (about a second) the run is sampled.
-        let stats = try session.run(.init(dropLateFrames: true, durationNs: Int64(seconds * 1e9))) {
+        let stats = try session.run(.init(dropLateFrames: true, durationNs: Int64(seconds * 1e9))) { _ in
             checks += 1
             if checks % fps == 0 {
                 let cpu = processCPUNs()

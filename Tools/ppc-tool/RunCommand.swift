@@ -10,7 +10,11 @@ import Syscall
 enum RunCommand {
     static let command = Command(
         "run", abstract: "Run a pipeline manifest: capture into the ring, detect impacts, mint clips, write a report.",
-        discussion: "Writes OUT/ring/ (the fragment ring), OUT/clips/<clipId>/, OUT/report.json and OUT/timeline.svg.",
+        discussion: """
+            Writes OUT/ring/ (the fragment ring), OUT/clips/<clipId>/, OUT/report.json and OUT/timeline.svg.
+            Ctrl-C or SIGTERM ends a run whose source would not end by itself: the first once the swings heard have their
+            post-roll (their clips minted, the report written, exit 0), a second at once, a third with no report.
+            """,
         options: [
             Option.value("out", "dir", help: "Where the session's output goes (default ./out)."),
             Option.value("duration", "seconds", help: "Stop after this long (default: the end of the source)."),
@@ -106,6 +110,24 @@ enum RunCommand {
             throw CommandFailure.failure("cannot prepare \(out): \(error)")
         }
         Terminal.out("ppc: session '\(manifest.session)' — \(videoStage.plugin) \(video.format) → \(manifest.encoder?.plugin ?? (video.format.pixelFormat.isCompressed ? "passthrough" : "x264")) → ring (\(config[.fragmentCapacity]) × \(ParameterValue.format(config[.fragmentSeconds])) s) · output \(out)/")
+
+        // Ctrl-C (or a supervisor's SIGTERM) ends a session whose source would not end by itself (a camera) without
+        // losing the swing just heard: the first waits for the shots' post-roll, a second stops at once, a third exits.
+        let post = Double(config[.clipPostNs] + SessionRunner.stopHearingMarginNs) / 1e9
+        let stops = Signals.watchStopRequests { signal, count in
+            switch count {
+            case 1:
+                Terminal.err("\nppc-tool run: \(signal): stopping once the shots heard have their post-roll (at most \(String(format: "%.2f", post)) s); again to stop at once")
+                runner.requestStop(.afterPostRoll, reason: signal)
+            case 2:
+                Terminal.err("\nppc-tool run: \(signal) again: stopping at once; a clip still owed is cut at the end of capture")
+                runner.requestStop(.now, reason: "\(signal) again")
+            default:
+                Terminal.err("\nppc-tool run: \(signal) a third time: exiting now, with no report; the next run on \(out) clears what this one left half-made")
+                Signals.exitNow(130)
+            }
+        }
+        defer { stops.cancel() }
 
         // The session runs on its own threads; this one shows progress until it ends.
         let done = DispatchSemaphore(value: 0)

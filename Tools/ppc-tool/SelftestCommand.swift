@@ -146,7 +146,7 @@ enum SelftestCommand {
         var checks = 0
         let every = max(1, s.source.format.framesPerSecond)
         let cpu0 = processCPUNs()
-        let stats = try session.run(.init(dropLateFrames: true, durationNs: Int64(seconds * 1e9))) {
+        let stats = try session.run(.init(dropLateFrames: true, durationNs: Int64(seconds * 1e9))) { _ in
             checks += 1
             if checks % every == 0, let r = ProcessMemory.bytes("VmRSS") {
                 rssLow = min(rssLow, r)
