@@ -19,33 +19,67 @@ public struct Identity: Sendable {
     /// The identity in `directory`, created there if it has none. A key file others may read is refused, not used.
     public static func loadOrCreate(_ directory: String) throws(PairingError) -> (identity: Identity, created: Bool) {
         let path = directory + "/identity.key"
-        let fm = FileManager.default
-        if fm.fileExists(atPath: path) {
-            guard let attrs = try? fm.attributesOfItem(atPath: path), let mode = (attrs[.posixPermissions] as? NSNumber)?.intValue else {
-                throw PairingError("\(path): cannot read its permissions")
-            }
-            guard mode & 0o077 == 0 else {
-                throw PairingError("\(path) is readable by others (mode \(String(mode, radix: 8))): a secret key must be 0600 — chmod 600 it, or remove it and pair again")
-            }
-            guard let text = fm.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else { throw PairingError("\(path): cannot read it") }
+        if let text = try SecretFile.read(path, remedy: "chmod 600 it, or remove it and pair again") {
             let lines = text.split(separator: "\n").map(String.init)
             guard lines.count >= 2, lines[0] == header, let secret = KeyText.bytes(hex: lines[1]), let keys = KeyPair(secretKey: secret) else {
                 throw PairingError("\(path) is not a ppc identity (expected '\(header)' and 64 hex digits)")
             }
             return (Identity(keys: keys), false)
         }
+        let keys = KeyPair.generate()
+        try SecretFile.create(path, in: directory, text: "\(header)\n\(KeyText.hex(keys.secretKey))\n")
+        return (Identity(keys: keys), true)
+    }
+}
+
+/// A secret a person carries in a link — the studio's access key, served beyond loopback: 32 random bytes as 64 hex
+/// digits in `DIR/studio.key` (0600, like the identity), made once and kept, so a bookmarked link goes on working.
+/// Removing the file and restarting makes a new one (every link given out stops working).
+public enum AccessKey {
+    static let header = "ppc-studio-key-1"
+
+    public static func loadOrCreate(_ directory: String) throws(PairingError) -> (key: String, path: String, created: Bool) {
+        let path = directory + "/studio.key"
+        if let text = try SecretFile.read(path, remedy: "chmod 600 it, or remove it to make a new key") {
+            let lines = text.split(separator: "\n").map(String.init)
+            guard lines.count >= 2, lines[0] == header, lines[1].count == 64, KeyText.bytes(hex: lines[1]) != nil else {
+                throw PairingError("\(path) is not a studio key (expected '\(header)' and 64 hex digits)")
+            }
+            return (lines[1], path, false)
+        }
+        let key = KeyText.hex(Crypto.random(32))
+        try SecretFile.create(path, in: directory, text: "\(header)\n\(key)\n")
+        return (key, path, true)
+    }
+}
+
+/// A secret's file: 0600 in a 0700 directory, created before a byte is written (never briefly readable by others) and
+/// renamed into place; one others may read is refused, not used.
+enum SecretFile {
+    /// The file's text, or nil when there is none.
+    static func read(_ path: String, remedy: String) throws(PairingError) -> String? {
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: path) else { return nil }
+        guard let attrs = try? fm.attributesOfItem(atPath: path), let mode = (attrs[.posixPermissions] as? NSNumber)?.intValue else {
+            throw PairingError("\(path): cannot read its permissions")
+        }
+        guard mode & 0o077 == 0 else {
+            throw PairingError("\(path) is readable by others (mode \(String(mode, radix: 8))): a secret key must be 0600 — \(remedy)")
+        }
+        guard let text = fm.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else { throw PairingError("\(path): cannot read it") }
+        return text
+    }
+
+    static func create(_ path: String, in directory: String, text: String) throws(PairingError) {
+        let fm = FileManager.default
         do {
             try fm.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch { throw PairingError("\(directory): cannot create the state directory: \(error.localizedDescription)") }
-        let keys = KeyPair.generate()
-        let text = "\(header)\n\(KeyText.hex(keys.secretKey))\n"
-        // Created 0600 before a byte is written (never briefly readable), then renamed into place.
         let tmp = path + ".tmp"
         guard fm.createFile(atPath: tmp, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw PairingError("\(tmp): cannot write")
         }
         do { try FileSystem.rename(tmp, path) } catch { throw PairingError("\(path): \(error)") }
-        return (Identity(keys: keys), true)
     }
 }
 

@@ -29,7 +29,7 @@ public final class Studio: @unchecked Sendable {
     public static var bundledAssets: String? { Bundle.module.url(forResource: "web", withExtension: nil)?.path }
 
     public init(
-        listen: String, library: String, catalogue: any CatalogueStore, assets: String? = nil,
+        listen: String, library: String, catalogue: any CatalogueStore, assets: String? = nil, access: StudioAccess? = nil,
         live: @escaping @Sendable () -> [[String: Any]]
     ) throws {
         guard let assets = assets ?? Self.bundledAssets, FileManager.default.fileExists(atPath: assets + "/index.html") else {
@@ -39,7 +39,9 @@ public final class Studio: @unchecked Sendable {
         self.catalogue = catalogue
         self.assets = assets
         self.live = live
-        server = try WebServer(listen: listen)
+        var gate: WebServer.Gate?
+        if let access { gate = { @Sendable request in access.admit(request) } }
+        server = try WebServer(listen: listen, gate: gate)
         socket = server.websocket("/ws", greeting: { [live] in [Self.encode(["type": "devices", "devices": live()])] })
         let api = self
         server.handle("/api") { api.route($0) }

@@ -12,7 +12,8 @@ public struct WebServerError: Error, Sendable, CustomStringConvertible {
 /// ETag/Last-Modified and Cache-Control handled by civetweb itself, WebSocket framing. The only importer of CCivetweb.
 ///
 /// Routes are URI prefixes, registered before or after `start`; each handler runs on one of civetweb's worker threads
-/// and returns a `Response`. Bodies are read whole up to `maxBodyBytes` (a larger one is refused with 413).
+/// and returns a `Response`. Bodies are read whole up to `maxBodyBytes` (a larger one is refused with 413). A `Gate`,
+/// given at init, sees every request and WebSocket connection first (its body not yet read) and may answer instead.
 public final class WebServer: @unchecked Sendable {
     // @unchecked: `ctx` is set once in init; routes and sockets are behind their own locks.
     let ctx: OpaquePointer
@@ -20,12 +21,19 @@ public final class WebServer: @unchecked Sendable {
     let routes = Mutex<[Route]>([])
     public static let maxBodyBytes = 1 << 20
 
+    /// Sees each request before its route does (its body not yet read): nil lets it through, a response answers
+    /// instead. A WebSocket connection it answers is refused.
+    public typealias Gate = @Sendable (Request) -> Response?
+    let gate: Gate?
+
     final class Route: @unchecked Sendable {
         let prefix: String
         let handler: @Sendable (Request) -> Response
-        init(prefix: String, handler: @escaping @Sendable (Request) -> Response) {
+        let gate: Gate?
+        init(prefix: String, handler: @escaping @Sendable (Request) -> Response, gate: Gate?) {
             self.prefix = prefix
             self.handler = handler
+            self.gate = gate
         }
     }
 
@@ -71,7 +79,8 @@ public final class WebServer: @unchecked Sendable {
     }
 
     /// Starts listening on `listen` ("127.0.0.1:8080"; port 0 picks a free one) with `threads` workers.
-    public init(listen: String, threads: Int = 8) throws(WebServerError) {
+    public init(listen: String, threads: Int = 8, gate: Gate? = nil) throws(WebServerError) {
+        self.gate = gate
         guard let colon = listen.lastIndex(of: ":"), let p = Int(listen[listen.index(after: colon)...]), (0...65535).contains(p) else {
             throw WebServerError("--http \(listen): expected ADDRESS:PORT, e.g. 127.0.0.1:8080")
         }
@@ -106,7 +115,7 @@ public final class WebServer: @unchecked Sendable {
 
     /// Serves every request whose path starts with `prefix` (longest registered prefix wins, as civetweb matches).
     public func handle(_ prefix: String, _ handler: @escaping @Sendable (Request) -> Response) {
-        let route = Route(prefix: prefix, handler: handler)
+        let route = Route(prefix: prefix, handler: handler, gate: gate)
         routes.withLock { $0.append(route) }
         mg_set_request_handler(ctx, prefix, { conn, cbdata in
             guard let conn, let cbdata else { return 0 }
@@ -115,8 +124,9 @@ public final class WebServer: @unchecked Sendable {
         }, Unmanaged.passUnretained(route).toOpaque())
     }
 
-    static func serve(_ conn: OpaquePointer, _ route: Route) -> Int32 {
-        guard let info = mg_get_request_info(conn)?.pointee else { return 0 }
+    /// The request on `conn` as civetweb parsed it, without its body.
+    static func request(_ conn: OpaquePointer) -> Request? {
+        guard let info = mg_get_request_info(conn)?.pointee else { return nil }
         let method = info.request_method.map { String(cString: $0) } ?? "GET"
         let path = info.local_uri.map { String(cString: $0) } ?? "/"
         var query: [String: String] = [:]
@@ -131,6 +141,13 @@ public final class WebServer: @unchecked Sendable {
             }
         }
         let remote = withUnsafeBytes(of: info.remote_addr) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return Request(method: method, path: path, query: query, headers: headers, remoteAddress: remote)
+    }
+
+    static func serve(_ conn: OpaquePointer, _ route: Route) -> Int32 {
+        guard var request = request(conn), let info = mg_get_request_info(conn)?.pointee else { return 0 }
+        let method = request.method
+        if let refusal = route.gate?(request) { return write(conn, refusal, head: method == "HEAD") }
         var body = Data()
         if info.content_length > Int64(maxBodyBytes) {
             write(conn, .error(413, "request body of \(info.content_length) bytes: at most \(maxBodyBytes)"))
@@ -144,7 +161,8 @@ public final class WebServer: @unchecked Sendable {
                 body.append(contentsOf: buf[0..<Int(n)])
             }
         }
-        let response = route.handler(Request(method: method, path: path, query: query, headers: headers, body: body, remoteAddress: remote))
+        request.body = body
+        let response = route.handler(request)
         return write(conn, response, head: method == "HEAD")
     }
 
@@ -171,11 +189,17 @@ public final class WebServer: @unchecked Sendable {
     /// Accepts WebSocket connections at `path`; `greeting` gives the messages a new connection is sent first (the
     /// state it should start from, so a page needs no poll).
     public func websocket(_ path: String, greeting: @escaping @Sendable () -> [String] = { [] }) -> WebSocketHub {
-        let hub = WebSocketHub(greeting: greeting)
+        let hub = WebSocketHub(greeting: greeting, gate: gate)
         hubs.withLock { $0.append(hub) }
         mg_set_websocket_handler(
             ctx, path,
-            { _, _ in 0 },  // accept every connection
+            { conn, cbdata in  // 0 accepts; a connection the gate answers is refused
+                guard let conn, let cbdata else { return 1 }
+                let hub = Unmanaged<WebSocketHub>.fromOpaque(cbdata).takeUnretainedValue()
+                guard let gate = hub.gate else { return 0 }
+                guard let request = WebServer.request(conn) else { return 1 }
+                return gate(request) == nil ? 0 : 1
+            },
             { conn, cbdata in
                 guard let conn, let cbdata else { return }
                 Unmanaged<WebSocketHub>.fromOpaque(cbdata).takeUnretainedValue().ready(conn)
@@ -199,8 +223,12 @@ public final class WebSocketHub: @unchecked Sendable {
     let lock = NSLock()
     var connections: [OpaquePointer] = []
     let greeting: @Sendable () -> [String]
+    let gate: WebServer.Gate?
 
-    init(greeting: @escaping @Sendable () -> [String]) { self.greeting = greeting }
+    init(greeting: @escaping @Sendable () -> [String], gate: WebServer.Gate?) {
+        self.greeting = greeting
+        self.gate = gate
+    }
 
     /// Open connections now.
     public var count: Int {

@@ -12,10 +12,12 @@ What it proves, each step asserting and failing with what it saw:
   3. frame step moves one frame, forward and back; the speed buttons set 1/2, 1/4, 1/8;
   4. keep and star persist across a host restart;
   5. Compare aligns two swings at impact; Sessions shows each session's report and a timeline that zooms, pans and
-     opens a shot's swing; the download link serves the clip by Range.
+     opens a shot's swing; the download link serves the clip by Range;
+  6. the host serves its studio as it would to a LAN (--studio-on-network): without the key nothing is served (403); the
+     link it prints sets the cookie and leaves the address bar; the key and the cookie outlast a host restart.
 Screenshots of every page go to --out. Waiting is on conditions (WebDriverWait, process exit), never on a bare sleep.
 """
-import argparse, json, os, re, signal, subprocess, sys, tempfile, threading, time, urllib.request
+import argparse, json, os, re, signal, subprocess, sys, tempfile, threading, time, urllib.error, urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
@@ -94,10 +96,10 @@ env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, 'state'), SWIFT_BACKTRA
 
 def start_host():
     h = Proc([args.host_tool, '--library', library, '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0', '--insecure-loopback-only',
-              '--ingest-policy', 'any'], env=env, name='ppc-host')
-    url = h.wait_for(r'studio at (http://[0-9.]+:[0-9]+/)').group(1)
+              '--ingest-policy', 'any', '--studio-on-network'], env=env, name='ppc-host')
+    m = h.wait_for(r'studio at (http://[0-9.]+:[0-9]+/)\?key=([0-9a-f]{64}) ')
     port = int(h.wait_for(r'listening on 127\.0\.0\.1:([0-9]+)').group(1))
-    return h, url, port
+    return h, m.group(1), port, m.group(2)
 
 
 def manifest(name, width, height, fps, start_ns, impacts, pre_ns):
@@ -121,8 +123,17 @@ def manifest(name, width, height, fps, start_ns, impacts, pre_ns):
 
 
 def http_json(url):
-    with urllib.request.urlopen(url, timeout=10) as r:
+    """The API as a script reads it: the key given as ?key= on the request."""
+    with urllib.request.urlopen(url + ('&' if '?' in url else '?') + 'key=' + key, timeout=10) as r:
         return json.load(r)
+
+
+def refused_without_key(url):
+    try:
+        urllib.request.urlopen(url, timeout=10)
+    except urllib.error.HTTPError as e:
+        return e.code == 403 and 'asks for its key' in e.read().decode()
+    return False
 
 
 opts = Options()
@@ -148,8 +159,16 @@ try:
         # Every video has the frame at its current time decoded (not seeking, data for the current position).
         wait(lambda: js('return studioPlayer.videos.every(v => !v.seeking && v.readyState >= 2)'), 30, 'videos settled')
 
-    host, url, port = start_host()
+    host, url, port, key = start_host()
     step(f'host up: studio {url}, devices on {port}')
+
+    # 6 (first half). Served as to a LAN: nothing without the key; the printed link sets the cookie and leaves the address.
+    for path in ['', 'api/swings', 'api/devices']:
+        if not refused_without_key(url + path):
+            fail(f'{url + path} was served without the key')
+    driver.get(url + '?key=' + key)
+    wait(lambda: 'key=' not in driver.current_url and driver.find_elements(By.ID, 'main'), 20, 'the link opened the studio and left the address')
+    step('without the key: 403 for pages and the API; the link set the cookie and left the address bar')
 
     # 1. Live: nothing yet; then a device connects and a shot arrives, pushed to the open page.
     driver.get(url + '#/live')
@@ -261,8 +280,11 @@ try:
     old_url = url
     host.stop()
     step('host stopped')
-    host, url, port = start_host()
-    step(f'host restarted: studio {url}')
+    old_key = key
+    host, url, port, key = start_host()
+    if key != old_key:
+        fail('the studio key changed across a restart: every link given out would stop working')
+    step(f'host restarted: studio {url}, the same key; the browser\'s cookie still lets it in')
     driver.get(url + '#/swing/' + first)
     ready()
     classes = {f: driver.find_element(By.ID, 'flag-' + f).get_attribute('class') for f in ['kept', 'discarded', 'starred']}
@@ -274,7 +296,7 @@ try:
 
     # Downloads: the clip by Range.
     href = driver.find_element(By.CSS_SELECTOR, 'a[download]').get_attribute('href')
-    req = urllib.request.Request(href, headers={'Range': 'bytes=0-15'})
+    req = urllib.request.Request(href, headers={'Range': 'bytes=0-15', 'Cookie': 'ppc_studio=' + key})
     with urllib.request.urlopen(req, timeout=10) as resp:
         if resp.status != 206 or resp.headers['Content-Type'] != 'video/mp4' or len(resp.read()) != 16:
             fail(f'download {href}: {resp.status} {resp.headers["Content-Type"]}')

@@ -97,6 +97,23 @@ struct PairingTests {
         #expect { try Identity.loadOrCreate(dir) } throws: { "\($0)".contains("is not a ppc identity") }
     }
 
+    @Test func theStudioKeyIsMadeOnceKeptByItsOwnerAndALooseOneIsRefused() throws {
+        let tmp = TemporaryDirectory("ppc-studio-key")
+        let dir = tmp.sub("state")
+        let first = try AccessKey.loadOrCreate(dir)
+        #expect(first.created && first.key.count == 64 && first.path == dir + "/studio.key")
+        let again = try AccessKey.loadOrCreate(dir)
+        #expect(!again.created && again.key == first.key, "a link given out goes on working across restarts")
+        #expect(try AccessKey.loadOrCreate(tmp.sub("other")).key != first.key)
+        let mode = try FileManager.default.attributesOfItem(atPath: first.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: first.path)
+        #expect { try AccessKey.loadOrCreate(dir) } throws: { "\($0)".contains("readable by others") }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: first.path)
+        try Data("ppc-studio-key-1\nshort\n".utf8).write(to: URL(fileURLWithPath: first.path))
+        #expect { try AccessKey.loadOrCreate(dir) } throws: { "\($0)".contains("is not a studio key") }
+    }
+
     @Test func aNameStaysBoundToItsKeyUntilUnpaired() throws {
         let tmp = TemporaryDirectory("ppc-peers")
         let peers = try PairedPeers(directory: tmp.path)

@@ -181,3 +181,88 @@ struct StudioTests {
         #expect { try WebServer(listen: "localhost") } throws: { "\($0)".contains("ADDRESS:PORT") }
     }
 }
+
+/// Issue: a coach watches from a tablet on a LAN nobody vouches for. Served beyond loopback, the studio answers only
+/// the holder of its key: given once in a link, then kept as an HttpOnly, SameSite=Strict cookie.
+@Suite("Studio access: served to the network, only the key's holder gets in", .serialized)
+struct StudioAccessTests {
+    static let key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+    final class NoRedirects: NSObject, URLSessionTaskDelegate {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+            completionHandler: @escaping (URLRequest?) -> Void
+        ) { completionHandler(nil) }
+    }
+
+    /// One request with no cookie jar and no redirect followed: what the server answered, as it answered it.
+    func exchange(_ port: Int, _ path: String, method: String = "GET", headers: [String: String] = [:]) -> (status: Int, headers: [String: String], body: String) {
+        let config = URLSessionConfiguration.ephemeral
+        config.httpCookieStorage = nil
+        config.httpShouldSetCookies = false
+        let session = URLSession(configuration: config, delegate: NoRedirects(), delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        var req = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        req.httpMethod = method
+        for (k, v) in headers { req.setValue(v, forHTTPHeaderField: k) }
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: (Int, [String: String], String) = (0, [:], "")
+        session.dataTask(with: req) { data, response, _ in
+            let http = response as? HTTPURLResponse
+            var h: [String: String] = [:]
+            for (k, v) in http?.allHeaderFields ?? [:] { h["\(k)".lowercased()] = "\(v)" }
+            result = (http?.statusCode ?? 0, h, String(decoding: data ?? Data(), as: UTF8.self))
+            done.signal()
+        }.resume()
+        done.wait()
+        return result
+    }
+
+    func upgrade(_ port: Int, cookie: String?) -> String {
+        rawHTTPHead(
+            port: port,
+            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" + (cookie.map { "Cookie: \($0)\r\n" } ?? "") + "\r\n")
+    }
+
+    @Test func withoutTheKeyNothingIsServedAndTheLinkGivesTheCookie() throws {
+        guard let access = StudioAccess(key: Self.key) else {
+            Issue.record("a 64-character key was refused")
+            return
+        }
+        let studio = try Studio(
+            listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(), access: access, live: { [] })
+        defer { studio.stop() }
+        let port = studio.port
+        let clip = try #require(try FileManager.default.contentsOfDirectory(atPath: StudioTests.library.path + "/clips").sorted().first)
+        // Nothing without it: pages, the API, media, the live socket.
+        for path in ["/", "/swing.html", "/api/clips", "/api/swings", "/media/\(clip)/clip.mp4"] {
+            let r = exchange(port, path)
+            #expect(r.status == 403 && r.body.contains("asks for its key"), "\(path): \(r.status) \(r.body)")
+        }
+        #expect(exchange(port, "/api/clips", method: "POST").status == 403)
+        #expect(upgrade(port, cookie: nil).isEmpty, "the socket is closed unanswered")
+        #expect(exchange(port, "/?key=not-the-key").status == 403)
+        #expect(exchange(port, "/api/clips", headers: ["Cookie": "ppc_studio=0000"]).body.contains("old key"))
+        // The link: into the cookie, out of the address.
+        let link = exchange(port, "/swing.html?id=abc&key=\(Self.key)")
+        #expect(link.status == 303)
+        #expect(link.headers["location"] == "/swing.html?id=abc", "\(link.headers)")
+        let cookie = try #require(link.headers["set-cookie"])
+        #expect(cookie.hasPrefix("ppc_studio=\(Self.key);") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "\(cookie)")
+        // With it, everything.
+        let held = ["Cookie": "theme=dark; ppc_studio=\(Self.key)"]
+        #expect(exchange(port, "/", headers: held).status == 200)
+        #expect(exchange(port, "/api/clips", headers: held).body.contains(clip))
+        #expect(exchange(port, "/media/\(clip)/clip.mp4", headers: held.merging(["Range": "bytes=0-99"]) { a, _ in a }).status == 206)
+        #expect(upgrade(port, cookie: held["Cookie"]).hasPrefix("HTTP/1.1 101"))
+        // A script gives the key as ?key= on the request itself (no redirect for the API).
+        let scripted = exchange(port, "/api/clips?key=\(Self.key)")
+        #expect(scripted.status == 200 && scripted.body.contains(clip))
+    }
+
+    @Test func aKeyTooShortToStandIsRefused() {
+        #expect(StudioAccess(key: "short") == nil)
+    }
+}
+

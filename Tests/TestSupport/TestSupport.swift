@@ -87,3 +87,27 @@ public func isSessionClipID(_ name: String) -> Bool {
     return stamp.count == 16 && stamp.hasSuffix("Z") && stamp.dropFirst(8).first == "T" && random.count == 8
         && random.allSatisfy(\.isHexDigit) && shot.count >= 3 && shot.allSatisfy(\.isNumber)
 }
+
+/// Sends `request` (raw HTTP) to 127.0.0.1:`port` and returns what comes back up to the end of the response's head
+/// ("\r\n\r\n"), or whatever came before the peer closed ("" when it closed at once). Reads give up after 30 s.
+public func rawHTTPHead(port: Int, _ request: String) -> String {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    guard ok == 0 else { return "<cannot connect to 127.0.0.1:\(port)>" }
+    var limit = timeval(tv_sec: 30, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    var got: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 4096)
+    while !String(decoding: got, as: UTF8.self).contains("\r\n\r\n") {
+        let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { break }
+        got += buf[0..<n]
+    }
+    return String(decoding: got, as: UTF8.self)
+}

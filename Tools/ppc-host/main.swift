@@ -191,7 +191,7 @@ let root = Command(
         .flag("insecure-loopback-only", help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
         .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
         .value("http", "host:port", help: "Serve ppc Studio (the web pages and JSON API, docs/studio.md) there, e.g. 127.0.0.1:8080; port 0 picks one."),
-        .flag("studio-on-network", help: "Let --http take an address other than loopback. The studio has no login: anyone who reaches it sees every clip and can flag them."),
+        .flag("studio-on-network", help: "Let --http take an address other than loopback. The studio then asks for its key: the link printed at start (http://…/?key=…) holds it; STATE/studio.key keeps it."),
     ],
     subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, HostCatalogue.command, HostCatalogue.clips],
     run: { inv in
@@ -252,7 +252,7 @@ let root = Command(
             let address = String(http.split(separator: ":").first ?? "")
             if !DeviceLinkSecurity.isLoopback(address), !inv.flag("studio-on-network") {
                 throw CommandFailure.usage(
-                    "--http \(http): not a loopback address, and the studio has no login (anyone who reaches it sees every clip and can flag them); add --studio-on-network to serve it there anyway")
+                    "--http \(http): not a loopback address; add --studio-on-network to serve the studio there behind its key (anyone given the link printed at start sees every clip and can flag them)")
             }
             // Clips stored before this start (or by `make run`'s file sink in this folder) are catalogued first.
             var added = 0
@@ -261,9 +261,21 @@ let root = Command(
                 if let (clip, files) = try? HostCatalogue.entry(dir), (try? catalogue.record(clip, files: files)) != nil { added += 1 }
             }
             if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)") }
+            // Served to the network, the studio asks for its key (kept in the state directory: a link given out goes on
+            // working across restarts until the file is removed).
+            var access: (StudioAccess, key: String, path: String)?
+            if inv.flag("studio-on-network") {
+                let made: (key: String, path: String, created: Bool)
+                do { made = try AccessKey.loadOrCreate(stateDir) } catch { throw CommandFailure.dataError("\(error)") }
+                guard let gate = StudioAccess(key: made.key) else { throw CommandFailure.dataError("\(made.path): the key is too short") }
+                if made.created { Terminal.out("ppc-host: made the studio's key in \(made.path)") }
+                access = (gate, made.key, made.path)
+            }
             let studio: Studio
             do {
-                studio = try Studio(listen: http, library: library, catalogue: catalogue, live: { [server] in server.liveDevices.map(StudioLive.json) })
+                studio = try Studio(
+                    listen: http, library: library, catalogue: catalogue, access: access?.0,
+                    live: { [server] in server.liveDevices.map(StudioLive.json) })
             } catch { throw CommandFailure.usage("\(error)") }
             studioBox.studio = studio
             server.onLive = { [studio, server] event in
@@ -275,8 +287,14 @@ let root = Command(
                 case .preview(let device, let w, let h, let luma): studio.preview(device: device, width: w, height: h, luma: luma)
                 }
             }
-            let shown = http.split(separator: ":").first.map(String.init) ?? "127.0.0.1"
-            Terminal.out("ppc-host: studio at http://\(shown):\(studio.port)/ (library \(library))")
+            var shown = String(http[..<(http.lastIndex(of: ":") ?? http.endIndex)])
+            if shown.isEmpty || shown == "0.0.0.0" || shown == "::" || shown == "[::]" { shown = ProcessInfo.processInfo.hostName }
+            if let access {
+                Terminal.out(
+                    "ppc-host: studio at http://\(shown):\(studio.port)/?key=\(access.key) (library \(library)); anyone given this link sees every clip and can flag them — the key is kept in \(access.path): remove it and restart to make a new one")
+            } else {
+                Terminal.out("ppc-host: studio at http://\(shown):\(studio.port)/ (library \(library))")
+            }
         }
         Terminal.out("ppc-host: listening on \(host):\(server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")")
         views.catchUp(library: library)
