@@ -118,6 +118,28 @@ struct IntegrityToolTests {
         #expect(!policy.contains { $0.contains("cut") }, "\(policy)")
     }
 
+    /// Audio read ahead of the picture (a file, an unpaced source) can hear a shot the video never reaches: stopped
+    /// first, it gets no clip of the swing without its impact, and the report says so rather than dropping it unsaid.
+    @Test func aShotHeardBeyondTheLastFrameIsReportedNotMintedWithoutItsImpact() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let manifest = try Self.pacedManifest(tmp.path, seconds: 60, impacts: "[1.6, 30.0]", pacedAudio: false)
+        let out = tmp.sub("out")
+        let (run, runOut, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
+        var progress = ""
+        #expect(Self.read(runOut.fileHandleForReading, until: "shots 2  clips 0", seen: &progress), "\(progress)")
+        kill(run.processIdentifier, SIGINT)
+        let rest = String(decoding: runOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0, "\(rest)")
+        let report = try Self.report(out)
+        let clips = try #require(report["clips"] as? [[String: Any]])
+        #expect(clips.count == 1 && (clips.first?["t0Ns"] as? Int64 ?? 0) < 2_000_000_000, "\(clips)")
+        #expect(((report["shots"] as? [String: Any])?["value"] as? Int) == 2)
+        let policy = report["policy"] as? [String] ?? []
+        #expect(policy.contains { $0.contains("at t0 30.000 s: no clip, capture ended") }, "\(policy)")
+        #expect(rest.contains("no clip, capture ended"), "the summary says it too: \(rest)")
+    }
+
     /// A second Ctrl-C does not wait: the clip owed is minted with what was captured, and the report says so.
     @Test func aSecondCtrlCStopsAtOnceAndTheClipOwedSaysItWasCut() throws {
         let tmp = TemporaryDirectory("ppc-integrity")
