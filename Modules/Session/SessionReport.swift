@@ -204,7 +204,7 @@ extension SessionRunner {
     /// The session on one time axis: audio envelope, fragments, candidates, shots and clip windows.
     func timelineSVG(snapshot: TimelineSnapshot, shots: [DetectedImpact], clips: [MintedClip], candidates: [DetectedImpact]) -> String {
         TimelinePicture(
-            title: "ppc session '\(options.context.session)'", envelope: envelope,
+            title: "ppc session '\(options.context.session)'", envelope: envelope.all,
             fragments: snapshot.entries(of: .videoFragment).map { ($0.timeNs, $0.timeNs + $0.value) },
             clips: clips.map { .init(label: $0.clipID, startNs: $0.startNs, endNs: $0.endNs) },
             shots: shots.map { ($0.id, $0.t0Ns) }, candidates: candidates.map(\.t0Ns)

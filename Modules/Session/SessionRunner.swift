@@ -122,7 +122,7 @@ public final class SessionRunner: @unchecked Sendable {
     var mintForced: Set<UInt64> = []
     var policyNotes: [String] = []
     // Owned by the audio thread:
-    var envelope: [(Int64, Float)] = []
+    var envelope = PeakEnvelope()
     var audioDriftMaxNs: Int64 = 0
     /// Stretches the audio source lost (its sample numbering jumped), in order; read under `lock` by the report.
     var audioGaps: [AudioGap] = []
@@ -437,7 +437,6 @@ public final class SessionRunner: @unchecked Sendable {
             lock.broadcast()
             lock.unlock()
         }
-        envelope.reserveCapacity(Int(Double(rate) / Double(block) * 120))
         do {
             while try reader.next({ b, part in
                 if let d = options.durationNs, let s = audioStartNs, b.timeNs - s >= d { return false }
@@ -471,7 +470,7 @@ public final class SessionRunner: @unchecked Sendable {
                 history.append(part)
                 var peak: Float = 0
                 for x in part { peak = max(peak, abs(x)) }
-                envelope.append((b.timeNs, peak))
+                envelope.add(timeNs: b.timeNs, peak: peak)
                 audioTimeline.append(timeNs: b.timeNs, kind: .audioWindow, reference: UInt64(b.firstSample), value: Int64(b.count))
                 components.detector?.process(part) { found.append($0) }
                 for i in found.indices {
