@@ -145,6 +145,12 @@ public protocol InterruptionReporting: AnyObject {
     var onInterruption: ((SourceInterruption) -> Void)? { get set }
 }
 
+/// A source that waits for a device that went away to come back: told when the session no longer needs it (capture
+/// ended), it stops waiting and its stream ends. Safe from any thread.
+public protocol DeviceWaiting: AnyObject {
+    func stopWaitingForDevice()
+}
+
 /// Takes encoded fragments, byte by byte, as an encoder produces them (the capture session puts them in the ring).
 public protocol FragmentOutput: AnyObject {
     func beginFragment() throws

@@ -87,7 +87,7 @@ extension SessionRunner {
         let evicted = book.evicted
         let shotList = book.shots
         let candidateList = book.retained
-        let interruptionList = interruptions
+        let interruptionList = interruptions.map { ("video", $0) } + audioInterruptions.map { ("audio", $0) }
         lock.unlock()
         let c = components.config
         let format = components.video.format
@@ -164,9 +164,11 @@ extension SessionRunner {
             "storageWarnings": figure(warnings.storage, "measured", "times free space fell below device.storageFloorBytes"),
             "policy": policyLines,
             "stopRequests": stops,
-            "interruptions": figure(interruptionList.count, "measured", "device lost or stream stalled; each verified (frames arriving, format unchanged) before armed again"),
-            "interruptionList": interruptionList.map {
-                ["id": $0.id, "startNs": $0.startNs, "endNs": $0.endNs.map { $0 as Any } ?? NSNull(), "reason": $0.reason, "verified": $0.verified] as [String: Any]
+            "interruptions": figure(
+                interruptionList.count, "measured",
+                "a camera or microphone lost, or a stream stalled; each verified (frames or samples arriving, format unchanged) before armed again"),
+            "interruptionList": interruptionList.map { source, i in
+                ["source": source, "id": i.id, "startNs": i.startNs, "endNs": i.endNs.map { $0 as Any } ?? NSNull(), "reason": i.reason, "verified": i.verified] as [String: Any]
             },
             "thermal": thermal,
             "peakMemoryBytes": memory.map { figure($0, "measured", "VmHWM of this process") } ?? figure(NSNull(), "unavailable"),
@@ -187,9 +189,9 @@ extension SessionRunner {
         }
         for p in policyLines where !p.hasPrefix("thermal nominal") { lines.append("  policy: \(p)") }
         for s in stops { lines.append("  stopped: \(s)") }
-        for i in interruptionList {
+        for (source, i) in interruptionList {
             let span = i.endNs.map { String(format: "%.2f s, then verified", Double($0 - i.startNs) / 1e9) } ?? "not resumed"
-            lines.append("  ⚠ interruption \(i.id): \(i.reason) (\(span))")
+            lines.append("  ⚠ \(source) interruption \(i.id): \(i.reason) (\(span))")
         }
         if diskFull.events > 0 {
             lines.append(

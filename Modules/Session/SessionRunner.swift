@@ -98,7 +98,10 @@ public final class SessionRunner: @unchecked Sendable {
     let videoTimeline: SourceTimeline
     let audioTimeline: SourceTimeline
     let imuTimeline: SourceTimeline
+    /// Written by the audio thread only (candidates, shots, audio gaps): a timeline has one producer.
     let eventTimeline: SourceTimeline
+    /// Written by the policy thread only (thermal level changes).
+    let policyTimeline: SourceTimeline
     /// Thermal, storage and memory: what yields while the session runs.
     let policy: PolicyMonitor
     let lock = NSCondition()
@@ -118,6 +121,10 @@ public final class SessionRunner: @unchecked Sendable {
     var errors: [String] = []
     /// Every interruption the video source reported, latest state of each (by id).
     var interruptions: [SourceInterruption] = []
+    /// Every interruption the audio source reported (a microphone that went away), latest state of each (by id).
+    var audioInterruptions: [SourceInterruption] = []
+    /// The reason of the audio interruption just verified over, for the gap its samples leave (under `lock`).
+    var audioResumedReason: String?
     /// Shots minted although policy asked minting to wait, and why (under `lock`).
     var mintForced: Set<UInt64> = []
     var policyNotes: [String] = []
@@ -197,6 +204,7 @@ public final class SessionRunner: @unchecked Sendable {
     public static let audioSource = SourceID(2)
     public static let imuSource = SourceID(3)
     public static let eventSource = SourceID(4)
+    public static let policySource = SourceID(5)
 
     public init(_ components: Components, options: Options) throws {
         self.components = components
@@ -224,6 +232,7 @@ public final class SessionRunner: @unchecked Sendable {
         audioTimeline = index.register(Self.audioSource, name: "audio", rateHz: 100, windowSeconds: window)
         imuTimeline = index.register(Self.imuSource, name: "imu", rateHz: Double(c[.imuRateHz]) * 2, windowSeconds: window)
         eventTimeline = index.register(Self.eventSource, name: "detect", rateHz: 50, windowSeconds: window)
+        policyTimeline = index.register(Self.policySource, name: "policy", rateHz: 4, windowSeconds: window)
         policy = PolicyMonitor(.init(
             sampleIntervalNs: Int64(1e9 / c[.sampleHz]),
             sensor: ThermalSensor(
@@ -245,6 +254,8 @@ public final class SessionRunner: @unchecked Sendable {
     /// mints what it owes and reports as at the end of a source. Safe from any thread; `.now` after `.afterPostRoll`
     /// shortens the wait.
     public func requestStop(_ mode: StopMode, reason: String) {
+        // A microphone that went away is not waited for: the stop would otherwise wait on it.
+        defer { (components.audio as? DeviceWaiting)?.stopWaitingForDevice() }
         lock.lock()
         defer { lock.unlock() }
         let post = components.config[.clipPostNs]
@@ -287,7 +298,8 @@ public final class SessionRunner: @unchecked Sendable {
     public func run() throws -> SessionReport {
         // Seed 000 REQ-OFF-2: below the storage floor the session does not arm (nothing unconfirmed is evicted to make room).
         if let why = policy.armRefusal() { throw SessionError(why) }
-        let events = eventTimeline
+        // Thermal changes go on the policy's own timeline: the audio thread is the detect timeline's only producer.
+        let events = policyTimeline
         policy.onThermal = { r in
             _ = events.append(timeNs: monotonicNowNs(), kind: .thermal, reference: UInt64(r.level.rawValue), value: Int64(r.hottestCelsius * 1000))
         }
@@ -380,8 +392,8 @@ public final class SessionRunner: @unchecked Sendable {
         session.onInterruption = { [self] i in
             lock.lock()
             if let k = interruptions.firstIndex(where: { $0.id == i.id }) { interruptions[k] = i } else { interruptions.append(i) }
-            // Armed again only once the resumed stream is verified (seed 001).
-            state = i.endNs == nil ? "interrupted: \(i.reason)" : "armed"
+            // Armed again only once the resumed stream is verified (seed 001), and the microphone is there too.
+            state = i.endNs == nil ? "interrupted: \(i.reason)" : armedOrStillInterrupted
             lock.broadcast()
             lock.unlock()
         }
@@ -399,8 +411,22 @@ public final class SessionRunner: @unchecked Sendable {
         lock.lock()
         videoDone = true
         state = "draining"
+        // Capture is over: the audio is heard up to the last frame, and as far past it as the last shots' audio windows
+        // reach, no further (a live microphone would otherwise go on for ever); a microphone that went away is no
+        // longer waited for.
+        let last = session.newestFrameNs.load(ordering: .relaxed)
+        let c = components.config
+        let heardUntil = last == .min ? .min : last &+ Self.stopHearingMarginNs &+ max(0, c[.audioWindowNs] - c[.audioPreNs])
+        if heardUntil < stopAtNs.load(ordering: .relaxed) { stopAtNs.store(heardUntil, ordering: .relaxed) }
         lock.broadcast()
         lock.unlock()
+        (components.audio as? DeviceWaiting)?.stopWaitingForDevice()
+    }
+
+    /// "armed", unless a source's interruption is still open: then that one's reason. Under `lock`.
+    var armedOrStillInterrupted: String {
+        if let open = (interruptions + audioInterruptions).last(where: { $0.endNs == nil }) { return "interrupted: \(open.reason)" }
+        return "armed"
     }
 
     // MARK: Audio and detection
@@ -413,6 +439,17 @@ public final class SessionRunner: @unchecked Sendable {
         let block = max(1, rate / 100)  // 10 ms
         // The source's own queue: its reader never waits for the detector or a sink (`AudioReadAhead`).
         let reader = AudioReadAhead(source: source, blockFrames: block, slots: Self.audioReadAheadBlocks)
+        if let reporting = source as? InterruptionReporting {
+            // Called on the source's reader thread: the state, the report's list and the reason the next gap gives.
+            reporting.onInterruption = { [self] i in
+                lock.lock()
+                if let k = audioInterruptions.firstIndex(where: { $0.id == i.id }) { audioInterruptions[k] = i } else { audioInterruptions.append(i) }
+                if i.verified { audioResumedReason = i.reason }
+                if !videoDone { state = i.endNs == nil ? "interrupted: \(i.reason)" : armedOrStillInterrupted }
+                lock.broadcast()
+                lock.unlock()
+            }
+        }
         reader.start()
         var started = false
         var expected: Int64 = 0
@@ -452,9 +489,14 @@ public final class SessionRunner: @unchecked Sendable {
                 if b.firstSample > expected {
                     // The source lost samples (an overrun): the detector and the history move past them, the gap goes
                     // on the timeline as an interruption and into the report.
+                    lock.lock()
+                    let away = audioResumedReason
+                    audioResumedReason = nil
+                    lock.unlock()
                     let gap = AudioGap(
                         firstSample: expected, samples: b.firstSample - expected, noticedNs: b.timeNs,
-                        reason: "the audio source lost \(b.firstSample - expected) samples (its numbering jumped: an overrun)")
+                        reason: "the audio source lost \(b.firstSample - expected) samples ("
+                            + (away.map { "its device was away: \($0)" } ?? "its numbering jumped: an overrun") + ")")
                     components.detector?.skip(samples: gap.samples)
                     history.skip(gap.samples)
                     let lostNs = gap.samples * 1_000_000_000 / Int64(rate)

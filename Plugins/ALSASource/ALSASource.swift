@@ -1,8 +1,20 @@
 import ALSA
 import Audio
 import Config
+import Glibc
 import Pipeline
+import Synchronization
 import Syscall
+
+/// What `ALSASource` reads: the card's PCM, or in tests a stand-in that can go away and come back.
+protocol CaptureStream: AnyObject {
+    var configuration: PCM.Configuration { get }
+    func readInterleaved(_ buffer: UnsafeMutableRawPointer, frames: Int) -> Int
+    func recover(_ code: Int) throws(ALSAError)
+    func clockPoint(framesTransferred: Int64) throws(ALSAError) -> PCMClockPoint?
+}
+
+extension PCM: CaptureStream {}
 
 /// `alsa`: a microphone on a sound card. Reads one channel of a named PCM as mono Float32, period by period, and puts
 /// every sample on the capture clock through the card's own timestamps (`snd_pcm_status` htstamp, CLOCK_MONOTONIC):
@@ -13,12 +25,29 @@ import Syscall
 /// the clock fit and skipped in the sample numbering, so `AudioBlock.firstSample` stays on the card's clock and the
 /// session sees the gap. Per period: one `snd_pcm_readi`, one `snd_pcm_status`, a conversion into the caller's
 /// buffer — nothing allocated.
-public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing {
-    let pcm: PCM
+///
+/// A microphone that goes away (a USB cable pulled: ENODEV, or any error an overrun's recovery cannot clear) is an
+/// interruption, as a camera's is (seed 001): said at once, the device opened again every `retryNs` until it comes back
+/// with the configuration the session was set up with (verified: rate, channels, format, period), then said again when
+/// its first period has been read. The samples it was away are skipped on the card's clock, as an overrun's are, so the
+/// session sees one gap. `stopWaitingForDevice()` ends the wait (the session is over): the stream then ends.
+public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing, InterruptionReporting, DeviceWaiting {
+    /// The stream being read; nil while the device is away. Touched only by the reading thread.
+    var stream: CaptureStream?
+    /// Opens the device again after it went away.
+    let reopen: () throws -> CaptureStream
+    /// How long between attempts to open a device that went away.
+    let retryNs: Int64
+    let giveUp = Atomic<Bool>(false)
+    public var onInterruption: ((SourceInterruption) -> Void)?
+    /// The interruption whose device is back but not yet read from (closed, verified, with the first period).
+    var resumed: SourceInterruption?
+    var interruptionCount: UInt64 = 0
     let channel: Int
     let raw: UnsafeMutableRawPointer
-    public var sampleRate: Int { pcm.configuration.sampleRate }
-    public var configuration: PCM.Configuration { pcm.configuration }
+    public var sampleRate: Int { configuration.sampleRate }
+    /// As granted when the source opened; a device that comes back must match it.
+    public let configuration: PCM.Configuration
     /// The card's sample clock as fitted so far. The reader adds a point per period; the session asks for times from
     /// another thread (its audio source is read ahead), hence the lock — held for a few arithmetic operations.
     public var clock: SampleClock { fit.withLock { $0 } }
@@ -33,12 +62,24 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
     var resyncAfterOverrun = false
     public private(set) var overruns = 0
     public private(set) var samplesLost: Int64 = 0
+    /// Times the device went away.
+    public private(set) var outages = 0
 
-    public init(device: String, sampleRate: Int, channels: Int, channel: Int, periodFrames: Int, periods: Int) throws {
-        pcm = try PCM(device: device, direction: .capture, sampleRate: sampleRate, channels: channels, periodFrames: periodFrames, periods: periods)
-        let c = pcm.configuration
+    public convenience init(device: String, sampleRate: Int, channels: Int, channel: Int, periodFrames: Int, periods: Int) throws {
+        let open = { () throws -> CaptureStream in
+            try PCM(device: device, direction: .capture, sampleRate: sampleRate, channels: channels, periodFrames: periodFrames, periods: periods)
+        }
+        try self.init(stream: open(), channel: channel, reopen: open, retryNs: 250_000_000)
+    }
+
+    init(stream: CaptureStream, channel: Int, reopen: @escaping () throws -> CaptureStream, retryNs: Int64) throws {
+        self.stream = stream
+        self.reopen = reopen
+        self.retryNs = retryNs
+        configuration = stream.configuration
+        let c = configuration
         guard channel < c.channels else {
-            throw ALSAError("choose channel \(channel)", device: device, "the device opened with \(c.channels) channel(s)")
+            throw ALSAError("choose channel \(channel)", device: c.device, "the device opened with \(c.channels) channel(s)")
         }
         self.channel = channel
         raw = .allocate(byteCount: c.periodFrames * c.channels * c.format.bytes, alignment: 16)
@@ -48,27 +89,43 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
 
     deinit { raw.deallocate() }
 
+    /// Ends a wait for a device that went away (the session is over): `read` then returns nil. No effect on a device
+    /// that is there.
+    public func stopWaitingForDevice() { giveUp.store(true, ordering: .relaxed) }
+
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> AudioBlock? {
-        let c = pcm.configuration
+        let c = configuration
         let want = min(buffer.count, c.periodFrames)
         var got = 0
         while true {
-            let r = pcm.readInterleaved(raw, frames: want)
+            guard let stream else { return nil }  // gave up waiting for the device
+            let r = stream.readInterleaved(raw, frames: want)
             if r > 0 {
                 got = r
                 break
             }
             if r == 0 { continue }
-            // -EPIPE (overrun) or -ESTRPIPE (suspend): prepare again; capture restarts at the next read.
-            try pcm.recover(r)
-            overruns += 1
+            // -EPIPE (overrun) or -ESTRPIPE (suspend): prepare again; capture restarts at the next read. Anything else
+            // (the device went away) or a recovery that fails: wait for the device to come back.
+            if r == -Int(EPIPE) || r == -Int(ESTRPIPE), (try? stream.recover(r)) != nil {
+                overruns += 1
+            } else {
+                guard awaitDevice(after: r) else { return nil }
+            }
             resyncAfterOverrun = true
             runBase = next
             framesInRun = 0
         }
+        if var back = resumed {
+            // Verified: the device that came back has handed over a period.
+            back.endNs = monotonicNowNs()
+            back.verified = true
+            resumed = nil
+            onInterruption?(back)
+        }
         convert(frames: got, into: buffer)
         framesInRun += Int64(got)
-        let point = try pcm.clockPoint(framesTransferred: framesInRun)
+        let point = try stream!.clockPoint(framesTransferred: framesInRun)
         // The point goes into the fit (placing a restarted stream first), and the block's first sample is timed by it.
         let (first, fitted): (Int64, Int64?) = fit.withLock { clock in
             if let p = point {
@@ -92,9 +149,42 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
         return AudioBlock(firstSample: first, count: got, timeNs: timeNs)
     }
 
+    /// The device went away (`code`, a negative errno): says so, closes it, opens it again every `retryNs` until it
+    /// comes back as it was (true) or the session stops waiting (false).
+    func awaitDevice(after code: Int) -> Bool {
+        let c = configuration
+        outages += 1
+        interruptionCount += 1
+        var lost = SourceInterruption(
+            id: interruptionCount, startNs: monotonicNowNs(),
+            reason: "the microphone \(c.device) went away (\(String(cString: strerror(Int32(-code))))); opened again every \(retryNs / 1_000_000) ms until it is back")
+        onInterruption?(lost)
+        stream = nil  // closes it
+        var refused: String?
+        while !giveUp.load(ordering: .relaxed) {
+            sleepNs(retryNs)  // the pace of retries: the device is polled, nothing else waits on this
+            let again: CaptureStream
+            do { again = try reopen() } catch {
+                refused = "\(error)"
+                continue
+            }
+            let a = again.configuration
+            guard a.sampleRate == c.sampleRate, a.channels == c.channels, a.format == c.format, a.periodFrames == c.periodFrames else {
+                refused = "it came back as \(a), not \(c)"
+                continue
+            }
+            stream = again
+            resumed = lost
+            return true
+        }
+        lost.reason += "; still away when the session ended" + (refused.map { " (the last try: \($0))" } ?? "")
+        onInterruption?(lost)
+        return false
+    }
+
     @inline(__always)
     func convert(frames: Int, into buffer: UnsafeMutableBufferPointer<Float>) {
-        let c = pcm.configuration
+        let c = configuration
         let stride = c.channels
         switch c.format {
         case .s16:
@@ -114,12 +204,13 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing 
     }
 
     public var details: [String: String] {
-        let c = pcm.configuration
+        let c = configuration
         var d = [
             "device": c.device, "configuration": c.description, "channel": String(channel),
             "latencyBoundMs": String(format: "%.3f", Double(c.periodNs) / 1e6),
             "timestamps": "snd_pcm_status htstamp, CLOCK_MONOTONIC, one per period",
             "overruns": String(overruns), "samplesLost": String(samplesLost), "clockPoints": String(clock.points),
+            "outages": String(outages),
         ]
         if let ppm = clock.ratePpm, let u = clock.uncertaintyPpm {
             d["driftPpm"] = String(format: "%.2f", ppm)

@@ -5,7 +5,16 @@ import Syscall
 /// exactly at the impact sample, on the same clock as `synthetic.video`.
 ///
 /// Truth: the impact onset is sample `round((impact − startNs) × sampleRate / 1e9)`.
-public final class SyntheticAudioSource: AudioSource {
+///
+/// `awayAt` plays a microphone pulled out and put back, as a test double for a real card's outage (`ALSASource`): at the
+/// first block at or after each time it says the device went away, skips `awaySeconds` of samples (the numbering jumps
+/// past them) and says it is back, verified, with the block that follows.
+public final class SyntheticAudioSource: AudioSource, InterruptionReporting {
+    public var onInterruption: ((SourceInterruption) -> Void)?
+    /// First sample of each outage still to come, in order.
+    var awaySamples: [Int64]
+    let awayLength: Int64
+    var outageCount: UInt64 = 0
     public let sampleRate: Int
     public let script: SwingScript
     let startNs: Int64
@@ -28,9 +37,12 @@ public final class SyntheticAudioSource: AudioSource {
 
     public init(
         sampleRate: Int, script: SwingScript, startNs: Int64 = 0, seconds: Double, noiseDbfs: Double = -60,
-        impactDbfs: Double = -12, whooshDbfs: Double = -36, seed: UInt64 = 1, pace: SyntheticVideoSource.Pace = .asap
+        impactDbfs: Double = -12, whooshDbfs: Double = -36, seed: UInt64 = 1, pace: SyntheticVideoSource.Pace = .asap,
+        awayAtSeconds: [Double] = [], awaySeconds: Double = 1
     ) {
         self.pace = pace
+        awaySamples = awayAtSeconds.sorted().map { Int64(($0 * Double(sampleRate)).rounded()) }
+        awayLength = Int64((awaySeconds * Double(sampleRate)).rounded())
         self.sampleRate = sampleRate
         self.script = script
         self.startNs = startNs
@@ -47,6 +59,18 @@ public final class SyntheticAudioSource: AudioSource {
     }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> AudioBlock? {
+        if let away = awaySamples.first, position >= away {
+            // The microphone is pulled here and put back `awayLength` samples later: said, skipped, said again.
+            awaySamples.removeFirst()
+            outageCount += 1
+            let gone = startNs + position * 1_000_000_000 / Int64(sampleRate)
+            var i = SourceInterruption(id: outageCount, startNs: gone, reason: "the synthetic microphone was pulled out (awayAt)")
+            onInterruption?(i)
+            position += awayLength
+            i.endNs = startNs + position * 1_000_000_000 / Int64(sampleRate)
+            i.verified = true
+            onInterruption?(i)
+        }
         guard position < totalSamples else { return nil }
         let n = Int(min(Int64(buffer.count), totalSamples - position))
         let fs = Double(sampleRate)

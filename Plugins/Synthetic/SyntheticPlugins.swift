@@ -96,13 +96,17 @@ public enum SyntheticPlugins {
                 .init("seed", .integer, default: .number(1, isInteger: true), minimum: 0, maximum: 9.0e15, "Noise generator seed."),
                 .init("pace", .choice(SyntheticVideoSource.Pace.allCases.map(\.rawValue)), default: .string("asap"),
                     "realtime: each 10 ms block arrives when a sound card's would; asap: as fast as it can be made."),
+                .init("awayAt", .numberArray, default: .array([]), minimum: 0, maximum: 86_400,
+                    "Times (s) the microphone is pulled out and put back awaySeconds later: a test double for a card's outage."),
+                .init("awaySeconds", .number, default: .number(1, isInteger: true), minimum: 0.01, maximum: 3600, "How long each outage lasts, s."),
             ] + sessionParameters),
         make: { p, _ in
             let start = startNs(p)
             return SyntheticAudioSource(
                 sampleRate: p.integer("sampleRate"), script: script(p, startNs: start), startNs: start,
                 seconds: p.number("seconds"), noiseDbfs: p.number("noiseDbfs"), impactDbfs: p.number("impactDbfs"),
-                seed: UInt64(p.integer("seed")), pace: SyntheticVideoSource.Pace(rawValue: p.string("pace"))!)
+                seed: UInt64(p.integer("seed")), pace: SyntheticVideoSource.Pace(rawValue: p.string("pace"))!,
+                awayAtSeconds: p.numbers("awayAt"), awaySeconds: p.number("awaySeconds"))
         })
 
     public static let imu = PluginFactory(

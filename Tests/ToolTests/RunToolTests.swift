@@ -101,4 +101,38 @@ struct RunToolTests {
         #expect(r.status == 65)
         #expect(!FileManager.default.fileExists(atPath: tmp.sub("out")))
     }
+
+    /// A microphone pulled out for a second and put back (synthetic.audio's awayAt, the test double for a card's
+    /// outage): the run says so, skips the samples it missed on the sample clock, and goes on hearing — the swing in the
+    /// outage is not invented, the one after it is minted; an interruption is not an error.
+    @Test func aMicrophonePulledOutAndPutBackIsAnInterruptionAndTheNextSwingIsStillMinted() throws {
+        let tmp = TemporaryDirectory("ppc-run-away")
+        let manifest = tmp.sub("away.json")
+        try """
+        {
+          "session": "away",
+          "sources": [
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 120, "seconds": 8, "texture": "flat", "impacts": [1.6, 3.3, 5.0] } },
+            { "plugin": "synthetic.audio", "params": { "seconds": 8, "impacts": [1.6, 3.3, 5.0], "awayAt": [3.0], "awaySeconds": 1.0 } }
+          ],
+          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+          "detector": { "plugin": "impact" },
+          "sinks": [ { "plugin": "file" } ]
+        }
+        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
+        #expect(r.stdout.contains("⚠ audio interruption 1: the synthetic microphone was pulled out"), "\(r.stdout)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
+        let list = try #require(report["interruptionList"] as? [[String: Any]])
+        #expect(list.count == 1 && list[0]["source"] as? String == "audio" && list[0]["verified"] as? Bool == true, "\(list)")
+        #expect((list[0]["startNs"] as? NSNumber)?.int64Value == 3_000_000_000 && (list[0]["endNs"] as? NSNumber)?.int64Value == 4_000_000_000)
+        let gaps = try #require((report["audioGaps"] as? [String: Any])?["value"] as? [[String: Any]])
+        #expect(gaps.count == 1 && (gaps[0]["samples"] as? NSNumber)?.intValue == 48_000, "\(gaps)")
+        #expect((gaps[0]["reason"] as? String)?.contains("its device was away") == true, "\(gaps)")
+        let clips = try #require(report["clips"] as? [[String: Any]])
+        let t0s = clips.compactMap { ($0["t0Ns"] as? NSNumber)?.int64Value }
+        #expect(t0s.count == 2 && abs(t0s[0] - 1_600_000_000) < 1_000_000 && abs(t0s[1] - 5_000_000_000) < 1_000_000, "\(t0s)")
+    }
 }
