@@ -97,8 +97,10 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
         let c = configuration
         let want = min(buffer.count, c.periodFrames)
         var got = 0
+        var reading: CaptureStream
         while true {
             guard let stream else { return nil }  // gave up waiting for the device
+            reading = stream
             let r = stream.readInterleaved(raw, frames: want)
             if r > 0 {
                 got = r
@@ -125,7 +127,7 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
         }
         convert(frames: got, into: buffer)
         framesInRun += Int64(got)
-        let point = try stream!.clockPoint(framesTransferred: framesInRun)
+        let point = try reading.clockPoint(framesTransferred: framesInRun)
         // The point goes into the fit (placing a restarted stream first), and the block's first sample is timed by it.
         let (first, fitted): (Int64, Int64?) = fit.withLock { clock in
             if let p = point {
