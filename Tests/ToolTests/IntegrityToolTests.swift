@@ -94,21 +94,34 @@ struct IntegrityToolTests {
         #expect(((report["captureSeconds"] as? [String: Any])?["value"] as? Double ?? 60) < 60)
     }
 
+    /// A minute of paced session (`impacts`), stopped by Ctrl-C once its progress line shows `when` — twice when
+    /// `twice`, the second once the first has been taken (two signals sent at once may arrive as one). Its exit status,
+    /// what it printed after the stop, and its report.
+    static func stoppedByCtrlC(
+        impacts: String, pacedAudio: Bool = true, when: String, twice: Bool = false
+    ) throws -> (status: Int32, printed: String, report: [String: Any]) {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let manifest = try pacedManifest(tmp.path, seconds: 60, impacts: impacts, pacedAudio: pacedAudio)
+        let out = tmp.sub("out")
+        let (run, runOut, runErr) = try start(["run", manifest, "--out", out, "--device-id", "bay-1"])
+        var progress = "", said = ""
+        #expect(read(runOut.fileHandleForReading, until: when, seen: &progress), "\(progress)")
+        kill(run.processIdentifier, SIGINT)
+        if twice {
+            #expect(read(runErr.fileHandleForReading, until: "again to stop at once", seen: &said), "\(said)")
+            kill(run.processIdentifier, SIGINT)
+        }
+        let printed = String(decoding: runOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        return (run.terminationStatus, printed, try report(out))
+    }
+
     /// A camera never ends by itself: Ctrl-C just after a swing is heard still gets its whole clip, and the report.
     @Test func ctrlCJustAfterASwingWaitsForItsPostRollAndEndsWithTheReport() throws {
-        let tmp = TemporaryDirectory("ppc-integrity")
-        let manifest = try Self.pacedManifest(tmp.path, seconds: 60, impacts: "[1.6]", pacedAudio: true)
-        let out = tmp.sub("out")
-        let (run, runOut, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
-        var progress = ""
         // Heard, and not yet minted: its post-roll is still to come (the progress line is the tool's own word).
-        #expect(Self.read(runOut.fileHandleForReading, until: "shots 1  clips 0", seen: &progress), "\(progress)")
-        kill(run.processIdentifier, SIGINT)
-        let rest = String(decoding: runOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        run.waitUntilExit()
-        #expect(run.terminationStatus == 0, "\(rest)")
-        #expect(rest.contains("stopped: SIGINT"), "\(rest)")
-        let report = try Self.report(out)
+        let (status, printed, report) = try Self.stoppedByCtrlC(impacts: "[1.6]", when: "shots 1  clips 0")
+        #expect(status == 0, "\(printed)")
+        #expect(printed.contains("stopped: SIGINT"), "\(printed)")
         let clips = try #require(report["clips"] as? [[String: Any]])
         try #require(clips.count == 1, "\(clips)")
         let t0 = try #require(clips[0]["t0Ns"] as? Int64), end = try #require(clips[0]["endNs"] as? Int64)
@@ -121,41 +134,20 @@ struct IntegrityToolTests {
     /// Audio read ahead of the picture (a file, an unpaced source) can hear a shot the video never reaches: stopped
     /// first, it gets no clip of the swing without its impact, and the report says so rather than dropping it unsaid.
     @Test func aShotHeardBeyondTheLastFrameIsReportedNotMintedWithoutItsImpact() throws {
-        let tmp = TemporaryDirectory("ppc-integrity")
-        let manifest = try Self.pacedManifest(tmp.path, seconds: 60, impacts: "[1.6, 30.0]", pacedAudio: false)
-        let out = tmp.sub("out")
-        let (run, runOut, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
-        var progress = ""
-        #expect(Self.read(runOut.fileHandleForReading, until: "shots 2  clips 0", seen: &progress), "\(progress)")
-        kill(run.processIdentifier, SIGINT)
-        let rest = String(decoding: runOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        run.waitUntilExit()
-        #expect(run.terminationStatus == 0, "\(rest)")
-        let report = try Self.report(out)
+        let (status, printed, report) = try Self.stoppedByCtrlC(impacts: "[1.6, 30.0]", pacedAudio: false, when: "shots 2  clips 0")
+        #expect(status == 0, "\(printed)")
         let clips = try #require(report["clips"] as? [[String: Any]])
         #expect(clips.count == 1 && (clips.first?["t0Ns"] as? Int64 ?? 0) < 2_000_000_000, "\(clips)")
         #expect(((report["shots"] as? [String: Any])?["value"] as? Int) == 2)
         let policy = report["policy"] as? [String] ?? []
         #expect(policy.contains { $0.contains("at t0 30.000 s: no clip, capture ended") }, "\(policy)")
-        #expect(rest.contains("no clip, capture ended"), "the summary says it too: \(rest)")
+        #expect(printed.contains("no clip, capture ended"), "the summary says it too: \(printed)")
     }
 
     /// A second Ctrl-C does not wait: the clip owed is minted with what was captured, and the report says so.
     @Test func aSecondCtrlCStopsAtOnceAndTheClipOwedSaysItWasCut() throws {
-        let tmp = TemporaryDirectory("ppc-integrity")
-        let manifest = try Self.pacedManifest(tmp.path, seconds: 60, impacts: "[1.6]", pacedAudio: true)
-        let out = tmp.sub("out")
-        let (run, runOut, runErr) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
-        var progress = "", said = ""
-        #expect(Self.read(runOut.fileHandleForReading, until: "shots 1  clips 0", seen: &progress), "\(progress)")
-        kill(run.processIdentifier, SIGINT)
-        // The second only once the first has been taken (two signals sent at once may arrive as one).
-        #expect(Self.read(runErr.fileHandleForReading, until: "again to stop at once", seen: &said), "\(said)")
-        kill(run.processIdentifier, SIGINT)
-        _ = runOut.fileHandleForReading.readDataToEndOfFile()
-        run.waitUntilExit()
-        #expect(run.terminationStatus == 0)
-        let report = try Self.report(out)
+        let (status, printed, report) = try Self.stoppedByCtrlC(impacts: "[1.6]", when: "shots 1  clips 0", twice: true)
+        #expect(status == 0, "\(printed)")
         #expect((report["stopRequests"] as? [String])?.count == 2, "\(report["stopRequests"] ?? "")")
         let clips = try #require(report["clips"] as? [[String: Any]])
         try #require(clips.count == 1, "\(clips)")
