@@ -68,12 +68,14 @@ final class VividMicrophoneTests: XCTestCase {
                 kill -STOP $pid; sleep 1; kill -CONT $pid
                 wait $ppid; echo $? > /share/xplay.rc
                 wait $pid; echo $? > /share/xrun.rc
-                # A camera and a microphone: Manifests/bay.json with vivid and the loopback.
-                $T run /share/bay.json --out /tmp/bay --device-id vm-cam --duration 16 > /share/bay.log 2>&1 &
+                # A camera and a microphone: Manifests/bay.json with vivid and the loopback. Neither ends by itself: once
+                # the impacts have been played, Ctrl-C (SIGINT) ends the run, which waits for the last swing's post-roll.
+                $T run /share/bay.json --out /tmp/bay --device-id vm-cam > /share/bay.log 2>&1 &
                 pid=$!
                 sleep 2
                 kill -STOP $pid; sleep 1; kill -CONT $pid
                 $T capture play hw:Loopback,0,0 /share/impacts.wav --json > /share/bayplay.json 2> /share/bayplay.err
+                kill -INT $pid
                 wait $pid; echo $? > /share/bay.rc
                 cp /tmp/bay/report.json /share/bay.report.json; cp -r /tmp/bay/clips /share/bay-clips
                 """
@@ -173,6 +175,11 @@ final class VividMicrophoneTests: XCTestCase {
         let b = try boot()
         XCTAssertEqual(b.rc("bay"), 0, b.file("bay.log"))
         let report = try b.json("bay.report.json")
+        // Stopped by Ctrl-C after the last impact was played: the stop waited for its post-roll, so no clip was cut.
+        let stops = report["stopRequests"] as? [String] ?? []
+        XCTAssertTrue(stops.count == 1 && stops[0].hasPrefix("SIGINT"), "\(stops)")
+        let policy = report["policy"] as? [String] ?? []
+        XCTAssertFalse(policy.contains { $0.contains("post-roll cut") }, "\(policy)")
         let audioSource = report["audioSource"] as? [String: String] ?? [:]
         XCTAssertEqual(audioSource["device"], "hw:Loopback,1,0", "\(audioSource)")
         XCTAssertNotNil(Double(audioSource["driftPpm"] ?? ""), "the drift was fitted: \(audioSource)")
