@@ -39,9 +39,9 @@ public final class Studio: @unchecked Sendable {
         self.catalogue = catalogue
         self.assets = assets
         self.live = live
-        var gate: WebServer.Gate?
-        if let access { gate = { @Sendable request in access.admit(request) } }
-        server = try WebServer(listen: listen, gate: gate)
+        let check = RequestCheck(keyless: access == nil)
+        server = try WebServer(listen: listen) { request in access?.admit(request) ?? check.refusal(request) }
+        check.port.store(server.port, ordering: .relaxed)
         socket = server.websocket("/ws", greeting: { [live] in [Self.encode(["type": "devices", "devices": live()])] })
         let api = self
         server.handle("/api") { api.route($0) }

@@ -152,8 +152,11 @@ try:
         driver.save_screenshot(path)
         step(f'screenshot {path}')
 
-    def ready():
-        wait(lambda: driver.find_element(By.ID, 'main').get_attribute('data-ready') == 'yes', 60, 'page ready')
+    def ready(page):
+        # The page asked for is the one shown, and it says it is ready (a hash change routes asynchronously: until
+        # then the last page is still there).
+        main = lambda: driver.find_element(By.ID, 'main')
+        wait(lambda: main().get_attribute('data-page') == page and main().get_attribute('data-ready') == 'yes', 60, f'{page} page ready')
 
     def settled():
         # Every video has the frame at its current time decoded (not seeking, data for the current position).
@@ -211,7 +214,7 @@ try:
     both = [s for s in swings if len(s['angles']) == 2]
     first, second = both[-1]['id'], both[0]['id']
     driver.get(url + '#/swing/' + first)
-    ready()
+    ready('swing')
     settled()
     info = js('return {fps: studioPlayer.fps, impact: studioSwing.angles.map(a => a.impactSeconds), times: studioPlayer.videos.map(v => v.currentTime), synced: studioSwing.syncedOn}')
     if not info['synced'].startswith('host clock'):
@@ -286,7 +289,7 @@ try:
         fail('the studio key changed across a restart: every link given out would stop working')
     step(f'host restarted: studio {url}, the same key; the browser\'s cookie still lets it in')
     driver.get(url + '#/swing/' + first)
-    ready()
+    ready('swing')
     classes = {f: driver.find_element(By.ID, 'flag-' + f).get_attribute('class') for f in ['kept', 'discarded', 'starred']}
     if 'on' not in classes['kept'].split() or 'on' not in classes['starred'].split() or 'on' in classes['discarded'].split():
         fail(f'after the restart the flags are {classes}')
@@ -304,7 +307,7 @@ try:
 
     # 5. Compare: two swings aligned at impact.
     driver.get(url + f'#/compare/{first}/{second}')
-    ready()
+    ready('compare')
     settled()
     r = js('return {times: studioPlayer.videos.map(v => v.currentTime), off: studioPlayer.offsets, fps: studioPlayer.fps}')
     for i in range(2):
@@ -318,7 +321,7 @@ try:
     wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, '#sessions tr.link')) >= 2, 20, 'two sessions listed')
     shot('sessions')
     driver.find_element(By.CSS_SELECTOR, '#sessions tr.link[data-session^="bay-face/"]').click()
-    ready()
+    ready('session')
     if 'Shots' not in driver.find_element(By.ID, 'report').text:
         fail('session report missing')
     js("const c = document.getElementById('timeline'); c.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, clientX: c.getBoundingClientRect().left + 200, bubbles: true, cancelable: true}));")
@@ -326,7 +329,7 @@ try:
     shot('session')
     driver.find_element(By.CSS_SELECTOR, '#shots tr.link').click()
     wait(lambda: driver.current_url.split('#')[1].startswith('/swing/'), 20, 'a shot opens its swing')
-    ready()
+    ready('swing')
     step('sessions: report, timeline zoomed and panned, a shot opened its swing')
     # While the host was down the open page kept trying its WebSocket (as it should): those refusals are expected.
     logs = [l for l in driver.get_log('browser') if l['level'] == 'SEVERE' and not (old_url.rstrip('/').replace('http://', 'ws://') in l['message'] and 'WebSocket' in l['message'])]

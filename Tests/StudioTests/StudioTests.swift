@@ -146,8 +146,9 @@ struct StudioTests {
         // A swing's annotation reaches every angle (one here).
         let swing = try post(#"{"flags": ["discarded"]}"#, to: "/api/swings/\(id)/annotate")
         #expect(swing.0 == 200 && json(Data(swing.1.utf8))["flags"] as? [String] == ["discarded"])
-        #expect(try request(s, "DELETE", "/api/clips/\(id)/annotate").status == 404)
-        let big = try request(s, "POST", "/api/clips/\(id)/annotate", body: Data(count: WebServer.maxBodyBytes + 1))
+        #expect(try request(s, "DELETE", "/api/clips/\(id)/annotate", headers: ["Content-Type": "application/json"]).status == 404)
+        let big = try request(
+            s, "POST", "/api/clips/\(id)/annotate", body: Data(count: WebServer.maxBodyBytes + 1), headers: ["Content-Type": "application/json"])
         #expect(big.status == 413)
     }
 
@@ -179,6 +180,49 @@ struct StudioTests {
         defer { s.stop() }
         #expect { try WebServer(listen: "127.0.0.1:\(s.port)") } throws: { "\($0)".contains("127.0.0.1:\(s.port)") }
         #expect { try WebServer(listen: "localhost") } throws: { "\($0)".contains("ADDRESS:PORT") }
+    }
+}
+
+/// Another site's page in the coach's browser must not reach a studio on loopback, which has no key: not through a name
+/// of its own pointed at 127.0.0.1 (DNS rebinding), not by a form or a fetch that changes flags.
+@Suite("Studio on loopback: another site's page gets nothing and changes nothing", .serialized)
+struct StudioRequestCheckTests {
+    func head(_ port: Int, _ request: String) -> String { rawHTTPHead(port: port, request).components(separatedBy: "\r\n").first ?? "" }
+
+    @Test func onlyItsOwnNameAndOnlyJSONFromItsOwnPagesChangeAnything() throws {
+        let s = try Studio(listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(), live: { [] })
+        defer { s.stop() }
+        let port = s.port
+        let id = try #require(try StudioTests.catalogued().clips().first?.clipID)
+        for name in ["127.0.0.1:\(port)", "localhost:\(port)", "LOCALHOST:\(port)"] {
+            #expect(head(port, "GET /api/clips HTTP/1.1\r\nHost: \(name)\r\nConnection: close\r\n\r\n").hasSuffix("200 OK"), "\(name)")
+        }
+        for name in ["evil.example:\(port)", "127.0.0.1:\(port + 1)", "127.0.0.1", ""] {
+            let line = head(port, "GET /api/clips HTTP/1.1\r\nHost: \(name)\r\nConnection: close\r\n\r\n")
+            #expect(line.contains(" 403 "), "Host '\(name)': \(line)")
+        }
+        func post(_ headers: String) -> String {
+            let body = #"{"flags": ["starred"]}"#
+            return head(
+                port,
+                "POST /api/clips/\(id)/annotate HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(headers)Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        }
+        // What a form or a no-cors fetch of another site can send: refused.
+        #expect(post("Content-Type: text/plain\r\n").contains(" 415 "))
+        #expect(post("").contains(" 415 "))
+        #expect(post("Content-Type: application/json\r\nOrigin: http://evil.example\r\n").contains(" 403 "))
+        // The studio's own page: taken.
+        #expect(post("Content-Type: application/json; charset=utf-8\r\nOrigin: http://127.0.0.1:\(port)\r\n").hasSuffix("200 OK"))
+        #expect(post("Content-Type: application/json\r\n").hasSuffix("200 OK"), "a script with no Origin (curl) is no other site's page")
+        // The live socket: the studio's own page gets it, another site's page does not (it is closed unanswered).
+        func upgrade(_ origin: String) -> String {
+            head(
+                port,
+                "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: \(origin)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        }
+        #expect(upgrade("http://127.0.0.1:\(port)").hasPrefix("HTTP/1.1 101"))
+        #expect(upgrade("http://evil.example").isEmpty)
     }
 }
 

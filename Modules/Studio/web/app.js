@@ -76,6 +76,7 @@ async function route() {
   const name = pages[parts[0]] ? parts[0] : 'live';
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === name || (name === 'swing' && a.dataset.page === 'swings') || (name === 'session' && a.dataset.page === 'sessions'));
   const main = $('#main');
+  delete main.dataset.ready;  // set again by the new page once it is ready: never the last page's word
   main.replaceChildren();
   main.dataset.page = name;
   try { await pages[name](main, parts.slice(1)); } catch (e) { main.append(el('p', { class: 'error' }, String(e.message || e))); }
