@@ -225,12 +225,16 @@ final class HostLog {
     let port: Int
 
     /// Starts ppc-host on `port` (by default a free loopback port) with `library`, ingest policy `any`.
-    /// `state`: the host's identity and pairings (default beside the library); `plaintext`: loopback plaintext taken too.
-    init(library: String, port: Int = freeLoopbackPort(SOCK_STREAM), state: String? = nil, plaintext: Bool = true, policy: String = "any") throws {
+    /// `state`: the host's identity and pairings (default beside the library); `plaintext`: loopback plaintext taken too;
+    /// `extra`: more arguments.
+    init(
+        library: String, port: Int = freeLoopbackPort(SOCK_STREAM), state: String? = nil, plaintext: Bool = true, policy: String = "any",
+        extra: [String] = []
+    ) throws {
         self.port = port
         process.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
         process.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy, "--state", state ?? (library + "-host-state")]
-            + (plaintext ? ["--insecure-loopback-only"] : [])
+            + (plaintext ? ["--insecure-loopback-only"] : []) + extra
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice

@@ -37,6 +37,28 @@ struct StudioBrowserTests {
         }
     }
 
+    /// The coach lost the link: `ppc-host studio-link` gives it again — the key the running studio asks for — and
+    /// `--new` makes another.
+    @Test func theStudioLinkIsGivenAgainWithTheKeyTheStudioAsksFor() throws {
+        let tmp = TemporaryDirectory("ppc-studio-link")
+        let state = tmp.sub("state")
+        let link = try ToolRunner.run(["studio-link", "--state", state, "--http", "192.168.1.20:8080"], tool: "ppc-host")
+        #expect(link.status == 0, "\(link.stderr)")
+        let line = link.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(line.hasPrefix("http://192.168.1.20:8080/?key=") && line.count == "http://192.168.1.20:8080/?key=".count + 64, "\(line)")
+        let key = String(line.suffix(64))
+        let again = try ToolRunner.run(["studio-link", "--state", state, "--http", "0.0.0.0:8080"], tool: "ppc-host")
+        #expect(again.stdout.hasSuffix("/?key=\(key)\n") && !again.stdout.contains("0.0.0.0"), "\(again.stdout)")
+        // The studio served with that state asks for that key.
+        let host = try HostLog(library: tmp.sub("library"), state: state, extra: ["--http", "127.0.0.1:0", "--studio-on-network"])
+        #expect(host.await("/?key=\(key) "), "\(host.log.text)")
+        host.stop()
+        let renewed = try ToolRunner.run(["studio-link", "--state", state, "--http", "192.168.1.20:8080", "--new"], tool: "ppc-host")
+        #expect(renewed.status == 0 && !renewed.stdout.contains(key) && renewed.stderr.contains("until it starts again"), "\(renewed.stdout)\(renewed.stderr)")
+        let noPort = try ToolRunner.run(["studio-link", "--state", state, "--http", "192.168.1.20"], tool: "ppc-host")
+        #expect(noPort.status == 64 && noPort.stderr.contains("ADDRESS:PORT"), "\(noPort.stderr)")
+    }
+
     @Test func aStudioOffLoopbackMustBeAskedForAndABadAddressIsNamed() throws {
         let tmp = TemporaryDirectory("ppc-studio-lan")
         let lan = try ToolRunner.run(["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "0.0.0.0:0"], tool: "ppc-host")

@@ -173,6 +173,35 @@ let unpairCommand = Command(
         return .success
     })
 
+/// The host part of a studio link for `--http ADDRESS:PORT`: the address, or this machine's name for a wildcard one
+/// (0.0.0.0 is no address a tablet can open).
+func studioHostShown(_ http: String) -> String {
+    let shown = String(http[..<(http.lastIndex(of: ":") ?? http.endIndex)])
+    return shown.isEmpty || shown == "0.0.0.0" || shown == "::" || shown == "[::]" ? ProcessInfo.processInfo.hostName : shown
+}
+
+let studioLinkCommand = Command(
+    "studio-link", abstract: "The link that opens the studio served with --studio-on-network: to give a coach again.",
+    discussion: "It holds the studio's key (STATE/studio.key, made here if there is none). --new makes another: every link given out stops working once ppc-host starts again.",
+    options: [
+        stateOption,
+        .value("http", "host:port", help: "Where the studio is served, as given to ppc-host --http (required)."),
+        .flag("new", help: "Make a new key first (the old links stop working at ppc-host's next start)."),
+    ],
+    run: { inv in
+        guard let http = inv.value("http") else { throw CommandFailure.usage("--http: where the studio is served (ADDRESS:PORT, as given to ppc-host --http)") }
+        guard let colon = http.lastIndex(of: ":"), let port = Int(http[http.index(after: colon)...]), (1...65535).contains(port) else {
+            throw CommandFailure.usage("--http \(http): expected ADDRESS:PORT with a port, e.g. 0.0.0.0:8080")
+        }
+        let dir = StateDirectory.resolve(inv.value("state"), app: "ppc-host")
+        if inv.flag("new") { try? FileManager.default.removeItem(atPath: dir + "/studio.key") }
+        let made: (key: String, path: String, created: Bool)
+        do { made = try AccessKey.loadOrCreate(dir) } catch { throw CommandFailure.dataError("\(error)") }
+        Terminal.out("http://\(studioHostShown(http)):\(port)/?key=\(made.key)")
+        if made.created { Terminal.err("ppc-host: made the studio's key in \(made.path)\(inv.flag("new") ? "; a ppc-host running now still takes the old one until it starts again" : "")") }
+        return .success
+    })
+
 /// `ppc-host`: receives events and clips from many devices; keeps each device's clock relation.
 let root = Command(
     "ppc-host", abstract: "Receive clips from ppc devices: many at once, resumable, verified, exactly once.",
@@ -193,7 +222,7 @@ let root = Command(
         .value("http", "host:port", help: "Serve ppc Studio (the web pages and JSON API, docs/studio.md) there, e.g. 127.0.0.1:8080; port 0 picks one."),
         .flag("studio-on-network", help: "Let --http take an address other than loopback. The studio then asks for its key: the link printed at start (http://…/?key=…) holds it; STATE/studio.key keeps it."),
     ],
-    subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, HostCatalogue.command, HostCatalogue.clips],
+    subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, studioLinkCommand, HostCatalogue.command, HostCatalogue.clips],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
         let policyName = inv.value("ingest-policy") ?? "pinpoint-studio"
@@ -287,8 +316,7 @@ let root = Command(
                 case .preview(let device, let w, let h, let luma): studio.preview(device: device, width: w, height: h, luma: luma)
                 }
             }
-            var shown = String(http[..<(http.lastIndex(of: ":") ?? http.endIndex)])
-            if shown.isEmpty || shown == "0.0.0.0" || shown == "::" || shown == "[::]" { shown = ProcessInfo.processInfo.hostName }
+            let shown = studioHostShown(http)
             if let access {
                 Terminal.out(
                     "ppc-host: studio at http://\(shown):\(studio.port)/?key=\(access.key) (library \(library)); anyone given this link sees every clip and can flag them — the key is kept in \(access.path): remove it and restart to make a new one")
