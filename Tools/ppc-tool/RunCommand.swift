@@ -136,14 +136,25 @@ enum RunCommand {
             result = Result { try runner.run() }
             done.signal()
         }.start()
+        // A terminal gets the line redrawn twice a second. A log (a service's journal, a pipe) gets a line when the
+        // state, candidates, shots or clips change, and otherwise one every 10 s: a day's run is a few thousand lines,
+        // not 170 000.
         let tty = isatty(1) == 1
+        var lastPrinted: (what: String, wallNs: Int64)?
         while done.wait(timeout: .now() + 0.5) == .timedOut {
             let p = runner.progress
             let line = String(
                 format: "  %@  %5.1f s  %5d frames (%5.1f fps)  ring %2d/%d  candidates %d  shots %d  clips %d",
                 p.state, Double(p.wallNs) / 1e9, p.framesEncoded, p.wallNs > 0 ? Double(p.framesEncoded) * 1e9 / Double(p.wallNs) : 0,
                 p.ringFragments, p.ringCapacity, p.candidates, p.shots, p.clips)
-            Terminal.out(tty ? "\r" + line : line, terminator: tty ? "" : "\n")
+            if tty {
+                Terminal.out("\r" + line, terminator: "")
+                continue
+            }
+            let what = "\(p.state) \(p.candidates) \(p.shots) \(p.clips)"
+            if let last = lastPrinted, last.what == what, p.wallNs - last.wallNs < 10_000_000_000 { continue }
+            lastPrinted = (what, p.wallNs)
+            Terminal.out(line)
         }
         if tty { Terminal.out("") }
         let report: SessionReport
