@@ -21,6 +21,9 @@ final class RequestCheck: Sendable {
 
     init(keyless: Bool) { self.keyless = keyless }
 
+    /// The methods that change something.
+    static let changing: Set<String> = ["POST", "PUT", "DELETE", "PATCH"]
+
     func refusal(_ r: WebServer.Request) -> WebServer.Response? {
         let host = r.headers["host"] ?? ""
         if keyless, !Self.isLoopbackName(host, port: port.load(ordering: .relaxed)) {
@@ -29,7 +32,7 @@ final class RequestCheck: Sendable {
         if let origin = r.headers["origin"], origin != "http://\(host)", origin != "https://\(host)" {
             return .error(403, "\(r.method) \(r.path) from a page of '\(origin)': only the studio's own pages may use it")
         }
-        guard ["POST", "PUT", "DELETE", "PATCH"].contains(r.method) else { return nil }
+        guard Self.changing.contains(r.method) else { return nil }
         let type = r.headers["content-type"] ?? ""
         guard type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json" else {
             return .error(415, "\(r.method) \(r.path): the body must be JSON and say so (Content-Type: application/json), not '\(type)'")

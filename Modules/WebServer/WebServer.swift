@@ -124,9 +124,8 @@ public final class WebServer: @unchecked Sendable {
         }, Unmanaged.passUnretained(route).toOpaque())
     }
 
-    /// The request on `conn` as civetweb parsed it, without its body.
-    static func request(_ conn: OpaquePointer) -> Request? {
-        guard let info = mg_get_request_info(conn)?.pointee else { return nil }
+    /// The request as civetweb parsed it (`mg_get_request_info`), without its body.
+    static func request(_ info: mg_request_info) -> Request {
         let method = info.request_method.map { String(cString: $0) } ?? "GET"
         let path = info.local_uri.map { String(cString: $0) } ?? "/"
         var query: [String: String] = [:]
@@ -145,7 +144,8 @@ public final class WebServer: @unchecked Sendable {
     }
 
     static func serve(_ conn: OpaquePointer, _ route: Route) -> Int32 {
-        guard var request = request(conn), let info = mg_get_request_info(conn)?.pointee else { return 0 }
+        guard let info = mg_get_request_info(conn)?.pointee else { return 0 }
+        var request = request(info)
         let method = request.method
         if let refusal = route.gate?(request) { return write(conn, refusal, head: method == "HEAD") }
         var body = Data()
@@ -197,8 +197,8 @@ public final class WebServer: @unchecked Sendable {
                 guard let conn, let cbdata else { return 1 }
                 let hub = Unmanaged<WebSocketHub>.fromOpaque(cbdata).takeUnretainedValue()
                 guard let gate = hub.gate else { return 0 }
-                guard let request = WebServer.request(conn) else { return 1 }
-                return gate(request) == nil ? 0 : 1
+                guard let info = mg_get_request_info(conn)?.pointee else { return 1 }
+                return gate(WebServer.request(info)) == nil ? 0 : 1
             },
             { conn, cbdata in
                 guard let conn, let cbdata else { return }

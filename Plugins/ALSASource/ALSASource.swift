@@ -58,8 +58,9 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
     var framesInRun: Int64 = 0
     /// The next sample number to hand out.
     var next: Int64 = 0
-    /// Set by an overrun: the next clock point places the restarted stream on the sample clock.
-    var resyncAfterOverrun = false
+    /// Set when the stream restarts (after an overrun, or on a device that came back): the next clock point places the
+    /// restarted stream on the sample clock, and the samples it missed are skipped.
+    var resyncAfterRestart = false
     public private(set) var overruns = 0
     public private(set) var samplesLost: Int64 = 0
     /// Times the device went away.
@@ -114,7 +115,7 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
             } else {
                 guard awaitDevice(after: r) else { return nil }
             }
-            resyncAfterOverrun = true
+            resyncAfterRestart = true
             runBase = next
             framesInRun = 0
         }
@@ -131,7 +132,7 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
         // The point goes into the fit (placing a restarted stream first), and the block's first sample is timed by it.
         let (first, fitted): (Int64, Int64?) = fit.withLock { clock in
             if let p = point {
-                if resyncAfterOverrun, clock.points > 0 {
+                if resyncAfterRestart, clock.points > 0 {
                     // Where the restarted stream sits on the card's clock: the sample the fit puts at this point's time.
                     let slope = clock.slope
                     let at = clock.timeNs(ofSample: Double(next)) ?? p.timeNs
@@ -139,7 +140,7 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
                     let lost = max(0, Int64(positionNow.rounded()) - (runBase + p.position))
                     runBase += lost
                     samplesLost += lost
-                    resyncAfterOverrun = false
+                    resyncAfterRestart = false
                 }
                 clock.add(position: runBase + p.position, timeNs: p.timeNs)
             }
