@@ -45,7 +45,7 @@ fuzz: deps
 ## make tsan: the audio read-ahead, link, transfer, session (through the built tools) and studio tests under
 ## ThreadSanitizer. Shared state then sits behind pthread mutexes TSan can see (PPC_THREAD_SANITIZER: the toolchain's
 ## Synchronization is not built with TSan, so it cannot see a Mutex's lock and reports false races).
-TSAN_TESTS ?= AudioReadAheadTests|LinkTests|PairingTests|TransferTests|HostToolTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests|StudioTests
+TSAN_TESTS ?= AudioReadAheadTests|DeliveryTests|LinkTests|PairingTests|TransferTests|HostToolTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests|StudioTests
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread -Xswiftc -DPPC_THREAD_SANITIZER --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build --sanitize=thread -Xswiftc -DPPC_THREAD_SANITIZER \

@@ -123,7 +123,9 @@ let package = Package(
             name: "Session",
             dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall", "Policy"],
             path: "Modules/Session"),
-        .testTarget(name: "SessionTests", dependencies: ["Session", "Pipeline"], path: "Tests/SessionTests"),
+        .testTarget(
+            name: "SessionTests", dependencies: ["Session", "Pipeline", "Config", "FragmentRing", "Synthetic", "LibavEncoder", "TestSupport"],
+            path: "Tests/SessionTests"),
         .testTarget(name: "AudioTests", dependencies: ["Audio", "ALSA", "ALSASource", "Pipeline", "Detect"], path: "Tests/AudioTests"),
 
         // MARK: - Measure

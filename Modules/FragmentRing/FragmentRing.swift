@@ -64,12 +64,18 @@ public final class FragmentRing: Sendable {
         case none
     }
 
-    /// What to do with a new fragment when the ring is full and every older fragment is pinned.
+    /// How pinned fragments share the ring, and what to do with a new fragment when every older one is pinned.
     public enum FullPolicy: Sendable, Equatable {
-        /// Refuse the new fragment (seed 000: refuse rather than evict anything unconfirmed).
+        /// Pins count against capacity, so each one shortens the live window; when every older fragment is pinned the
+        /// new one is refused (seed 000: refuse rather than evict anything unconfirmed).
         case refuse
-        /// Keep up to this many fragments beyond capacity while pins hold, then refuse.
+        /// As `.refuse`, but up to this many fragments are kept beyond capacity while pins hold first.
         case overflow(Int)
+        /// Pins do not count against capacity: the newest `capacity` fragments are always kept, and a pinned fragment
+        /// older than them stays beside them until it is unpinned. The live window never shrinks for a clip still
+        /// owed, and nothing is refused; the disk holds the owed clips' fragments on top of the ring (whoever pins
+        /// bounds them). What a capture session uses.
+        case keepPinnedBeside
     }
 
     struct State {
@@ -131,7 +137,7 @@ public final class FragmentRing: Sendable {
                 for f in s.live where !(f.sequence < p.first) && !(p.last < f.sequence) { s.pinCounts[f.sequence, default: 0] += 1 }
             }
             // Enforce capacity (a crash between commit and recycle can leave one too many).
-            let victims = Self.chooseVictims(&s, capacity: configuration.capacity)
+            let victims = Self.chooseVictims(&s, capacity: configuration.capacity, policy: configuration.whenOnlyPinnedRemain)
             for v in victims { try FileSystem.removeIfPresent(Self.path(in: "\(directory)/\(Self.fragmentsDirectory)", v, configuration.fileExtension)) }
             scan.fragments = s.live
             // Compact: the log restarts with exactly what is live.
@@ -234,6 +240,7 @@ public final class FragmentRing: Sendable {
             if let r = s.recycledThrough, !(r < seq) {
                 return .stale("fragment \(seq)'s slot rolled away (fragments through \(r) were already recycled)")
             }
+            if configuration.whenOnlyPinnedRemain == .keepPinnedBeside { return .commit }
             let limit = configuration.capacity + {
                 if case .overflow(let extra) = configuration.whenOnlyPinnedRemain { return extra }
                 return 0
@@ -277,7 +284,7 @@ public final class FragmentRing: Sendable {
             let at = s.live.firstIndex { seq < $0.sequence } ?? s.live.endIndex
             s.live.insert(info, at: at)
             s.published += 1
-            return Self.chooseVictims(&s, capacity: configuration.capacity)
+            return Self.chooseVictims(&s, capacity: configuration.capacity, policy: configuration.whenOnlyPinnedRemain)
         }
         // The latest sequence only moves forward, even if an older reservation is published late.
         let raw = seq.rawValue
@@ -299,7 +306,7 @@ public final class FragmentRing: Sendable {
         if headroom.release(atLeast: bytes) > 0 { return true }
         // Recycling as usual, one fragment sooner: the same choice (oldest unpinned, never the newest).
         let victim: SequenceNumber? = state.withLock { s in
-            let v = Self.chooseVictims(&s, capacity: s.live.count - 1).first
+            let v = Self.chooseVictims(&s, capacity: s.live.count - 1, policy: .refuse).first
             if v != nil { s.givenUpForSpace += 1 }
             return v
         }
@@ -318,16 +325,28 @@ public final class FragmentRing: Sendable {
         return state.withLock { ($0.diskFullEvents, h.released, $0.givenUpForSpace, h.held) }
     }
 
-    /// Removes the oldest unpinned fragments beyond capacity from `live`; returns them. The newest fragment is never
+    /// Removes from `live` the oldest unpinned fragments beyond capacity; returns them. The newest fragment is never
     /// a victim: when every older one is pinned, the ring holds more than `capacity` (the publish decided that was
-    /// allowed) rather than recycle what it just committed.
-    static func chooseVictims(_ s: inout State, capacity: Int) -> [SequenceNumber] {
+    /// allowed) rather than recycle what it just committed. Under `.keepPinnedBeside` the newest `capacity` are never
+    /// victims: only an unpinned fragment older than all of them is.
+    static func chooseVictims(_ s: inout State, capacity: Int, policy: FullPolicy) -> [SequenceNumber] {
         var victims: [SequenceNumber] = []
-        while s.live.count > capacity {
-            guard let i = s.live.dropLast().firstIndex(where: { (s.pinCounts[$0.sequence] ?? 0) == 0 }) else { break }
+        func recycle(at i: Int) {
             let v = s.live.remove(at: i).sequence
             victims.append(v)
             if s.recycledThrough == nil || s.recycledThrough! < v { s.recycledThrough = v }
+        }
+        if policy == .keepPinnedBeside {
+            // The oldest `live.count - capacity` are outside the window: of those, the unpinned go.
+            var i = 0
+            for _ in 0..<max(0, s.live.count - capacity) {
+                if (s.pinCounts[s.live[i].sequence] ?? 0) == 0 { recycle(at: i) } else { i += 1 }
+            }
+            return victims
+        }
+        while s.live.count > capacity {
+            guard let i = s.live.dropLast().firstIndex(where: { (s.pinCounts[$0.sequence] ?? 0) == 0 }) else { break }
+            recycle(at: i)
         }
         return victims
     }
@@ -395,6 +414,13 @@ public final class FragmentRing: Sendable {
         var gaps: [RingWindow.Gap] = []
         for f in live[first...] {
             if let prev = out.last, f.startNs != prev.endNs || prev.sequence.advanced(by: 1) != f.sequence {
+                // The start itself fell in the gap: what the ring holds before it is a fragment kept beside the window
+                // (pinned for another clip), not this window's pre-roll.
+                if prev.endNs <= startNs && f.startNs > startNs {
+                    throw RingError(
+                        .notRetained,
+                        "the window starts at \(startNs) ns; the ring holds up to \(prev.endNs) ns there, then from \(f.startNs) ns")
+                }
                 gaps.append(.init(after: prev.sequence, before: f.sequence, missingNs: f.startNs - prev.endNs))
             }
             out.append(f)

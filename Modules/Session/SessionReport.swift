@@ -82,6 +82,7 @@ extension SessionRunner {
         lock.lock()
         let stats = captureStats
         let clipsNow = clips
+        let owedNow = owed
         let errorsNow = errors + mintFailures.map { "mint: \($0)" }
         let candidateCount = book.seen
         let evicted = book.evicted
@@ -156,6 +157,7 @@ extension SessionRunner {
             "clips": clipsNow.map {
                 ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "startNs": $0.startNs, "endNs": $0.endNs, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy] as [String: Any]
             },
+            "clipsOwed": owedNow.map { ["clipId": $0.clipID, "t0Ns": $0.t0Ns, "heldBy": $0.heldBy, "refusedBy": $0.refusedBy] as [String: Any] },
             "maxAudioVideoDriftMs": figure(
                 Double(audioDriftMaxNs + (stats?.maxTimestampDeviationNs ?? 0)) / 1e6, "measured",
                 "bound on relative drift: each stream's largest deviation from its own nominal rate on the shared capture clock, summed (audio \(String(format: "%.3f", Double(audioDriftMaxNs) / 1e6)) ms, video \(String(format: "%.3f", Double(stats?.maxTimestampDeviationNs ?? 0) / 1e6)) ms)"),
@@ -181,7 +183,8 @@ extension SessionRunner {
             "session '\(options.context.session)' on \(options.context.deviceID): \(String(format: "%.1f", Double(wall) / 1e9)) s",
             "  video \(format): \(encoded) frames encoded of \(captured) captured, \(dropped) dropped, \(String(format: "%.1f", achieved)) fps achieved",
             "  \(stats?.fragmentsPublished ?? 0) fragments published into the ring (it keeps the newest \(ring.configuration.capacity); \(stats?.fragmentsRefused ?? 0) refused); capture thread \(stats?.capturePriority ?? "")",
-            "  \(candidateCount) candidates, \(shotList.count) shots, \(clipsNow.count) clips",
+            "  \(candidateCount) candidates, \(shotList.count) shots, \(clipsNow.count) clips"
+                + (owedNow.isEmpty ? "" : ", \(owedNow.count) more minted and owed to a sink that did not confirm them (below)"),
         ]
         for clip in clipsNow { lines.append("    \(clip.path)  (t0 \(String(format: "%.3f", Double(clip.t0Ns) / 1e9)) s, \(clip.frames) frames, \(clip.bytes) bytes)") }
         if warnings.thermal + warnings.memory + warnings.storage > 0 {

@@ -18,10 +18,12 @@ import TimelineIndex
 /// audio thread:  AudioSource ─▶ AudioHistory + ImpactDetecting ─candidates─▶ shots ─┤   ─▶ TimelineIndex (audio, candidates, shots)
 /// imu thread:    IMUSource ─▶ TimelineIndex (IMU)                                  │
 /// mint thread (lowered):  shot waits until the ring holds t0 + clipPost ─▶ SwingWindow (pinned) ─▶ clip.mp4,
-///                         audio.wav, index.bin, meta.json ─▶ sinks ─▶ confirmed ─▶ unpinned
+///                         audio.wav, index.bin, meta.json ─▶ queued for delivery
+/// delivery thread (lowered):  in mint order ─▶ sinks ─▶ confirmed by all ─▶ unpinned (else owed: pin kept, recorded)
 /// ```
-/// Per-source threads, so a slow stage never stalls another's source (seed 001); only the mint thread waits, on a
-/// condition the video thread signals after each fragment. Nothing here sleeps to synchronise.
+/// Per-source threads, so a slow stage never stalls another's source (seed 001); the mint thread waits on a condition
+/// the video thread signals after each fragment, and never on a sink: a host that hangs holds up deliveries, not the
+/// pinning of the next shot's window. Nothing here sleeps to synchronise.
 public final class SessionRunner: @unchecked Sendable {
     // @unchecked: mutable state is either owned by one thread (documented per field) or behind `lock`.
 
@@ -91,6 +93,14 @@ public final class SessionRunner: @unchecked Sendable {
         public var confirmedBy: [String]
     }
 
+    /// A clip minted whole that not every sink confirmed: the sinks that hold it, and why the others did not.
+    public struct OwedClip: Sendable {
+        public var clipID: String
+        public var t0Ns: Int64
+        public var heldBy: [String]
+        public var refusedBy: [String]
+    }
+
     let components: Components
     let options: Options
     let ring: FragmentRing
@@ -111,6 +121,13 @@ public final class SessionRunner: @unchecked Sendable {
     var mintFailures: [String] = []
     /// Shots whose mint found the disk full while capture ran, with that error: minted again when capture ends.
     var deferredForSpace: [(DetectedImpact, String)] = []
+    /// Clips minted that a sink did not confirm (a host that is down: the clip waits in the outbox), in order (under
+    /// `lock`).
+    var owed: [OwedClip] = []
+    /// Clips minted and waiting for their sinks, in mint order; the delivery thread takes them (under `lock`).
+    var deliveries: [Delivery] = []
+    /// The mint thread has minted all it will: the delivery thread ends once `deliveries` is empty (under `lock`).
+    var mintingDone = false
     var newestFragmentEndNs: Int64 = .min
     var videoDone = false
     /// The running capture session, for its live drop count (under `lock`).
@@ -169,6 +186,15 @@ public final class SessionRunner: @unchecked Sendable {
         return min(256 << 20, max(16 << 20, 4 * fragment))
     }
 
+    /// How a session's ring is kept, for the session and for whoever opens its ring after it (`transfer drain`): a clip
+    /// owed to a host keeps its fragments pinned beside the ring's window, so the window never shrinks for it — a host
+    /// that is down never costs a later shot its pre-roll.
+    public static func ringConfiguration(capacity: Int, fileExtension: String, headroomBytes: Int64 = 0) -> FragmentRing.Configuration {
+        .init(
+            capacity: capacity, durability: .fsync, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: fileExtension,
+            headroomBytes: headroomBytes)
+    }
+
     /// Pins a killed run left that no owed clip names, released when this session was prepared.
     public let releasedPins: [UInt64]
 
@@ -219,8 +245,8 @@ public final class SessionRunner: @unchecked Sendable {
         removedStaging = Self.clearStaging(ClipBundleWriter.stagingDirectory(out: out))
         ring = try FragmentRing(
             directory: "\(out)/ring",
-            configuration: .init(capacity: Int(c[.fragmentCapacity]), durability: .fsync,
-                fileExtension: components.encoder.fragmentExtension, headroomBytes: Self.headroomBytes(c)))
+            configuration: Self.ringConfiguration(
+                capacity: Int(c[.fragmentCapacity]), fileExtension: components.encoder.fragmentExtension, headroomBytes: Self.headroomBytes(c)))
         // A new session is a new stream (its clock may even start again at zero): the ring starts a new generation, so
         // no window of this session can take a fragment of another. Fragments still pinned for clips owed to a host
         // stay; a pin no owed clip names (left by a run killed mid-mint) is let go first, so it never holds the ring.
@@ -322,6 +348,7 @@ public final class SessionRunner: @unchecked Sendable {
         if components.audio != nil { thread("ppc.audio") { self.audioLoop() } } else { audioDone = true }
         if components.imu != nil { thread("ppc.imu") { self.imuLoop() } }
         thread("ppc.mint") { self.mintLoop() }
+        thread("ppc.deliver") { self.deliveryLoop() }
         if components.sinks.contains(where: { $0 is DeviceStatusObserving }) {
             thread("ppc.status") { self.statusLoop(self.components.sinks.compactMap { $0 as? DeviceStatusObserving }) }
         }
@@ -599,6 +626,12 @@ public final class SessionRunner: @unchecked Sendable {
 
     func mintLoop() {
         ThreadPriority.lowerCurrent()
+        defer {
+            lock.lock()
+            mintingDone = true
+            lock.broadcast()
+            lock.unlock()
+        }
         let c = components.config
         let pre = c[.clipPreNs]
         let post = c[.clipPostNs]
@@ -630,10 +663,7 @@ public final class SessionRunner: @unchecked Sendable {
             guard let shot = ready else { break }
             if unseen { continue }
             do {
-                let clip = try mint(shot, live: live, pre: pre, post: post)
-                lock.lock()
-                clips.append(clip)
-                lock.unlock()
+                try mint(shot, live: live, pre: pre, post: post)
             } catch where ClipMinter.isDiskFull(error) && stillCapturing {
                 // The disk is full (another writer filled it): the shot waits, its fragments kept in the ring, and is
                 // minted again when capture ends and the ring's headroom is free for it.
@@ -656,10 +686,7 @@ public final class SessionRunner: @unchecked Sendable {
         ring.releaseHeadroom()
         for (shot, first) in deferred {
             do {
-                let clip = try mint(shot, live: live, pre: pre, post: post)
-                lock.lock()
-                clips.append(clip)
-                lock.unlock()
+                try mint(shot, live: live, pre: pre, post: post)
             } catch {
                 lock.lock()
                 mintFailures.append("shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error) (first try, while capturing: \(first))")
@@ -692,7 +719,8 @@ public final class SessionRunner: @unchecked Sendable {
         return true
     }
 
-    func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws -> MintedClip {
+    /// Mints `shot`'s clip into a staged bundle and queues it for the delivery thread, which then owns the window's pin.
+    func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws {
         let clipID = options.context.clipID(shot: shot.id)
         // A shot whose post-roll runs past the end of capture (the session stopped first) is minted with what the ring
         // holds, and says so, rather than lost.
@@ -706,20 +734,11 @@ public final class SessionRunner: @unchecked Sendable {
             lock.unlock()
         }
         let window = try live.freeze(startNs: shot.t0Ns - pre, endNs: endNs)
-        // The pin is released when every sink has confirmed, or when no bundle ever reached a sink (minting failed:
-        // there is nothing to drain, and a shot tried again pins its window anew); otherwise it is recorded in OUT/pins/
-        // for the drain.
-        var confirmedByAll = false
-        var handedToSinks = false
-        defer {
-            if confirmedByAll || !handedToSinks {
-                try? live.release(window)
-            } else if let pin = window.pin {
-                recordPin(pin, clipID: clipID)
-            }
-        }
+        // A mint that fails releases its pin: no bundle reached a sink, so there is nothing to drain, and a shot tried
+        // again pins its window anew.
+        var queued = false
+        defer { if !queued { try? live.release(window) } }
         let bundle = try ClipBundleWriter(out: options.context.outputDirectory, clipID: clipID)
-        let staging = bundle.directory
         let clip = try ClipMinter.mint(
             window, to: bundle.videoPath, frameIntervalNs: components.video.format.frameIntervalNs,
             fragmentExtension: components.encoder.fragmentExtension)
@@ -732,16 +751,71 @@ public final class SessionRunner: @unchecked Sendable {
         for case let e as EventSink in components.sinks {
             e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
         }
+        lock.lock()
+        deliveries.append(Delivery(shot: shot, clipID: clipID, staging: bundle.directory, window: window, clip: clip))
+        queued = true
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// A clip minted (its bundle staged, written whole) and waiting for its sinks.
+    struct Delivery {
+        var shot: DetectedImpact
+        var clipID: String
+        var staging: String
+        var window: SwingWindow<RingPayloadSource>
+        var clip: ClipMinter.Clip
+    }
+
+    /// Hands each minted clip to every sink, in mint order, until the mint thread is done and nothing is queued.
+    func deliveryLoop() {
+        ThreadPriority.lowerCurrent()
+        let live = RingPayloadSource(ring: ring, index: index)
+        while true {
+            lock.lock()
+            while deliveries.isEmpty && !mintingDone { lock.wait() }
+            guard !deliveries.isEmpty else {
+                lock.unlock()
+                return
+            }
+            let next = deliveries.removeFirst()
+            lock.unlock()
+            do {
+                let clip = try deliver(next, live: live)
+                lock.lock()
+                clips.append(clip)
+                lock.unlock()
+            } catch {
+                lock.lock()
+                mintFailures.append("shot \(next.shot.id) at t0 \(next.shot.t0Ns) ns: \(error)")
+                lock.unlock()
+            }
+        }
+    }
+
+    func deliver(_ d: Delivery, live: RingPayloadSource) throws -> MintedClip {
+        // The pin is released when every sink has confirmed, or when no bundle ever reached a sink; otherwise the clip
+        // is owed: its pin is recorded in OUT/pins/ for the drain.
+        var confirmedByAll = false
+        var handedToSinks = false
+        defer {
+            if confirmedByAll || !handedToSinks {
+                try? live.release(d.window)
+            } else if let pin = d.window.pin {
+                recordPin(pin, clipID: d.clipID)
+                limitOwedPins()
+            }
+        }
         // Every sink must confirm before the clip counts as delivered (and before its fragments are released).
         // The first sink may move the staged bundle, so later sinks get their own copy first.
         var confirmed: [String] = []
         var refused: [String] = []
-        var delivered = staging
-        let copies = try (1..<max(1, components.sinks.count)).map { try copyAside(staging, $0) }
+        var delivered = d.staging
+        let copies = try (1..<max(1, components.sinks.count)).map { try copyAside(d.staging, $0) }
         handedToSinks = true
         for (i, sink) in components.sinks.enumerated() {
             do {
-                let path = try sink.deliver(staged: i == 0 ? staging : copies[i - 1], clipID: clipID)
+                let path = try sink.deliver(staged: i == 0 ? d.staging : copies[i - 1], clipID: d.clipID)
                 if i == 0 { delivered = path }
                 confirmed.append(path)
             } catch {
@@ -749,14 +823,43 @@ public final class SessionRunner: @unchecked Sendable {
             }
         }
         guard refused.isEmpty else {
-            throw SessionError("\(clipID) not confirmed by every sink (its fragments stay pinned): \(refused.joined(separator: "; "))")
+            lock.lock()
+            owed.append(OwedClip(clipID: d.clipID, t0Ns: d.shot.t0Ns, heldBy: confirmed, refusedBy: refused))
+            lock.unlock()
+            throw SessionError("\(d.clipID) not confirmed by every sink (its fragments stay pinned): \(refused.joined(separator: "; "))")
         }
         confirmedByAll = true
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: "\(delivered)/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
         let interval = components.video.format.frameIntervalNs
         return MintedClip(
-            clipID: clipID, path: delivered, t0Ns: shot.t0Ns, startNs: clip.firstFrameNs,
-            endNs: clip.firstFrameNs + Int64(clip.frames) * interval, frames: clip.frames, bytes: bytes, confirmedBy: confirmed)
+            clipID: d.clipID, path: delivered, t0Ns: d.shot.t0Ns, startNs: d.clip.firstFrameNs,
+            endNs: d.clip.firstFrameNs + Int64(d.clip.frames) * interval, frames: d.clip.frames, bytes: bytes, confirmedBy: confirmed)
+    }
+
+    /// Owed clips keep at most one ring's worth of fragments pinned (`capacity`), so the disk holds at most twice the
+    /// ring while a host is down (derived). Beyond that the oldest owed clips' fragments are let go — their bundles stay
+    /// in the outbox, which is the copy the drain sends — and the report says so. A pin no owed clip names (a window
+    /// being minted or queued) is never let go here.
+    func limitOwedPins() {
+        let dir = "\(options.context.outputDirectory)/pins"
+        let capacity = ring.configuration.capacity
+        guard ring.pinCounts.count > capacity else { return }
+        var owed: [UInt64: String] = [:]
+        for name in (try? FileSystem.list(dir)) ?? [] where name.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: "\(dir)/\(name)"),
+                let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let id = (record["pinId"] as? NSNumber)?.uint64Value
+            else { continue }
+            owed[id] = String(name.dropLast(".json".count))
+        }
+        for pin in ring.pins where ring.pinCounts.count > capacity {
+            guard let clipID = owed[pin.id], (try? ring.unpin(pin)) != nil else { continue }
+            try? FileManager.default.removeItem(atPath: "\(dir)/\(clipID).json")
+            lock.lock()
+            policyNotes.append(
+                "\(clipID): its ring fragments \(pin.first)…\(pin.last) let go while it is owed (owed clips would pin more than the ring's \(capacity) fragments); its bundle waits in the outbox for the host")
+            lock.unlock()
+        }
     }
 
     /// Writes `OUT/pins/<clipId>.json` so a later `ppc-tool transfer drain` can release the pin on confirmation.

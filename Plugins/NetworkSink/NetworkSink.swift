@@ -9,6 +9,9 @@ import Transfer
 /// `network`: candidates, shots and announces on the control channel; clips on the bulk channel, one at a time,
 /// resumable, each confirmed by the host (verified whole) before `deliver` returns — so the clip's fragments stay pinned
 /// on the device until the host holds it.
+///
+/// Threads: events come from the audio thread, announces from the mint thread, status from the status thread,
+/// deliveries from the delivery thread; the link they share is behind a lock (a reconnect replaces it).
 public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving {
     let host: String
     let port: Int
@@ -27,7 +30,13 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     /// Plaintext to a loopback host (benches and tests); refused for any other address.
     var insecureLoopbackOnly = false
     var preview: PreviewSender?
-    var link: DeviceLink?
+    /// The link: replaced by the delivery thread (a reconnect), read by the threads that send events and status.
+    var link: DeviceLink? {
+        get { linkLock.withLock { linkStorage } }
+        set { linkLock.withLock { linkStorage = newValue } }
+    }
+    private var linkStorage: DeviceLink?
+    private let linkLock = NSLock()
     var settings: DeviceLink.Settings?
     var outbox: Outbox?
     /// Reconnections a delivery may make after its link drops (each resumes at the host's committed offset).

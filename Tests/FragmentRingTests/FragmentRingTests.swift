@@ -179,6 +179,58 @@ struct FragmentRingTests {
         #expect(ring.fragments.count == 4)
     }
 
+    @Test func pinsKeptBesideTheWindowNeverShortenItAndNothingIsRefused() throws {
+        let tmp = TemporaryDirectory()
+        let ring = try makeRing(tmp.path, capacity: 3, policy: .keepPinnedBeside)
+        for i in 0..<3 { try publishFragment(ring, startNs: Int64(i) * 500_000_000) }
+        // Every retained fragment pinned (a clip owed to a host that is down): the next ones are still taken.
+        let owed = try ring.pin(from: SequenceNumber(1), through: SequenceNumber(3))
+        for i in 3..<8 {
+            guard case .published = try publishFragment(ring, startNs: Int64(i) * 500_000_000) else {
+                Issue.record("fragment \(i + 1) not published beside the pins")
+                return
+            }
+        }
+        // The newest three are the window, whole; the pinned three stay beside it; 4 and 5 were recycled.
+        #expect(ring.fragments.map(\.sequence.rawValue) == [1, 2, 3, 6, 7, 8])
+        #expect(ring.counters.refused == 0)
+        #expect(try ring.window(startNs: 2_500_000_000, endNs: 4_000_000_000).fragments.map(\.sequence.rawValue) == [6, 7, 8])
+        // A start the window no longer holds is not retained, though a pinned fragment before it is.
+        #expect(throws: RingError.self) { try ring.window(startNs: 2_000_000_000, endNs: 3_000_000_000) }
+        do {
+            _ = try ring.window(startNs: 2_000_000_000, endNs: 3_000_000_000)
+        } catch {
+            #expect(error.code == .notRetained)
+        }
+        // A second clip pins inside the window; when the window moves on, its fragments join the first's beside it.
+        let second = try ring.pin(from: SequenceNumber(7), through: SequenceNumber(8))
+        for i in 8..<11 { try publishFragment(ring, startNs: Int64(i) * 500_000_000) }
+        #expect(ring.fragments.map(\.sequence.rawValue) == [1, 2, 3, 7, 8, 9, 10, 11])
+        // Unpinned (confirmed), they go at the next publish; the window stays the newest three.
+        try ring.unpin(owed)
+        try ring.unpin(second)
+        try publishFragment(ring, startNs: 5_500_000_000)
+        #expect(ring.fragments.map(\.sequence.rawValue) == [10, 11, 12])
+    }
+
+    @Test func pinsKeptBesideSurviveAReopenAndTheWindowKeepsItsLength() throws {
+        let tmp = TemporaryDirectory()
+        do {
+            let ring = try makeRing(tmp.path, capacity: 2, policy: .keepPinnedBeside)
+            for i in 0..<2 { try publishFragment(ring, startNs: Int64(i) * 500_000_000) }
+            _ = try ring.pin(from: SequenceNumber(1), through: SequenceNumber(1))
+            for i in 2..<5 { try publishFragment(ring, startNs: Int64(i) * 500_000_000) }
+            #expect(ring.fragments.map(\.sequence.rawValue) == [1, 4, 5])
+        }
+        let ring = try makeRing(tmp.path, capacity: 2, policy: .keepPinnedBeside)
+        #expect(ring.fragments.map(\.sequence.rawValue) == [1, 4, 5])
+        #expect(ring.pins.count == 1)
+        // A disk that fills still gives up the oldest unpinned fragment, never a pinned one nor the newest.
+        #expect(ring.makeRoom(1))
+        #expect(ring.fragments.map(\.sequence.rawValue) == [1, 5])
+        #expect(!ring.makeRoom(1))
+    }
+
     @Test func pinsSurviveAReopen() throws {
         let tmp = TemporaryDirectory()
         do {

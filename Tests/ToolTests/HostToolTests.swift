@@ -1,4 +1,5 @@
 import Foundation
+import FragmentRing
 import Glibc
 import Syscall
 import TestSupport
@@ -153,6 +154,50 @@ extension HostToolTests {
         #expect(((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.isEmpty == true)
         let again = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
         #expect(again.status == 0 && again.stdout.contains("nothing owed"))
+    }
+}
+
+extension HostToolTests {
+    /// Found 2026-12-02: owed clips' pins counted against the ring, and deliveries ran on the mint thread, so a host that
+    /// was down while shots kept coming cost the later shots their pre-roll ("cannot pin …").
+    @Test func aHostThatIsDownWhileShotsKeepComingCostsNoShot() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
+        let out = tmp.sub("out")
+        // Four shots 3.5 s apart, longer than this ring's 3 s (6 × 0.5 s): each is minted after the ring has moved past
+        // the last. The video is paced like a camera and the audio runs ahead, so each shot is heard before its
+        // pre-roll could be recycled, however loaded the machine.
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/spaced-to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-s",
+        ])
+        #expect(r.status == 1)  // not confirmed by the host: owed
+        #expect(!r.stdout.contains("cannot pin"), "\(r.stdout)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any]
+        let owed = try #require(report?["clipsOwed"] as? [[String: Any]])
+        #expect(owed.count == 4)
+        #expect(r.stdout.contains("4 more minted and owed"))
+        let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == clips)
+        #expect(clips.count == 4)
+        // Owed clips pin at most one ring's worth of fragments; beyond that the oldest is let go, and the report says so
+        // (its bundle is still in the outbox).
+        let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
+        #expect(ring.pinCounts.count <= 6)
+        #expect(!ring.pins.isEmpty)
+        #expect((report?["policy"] as? [String])?.contains { $0.contains("let go while it is owed") } == true)
+
+        let (host, _) = try Self.startHost(library: tmp.sub("library"), port: port)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+        #expect(drain.status == 0, "\(drain.stderr)")
+        for clip in clips {
+            #expect(FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4") == FileManager.default.contents(atPath: tmp.sub("library/dev-s/\(clip)/clip.mp4")))
+        }
+        let after = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
+        #expect(after.pins.isEmpty)
     }
 }
 

@@ -143,10 +143,13 @@ enum RunCommand {
         var lastPrinted: (what: String, wallNs: Int64)?
         while done.wait(timeout: .now() + 0.5) == .timedOut {
             let p = runner.progress
+            // Fragments beyond capacity are pinned for clips being minted or owed to a host: said apart from the window.
+            let window = min(p.ringFragments, p.ringCapacity)
             let line = String(
-                format: "  %@  %5.1f s  %5d frames (%5.1f fps)  ring %2d/%d  candidates %d  shots %d  clips %d",
+                format: "  %@  %5.1f s  %5d frames (%5.1f fps)  ring %2d/%d%@  candidates %d  shots %d  clips %d",
                 p.state, Double(p.wallNs) / 1e9, p.framesEncoded, p.wallNs > 0 ? Double(p.framesEncoded) * 1e9 / Double(p.wallNs) : 0,
-                p.ringFragments, p.ringCapacity, p.candidates, p.shots, p.clips)
+                window, p.ringCapacity, p.ringFragments > window ? " +\(p.ringFragments - window) pinned" : "", p.candidates, p.shots,
+                p.clips)
             if tty {
                 Terminal.out("\r" + line, terminator: "")
                 continue

@@ -4,6 +4,7 @@ import Foundation
 import FragmentRing
 import Link
 import Pairing
+import Session
 import PayloadSource
 import Syscall
 import Transfer
@@ -97,7 +98,7 @@ enum TransferCommand {
         let ring = FileManager.default.fileExists(atPath: "\(out)/ring/ring.json")
             ? try? FragmentRing(
                 directory: "\(out)/ring",
-                configuration: .init(capacity: ringSettings(out).capacity, durability: .fsync, fileExtension: ringSettings(out).fileExtension))
+                configuration: SessionRunner.ringConfiguration(capacity: ringSettings(out).capacity, fileExtension: ringSettings(out).fileExtension))
             : nil
         var failed = 0
         var results: [[String: Any]] = []
