@@ -381,6 +381,13 @@ public struct DeviceStatusReport: Sendable, Equatable {
     }
 }
 
+/// A sink with work to do before it takes the session's first clip (a network sink: reach the host, then send what
+/// earlier sessions left owed). The session calls it on its delivery thread once capture has started, so capture never
+/// waits for a host.
+public protocol DeliveryPreparing: AnyObject {
+    func prepareDeliveries()
+}
+
 /// A sink that passes the device's state on (a network sink: to the host's live view). Called about once a second
 /// from a thread of its own; it must return at once.
 public protocol DeviceStatusObserving: AnyObject {

@@ -770,6 +770,7 @@ public final class SessionRunner: @unchecked Sendable {
     /// Hands each minted clip to every sink, in mint order, until the mint thread is done and nothing is queued.
     func deliveryLoop() {
         ThreadPriority.lowerCurrent()
+        for case let p as DeliveryPreparing in components.sinks { p.prepareDeliveries() }
         let live = RingPayloadSource(ring: ring, index: index)
         while true {
             lock.lock()

@@ -3,6 +3,7 @@ import Foundation
 import Link
 import Pairing
 import Pipeline
+import Synchronization
 import Syscall
 import Transfer
 
@@ -12,7 +13,9 @@ import Transfer
 ///
 /// Threads: events come from the audio thread, announces from the mint thread, status from the status thread,
 /// deliveries from the delivery thread; the link they share is behind a lock (a reconnect replaces it).
-public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving {
+public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving,
+    DeliveryPreparing
+{
     let host: String
     let port: Int
     let config: Configuration
@@ -29,7 +32,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     var stateDirectory: String?
     /// Plaintext to a loopback host (benches and tests); refused for any other address.
     var insecureLoopbackOnly = false
-    var preview: PreviewSender?
+    /// Set once, by the delivery thread when the link is up; read per frame by the capture thread without a lock.
+    let preview = AtomicLazyReference<PreviewSender>()
     /// The link: replaced by the delivery thread (a reconnect), read by the threads that send events and status.
     var link: DeviceLink? {
         get { linkLock.withLock { linkStorage } }
@@ -91,20 +95,28 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         settings.clockSkewPpm = clockSkewPpm
         settings.security = security
         self.settings = settings
-        // A host that is down never stops capture: the clips wait in the outbox.
+        self.context = context
+    }
+
+    var context: SessionContext?
+
+    /// Reaches the host (capture is already running: a host that is down or hangs never delays arming), then sends the
+    /// clips an earlier session could not deliver, in order, before this session's first.
+    public func prepareDeliveries() {
+        guard let settings, let context, let outbox else { return }
         do {
             let link = try connect(settings)
             self.link = link
             if previewFps > 0 {
                 do {
-                    preview = try PreviewSender(
-                        host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps,
-                        security: security)
+                    _ = preview.storeIfNil(
+                        try PreviewSender(
+                            host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps,
+                            security: settings.security))
                     history.add("preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
                 } catch { history.add("preview absent: \(error)") }
             }
-            // Clips an earlier session could not deliver go first, in order.
-            for clip in outbox!.pending { _ = try? send(clip) }
+            for clip in outbox.pending { _ = try? send(clip) }
         } catch {
             unreachable = "\(host):\(port): \(error)"
             history.add("host unreachable: \(unreachable!)")
@@ -146,7 +158,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
         _ = try outbox.enqueue(staged: staged, clipID: clipID)
         if link == nil, let settings {
-            // Unreachable at open, or lost since: one more attempt (with backoff) before the clip waits in the outbox.
+            // Unreachable when deliveries began, or lost since: one more attempt (with backoff) before the clip waits in
+            // the outbox.
             if let fresh = try? connect(settings) {
                 link = fresh
                 unreachable = nil
@@ -207,11 +220,11 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     }
 
     public func observe(_ frame: VideoFrameBuffer, format: VideoFormat, info: FrameInfo) {
-        preview?.offer(luma: frame.luma, stride: frame.lumaStride, width: format.width, height: format.height, index: info.index, timeNs: info.timeNs)
+        preview.load()?.offer(luma: frame.luma, stride: frame.lumaStride, width: format.width, height: format.height, index: info.index, timeNs: info.timeNs)
     }
 
     public func finish() throws {
-        if let p = preview {
+        if let p = preview.load() {
             p.close()
             history.add("preview: \(p.sent) frames sent, \(p.shed) shed (live only: never queued)")
         }

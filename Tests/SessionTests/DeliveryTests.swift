@@ -40,11 +40,16 @@ final class ScriptedDetector: ImpactDetecting {
 
 /// A sink whose first delivery waits until the session has announced `expected` clips — which a mint thread that
 /// delivered clips itself could never do — or until a minute has passed.
-final class AnnouncementGatedSink: ClipSink, EventSink, @unchecked Sendable {
-    // @unchecked: `announced` and `released` under `condition`.
+///
+/// Its preparation (a network sink reaching its host) waits until a second of frames has been captured, which a
+/// session that prepared its sinks before capture could never do.
+final class AnnouncementGatedSink: ClipSink, EventSink, DeliveryPreparing, FrameObserving, @unchecked Sendable {
+    // @unchecked: `announced`, `framesSeen` and the records under `condition`.
     let expected: Int
     let condition = NSCondition()
     var announced: [String] = []
+    var framesSeen = 0
+    var framesSeenWhenPrepared = 0
     var deliveredAfterAnnouncements: [Int] = []
     var directory = ""
 
@@ -66,6 +71,21 @@ final class AnnouncementGatedSink: ClipSink, EventSink, @unchecked Sendable {
         return destination
     }
 
+    func prepareDeliveries() {
+        condition.lock()
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while framesSeen < 30, condition.wait(until: deadline) {}
+        framesSeenWhenPrepared = framesSeen
+        condition.unlock()
+    }
+
+    func observe(_ frame: VideoFrameBuffer, format: VideoFormat, info: FrameInfo) {
+        condition.lock()
+        framesSeen += 1
+        if framesSeen == 30 { condition.broadcast() }
+        condition.unlock()
+    }
+
     func finish() throws {}
     func candidate(_ c: DetectedImpact) {}
     func shot(_ c: DetectedImpact) {}
@@ -77,9 +97,9 @@ final class AnnouncementGatedSink: ClipSink, EventSink, @unchecked Sendable {
     }
 }
 
-@Suite("Session: deliveries never hold up minting")
+@Suite("Session: deliveries never hold up capture or minting")
 struct DeliveryTests {
-    @Test func aSinkThatWaitsNeverHoldsUpTheMintingOfLaterShots() throws {
+    @Test func aSinkThatWaitsNeverHoldsUpCaptureNorTheMintingOfLaterShots() throws {
         let tmp = TemporaryDirectory("ppc-delivery")
         // Three shots 3.5 s apart in a ring of 3 s: each one's pre-roll is recycled 3 s after it was captured, so a mint
         // that waited for the first clip's delivery would lose the later ones. The video is paced like a camera and the
@@ -106,7 +126,9 @@ struct DeliveryTests {
         let report = try runner.run()
         #expect(report.errors.isEmpty, "\(report.errors)")
         #expect(report.clips.count == impacts.count)
-        // The first delivery began only once every clip had been minted and announced.
+        // The sink was prepared while capture ran, and its first delivery began only once every clip had been minted
+        // and announced.
+        #expect(sink.framesSeenWhenPrepared >= 30)
         #expect(sink.deliveredAfterAnnouncements == [3, 3, 3])
         // Every clip confirmed: no fragment stays pinned.
         let ring = try FragmentRing(
