@@ -184,7 +184,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 attempt += 1
                 link.close(reason: "reconnecting after: \(why)")
                 self.link = nil
-                link = try connect(settings)
+                link = try reconnect(settings, clipID: clipID)
                 self.link = link
             }
             let progress = BundleSender.Progress()
@@ -213,9 +213,19 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 link.close(reason: "reconnecting after: \(e.reason)")
                 self.link = nil
                 guard let settings else { throw e }
-                let fresh = try connect(settings)  // connects with backoff
-                self.link = fresh
+                self.link = try reconnect(settings, clipID: clipID)  // connects with backoff
             }
+        }
+    }
+
+    /// A new link for a delivery under way; one that cannot be made says where the clip waits.
+    func reconnect(_ settings: DeviceLink.Settings, clipID: String) throws(LinkError) -> DeviceLink {
+        do {
+            return try connect(settings)
+        } catch {
+            let code = (error as? LinkError)?.code ?? .closed
+            throw LinkError(
+                code, "\(clipID) not delivered: the link dropped and could not be made again (\(error)); it waits in \(outbox?.directory ?? "the outbox") for `ppc-tool transfer drain`")
         }
     }
 
