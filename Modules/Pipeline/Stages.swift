@@ -381,11 +381,27 @@ public struct DeviceStatusReport: Sendable, Equatable {
     }
 }
 
-/// A sink with work to do before it takes the session's first clip (a network sink: reach the host, then send what
-/// earlier sessions left owed). The session calls it on its delivery thread once capture has started, so capture never
-/// waits for a host.
+/// A sink with work to do before it takes the session's first clip (a network sink: reach the host). The session calls
+/// it on its delivery thread once capture has started, so capture never waits for a host.
 public protocol DeliveryPreparing: AnyObject {
     func prepareDeliveries()
+}
+
+/// A sink that keeps the clips it could not deliver (a network sink: in `SessionContext.outboxDirectory`) and sends
+/// them when it can again. The session calls it on its delivery thread: when deliveries begin, after each clip, and
+/// every `SessionRunner.owedRetryNs` while anything is owed — so clips owed while a host was down arrive once it is back,
+/// without waiting for the next session or a `transfer drain`.
+public protocol OwedClipsSending: AnyObject {
+    /// Sends what is still owed, oldest first, reaching the host again if the link is down; stops at the first that
+    /// fails. Returns the clip ids the host confirmed.
+    func sendOwed() -> [String]
+}
+
+extension SessionContext {
+    /// Where clips owed to a host wait (`OUT/outbox/<clipId>/`): the network sink queues them there, and a ring pin
+    /// recorded for a clip (`OUT/pins/<clipId>.json`) holds only while its clip is there.
+    public static func outboxDirectory(out: String) -> String { "\(out)/outbox" }
+    public var outboxDirectory: String { Self.outboxDirectory(out: outputDirectory) }
 }
 
 /// A sink that passes the device's state on (a network sink: to the host's live view). Called about once a second

@@ -83,7 +83,11 @@ extension SessionRunner {
         let stats = captureStats
         let clipsNow = clips
         let owedNow = owed
+        // A clip still owed at the end is an error of the run (exit 1): it waits for `transfer drain`.
         let errorsNow = errors + mintFailures.map { "mint: \($0)" }
+            + owed.map {
+                "mint: shot \($0.shotID) at t0 \($0.t0Ns) ns: \($0.clipID) not confirmed by every sink: \($0.refusedBy.joined(separator: "; "))"
+            }
         let candidateCount = book.seen
         let evicted = book.evicted
         let shotList = book.shots

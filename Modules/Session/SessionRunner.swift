@@ -99,6 +99,11 @@ public final class SessionRunner: @unchecked Sendable {
         public var t0Ns: Int64
         public var heldBy: [String]
         public var refusedBy: [String]
+        var shotID: UInt64
+        /// The clip as reported once every sink has it.
+        var minted: MintedClip
+        /// The sinks (by index) still to confirm it.
+        var waitingFor: Set<Int>
     }
 
     let components: Components
@@ -129,6 +134,8 @@ public final class SessionRunner: @unchecked Sendable {
     /// The mint thread has minted all it will: the delivery thread ends once `deliveries` is empty (under `lock`).
     var mintingDone = false
     var newestFragmentEndNs: Int64 = .min
+    /// Where this session's first keyframe fragment starts: no pre-roll reaches further back (under `lock`).
+    var firstFragmentStartNs: Int64?
     var videoDone = false
     /// The running capture session, for its live drop count (under `lock`).
     var capture: CaptureSession?
@@ -198,22 +205,39 @@ public final class SessionRunner: @unchecked Sendable {
     /// Pins a killed run left that no owed clip names, released when this session was prepared.
     public let releasedPins: [UInt64]
 
-    /// Releases every pin of `ring` that no record in `pinsDirectory` (`OUT/pins/<clipId>.json`, written for each clip
-    /// owed to a host) names; returns their ids.
-    static func releaseUnownedPins(_ ring: FragmentRing, pinsDirectory: String) -> [UInt64] {
+    /// Releases every pin of `ring` that no owed clip names — a record in `OUT/pins/<clipId>.json` (written for each
+    /// clip owed to a host) whose clip is still in the outbox; returns their ids. A record whose clip has left the
+    /// outbox (an earlier session's network sink delivered it) goes too.
+    static func releaseUnownedPins(_ ring: FragmentRing, out: String) -> [UInt64] {
+        let pinsDirectory = "\(out)/pins"
         var owned: Set<UInt64> = []
-        for name in (try? FileSystem.list(pinsDirectory)) ?? [] where name.hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: "\(pinsDirectory)/\(name)"),
-                let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let id = (record["pinId"] as? NSNumber)?.uint64Value
-            else { continue }
-            owned.insert(id)
+        for (clipID, pin) in pinRecords(out: out) {
+            if FileSystem.exists("\(SessionContext.outboxDirectory(out: out))/\(clipID)") {
+                owned.insert(pin.id)
+            } else {
+                try? FileManager.default.removeItem(atPath: "\(pinsDirectory)/\(clipID).json")
+            }
         }
         var released: [UInt64] = []
         for pin in ring.pins where !owned.contains(pin.id) {
             if (try? ring.unpin(pin)) != nil { released.append(pin.id) }
         }
         return released
+    }
+
+    /// The pins recorded for owed clips (`OUT/pins/<clipId>.json`), by clip id; a record that does not read is skipped.
+    static func pinRecords(out: String) -> [String: PinToken] {
+        let dir = "\(out)/pins"
+        var records: [String: PinToken] = [:]
+        for name in (try? FileSystem.list(dir)) ?? [] where name.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: "\(dir)/\(name)"),
+                let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let id = (record["pinId"] as? NSNumber)?.uint64Value, let first = (record["first"] as? NSNumber)?.uint64Value,
+                let last = (record["last"] as? NSNumber)?.uint64Value
+            else { continue }
+            records[String(name.dropLast(".json".count))] = PinToken(id: id, first: SequenceNumber(first), last: SequenceNumber(last))
+        }
+        return records
     }
 
     /// Leftover staged bundles a killed run left, removed when this session was prepared.
@@ -250,7 +274,7 @@ public final class SessionRunner: @unchecked Sendable {
         // A new session is a new stream (its clock may even start again at zero): the ring starts a new generation, so
         // no window of this session can take a fragment of another. Fragments still pinned for clips owed to a host
         // stay; a pin no owed clip names (left by a run killed mid-mint) is let go first, so it never holds the ring.
-        releasedPins = Self.releaseUnownedPins(ring, pinsDirectory: "\(out)/pins")
+        releasedPins = Self.releaseUnownedPins(ring, out: out)
         try ring.reset()
         index = TimelineIndex()
         let window = c[.ringSeconds] + 2
@@ -406,6 +430,7 @@ public final class SessionRunner: @unchecked Sendable {
         session.onPublish = { [self] f in
             lock.lock()
             newestFragmentEndNs = max(newestFragmentEndNs, f.endNs)
+            if firstFragmentStartNs == nil && f.startsWithKeyframe { firstFragmentStartNs = f.startNs }
             framesEncoded += Int(f.frameCount)
             if !state.hasPrefix("interrupted") { state = "armed" }
             lock.broadcast()
@@ -726,6 +751,7 @@ public final class SessionRunner: @unchecked Sendable {
         // holds, and says so, rather than lost.
         lock.lock()
         let captureEndNs = videoDone ? newestFragmentEndNs : Int64.max
+        let captureStartNs = firstFragmentStartNs ?? .min
         lock.unlock()
         let endNs = min(shot.t0Ns + post, captureEndNs)
         if endNs < shot.t0Ns + post {
@@ -733,7 +759,17 @@ public final class SessionRunner: @unchecked Sendable {
             policyNotes.append(String(format: "shot %llu: post-roll cut to %.3f s by the end of capture (asked %.3f s)", shot.id, Double(endNs - shot.t0Ns) / 1e9, Double(post) / 1e9))
             lock.unlock()
         }
-        let window = try live.freeze(startNs: shot.t0Ns - pre, endNs: endNs)
+        // Likewise a shot heard sooner after capture started than its pre-roll: minted from the first frame, and said.
+        let startNs = max(shot.t0Ns - pre, min(captureStartNs, shot.t0Ns))
+        if startNs > shot.t0Ns - pre {
+            lock.lock()
+            policyNotes.append(
+                String(
+                    format: "shot %llu: pre-roll cut to %.3f s by the start of capture (asked %.3f s: %.3f ms short)", shot.id,
+                    Double(shot.t0Ns - startNs) / 1e9, Double(pre) / 1e9, Double(startNs - (shot.t0Ns - pre)) / 1e6))
+            lock.unlock()
+        }
+        let window = try live.freeze(startNs: startNs, endNs: endNs)
         // A mint that fails releases its pin: no bundle reached a sink, so there is nothing to drain, and a shot tried
         // again pins its window anew.
         var queued = false
@@ -767,14 +803,34 @@ public final class SessionRunner: @unchecked Sendable {
         var clip: ClipMinter.Clip
     }
 
-    /// Hands each minted clip to every sink, in mint order, until the mint thread is done and nothing is queued.
+    /// How often the delivery thread tries again to send clips owed while nothing else is to be delivered (assumed: a
+    /// host back within half a minute is noticed without a new shot; each try costs one connection attempt).
+    public static let owedRetryNs: Int64 = 30_000_000_000
+
+    /// Hands each minted clip to every sink, in mint order, until the mint thread is done and nothing is queued. What a
+    /// sink still owes (this session's clips or an earlier one's) is sent when deliveries begin, after each clip every
+    /// sink confirmed (the host is evidently there), and every `owedRetryNs` while this session owes a clip.
     func deliveryLoop() {
         ThreadPriority.lowerCurrent()
         for case let p as DeliveryPreparing in components.sinks { p.prepareDeliveries() }
+        sendOwed()
         let live = RingPayloadSource(ring: ring, index: index)
         while true {
             lock.lock()
-            while deliveries.isEmpty && !mintingDone { lock.wait() }
+            var retryOwed = false
+            while deliveries.isEmpty && !mintingDone {
+                if owed.isEmpty {
+                    lock.wait()
+                } else if !lock.wait(until: Date(timeIntervalSinceNow: Double(Self.owedRetryNs) / 1e9)) {
+                    retryOwed = true
+                    break
+                }
+            }
+            if retryOwed {
+                lock.unlock()
+                sendOwed()
+                continue
+            }
             guard !deliveries.isEmpty else {
                 lock.unlock()
                 return
@@ -782,10 +838,13 @@ public final class SessionRunner: @unchecked Sendable {
             let next = deliveries.removeFirst()
             lock.unlock()
             do {
-                let clip = try deliver(next, live: live)
-                lock.lock()
-                clips.append(clip)
-                lock.unlock()
+                if let clip = try deliver(next, live: live) {
+                    lock.lock()
+                    clips.append(clip)
+                    let anythingOwed = !owed.isEmpty
+                    lock.unlock()
+                    if anythingOwed { sendOwed() }
+                }
             } catch {
                 lock.lock()
                 mintFailures.append("shot \(next.shot.id) at t0 \(next.shot.t0Ns) ns: \(error)")
@@ -794,7 +853,35 @@ public final class SessionRunner: @unchecked Sendable {
         }
     }
 
-    func deliver(_ d: Delivery, live: RingPayloadSource) throws -> MintedClip {
+    /// Has every sink that keeps owed clips send them, and settles what the host confirmed: this session's clip counts
+    /// as delivered once every sink has it, and each confirmed clip's recorded pin is released.
+    func sendOwed() {
+        for (index, sink) in components.sinks.enumerated() {
+            guard let sender = sink as? OwedClipsSending else { continue }
+            let confirmed = sender.sendOwed()
+            guard !confirmed.isEmpty else { continue }
+            let records = Self.pinRecords(out: options.context.outputDirectory)
+            for clipID in confirmed {
+                if let pin = records[clipID] {
+                    try? ring.unpin(pin)
+                    try? FileManager.default.removeItem(atPath: "\(options.context.outputDirectory)/pins/\(clipID).json")
+                }
+                lock.lock()
+                if let i = owed.firstIndex(where: { $0.clipID == clipID }) {
+                    owed[i].waitingFor.remove(index)
+                    if owed[i].waitingFor.isEmpty {
+                        var clip = owed.remove(at: i).minted
+                        clip.confirmedBy.append("\(type(of: sink)): sent from the outbox after it was owed")
+                        clips.append(clip)
+                    }
+                }
+                lock.unlock()
+            }
+        }
+    }
+
+    /// Hands one clip to every sink: the clip when all confirmed it, nil when it is owed (recorded, its pin kept).
+    func deliver(_ d: Delivery, live: RingPayloadSource) throws -> MintedClip? {
         // The pin is released when every sink has confirmed, or when no bundle ever reached a sink; otherwise the clip
         // is owed: its pin is recorded in OUT/pins/ for the drain.
         var confirmedByAll = false
@@ -811,6 +898,7 @@ public final class SessionRunner: @unchecked Sendable {
         // The first sink may move the staged bundle, so later sinks get their own copy first.
         var confirmed: [String] = []
         var refused: [String] = []
+        var waitingFor: Set<Int> = []
         var delivered = d.staging
         let copies = try (1..<max(1, components.sinks.count)).map { try copyAside(d.staging, $0) }
         handedToSinks = true
@@ -821,20 +909,25 @@ public final class SessionRunner: @unchecked Sendable {
                 confirmed.append(path)
             } catch {
                 refused.append("\(type(of: sink)): \(error)")
+                waitingFor.insert(i)
             }
         }
-        guard refused.isEmpty else {
-            lock.lock()
-            owed.append(OwedClip(clipID: d.clipID, t0Ns: d.shot.t0Ns, heldBy: confirmed, refusedBy: refused))
-            lock.unlock()
-            throw SessionError("\(d.clipID) not confirmed by every sink (its fragments stay pinned): \(refused.joined(separator: "; "))")
-        }
-        confirmedByAll = true
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: "\(delivered)/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
         let interval = components.video.format.frameIntervalNs
-        return MintedClip(
+        let minted = MintedClip(
             clipID: d.clipID, path: delivered, t0Ns: d.shot.t0Ns, startNs: d.clip.firstFrameNs,
             endNs: d.clip.firstFrameNs + Int64(d.clip.frames) * interval, frames: d.clip.frames, bytes: bytes, confirmedBy: confirmed)
+        guard refused.isEmpty else {
+            lock.lock()
+            owed.append(
+                OwedClip(
+                    clipID: d.clipID, t0Ns: d.shot.t0Ns, heldBy: confirmed, refusedBy: refused, shotID: d.shot.id, minted: minted,
+                    waitingFor: waitingFor))
+            lock.unlock()
+            return nil
+        }
+        confirmedByAll = true
+        return minted
     }
 
     /// Owed clips keep at most one ring's worth of fragments pinned (`capacity`), so the disk holds at most twice the

@@ -14,7 +14,7 @@ import Transfer
 /// Threads: events come from the audio thread, announces from the mint thread, status from the status thread,
 /// deliveries from the delivery thread; the link they share is behind a lock (a reconnect replaces it).
 public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving,
-    DeliveryPreparing
+    DeliveryPreparing, OwedClipsSending
 {
     let host: String
     let port: Int
@@ -87,7 +87,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         guard port > 0 else { throw LinkError(.io, "network sink: no host port (set params.port or run --host HOST:PORT)") }
         // Not paired with this host is a setup error, said before capture starts — not a host that is down.
         let security = try DeviceLinkSecurity.resolve(host: host, port: port, stateDirectory: stateDirectory, insecureLoopbackOnly: insecureLoopbackOnly)
-        outbox = try Outbox(directory: "\(context.outputDirectory)/outbox")
+        outbox = try Outbox(directory: context.outboxDirectory)
         var settings = DeviceLink.Settings(
             host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
             syncBurst: Int(config[.syncBurstTarget]), heartbeatIntervalNs: config[.heartbeatIntervalNs])
@@ -100,10 +100,10 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
 
     var context: SessionContext?
 
-    /// Reaches the host (capture is already running: a host that is down or hangs never delays arming), then sends the
-    /// clips an earlier session could not deliver, in order, before this session's first.
+    /// Reaches the host (capture is already running: a host that is down or hangs never delays arming). The session
+    /// then has what earlier sessions left owed sent (`sendOwed`) before this session's first clip.
     public func prepareDeliveries() {
-        guard let settings, let context, let outbox else { return }
+        guard let settings, let context else { return }
         do {
             let link = try connect(settings)
             self.link = link
@@ -116,11 +116,42 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                     history.add("preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
                 } catch { history.add("preview absent: \(error)") }
             }
-            for clip in outbox.pending { _ = try? send(clip) }
         } catch {
             unreachable = "\(host):\(port): \(error)"
             history.add("host unreachable: \(unreachable!)")
+            connectJustFailed = true
         }
+    }
+
+    /// The attempt to reach the host when deliveries began just failed: the owed clips' first send does not try again
+    /// at once (delivery thread only).
+    var connectJustFailed = false
+
+    public func sendOwed() -> [String] {
+        guard let outbox, let settings else { return [] }
+        let pending = outbox.pending
+        guard !pending.isEmpty else { return [] }
+        if link == nil {
+            if connectJustFailed {
+                connectJustFailed = false
+                return []
+            }
+            guard let fresh = try? connect(settings) else { return [] }
+            link = fresh
+            unreachable = nil
+            history.add("host reached again: \(pending.count) owed clips follow")
+        }
+        var confirmed: [String] = []
+        for clip in pending {
+            do {
+                _ = try send(clip)
+                confirmed.append(clip)
+            } catch {
+                history.add("\(clip) still owed: \(error)")
+                break
+            }
+        }
+        return confirmed
     }
 
     public func candidate(_ c: DetectedImpact) { event(.candidate(id: c.id, t0Ns: c.t0Ns, score: c.score)) }

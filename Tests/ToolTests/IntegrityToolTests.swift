@@ -206,13 +206,14 @@ struct IntegrityToolTests {
         let manifest = ToolRunner.fixture("manifests/short-session.json")
         #expect(try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"]).status == 0)
         // What a run killed mid-mint leaves: a pin in the ring's log that no owed clip names; and one that an owed clip
-        // does name (OUT/pins/<clipId>.json), which must stay.
+        // (in OUT/outbox) does name (OUT/pins/<clipId>.json), which must stay.
         let (stray, owed): (UInt64, UInt64) = try {
             let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 20, fileExtension: "ts"))
             let f = ring.fragments
             let stray = try ring.pin(from: f[0].sequence, through: f[1].sequence).id
             let owed = try ring.pin(from: f[2].sequence, through: f[3].sequence)
             try FileManager.default.createDirectory(atPath: "\(out)/pins", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: "\(out)/outbox/short-owed-001", withIntermediateDirectories: true)
             try Data(#"{"pinId": \#(owed.id), "first": \#(owed.first.rawValue), "last": \#(owed.last.rawValue), "clipId": "short-owed-001"}"#.utf8)
                 .write(to: URL(fileURLWithPath: "\(out)/pins/short-owed-001.json"))
             return (stray, owed.id)

@@ -135,4 +135,35 @@ struct RunToolTests {
         let t0s = clips.compactMap { ($0["t0Ns"] as? NSNumber)?.int64Value }
         #expect(t0s.count == 2 && abs(t0s[0] - 1_600_000_000) < 1_000_000 && abs(t0s[1] - 5_000_000_000) < 1_000_000, "\(t0s)")
     }
+
+    /// A swing heard sooner after arming than the pre-roll (found 2026-12-02: a shot at 1.5 s with the default 1.5 s
+    /// pre-roll was lost, its window starting 21 µs before the first frame): minted from the first frame, and said.
+    @Test func aShotSoonerAfterArmingThanItsPreRollIsMintedFromTheFirstFrame() throws {
+        let tmp = TemporaryDirectory("ppc-run-early")
+        let manifest = tmp.sub("early.json")
+        try """
+        {
+          "session": "early",
+          "sources": [
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 4, "texture": "flat", "impacts": [0.6] } },
+            { "plugin": "synthetic.audio", "params": { "seconds": 4, "impacts": [0.6] } }
+          ],
+          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+          "detector": { "plugin": "impact" },
+          "sinks": [ { "plugin": "file" } ]
+        }
+        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
+        #expect(r.stdout.contains("pre-roll cut to 0.600 s by the start of capture"), "\(r.stdout)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
+        let clips = try #require(report["clips"] as? [[String: Any]])
+        #expect(clips.count == 1)
+        #expect((clips.first?["startNs"] as? NSNumber)?.int64Value == 0)
+        let path = try #require(clips.first?["path"] as? String)
+        let probe = try ToolRunner.runProgram(
+            "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
+        #expect(probe.status == 0 && String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "240", "\(probe)")  // every frame: 0.6 s before t0 and the 3.4 s after it, whole fragments
+    }
 }
