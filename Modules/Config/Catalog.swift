@@ -197,6 +197,10 @@ public enum Catalog {
             "link.pumpTickIntervalNs", .integer, unit: "ns", .given(.integer(100_000_000), .assumed),
             note: "How often the transfer queue pumps.", constraints: [.range(1_000_000, 60_000_000_000)]),
         .init(
+            "link.owedRetryIntervalNs", .integer, unit: "ns", .given(.integer(30_000_000_000), .assumed),
+            note: "While a session owes clips to a host that was down, how often it tries to send them again without a new shot (each try costs one connection attempt).",
+            constraints: [.range(100_000_000, 3_600_000_000_000)]),
+        .init(
             "link.syncBurstTarget", .integer, unit: "probes", .given(.integer(16), .assumed),
             note: "⚠ The iOS app's UI strings say \"twenty\"; ppc derives every text from this value.",
             constraints: [.range(1, 10_000)]),

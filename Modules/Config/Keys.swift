@@ -41,6 +41,8 @@ extension ConfigurationKey where Value == Int64 {
     public static var imuRateHz: Self { .init("detect.imuRateHz") }
     /// `link.pumpTickIntervalNs` (ns).
     public static var pumpTickIntervalNs: Self { .init("link.pumpTickIntervalNs") }
+    /// `link.owedRetryIntervalNs` (ns).
+    public static var owedRetryIntervalNs: Self { .init("link.owedRetryIntervalNs") }
     /// `link.syncBurstTarget` (probes).
     public static var syncBurstTarget: Self { .init("link.syncBurstTarget") }
     /// `link.controlCeilingBytesPerSec` (bytes/s).
@@ -147,6 +149,7 @@ extension Configuration {
         ("detect.audioRetentionBoundSeconds", .real),
         ("link.heartbeatHz", .real),
         ("link.pumpTickIntervalNs", .integer),
+        ("link.owedRetryIntervalNs", .integer),
         ("link.syncBurstTarget", .integer),
         ("link.controlCeilingBytesPerSec", .integer),
         ("link.concurrentPayloadTransfers", .integer),

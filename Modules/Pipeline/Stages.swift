@@ -389,7 +389,7 @@ public protocol DeliveryPreparing: AnyObject {
 
 /// A sink that keeps the clips it could not deliver (a network sink: in `SessionContext.outboxDirectory`) and sends
 /// them when it can again. The session calls it on its delivery thread: when deliveries begin, after each clip, and
-/// every `SessionRunner.owedRetryNs` while anything is owed — so clips owed while a host was down arrive once it is back,
+/// every `link.owedRetryIntervalNs` while anything is owed — so clips owed while a host was down arrive once it is back,
 /// without waiting for the next session or a `transfer drain`.
 public protocol OwedClipsSending: AnyObject {
     /// Sends what is still owed, oldest first, reaching the host again if the link is down; stops at the first that

@@ -226,7 +226,7 @@ public final class SessionRunner: @unchecked Sendable {
     }
 
     /// The pins recorded for owed clips (`OUT/pins/<clipId>.json`), by clip id; a record that does not read is skipped.
-    static func pinRecords(out: String) -> [String: PinToken] {
+    public static func pinRecords(out: String) -> [String: PinToken] {
         let dir = "\(out)/pins"
         var records: [String: PinToken] = [:]
         for name in (try? FileSystem.list(dir)) ?? [] where name.hasSuffix(".json") {
@@ -803,13 +803,9 @@ public final class SessionRunner: @unchecked Sendable {
         var clip: ClipMinter.Clip
     }
 
-    /// How often the delivery thread tries again to send clips owed while nothing else is to be delivered (assumed: a
-    /// host back within half a minute is noticed without a new shot; each try costs one connection attempt).
-    public static let owedRetryNs: Int64 = 30_000_000_000
-
     /// Hands each minted clip to every sink, in mint order, until the mint thread is done and nothing is queued. What a
     /// sink still owes (this session's clips or an earlier one's) is sent when deliveries begin, after each clip every
-    /// sink confirmed (the host is evidently there), and every `owedRetryNs` while this session owes a clip.
+    /// sink confirmed (the host is evidently there), and every `link.owedRetryIntervalNs` while this session owes a clip.
     func deliveryLoop() {
         ThreadPriority.lowerCurrent()
         for case let p as DeliveryPreparing in components.sinks { p.prepareDeliveries() }
@@ -818,10 +814,13 @@ public final class SessionRunner: @unchecked Sendable {
         while true {
             lock.lock()
             var retryOwed = false
+            // One deadline for the whole wait: the condition is broadcast after every fragment, so a deadline taken
+            // afresh at each wake-up would never come.
+            let retryAt = Date(timeIntervalSinceNow: Double(components.config[.owedRetryIntervalNs]) / 1e9)
             while deliveries.isEmpty && !mintingDone {
                 if owed.isEmpty {
                     lock.wait()
-                } else if !lock.wait(until: Date(timeIntervalSinceNow: Double(Self.owedRetryNs) / 1e9)) {
+                } else if !lock.wait(until: retryAt) {
                     retryOwed = true
                     break
                 }
@@ -938,14 +937,7 @@ public final class SessionRunner: @unchecked Sendable {
         let dir = "\(options.context.outputDirectory)/pins"
         let capacity = ring.configuration.capacity
         guard ring.pinCounts.count > capacity else { return }
-        var owed: [UInt64: String] = [:]
-        for name in (try? FileSystem.list(dir)) ?? [] where name.hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: "\(dir)/\(name)"),
-                let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let id = (record["pinId"] as? NSNumber)?.uint64Value
-            else { continue }
-            owed[id] = String(name.dropLast(".json".count))
-        }
+        let owed = Dictionary(Self.pinRecords(out: options.context.outputDirectory).map { ($1.id, $0) }) { a, _ in a }
         for pin in ring.pins where ring.pinCounts.count > capacity {
             guard let clipID = owed[pin.id], (try? ring.unpin(pin)) != nil else { continue }
             try? FileManager.default.removeItem(atPath: "\(dir)/\(clipID).json")

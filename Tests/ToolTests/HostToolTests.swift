@@ -204,7 +204,13 @@ extension HostToolTests {
 extension HostToolTests {
     /// A host that comes back while the session runs gets what it was owed without a `transfer drain`: the next clip's
     /// delivery (or the half-minute retry) sends the outbox too, and the clip counts as delivered.
-    @Test func clipsOwedWhileTheHostWasDownArriveWhenItComesBackMidSession() throws {
+    @Test(arguments: [
+        // The next clip's delivery finds the host back and brings the owed one with it.
+        ("[1.5, 8]", [String]()),
+        // One swing only: the retry while nothing else is delivered brings it (every second here, not every 30).
+        ("[1.5]", ["--set", "link.owedRetryIntervalNs=1000000000"]),
+    ])
+    func clipsOwedWhileTheHostWasDownArriveWhenItComesBackMidSession(impacts: String, settings: [String]) throws {
         let tmp = TemporaryDirectory("ppc-host")
         let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
         let out = tmp.sub("out")
@@ -213,8 +219,8 @@ extension HostToolTests {
             {
               "session": "back",
               "sources": [
-                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 120, "pace": "realtime", "texture": "flat", "impacts": [1.5, 8] } },
-                { "plugin": "synthetic.audio", "params": { "seconds": 120, "impacts": [1.5, 8] } }
+                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 120, "pace": "realtime", "texture": "flat", "impacts": \(impacts) } },
+                { "plugin": "synthetic.audio", "params": { "seconds": 120, "impacts": \(impacts) } }
               ],
               "encoder": { "plugin": "x264", "params": { "threads": 1 } },
               "detector": { "plugin": "impact" },
@@ -222,7 +228,9 @@ extension HostToolTests {
               "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
             }
             """.write(toFile: manifest, atomically: true, encoding: .utf8)
-        let (run, runOut, _) = try IntegrityToolTests.start(["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-b"])
+        let (run, runOut, _) = try IntegrityToolTests.start(
+            ["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-b"] + settings)
+        let shots = impacts.split(separator: ",").count
         defer { if run.isRunning { kill(run.processIdentifier, SIGKILL) } }
         // The first clip is owed (nobody listens: its delivery gave up and recorded its pin); then the host comes up.
         #expect(IntegrityToolTests.awaitCondition { ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? []).count == 1 })
@@ -231,11 +239,11 @@ extension HostToolTests {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        // Both clips reach the host while the session still runs, and leave the outbox.
+        // Every clip reaches the host while the session still runs, and leaves the outbox.
         func arrived() -> Int {
             ((try? FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-b"))) ?? []).filter { !$0.hasPrefix(".") }.count
         }
-        #expect(IntegrityToolTests.awaitCondition { arrived() == 2 && ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox")) ?? []).isEmpty })
+        #expect(IntegrityToolTests.awaitCondition { arrived() == shots && ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox")) ?? []).isEmpty })
         kill(run.processIdentifier, SIGINT)
         _ = runOut.fileHandleForReading.readDataToEndOfFile()
         run.waitUntilExit()
@@ -243,7 +251,7 @@ extension HostToolTests {
         let report = try IntegrityToolTests.report(out)
         #expect((report["clipsOwed"] as? [Any])?.isEmpty == true)
         let clips = try #require(report["clips"] as? [[String: Any]])
-        #expect(clips.count == 2)
+        #expect(clips.count == shots)
         #expect(clips.contains { ($0["confirmedBy"] as? [String])?.contains { $0.contains("sent from the outbox after it was owed") } == true })
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/pins").isEmpty)  // the owed clip's record went with it
         let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 20, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))

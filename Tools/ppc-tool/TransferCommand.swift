@@ -28,18 +28,7 @@ enum TransferCommand {
                 arguments: [Argument("out", help: "A run's output directory.")], run: drain),
         ])
 
-    static func pins(_ out: String) -> [String: PinToken] {
-        var result: [String: PinToken] = [:]
-        for f in (try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? [] where f.hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: "\(out)/pins/\(f)"),
-                let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let id = (o["pinId"] as? NSNumber)?.uint64Value, let first = (o["first"] as? NSNumber)?.uint64Value,
-                let last = (o["last"] as? NSNumber)?.uint64Value
-            else { continue }
-            result[String(f.dropLast(5))] = PinToken(id: id, first: SequenceNumber(first), last: SequenceNumber(last))
-        }
-        return result
-    }
+    static func pins(_ out: String) -> [String: PinToken] { SessionRunner.pinRecords(out: out) }
 
     static func status(_ inv: Invocation) throws -> ExitCode {
         let out = inv.argument(0)!
