@@ -71,7 +71,7 @@ let package = Package(
         // MARK: - Config
 
         /** Every parameter ppc is built with, each with its value, unit and provenance (measured/vendor/derived/assumed). */
-        .target(name: "Config", dependencies: ["Checksum"], path: "Modules/Config"),
+        .target(name: "Config", dependencies: ["Checksum", "Syscall"], path: "Modules/Config"),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests"),
 
         // MARK: - FragmentRing

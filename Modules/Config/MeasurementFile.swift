@@ -1,5 +1,6 @@
 import Checksum
 import Foundation
+import Syscall
 
 /// A measurement record on disk, as `ppc-tool measure` writes it: the parameter, the value measured, the date, the
 /// instrument, the evidence behind it (a bitrate sweep, a run's series), and an XXH3 over all of that so a record edited
@@ -29,7 +30,8 @@ public enum MeasurementFile {
         let settled = try JSONSerialization.jsonObject(with: try canonical(o)) as? [String: Any] ?? [:]
         o["xxh3"] = XXH3.hex(XXH3.hash([UInt8](try canonical(settled))))
         let data = try JSONSerialization.data(withJSONObject: o, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        // Written beside itself and renamed (Foundation's .atomic leaves an empty /tmp/TemporaryDirectory.* per write).
+        try FileSystem.writeAtomically([UInt8](data), to: path)
     }
 
     /// The override a record file makes: its parameter at its value, marked measured by its record. Refused, naming the

@@ -37,6 +37,6 @@ public struct EncodeCapacity: Codable, Sendable, Equatable {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try FileSystem.writeAtomically([UInt8](try encoder.encode(self)), to: path)
     }
 }

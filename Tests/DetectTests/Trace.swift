@@ -66,6 +66,6 @@ extension DetectTrace {
         let n = Int(ProcessInfo.processInfo.environment["PPC_DETECT_SESSIONS"] ?? "8") ?? 8
         for kind in RoomCorpus.Kind.allCases { for seed in RoomCorpus.Split.tuning.seeds(n) { run("room", RoomCorpus.session(kind, seed: seed)) } }
         for kind in ImpactCorpus.Kind.allCases { for seed in UInt64(1)...12 { run("impact", ImpactCorpus.session(kind, seed: seed, seconds: 20)) } }
-        try lines.joined(separator: "\n").write(toFile: ProcessInfo.processInfo.environment["PPC_DETECT_EVENTS"]!, atomically: true, encoding: .utf8)
+        try lines.joined(separator: "\n").write(toFile: ProcessInfo.processInfo.environment["PPC_DETECT_EVENTS"]!, atomically: false, encoding: .utf8)
     }
 }

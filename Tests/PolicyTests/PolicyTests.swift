@@ -12,10 +12,10 @@ struct FakeThermal {
     func zone(_ n: Int, celsius: Double, trips: [(String, Double)] = []) throws {
         let z = dir.sub("thermal_zone\(n)")
         try FileManager.default.createDirectory(atPath: z, withIntermediateDirectories: true)
-        try "\(Int(celsius * 1000))\n".write(toFile: "\(z)/temp", atomically: true, encoding: .utf8)
+        try "\(Int(celsius * 1000))\n".write(toFile: "\(z)/temp", atomically: false, encoding: .utf8)
         for (k, t) in trips.enumerated() {
-            try "\(t.0)\n".write(toFile: "\(z)/trip_point_\(k)_type", atomically: true, encoding: .utf8)
-            try "\(Int(t.1 * 1000))\n".write(toFile: "\(z)/trip_point_\(k)_temp", atomically: true, encoding: .utf8)
+            try "\(t.0)\n".write(toFile: "\(z)/trip_point_\(k)_type", atomically: false, encoding: .utf8)
+            try "\(Int(t.1 * 1000))\n".write(toFile: "\(z)/trip_point_\(k)_temp", atomically: false, encoding: .utf8)
         }
     }
 

@@ -227,7 +227,7 @@ extension HostToolTests {
               "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
               "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
             }
-            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+            """.write(toFile: manifest, atomically: false, encoding: .utf8)
         let (run, runOut, _) = try IntegrityToolTests.start(
             ["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-b"] + settings)
         let shots = impacts.split(separator: ",").count

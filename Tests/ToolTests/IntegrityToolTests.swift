@@ -24,7 +24,7 @@ struct IntegrityToolTests {
           "sinks": [ { "plugin": "file" } ],
           "config": { "capture.videoBitrateBps": 2000000, "capture.clipPostNs": 1500000000 }
         }
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 

@@ -51,7 +51,7 @@ struct MeasureToolTests {
         var text = try String(contentsOfFile: tmp.sub("rec.json"), encoding: .utf8)
         let chosen = a.json["chosenBitrateBps"] as? Int ?? 0
         text = text.replacingOccurrences(of: "\"value\" : \(chosen)", with: "\"value\" : 90000000")
-        try text.write(toFile: tmp.sub("rec.json"), atomically: true, encoding: .utf8)
+        try text.write(toFile: tmp.sub("rec.json"), atomically: false, encoding: .utf8)
         let r = try ToolRunner.run(["config", "show", "--measured", tmp.sub("rec.json")])
         #expect(r.status == 65, "\(r.stdout)")
         #expect(r.stderr.contains("rec.json") && r.stderr.contains("altered"), "\(r.stderr)")

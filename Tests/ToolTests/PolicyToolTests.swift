@@ -11,11 +11,11 @@ struct PolicyToolTests {
     static func thermal(_ dir: String, celsius: Double) throws -> String {
         let z = "\(dir)/thermal_zone0"
         try FileManager.default.createDirectory(atPath: z, withIntermediateDirectories: true)
-        try "\(Int(celsius * 1000))".write(toFile: "\(z)/temp", atomically: true, encoding: .utf8)
-        try "passive".write(toFile: "\(z)/trip_point_0_type", atomically: true, encoding: .utf8)
-        try "80000".write(toFile: "\(z)/trip_point_0_temp", atomically: true, encoding: .utf8)
-        try "critical".write(toFile: "\(z)/trip_point_1_type", atomically: true, encoding: .utf8)
-        try "100000".write(toFile: "\(z)/trip_point_1_temp", atomically: true, encoding: .utf8)
+        try "\(Int(celsius * 1000))".write(toFile: "\(z)/temp", atomically: false, encoding: .utf8)
+        try "passive".write(toFile: "\(z)/trip_point_0_type", atomically: false, encoding: .utf8)
+        try "80000".write(toFile: "\(z)/trip_point_0_temp", atomically: false, encoding: .utf8)
+        try "critical".write(toFile: "\(z)/trip_point_1_type", atomically: false, encoding: .utf8)
+        try "100000".write(toFile: "\(z)/trip_point_1_temp", atomically: false, encoding: .utf8)
         return dir
     }
 

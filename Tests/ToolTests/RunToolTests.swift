@@ -119,7 +119,7 @@ struct RunToolTests {
           "detector": { "plugin": "impact" },
           "sinks": [ { "plugin": "file" } ]
         }
-        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        """.write(toFile: manifest, atomically: false, encoding: .utf8)
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
@@ -152,7 +152,7 @@ struct RunToolTests {
           "detector": { "plugin": "impact" },
           "sinks": [ { "plugin": "file" } ]
         }
-        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        """.write(toFile: manifest, atomically: false, encoding: .utf8)
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")

@@ -57,8 +57,8 @@ final class VividTests: XCTestCase {
             throw XCTSkip("\(needed) is missing (scripts/install-deps installs v4l-utils and busybox-static)")
         }
         let dir = TemporaryDirectory("ppc-vivid")
-        try script.write(toFile: dir.path + "/script.sh", atomically: true, encoding: .utf8)
-        for (name, text) in files { try text.write(toFile: dir.path + "/" + name, atomically: true, encoding: .utf8) }
+        try script.write(toFile: dir.path + "/script.sh", atomically: false, encoding: .utf8)
+        for (name, text) in files { try text.write(toFile: dir.path + "/" + name, atomically: false, encoding: .utf8) }
         for (name, bytes) in data { try bytes.write(to: URL(fileURLWithPath: dir.path + "/" + name)) }
         let r = try ToolRunner.runProgram(
             "/bin/bash", [vivid, "-p", params] + (alsa ? ["-a", ""] : []) + ["-b", tool, "-b", "/usr/bin/v4l2-ctl", "-s", dir.path, "-t", "400",

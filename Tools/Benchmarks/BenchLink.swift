@@ -262,7 +262,7 @@ enum BenchLink {
             if let r = link.relation, r.skewKnown { skewError = abs(r.skewPpm + 20) }
             if let dump = ProcessInfo.processInfo.environment["PPC_DUMP_SKEW"] {
                 let lines = link.syncSamples.map { "\($0.t1) \($0.t2) \($0.t3) \($0.t4)" }.joined(separator: "\n")
-                try? lines.write(toFile: dump, atomically: true, encoding: .utf8)
+                try? lines.write(toFile: dump, atomically: false, encoding: .utf8)
             }
             link.close(reason: "bench")
         }

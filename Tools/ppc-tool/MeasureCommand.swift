@@ -182,7 +182,7 @@ enum MeasureCommand {
         result["chosenBitrateBps"] = chosen?.bitrateBps as Any? ?? NSNull()
         if let svg = inv.value("svg") {
             try BitrateSweep.svg(points, angleBound: angleBound, chosen: chosen, title: "E-M2: shaft angle error against bitrate — \(format)")
-                .write(toFile: svg, atomically: true, encoding: .utf8)
+                .write(toFile: svg, atomically: false, encoding: .utf8)
         }
         if let path = inv.value("write") {
             guard let chosen else { throw CommandFailure.failure("no bitrate in the sweep stays within the bounds: no record written (try higher bitrates)") }
@@ -283,7 +283,7 @@ extension MeasureCommand {
         result["celsius"] = series.compactMap(\.celsius).max() as Any? ?? "no thermal zone readable here"
         result["series"] = series.map { ["t": $0.atSeconds, "frames": $0.frames, "cpuMsPerFrame": $0.cpuMsPerFrame, "rssBytes": $0.rssBytes, "celsius": $0.celsius as Any? ?? NSNull()] as [String: Any] }
         if let svg = inv.value("svg") {
-            try sustainedSVG(series, title: "E-M4: \(source.format) → \(encoderName), \(Int(minutes)) min").write(toFile: svg, atomically: true, encoding: .utf8)
+            try sustainedSVG(series, title: "E-M4: \(source.format) → \(encoderName), \(Int(minutes)) min").write(toFile: svg, atomically: false, encoding: .utf8)
         }
         if let path = inv.value("write") {
             let date = String((result["date"] as? String ?? "").prefix(10))
