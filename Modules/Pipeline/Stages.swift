@@ -393,8 +393,9 @@ public protocol DeliveryPreparing: AnyObject {
 /// without waiting for the next session or a `transfer drain`.
 public protocol OwedClipsSending: AnyObject {
     /// Sends what is still owed, oldest first, reaching the host again if the link is down; stops at the first that
-    /// fails. Returns the clip ids the host confirmed.
-    func sendOwed() -> [String]
+    /// fails, or before the next clip once `keepGoing` says no (an operator who asked to stop now). Returns the clip ids
+    /// the host confirmed.
+    func sendOwed(while keepGoing: () -> Bool) -> [String]
 }
 
 extension SessionContext {

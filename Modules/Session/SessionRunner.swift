@@ -857,7 +857,8 @@ public final class SessionRunner: @unchecked Sendable {
     func sendOwed() {
         for (index, sink) in components.sinks.enumerated() {
             guard let sender = sink as? OwedClipsSending else { continue }
-            let confirmed = sender.sendOwed()
+            // A stop asked for "now" sends no more of the backlog: what is owed waits in the outbox.
+            let confirmed = sender.sendOwed { stopAtNs.load(ordering: .relaxed) != .min }
             guard !confirmed.isEmpty else { continue }
             let records = Self.pinRecords(out: options.context.outputDirectory)
             for clipID in confirmed {

@@ -127,7 +127,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     /// at once (delivery thread only).
     var connectJustFailed = false
 
-    public func sendOwed() -> [String] {
+    public func sendOwed(while keepGoing: () -> Bool) -> [String] {
         guard let outbox, let settings else { return [] }
         let pending = outbox.pending
         guard !pending.isEmpty else { return [] }
@@ -143,6 +143,10 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         }
         var confirmed: [String] = []
         for clip in pending {
+            guard keepGoing() else {
+                history.add("\(pending.count - confirmed.count) owed clips left in the outbox: asked to stop now")
+                break
+            }
             do {
                 _ = try send(clip)
                 confirmed.append(clip)
