@@ -77,6 +77,8 @@ public final class SessionRunner: @unchecked Sendable {
         public var candidates: Int
         public var shots: Int
         public var clips: Int
+        /// Clips minted that a sink has not confirmed yet (waiting in the outbox for a host).
+        public var owed: Int
         public var wallNs: Int64
     }
 
@@ -297,7 +299,7 @@ public final class SessionRunner: @unchecked Sendable {
         defer { lock.unlock() }
         return Progress(
             state: state, framesEncoded: framesEncoded, ringFragments: ring.fragments.count, ringCapacity: ring.configuration.capacity,
-            candidates: book.seen, shots: book.shots.count, clips: clips.count, wallNs: monotonicNowNs() - wallStart)
+            candidates: book.seen, shots: book.shots.count, clips: clips.count, owed: owed.count, wallNs: monotonicNowNs() - wallStart)
     }
 
     /// Asks capture to end before its source does (an operator's Ctrl-C, a caller's own deadline): the session then
