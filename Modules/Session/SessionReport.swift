@@ -81,7 +81,7 @@ extension SessionRunner {
     func report() -> SessionReport {
         lock.lock()
         let stats = captureStats
-        let clipsNow = clips
+        let clipsNow = clips.sorted { $0.t0Ns < $1.t0Ns }  // a clip the host took later from the outbox comes in its place
         let owedNow = owed
         // A clip still owed at the end is an error of the run (exit 1): it waits for `transfer drain`.
         let errorsNow = errors + mintFailures.map { "mint: \($0)" }
