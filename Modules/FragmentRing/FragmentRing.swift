@@ -508,9 +508,10 @@ public final class FragmentRing: Sendable {
         return token
     }
 
-    /// Releases a pin (the sink confirmed the clip). The fragments become recyclable again.
+    /// Releases a pin (the sink confirmed the clip). The fragments become recyclable again. A token read back from
+    /// elsewhere (a pin record on disk) must name the pin exactly — id and range — or nothing is released.
     public func unpin(_ token: PinToken) throws(RingError) {
-        guard state.withLock({ $0.pins[token.id] != nil }) else {
+        guard state.withLock({ $0.pins[token.id] == token }) else {
             throw RingError(.unknownPin, "\(token) is not held")
         }
         do {

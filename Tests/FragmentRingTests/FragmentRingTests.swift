@@ -213,6 +213,19 @@ struct FragmentRingTests {
         #expect(ring.fragments.map(\.sequence.rawValue) == [10, 11, 12])
     }
 
+    @Test func aPinTokenThatDoesNotNameTheHeldPinExactlyReleasesNothing() throws {
+        let tmp = TemporaryDirectory()
+        let ring = try makeRing(tmp.path, capacity: 4)
+        for i in 0..<3 { try publishFragment(ring, startNs: Int64(i) * 500_000_000) }
+        let held = try ring.pin(from: SequenceNumber(1), through: SequenceNumber(2))
+        // A record on disk that names the right id with another range (damaged, or another clip's) is refused.
+        let wrong = PinToken(id: held.id, first: SequenceNumber(2), last: SequenceNumber(3))
+        #expect(throws: RingError.self) { try ring.unpin(wrong) }
+        #expect(ring.pins == [held])
+        try ring.unpin(held)
+        #expect(ring.pins.isEmpty)
+    }
+
     @Test func pinsKeptBesideSurviveAReopenAndTheWindowKeepsItsLength() throws {
         let tmp = TemporaryDirectory()
         do {
