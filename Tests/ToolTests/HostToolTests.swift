@@ -206,7 +206,7 @@ extension HostToolTests {
     /// delivery (or the half-minute retry) sends the outbox too, and the clip counts as delivered.
     @Test(arguments: [
         // The next clip's delivery finds the host back and brings the owed one with it.
-        ("[1.5, 8]", [String]()),
+        ("[1.5, 5]", [String]()),
         // One swing only: the retry while nothing else is delivered brings it (every second here, not every 30).
         ("[1.5]", ["--set", "link.owedRetryIntervalNs=1000000000"]),
     ])
