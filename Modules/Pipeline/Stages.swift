@@ -389,10 +389,14 @@ public protocol DeliveryPreparing: AnyObject {
 
 /// A sink that keeps the clips it could not deliver (a network sink: in `SessionContext.outboxDirectory`) and sends
 /// them when it can again. The session calls it on its delivery thread: when deliveries begin, after each clip, and
-/// every `link.owedRetryIntervalNs` while anything is owed — so clips owed while a host was down arrive once it is back,
-/// without waiting for the next session or a `transfer drain`.
+/// every `link.owedRetryIntervalNs` while anything is owed or the sink has lost its host — so clips owed while a host was
+/// down arrive once it is back, and the link (events, preview) comes back without waiting for the next clip, the next
+/// session or a `transfer drain`.
 public protocol OwedClipsSending: AnyObject {
-    /// Sends what is still owed, oldest first, reaching the host again if the link is down; stops at the first that
+    /// True while the sink has lost its host (never reached, or the link dropped): `sendOwed` is then tried on every
+    /// retry interval even when nothing is owed.
+    var needsRetry: Bool { get }
+    /// Reaches the host again if the link is down, then sends what is still owed, oldest first; stops at the first that
     /// fails, or before the next clip once `keepGoing` says no (an operator who asked to stop now). Returns the clip ids
     /// the host confirmed.
     func sendOwed(while keepGoing: () -> Bool) -> [String]

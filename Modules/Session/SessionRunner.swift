@@ -807,10 +807,12 @@ public final class SessionRunner: @unchecked Sendable {
 
     /// Hands each minted clip to every sink, in mint order, until the mint thread is done and nothing is queued. What a
     /// sink still owes (this session's clips or an earlier one's) is sent when deliveries begin, after each clip every
-    /// sink confirmed (the host is evidently there), and every `link.owedRetryIntervalNs` while this session owes a clip.
+    /// sink confirmed (the host is evidently there), and every `link.owedRetryIntervalNs` while this session owes a clip
+    /// or a sink has lost its host (which also brings its link back: events and preview).
     func deliveryLoop() {
         ThreadPriority.lowerCurrent()
         for case let p as DeliveryPreparing in components.sinks { p.prepareDeliveries() }
+        let senders = components.sinks.compactMap { $0 as? OwedClipsSending }
         sendOwed()
         let live = RingPayloadSource(ring: ring, index: index)
         while true {
@@ -820,7 +822,7 @@ public final class SessionRunner: @unchecked Sendable {
             // afresh at each wake-up would never come.
             let retryAt = Date(timeIntervalSinceNow: Double(components.config[.owedRetryIntervalNs]) / 1e9)
             while deliveries.isEmpty && !mintingDone {
-                if owed.isEmpty {
+                if owed.isEmpty && !senders.contains(where: \.needsRetry) {
                     lock.wait()
                 } else if !lock.wait(until: retryAt) {
                     retryOwed = true

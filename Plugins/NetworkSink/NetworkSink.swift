@@ -103,24 +103,35 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     /// Reaches the host (capture is already running: a host that is down or hangs never delays arming). The session
     /// then has what earlier sessions left owed sent (`sendOwed`) before this session's first clip.
     public func prepareDeliveries() {
-        guard let settings, let context else { return }
+        guard let settings else { return }
         do {
-            let link = try connect(settings)
-            self.link = link
-            if previewFps > 0 {
-                do {
-                    _ = preview.storeIfNil(
-                        try PreviewSender(
-                            host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps,
-                            security: settings.security))
-                    history.add("preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
-                } catch { history.add("preview absent: \(error)") }
-            }
+            link = try connect(settings)
+            startPreviewIfWanted()
         } catch {
             unreachable = "\(host):\(port): \(error)"
             history.add("host unreachable: \(unreachable!)")
             connectJustFailed = true
         }
+    }
+
+    /// Starts the live preview once the link is up, if it was asked for and is not running (a host reached only later
+    /// in the session gets it then).
+    func startPreviewIfWanted() {
+        guard previewFps > 0, preview.load() == nil, let settings, let context else { return }
+        do {
+            _ = preview.storeIfNil(
+                try PreviewSender(
+                    host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps,
+                    security: settings.security))
+            history.add("preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
+        } catch { history.add("preview absent: \(error)") }
+    }
+
+    public var needsRetry: Bool {
+        guard settings != nil else { return false }
+        guard let link else { return true }
+        if case .dropped = link.status { return true }
+        return false
     }
 
     /// The attempt to reach the host when deliveries began just failed: the owed clips' first send does not try again
@@ -130,16 +141,18 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public func sendOwed(while keepGoing: () -> Bool) -> [String] {
         guard let outbox, let settings else { return [] }
         let pending = outbox.pending
-        guard !pending.isEmpty else { return [] }
-        if link == nil {
+        if needsRetry {
             if connectJustFailed {
                 connectJustFailed = false
                 return []
             }
+            link?.close(reason: "reconnecting after the link dropped")
+            link = nil
             guard let fresh = try? connect(settings) else { return [] }
             link = fresh
             unreachable = nil
-            history.add("host reached again: \(pending.count) owed clips follow")
+            history.add("host reached again\(pending.isEmpty ? "" : ": \(pending.count) owed clips follow")")
+            startPreviewIfWanted()
         }
         var confirmed: [String] = []
         for clip in pending {
@@ -198,6 +211,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             if let fresh = try? connect(settings) {
                 link = fresh
                 unreachable = nil
+                startPreviewIfWanted()
             }
         }
         guard link != nil else {

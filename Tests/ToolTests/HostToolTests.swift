@@ -260,6 +260,58 @@ extension HostToolTests {
 }
 
 extension HostToolTests {
+    /// A host that was down when the session started and comes up while no clip is owed: the device reaches it within
+    /// the retry interval (a second here), so its events and live view flow without waiting for a swing.
+    @Test func aHostThatComesUpMidSessionIsReachedWithoutWaitingForAClip() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
+        let out = tmp.sub("out")
+        let manifest = tmp.sub("idle.json")
+        try """
+            {
+              "session": "idle",
+              "sources": [
+                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 120, "pace": "realtime", "texture": "flat", "impacts": [] } },
+                { "plugin": "synthetic.audio", "params": { "seconds": 120, "impacts": [] } }
+              ],
+              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+              "detector": { "plugin": "impact" },
+              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
+              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
+            }
+            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let (run, runOut, runErr) = try IntegrityToolTests.start([
+            "run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-i", "--set", "link.owedRetryIntervalNs=1000000000",
+        ])
+        defer { if run.isRunning { kill(run.processIdentifier, SIGKILL) } }
+        var said = ""
+        #expect(IntegrityToolTests.read(runErr.fileHandleForReading, until: "host unreachable", seen: &said), "\(said)")
+        let host = Process()
+        host.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
+        host.arguments = [
+            "--listen", "127.0.0.1:\(port)", "--library", tmp.sub("library"), "--ingest-policy", "any", "--insecure-loopback-only", "--state",
+            tmp.sub("host-state"),
+        ]
+        let hostOut = Pipe()
+        host.standardOutput = hostOut
+        host.standardError = FileHandle.nullDevice
+        try host.run()
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        var logged = ""
+        #expect(IntegrityToolTests.read(hostOut.fileHandleForReading, until: "accepted dev-i (control)", seen: &logged), "\(logged)")
+        kill(run.processIdentifier, SIGINT)
+        _ = runOut.fileHandleForReading.readDataToEndOfFile()
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0)
+        let history = try IntegrityToolTests.report(out)["sinkStatus"] as? [String] ?? []
+        #expect(history.contains { $0.contains("host reached again") }, "\(history)")
+    }
+}
+
+extension HostToolTests {
     @Test func aLinkCutMidTransferIsReconnectedAndTheTransferResumes() throws {
         let tmp = TemporaryDirectory("ppc-host")
         let (host, port) = try Self.startHost(library: tmp.sub("library"), extra: ["--cut-bulk-after-chunks", "2"])
