@@ -34,13 +34,35 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     var insecureLoopbackOnly = false
     /// Set once, by the delivery thread when the link is up; read per frame by the capture thread without a lock.
     let preview = AtomicLazyReference<PreviewSender>()
-    /// The link: replaced by the delivery thread (a reconnect), read by the threads that send events and status.
-    var link: DeviceLink? {
-        get { linkLock.withLock { linkStorage } }
-        set { linkLock.withLock { linkStorage = newValue } }
-    }
+    /// The link: replaced by the delivery thread (`adopt`: a first link, a reconnect), read by the threads that send
+    /// events and status.
+    var link: DeviceLink? { linkLock.withLock { linkStorage } }
+    /// Under `linkLock`: the link, and the events that found none (or a dropped one), oldest first, for the next link.
     private var linkStorage: DeviceLink?
+    private var heldEvents: [LinkMessage] = []
+    private var heldEventsShed = 0
     private let linkLock = NSLock()
+    /// Events held while the host is out of reach: a few minutes of a busy bay's candidates, shots and announces
+    /// (assumed); beyond it the oldest go, counted.
+    static let heldEventLimit = 256
+
+    /// Makes `new` the link (nil: none). Events held while there was none go out on it first, in order.
+    func adopt(_ new: DeviceLink?) {
+        let (held, shed): ([LinkMessage], Int) = linkLock.withLock {
+            linkStorage = new
+            guard new != nil else { return ([], 0) }
+            defer {
+                heldEvents.removeAll()
+                heldEventsShed = 0
+            }
+            return (heldEvents, heldEventsShed)
+        }
+        guard let new, !held.isEmpty || shed > 0 else { return }
+        let sent = held.filter { (try? new.send(event: $0)) != nil }.count
+        history.add(
+            "\(sent) of \(held.count) events held while the host was out of reach sent now"
+                + (shed > 0 ? "; \(shed) older ones were shed (at most \(Self.heldEventLimit) are held)" : ""))
+    }
     var settings: DeviceLink.Settings?
     var outbox: Outbox?
     /// Reconnections a delivery may make after its link drops (each resumes at the host's committed offset).
@@ -105,7 +127,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public func prepareDeliveries() {
         guard let settings else { return }
         do {
-            link = try connect(settings)
+            adopt(try connect(settings))
             startPreviewIfWanted()
         } catch {
             unreachable = "\(host):\(port): \(error)"
@@ -147,9 +169,9 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 return []
             }
             link?.close(reason: "reconnecting after the link dropped")
-            link = nil
+            adopt(nil)
             guard let fresh = try? connect(settings) else { return [] }
-            link = fresh
+            adopt(fresh)
             unreachable = nil
             history.add("host reached again\(pending.isEmpty ? "" : ": \(pending.count) owed clips follow")")
             startPreviewIfWanted()
@@ -187,19 +209,27 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             thermalCelsius: s.thermalCelsius ?? .nan, storageFreeBytes: UInt64(max(0, s.storageFreeBytes ?? 0))))
     }
 
-    /// Events are sent at once on the control channel, from the detecting thread, so they never wait for a reconnect;
-    /// one that cannot cross (no link, or a dropped one) is said in the history, not lost silently — its clip carries
-    /// the same facts in meta.json.
+    /// Events are sent at once on the control channel, from the detecting thread, so they never wait for a reconnect.
+    /// One that finds no link (not made yet: the host is reached once capture runs, or down) or a dropped one is held
+    /// and sent first on the next link (`adopt`); the history says so, and its clip carries the same facts in meta.json.
     func event(_ m: LinkMessage) {
-        guard let link else {
-            history.add("\(m.name) not sent: no link to the host")
+        // Decided under the lock, so a link made meanwhile cannot miss an event held just before it.
+        let (live, why): (DeviceLink?, String) = linkLock.withLock {
+            if let l = linkStorage {
+                if case .dropped = l.status {} else { return (l, "") }
+            }
+            if heldEvents.count >= Self.heldEventLimit {
+                heldEvents.removeFirst()
+                heldEventsShed += 1
+            }
+            heldEvents.append(m)
+            return (nil, linkStorage.map { $0.status.sentence } ?? "no link to the host yet")
+        }
+        guard let live else {
+            history.add("\(m.name) held for the next link: \(why)")
             return
         }
-        if case .dropped = link.status {
-            history.add("\(m.name) not sent: \(link.status.sentence) (the clip's meta.json carries it)")
-            return
-        }
-        do { try link.send(event: m) } catch { history.add("\(m.name) not sent: \(error)") }
+        do { try live.send(event: m) } catch { history.add("\(m.name) not sent: \(error)") }
     }
 
     public func deliver(staged: String, clipID: String) throws -> String {
@@ -209,7 +239,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             // Unreachable when deliveries began, or lost since: one more attempt (with backoff) before the clip waits in
             // the outbox.
             if let fresh = try? connect(settings) {
-                link = fresh
+                adopt(fresh)
                 unreachable = nil
                 startPreviewIfWanted()
             }
@@ -232,9 +262,9 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 // Dropped while idle (the host went away, or this device was suspended): a new link, said so.
                 attempt += 1
                 link.close(reason: "reconnecting after: \(why)")
-                self.link = nil
+                adopt(nil)
                 link = try reconnect(settings, clipID: clipID)
-                self.link = link
+                adopt(link)
             }
             let progress = BundleSender.Progress()
             do {
@@ -252,7 +282,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 history.add(e.reason)
                 // The bulk channel has chunks in flight: this link is closed, and the next delivery opens a fresh one.
                 link.close(reason: "transfer yielded to policy")
-                self.link = nil
+                adopt(nil)
                 throw LinkError(.yielded, "\(e.reason); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
             } catch let e as LinkError where e.code == .closed || e.code == .io || e.code == .deadPeer || e.code == .stalled {
                 guard attempt < Self.reconnects, monotonicNowNs() < deadline else {
@@ -260,9 +290,9 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 }
                 attempt += 1
                 link.close(reason: "reconnecting after: \(e.reason)")
-                self.link = nil
+                adopt(nil)
                 guard let settings else { throw e }
-                self.link = try reconnect(settings, clipID: clipID)  // connects with backoff
+                adopt(try reconnect(settings, clipID: clipID))  // connects with backoff
             }
         }
     }

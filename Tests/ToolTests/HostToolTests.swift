@@ -202,6 +202,28 @@ extension HostToolTests {
 }
 
 extension HostToolTests {
+    /// Two minutes of camera-paced synthetic video with the audio ahead of it, to a file sink and a network sink: a run
+    /// that lasts until the test stops it.
+    static func cameraPacedManifest(_ dir: String, session: String, impacts: String) throws -> String {
+        let manifest = "\(dir)/\(session).json"
+        try """
+            {
+              "session": "\(session)",
+              "sources": [
+                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 120, "pace": "realtime", "texture": "flat", "impacts": \(impacts) } },
+                { "plugin": "synthetic.audio", "params": { "seconds": 120, "impacts": \(impacts) } }
+              ],
+              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+              "detector": { "plugin": "impact" },
+              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
+              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
+            }
+            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        return manifest
+    }
+}
+
+extension HostToolTests {
     /// A host that comes back while the session runs gets what it was owed without a `transfer drain`: the next clip's
     /// delivery (or the half-minute retry) sends the outbox too, and the clip counts as delivered.
     @Test(arguments: [
@@ -214,20 +236,7 @@ extension HostToolTests {
         let tmp = TemporaryDirectory("ppc-host")
         let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
         let out = tmp.sub("out")
-        let manifest = tmp.sub("back.json")
-        try """
-            {
-              "session": "back",
-              "sources": [
-                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 120, "pace": "realtime", "texture": "flat", "impacts": \(impacts) } },
-                { "plugin": "synthetic.audio", "params": { "seconds": 120, "impacts": \(impacts) } }
-              ],
-              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
-              "detector": { "plugin": "impact" },
-              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
-              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
-            }
-            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let manifest = try Self.cameraPacedManifest(tmp.path, session: "back", impacts: impacts)
         let (run, runOut, _) = try IntegrityToolTests.start(
             ["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-b"] + settings)
         let shots = impacts.split(separator: ",").count
@@ -250,6 +259,9 @@ extension HostToolTests {
         #expect(run.terminationStatus == 0)  // nothing owed at the end
         let report = try IntegrityToolTests.report(out)
         #expect((report["clipsOwed"] as? [Any])?.isEmpty == true)
+        // The first shot's candidate, shot and announce found no host: held, and sent when the link was made.
+        let history = report["sinkStatus"] as? [String] ?? []
+        #expect(history.contains { $0.contains("events held while the host was out of reach sent now") }, "\(history)")
         let clips = try #require(report["clips"] as? [[String: Any]])
         #expect(clips.count == shots)
         #expect(clips.contains { ($0["confirmedBy"] as? [String])?.contains { $0.contains("sent from the outbox after it was owed") } == true })
@@ -266,20 +278,7 @@ extension HostToolTests {
         let tmp = TemporaryDirectory("ppc-host")
         let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
         let out = tmp.sub("out")
-        let manifest = tmp.sub("idle.json")
-        try """
-            {
-              "session": "idle",
-              "sources": [
-                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 120, "pace": "realtime", "texture": "flat", "impacts": [] } },
-                { "plugin": "synthetic.audio", "params": { "seconds": 120, "impacts": [] } }
-              ],
-              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
-              "detector": { "plugin": "impact" },
-              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
-              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
-            }
-            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let manifest = try Self.cameraPacedManifest(tmp.path, session: "idle", impacts: "[]")
         let (run, runOut, runErr) = try IntegrityToolTests.start([
             "run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-i", "--set", "link.owedRetryIntervalNs=1000000000",
         ])

@@ -107,19 +107,8 @@ struct RunToolTests {
     /// outage is not invented, the one after it is minted; an interruption is not an error.
     @Test func aMicrophonePulledOutAndPutBackIsAnInterruptionAndTheNextSwingIsStillMinted() throws {
         let tmp = TemporaryDirectory("ppc-run-away")
-        let manifest = tmp.sub("away.json")
-        try """
-        {
-          "session": "away",
-          "sources": [
-            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 120, "seconds": 8, "texture": "flat", "impacts": [1.6, 3.3, 5.0] } },
-            { "plugin": "synthetic.audio", "params": { "seconds": 8, "impacts": [1.6, 3.3, 5.0], "awayAt": [3.0], "awaySeconds": 1.0 } }
-          ],
-          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
-          "detector": { "plugin": "impact" },
-          "sinks": [ { "plugin": "file" } ]
-        }
-        """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let manifest = try Self.flatManifest(
+            tmp.path, session: "away", fps: 120, seconds: 8, impacts: "[1.6, 3.3, 5.0]", audio: #", "awayAt": [3.0], "awaySeconds": 1.0"#)
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
@@ -140,19 +129,7 @@ struct RunToolTests {
     /// pre-roll was lost, its window starting 21 µs before the first frame): minted from the first frame, and said.
     @Test func aShotSoonerAfterArmingThanItsPreRollIsMintedFromTheFirstFrame() throws {
         let tmp = TemporaryDirectory("ppc-run-early")
-        let manifest = tmp.sub("early.json")
-        try """
-        {
-          "session": "early",
-          "sources": [
-            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 4, "texture": "flat", "impacts": [0.6] } },
-            { "plugin": "synthetic.audio", "params": { "seconds": 4, "impacts": [0.6] } }
-          ],
-          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
-          "detector": { "plugin": "impact" },
-          "sinks": [ { "plugin": "file" } ]
-        }
-        """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let manifest = try Self.flatManifest(tmp.path, session: "early", fps: 60, seconds: 4, impacts: "[0.6]")
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
@@ -165,5 +142,23 @@ struct RunToolTests {
         let probe = try ToolRunner.runProgram(
             "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
         #expect(probe.status == 0 && String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "240", "\(probe)")  // every frame: 0.6 s before t0 and the 3.4 s after it, whole fragments
+    }
+
+    /// A synthetic session to a file sink: flat 320×180 video and its audio (`audio`: more of the audio's parameters).
+    static func flatManifest(_ dir: String, session: String, fps: Int, seconds: Double, impacts: String, audio: String = "") throws -> String {
+        let manifest = "\(dir)/\(session).json"
+        try """
+        {
+          "session": "\(session)",
+          "sources": [
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": \(fps), "seconds": \(seconds), "texture": "flat", "impacts": \(impacts) } },
+            { "plugin": "synthetic.audio", "params": { "seconds": \(seconds), "impacts": \(impacts)\(audio) } }
+          ],
+          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+          "detector": { "plugin": "impact" },
+          "sinks": [ { "plugin": "file" } ]
+        }
+        """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        return manifest
     }
 }
