@@ -318,6 +318,10 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             history.add("preview: \(p.sent) frames sent, \(p.shed) shed (live only: never queued)")
         }
         link?.close(reason: "session ended")
+        let (held, shed) = linkLock.withLock { (heldEvents.count, heldEventsShed) }
+        if held + shed > 0 {
+            history.add("\(held + shed) events never reached the host (it was not reached again before the session ended); their clips' meta.json carry them")
+        }
     }
 
     /// The link's state in a sentence, for the report.
