@@ -124,7 +124,7 @@ let package = Package(
             dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall", "Policy"],
             path: "Modules/Session"),
         .testTarget(
-            name: "SessionTests", dependencies: ["Session", "Pipeline", "Config", "FragmentRing", "Synthetic", "LibavEncoder", "TestSupport"],
+            name: "SessionTests", dependencies: ["Session", "Pipeline", "Config", "FragmentRing", "Synthetic", "LibavEncoder", "FileSink", "TestSupport"],
             path: "Tests/SessionTests"),
         .testTarget(name: "AudioTests", dependencies: ["Audio", "ALSA", "ALSASource", "Pipeline", "Detect"], path: "Tests/AudioTests"),
 

@@ -1,4 +1,5 @@
 import Config
+import FileSink
 import Foundation
 import FragmentRing
 import LibavEncoder
@@ -97,15 +98,50 @@ final class AnnouncementGatedSink: ClipSink, EventSink, DeliveryPreparing, Frame
     }
 }
 
+/// A sink whose host is away for the first clip: it keeps that clip in the outbox, as the network sink does, and sends
+/// it when the session asks for what is owed.
+final class AwayFirstSink: ClipSink, OwedClipsSending, @unchecked Sendable {
+    // @unchecked: called on the session's delivery thread only.
+    var outbox = ""
+    var delivered = ""
+    var deliveries = 0
+    var askedToSendOwed = 0
+
+    func open(_ context: SessionContext) throws {
+        outbox = context.outboxDirectory
+        delivered = "\(context.outputDirectory)/away-delivered"
+        for d in [outbox, delivered] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+    }
+
+    func deliver(staged: String, clipID: String) throws -> String {
+        deliveries += 1
+        if deliveries == 1 {
+            try FileManager.default.moveItem(atPath: staged, toPath: "\(outbox)/\(clipID)")
+            throw HostAway(clipID: clipID)
+        }
+        try FileManager.default.moveItem(atPath: staged, toPath: "\(delivered)/\(clipID)")
+        return "\(delivered)/\(clipID)"
+    }
+
+    var needsRetry: Bool { false }
+
+    func sendOwed(while keepGoing: () -> Bool) -> [String] {
+        askedToSendOwed += 1
+        let owed = ((try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []).sorted()
+        return owed.filter { (try? FileManager.default.moveItem(atPath: "\(outbox)/\($0)", toPath: "\(delivered)/\($0)")) != nil }
+    }
+
+    func finish() throws {}
+
+    struct HostAway: Error, CustomStringConvertible {
+        let clipID: String
+        var description: String { "host away: \(clipID) waits in the outbox" }
+    }
+}
+
 @Suite("Session: deliveries never hold up capture or minting")
 struct DeliveryTests {
-    @Test func aSinkThatWaitsNeverHoldsUpCaptureNorTheMintingOfLaterShots() throws {
-        let tmp = TemporaryDirectory("ppc-delivery")
-        // Three shots 3.5 s apart in a ring of 3 s: each one's pre-roll is recycled 3 s after it was captured, so a mint
-        // that waited for the first clip's delivery would lose the later ones. The video is paced like a camera and the
-        // audio runs ahead, so each shot is heard in time however loaded the machine.
-        let impacts = [1.5, 5.0, 8.5]
-        let seconds = 10.0
+    static func session(_ out: String, impacts: [Double], seconds: Double, sinks: [ClipSink]) throws -> SessionRunner {
         let format = VideoFormat(width: 160, height: 96, framesPerSecond: 30)
         let script = SwingScript(impactSeconds: impacts, startNs: 0)
         let config = try Configuration(overrides: [
@@ -115,14 +151,42 @@ struct DeliveryTests {
             Override(key: "capture.clipPreNs", value: .integer(500_000_000), origin: "test"),
             Override(key: "capture.clipPostNs", value: .integer(500_000_000), origin: "test"),
         ])
-        let sink = AnnouncementGatedSink(expected: impacts.count)
-        let runner = try SessionRunner(
+        return try SessionRunner(
             .init(
                 video: SyntheticVideoSource(format: format, script: script, seconds: seconds, pace: .realtime),
                 audio: SyntheticAudioSource(sampleRate: 48_000, script: script, seconds: seconds), imu: nil,
                 encoder: LibavVideoEncoder(codec: .h264, bitrateBps: 300_000, preset: "ultrafast", threads: 1),
-                detector: ScriptedDetector(impacts), sinks: [sink], config: config),
-            options: .init(context: SessionContext(outputDirectory: tmp.sub("out"), deviceID: "bay-1", session: "gated")))
+                detector: ScriptedDetector(impacts), sinks: sinks, config: config),
+            options: .init(context: SessionContext(outputDirectory: out, deviceID: "bay-1", session: "deliver")))
+    }
+
+    /// A clip a sink could not take is owed, its pin recorded; once the sink takes the next clip, the session has it
+    /// send what it owes, and the owed clip then counts as delivered by every sink, its pin and record released.
+    @Test func aClipOwedIsSettledWhenTheSinkSendsItLaterInTheSameSession() throws {
+        let tmp = TemporaryDirectory("ppc-delivery")
+        let away = AwayFirstSink()
+        let out = tmp.sub("out")
+        let runner = try Self.session(out, impacts: [1.0, 3.0], seconds: 4.5, sinks: [FileSink(directory: nil), away])
+        let report = try runner.run()
+        #expect(report.errors.isEmpty, "\(report.errors)")
+        #expect(report.clips.count == 2)
+        let first = try #require(report.clips.first)
+        #expect(first.confirmedBy.count == 2 && first.confirmedBy[1].contains("sent from the outbox after it was owed"), "\(first.confirmedBy)")
+        #expect((report.json["clipsOwed"] as? [Any])?.isEmpty == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/away-delivered").count == 2)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? []).isEmpty)
+        let ring = try FragmentRing(directory: "\(out)/ring", configuration: SessionRunner.ringConfiguration(capacity: 6, fileExtension: "ts"))
+        #expect(ring.pins.isEmpty)
+    }
+
+    @Test func aSinkThatWaitsNeverHoldsUpCaptureNorTheMintingOfLaterShots() throws {
+        let tmp = TemporaryDirectory("ppc-delivery")
+        // Three shots 3.5 s apart in a ring of 3 s: each one's pre-roll is recycled 3 s after it was captured, so a mint
+        // that waited for the first clip's delivery would lose the later ones. The video is paced like a camera and the
+        // audio runs ahead, so each shot is heard in time however loaded the machine.
+        let impacts = [1.5, 5.0, 8.5]
+        let sink = AnnouncementGatedSink(expected: impacts.count)
+        let runner = try Self.session(tmp.sub("out"), impacts: impacts, seconds: 10, sinks: [sink])
         let report = try runner.run()
         #expect(report.errors.isEmpty, "\(report.errors)")
         #expect(report.clips.count == impacts.count)
