@@ -8,7 +8,8 @@ import Glibc
 /// input:
 /// - `FragmentRing.scan` (what `ring verify` runs) never traps: it reads the ring or refuses it naming the file;
 /// - opening the ring (what the next run does) never traps, and what it keeps is whole: every fragment it lists has its
-///   recorded size, and a scan right after finds nothing left to discard.
+///   recorded size, and a scan right after finds nothing left to discard — for a plain ring and for a session's, whose
+///   pinned fragments are kept beside its window.
 @_cdecl("FuzzRing_main")
 func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
 
@@ -18,10 +19,15 @@ func fuzzRing(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let dir = NSTemporaryDirectory() + "ppc-fuzz-ring-\(getpid())"
     try? FileManager.default.removeItem(atPath: dir)
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let config = FragmentRing.Configuration(capacity: 3, durability: .none, fileExtension: "ts")
+    // An odd first byte (read, not consumed: the seeds keep their meaning) makes the ring a session's: fragment 1 pinned
+    // and kept beside a window of 3 (`.keepPinnedBeside`), so damage meets a ring holding more than its capacity.
+    let beside = (input.first ?? 0) & 1 == 1
+    let config = FragmentRing.Configuration(
+        capacity: 3, durability: .none, whenOnlyPinnedRemain: beside ? .keepPinnedBeside : .refuse, fileExtension: "ts")
     do {
         let ring = try FragmentRing(directory: dir, configuration: config)
         for k in 0..<4 {
+            if beside && k == 1 { _ = try ring.pin(from: SequenceNumber(1), through: SequenceNumber(1)) }
             var r = try ring.reserve()
             let bytes = [UInt8](repeating: UInt8(k), count: 64 + k)
             try bytes.withUnsafeBytes { try r.write($0) }
