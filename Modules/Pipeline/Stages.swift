@@ -381,14 +381,9 @@ public struct DeviceStatusReport: Sendable, Equatable {
     }
 }
 
-/// A sink with work to do before it takes the session's first clip (a network sink: reach the host). The session calls
-/// it on its delivery thread once capture has started, so capture never waits for a host.
-public protocol DeliveryPreparing: AnyObject {
-    func prepareDeliveries()
-}
-
 /// A sink that keeps the clips it could not deliver (a network sink: in `SessionContext.outboxDirectory`) and sends
-/// them when it can again. The session calls it on its delivery thread: when deliveries begin, after each clip, and
+/// them when it can again. The session calls it on its delivery thread: when deliveries begin (a network sink reaches
+/// its host then, once capture runs, so capture never waits for a host), after each clip, and
 /// every `link.owedRetryIntervalNs` while anything is owed or the sink has lost its host — so clips owed while a host was
 /// down arrive once it is back, and the link (events, preview) comes back without waiting for the next clip, the next
 /// session or a `transfer drain`.

@@ -97,15 +97,16 @@ public final class SessionRunner: @unchecked Sendable {
 
     /// A clip minted whole that not every sink confirmed: the sinks that hold it, and why the others did not.
     public struct OwedClip: Sendable {
-        public var clipID: String
-        public var t0Ns: Int64
-        public var heldBy: [String]
+        /// The clip as reported once every sink has it (`confirmedBy`: the sinks that hold it so far).
+        public var minted: MintedClip
         public var refusedBy: [String]
         var shotID: UInt64
-        /// The clip as reported once every sink has it.
-        var minted: MintedClip
         /// The sinks (by index) still to confirm it.
         var waitingFor: Set<Int>
+
+        public var clipID: String { minted.clipID }
+        public var t0Ns: Int64 { minted.t0Ns }
+        public var heldBy: [String] { minted.confirmedBy }
     }
 
     let components: Components
@@ -206,41 +207,6 @@ public final class SessionRunner: @unchecked Sendable {
 
     /// Pins a killed run left that no owed clip names, released when this session was prepared.
     public let releasedPins: [UInt64]
-
-    /// Releases every pin of `ring` that no owed clip names — a record in `OUT/pins/<clipId>.json` (written for each
-    /// clip owed to a host) whose clip is still in the outbox; returns their ids. A record whose clip has left the
-    /// outbox (an earlier session's network sink delivered it) goes too.
-    static func releaseUnownedPins(_ ring: FragmentRing, out: String) -> [UInt64] {
-        let pinsDirectory = "\(out)/pins"
-        var owned: Set<UInt64> = []
-        for (clipID, pin) in pinRecords(out: out) {
-            if FileSystem.exists("\(SessionContext.outboxDirectory(out: out))/\(clipID)") {
-                owned.insert(pin.id)
-            } else {
-                try? FileManager.default.removeItem(atPath: "\(pinsDirectory)/\(clipID).json")
-            }
-        }
-        var released: [UInt64] = []
-        for pin in ring.pins where !owned.contains(pin.id) {
-            if (try? ring.unpin(pin)) != nil { released.append(pin.id) }
-        }
-        return released
-    }
-
-    /// The pins recorded for owed clips (`OUT/pins/<clipId>.json`), by clip id; a record that does not read is skipped.
-    public static func pinRecords(out: String) -> [String: PinToken] {
-        let dir = "\(out)/pins"
-        var records: [String: PinToken] = [:]
-        for name in (try? FileSystem.list(dir)) ?? [] where name.hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: "\(dir)/\(name)"),
-                let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let id = (record["pinId"] as? NSNumber)?.uint64Value, let first = (record["first"] as? NSNumber)?.uint64Value,
-                let last = (record["last"] as? NSNumber)?.uint64Value
-            else { continue }
-            records[String(name.dropLast(".json".count))] = PinToken(id: id, first: SequenceNumber(first), last: SequenceNumber(last))
-        }
-        return records
-    }
 
     /// Leftover staged bundles a killed run left, removed when this session was prepared.
     public let removedStaging: [String]
@@ -795,181 +761,6 @@ public final class SessionRunner: @unchecked Sendable {
         lock.broadcast()
         lock.unlock()
     }
-
-    /// A clip minted (its bundle staged, written whole) and waiting for its sinks.
-    struct Delivery {
-        var shot: DetectedImpact
-        var clipID: String
-        var staging: String
-        var window: SwingWindow<RingPayloadSource>
-        var clip: ClipMinter.Clip
-    }
-
-    /// Hands each minted clip to every sink, in mint order, until the mint thread is done and nothing is queued. What a
-    /// sink still owes (this session's clips or an earlier one's) is sent when deliveries begin, after each clip every
-    /// sink confirmed (the host is evidently there), and every `link.owedRetryIntervalNs` while this session owes a clip
-    /// or a sink has lost its host (which also brings its link back: events and preview).
-    func deliveryLoop() {
-        ThreadPriority.lowerCurrent()
-        for case let p as DeliveryPreparing in components.sinks { p.prepareDeliveries() }
-        let senders = components.sinks.compactMap { $0 as? OwedClipsSending }
-        sendOwed()
-        let live = RingPayloadSource(ring: ring, index: index)
-        while true {
-            lock.lock()
-            var retryOwed = false
-            // One deadline for the whole wait: the condition is broadcast after every fragment, so a deadline taken
-            // afresh at each wake-up would never come.
-            let retryAt = Date(timeIntervalSinceNow: Double(components.config[.owedRetryIntervalNs]) / 1e9)
-            while deliveries.isEmpty && !mintingDone {
-                if owed.isEmpty && !senders.contains(where: \.needsRetry) {
-                    lock.wait()
-                } else if !lock.wait(until: retryAt) {
-                    retryOwed = true
-                    break
-                }
-            }
-            if retryOwed {
-                lock.unlock()
-                sendOwed()
-                continue
-            }
-            guard !deliveries.isEmpty else {
-                lock.unlock()
-                return
-            }
-            let next = deliveries.removeFirst()
-            lock.unlock()
-            do {
-                if let clip = try deliver(next, live: live) {
-                    lock.lock()
-                    clips.append(clip)
-                    let anythingOwed = !owed.isEmpty
-                    lock.unlock()
-                    if anythingOwed { sendOwed() }
-                }
-            } catch {
-                lock.lock()
-                mintFailures.append("shot \(next.shot.id) at t0 \(next.shot.t0Ns) ns: \(error)")
-                lock.unlock()
-            }
-        }
-    }
-
-    /// Has every sink that keeps owed clips send them, and settles what the host confirmed: this session's clip counts
-    /// as delivered once every sink has it, and each confirmed clip's recorded pin is released.
-    func sendOwed() {
-        for (index, sink) in components.sinks.enumerated() {
-            guard let sender = sink as? OwedClipsSending else { continue }
-            // A stop asked for "now" sends no more of the backlog: what is owed waits in the outbox.
-            let confirmed = sender.sendOwed { stopAtNs.load(ordering: .relaxed) != .min }
-            guard !confirmed.isEmpty else { continue }
-            let records = Self.pinRecords(out: options.context.outputDirectory)
-            for clipID in confirmed {
-                if let pin = records[clipID] {
-                    try? ring.unpin(pin)
-                    try? FileManager.default.removeItem(atPath: "\(options.context.outputDirectory)/pins/\(clipID).json")
-                }
-                lock.lock()
-                if let i = owed.firstIndex(where: { $0.clipID == clipID }) {
-                    owed[i].waitingFor.remove(index)
-                    if owed[i].waitingFor.isEmpty {
-                        var clip = owed.remove(at: i).minted
-                        clip.confirmedBy.append("\(type(of: sink)): sent from the outbox after it was owed")
-                        clips.append(clip)
-                    }
-                }
-                lock.unlock()
-            }
-        }
-    }
-
-    /// Hands one clip to every sink: the clip when all confirmed it, nil when it is owed (recorded, its pin kept).
-    func deliver(_ d: Delivery, live: RingPayloadSource) throws -> MintedClip? {
-        // The pin is released when every sink has confirmed, or when no bundle ever reached a sink; otherwise the clip
-        // is owed: its pin is recorded in OUT/pins/ for the drain.
-        var confirmedByAll = false
-        var handedToSinks = false
-        defer {
-            if confirmedByAll || !handedToSinks {
-                try? live.release(d.window)
-            } else if let pin = d.window.pin {
-                recordPin(pin, clipID: d.clipID)
-                limitOwedPins()
-            }
-        }
-        // Every sink must confirm before the clip counts as delivered (and before its fragments are released).
-        // The first sink may move the staged bundle, so later sinks get their own copy first.
-        var confirmed: [String] = []
-        var refused: [String] = []
-        var waitingFor: Set<Int> = []
-        var delivered = d.staging
-        let copies = try (1..<max(1, components.sinks.count)).map { try copyAside(d.staging, $0) }
-        handedToSinks = true
-        for (i, sink) in components.sinks.enumerated() {
-            do {
-                let path = try sink.deliver(staged: i == 0 ? d.staging : copies[i - 1], clipID: d.clipID)
-                if i == 0 { delivered = path }
-                confirmed.append(path)
-            } catch {
-                refused.append("\(type(of: sink)): \(error)")
-                waitingFor.insert(i)
-            }
-        }
-        let bytes = ((try? FileManager.default.attributesOfItem(atPath: "\(delivered)/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
-        let interval = components.video.format.frameIntervalNs
-        let minted = MintedClip(
-            clipID: d.clipID, path: delivered, t0Ns: d.shot.t0Ns, startNs: d.clip.firstFrameNs,
-            endNs: d.clip.firstFrameNs + Int64(d.clip.frames) * interval, frames: d.clip.frames, bytes: bytes, confirmedBy: confirmed)
-        guard refused.isEmpty else {
-            lock.lock()
-            owed.append(
-                OwedClip(
-                    clipID: d.clipID, t0Ns: d.shot.t0Ns, heldBy: confirmed, refusedBy: refused, shotID: d.shot.id, minted: minted,
-                    waitingFor: waitingFor))
-            lock.unlock()
-            return nil
-        }
-        confirmedByAll = true
-        return minted
-    }
-
-    /// Owed clips keep at most one ring's worth of fragments pinned (`capacity`), so the disk holds at most twice the
-    /// ring while a host is down (derived). Beyond that the oldest owed clips' fragments are let go — their bundles stay
-    /// in the outbox, which is the copy the drain sends — and the report says so. A pin no owed clip names (a window
-    /// being minted or queued) is never let go here.
-    func limitOwedPins() {
-        let dir = "\(options.context.outputDirectory)/pins"
-        let capacity = ring.configuration.capacity
-        guard ring.pinCounts.count > capacity else { return }
-        let owed = Dictionary(Self.pinRecords(out: options.context.outputDirectory).map { ($1.id, $0) }) { a, _ in a }
-        for pin in ring.pins where ring.pinCounts.count > capacity {
-            guard let clipID = owed[pin.id], (try? ring.unpin(pin)) != nil else { continue }
-            try? FileManager.default.removeItem(atPath: "\(dir)/\(clipID).json")
-            lock.lock()
-            policyNotes.append(
-                "\(clipID): its ring fragments \(pin.first)…\(pin.last) let go while it is owed (owed clips would pin more than the ring's \(capacity) fragments); its bundle waits in the outbox for the host")
-            lock.unlock()
-        }
-    }
-
-    /// Writes `OUT/pins/<clipId>.json` so a later `ppc-tool transfer drain` can release the pin on confirmation.
-    func recordPin(_ pin: PinToken, clipID: String) {
-        let dir = "\(options.context.outputDirectory)/pins"
-        try? FileSystem.makeDirectory(dir)
-        let record: [String: Any] = ["pinId": pin.id, "first": pin.first.rawValue, "last": pin.last.rawValue, "clipId": clipID]
-        if let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) {
-            try? data.write(to: URL(fileURLWithPath: "\(dir)/\(clipID).json"))
-        }
-    }
-
-    func copyAside(_ path: String, _ n: Int) throws -> String {
-        let copy = "\(path).copy\(n)"
-        try? FileManager.default.removeItem(atPath: copy)
-        try FileManager.default.copyItem(atPath: path, toPath: copy)
-        return copy
-    }
-
 }
 
 public struct SessionError: Error, Sendable, CustomStringConvertible {

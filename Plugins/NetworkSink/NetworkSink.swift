@@ -14,7 +14,7 @@ import Transfer
 /// Threads: events come from the audio thread, announces from the mint thread, status from the status thread,
 /// deliveries from the delivery thread; the link they share is behind a lock (a reconnect replaces it).
 public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving,
-    DeliveryPreparing, OwedClipsSending
+    OwedClipsSending
 {
     let host: String
     let port: Int
@@ -122,18 +122,27 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
 
     var context: SessionContext?
 
-    /// Reaches the host (capture is already running: a host that is down or hangs never delays arming). The session
-    /// then has what earlier sessions left owed sent (`sendOwed`) before this session's first clip.
-    public func prepareDeliveries() {
-        guard let settings else { return }
+    /// Makes a link to the host when there is none or it dropped (connecting with backoff), and starts the preview on
+    /// it. Called on the delivery thread once capture runs, so a host that is down or hangs never delays arming. The
+    /// history says when the host becomes unreachable and when it is reached again, not every failed try. True when a
+    /// link is up.
+    @discardableResult
+    func reachHost() -> Bool {
+        guard needsRetry else { return true }
+        guard let settings else { return false }
+        link?.close(reason: "reconnecting after the link dropped")
+        adopt(nil)
         do {
             adopt(try connect(settings))
-            startPreviewIfWanted()
         } catch {
+            if unreachable == nil { history.add("host unreachable: \(host):\(port): \(error)") }
             unreachable = "\(host):\(port): \(error)"
-            history.add("host unreachable: \(unreachable!)")
-            connectJustFailed = true
+            return false
         }
+        if unreachable != nil { history.add("host reached again") }
+        unreachable = nil
+        startPreviewIfWanted()
+        return true
     }
 
     /// Starts the live preview once the link is up, if it was asked for and is not running (a host reached only later
@@ -156,26 +165,9 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         return false
     }
 
-    /// The attempt to reach the host when deliveries began just failed: the owed clips' first send does not try again
-    /// at once (delivery thread only).
-    var connectJustFailed = false
-
     public func sendOwed(while keepGoing: () -> Bool) -> [String] {
-        guard let outbox, let settings else { return [] }
+        guard let outbox, reachHost() else { return [] }
         let pending = outbox.pending
-        if needsRetry {
-            if connectJustFailed {
-                connectJustFailed = false
-                return []
-            }
-            link?.close(reason: "reconnecting after the link dropped")
-            adopt(nil)
-            guard let fresh = try? connect(settings) else { return [] }
-            adopt(fresh)
-            unreachable = nil
-            history.add("host reached again\(pending.isEmpty ? "" : ": \(pending.count) owed clips follow")")
-            startPreviewIfWanted()
-        }
         var confirmed: [String] = []
         for clip in pending {
             guard keepGoing() else {
@@ -235,15 +227,9 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public func deliver(staged: String, clipID: String) throws -> String {
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
         _ = try outbox.enqueue(staged: staged, clipID: clipID)
-        if link == nil, let settings {
-            // Unreachable when deliveries began, or lost since: one more attempt (with backoff) before the clip waits in
-            // the outbox.
-            if let fresh = try? connect(settings) {
-                adopt(fresh)
-                unreachable = nil
-                startPreviewIfWanted()
-            }
-        }
+        // Unreachable when deliveries began, or lost since: one more attempt (with backoff) before the clip waits in the
+        // outbox.
+        if link == nil { reachHost() }
         guard link != nil else {
             throw LinkError(.closed, "host unreachable (\(unreachable ?? "no link")); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
         }

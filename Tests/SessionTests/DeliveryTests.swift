@@ -42,9 +42,9 @@ final class ScriptedDetector: ImpactDetecting {
 /// A sink whose first delivery waits until the session has announced `expected` clips — which a mint thread that
 /// delivered clips itself could never do — or until a minute has passed.
 ///
-/// Its preparation (a network sink reaching its host) waits until a second of frames has been captured, which a
-/// session that prepared its sinks before capture could never do.
-final class AnnouncementGatedSink: ClipSink, EventSink, DeliveryPreparing, FrameObserving, @unchecked Sendable {
+/// Its first call when deliveries begin (where a network sink reaches its host) waits until a second of frames has been
+/// captured, which a session that reached its host before capture could never do.
+final class AnnouncementGatedSink: ClipSink, EventSink, OwedClipsSending, FrameObserving, @unchecked Sendable {
     // @unchecked: `announced`, `framesSeen` and the records under `condition`.
     let expected: Int
     let condition = NSCondition()
@@ -72,12 +72,16 @@ final class AnnouncementGatedSink: ClipSink, EventSink, DeliveryPreparing, Frame
         return destination
     }
 
-    func prepareDeliveries() {
+    var needsRetry: Bool { false }
+
+    func sendOwed(while keepGoing: () -> Bool) -> [String] {
         condition.lock()
+        defer { condition.unlock() }
+        guard framesSeenWhenPrepared == 0 else { return [] }
         let deadline = Date(timeIntervalSinceNow: 60)
         while framesSeen < 30, condition.wait(until: deadline) {}
         framesSeenWhenPrepared = framesSeen
-        condition.unlock()
+        return []
     }
 
     func observe(_ frame: VideoFrameBuffer, format: VideoFormat, info: FrameInfo) {

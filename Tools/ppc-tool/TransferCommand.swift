@@ -28,12 +28,10 @@ enum TransferCommand {
                 arguments: [Argument("out", help: "A run's output directory.")], run: drain),
         ])
 
-    static func pins(_ out: String) -> [String: PinToken] { SessionRunner.pinRecords(out: out) }
-
     static func status(_ inv: Invocation) throws -> ExitCode {
         let out = inv.argument(0)!
         let pending = (try? Outbox(directory: "\(out)/outbox"))?.pending ?? []
-        let held = pins(out)
+        let held = SessionRunner.pinRecords(out: out)
         if inv.flag("json") {
             try printJSON(["outbox": pending, "pins": held.mapValues { ["id": $0.id, "first": $0.first.rawValue, "last": $0.last.rawValue] }])
         } else {
@@ -83,7 +81,7 @@ enum TransferCommand {
             try link.start()
         } catch { throw CommandFailure.failure("\(target): \(error)") }
         defer { link.close(reason: "drain done") }
-        let held = pins(out)
+        let held = SessionRunner.pinRecords(out: out)
         let ring = FileManager.default.fileExists(atPath: "\(out)/ring/ring.json")
             ? try? FragmentRing(
                 directory: "\(out)/ring",
@@ -108,10 +106,7 @@ enum TransferCommand {
                 let report = try BundleSender.send(directory: outbox.path(of: clip), clipID: clip, over: link.bulk, progress: progress)
                 record(true, nil)
                 try outbox.remove(clip)
-                if let pin = held[clip] {
-                    try? ring?.unpin(pin)
-                    try? FileManager.default.removeItem(atPath: "\(out)/pins/\(clip).json")
-                }
+                SessionRunner.releasePin(ofDelivered: clip, records: held, ring: ring, out: out)
                 if !inv.flag("json") { Terminal.out("delivered \(clip) → \(target):\(report.remotePath)") }
             } catch {
                 failed += 1
