@@ -119,6 +119,17 @@ final class AudioReadAhead: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Waits until `blocks` have been waiting at once, or `deadline` passes; whether they had. For tests: the reader
+    /// files a block a moment after reading it, so "the source was read n times" alone does not say the ring holds n.
+    func waitForBacklog(_ blocks: Int, until deadline: Date) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while deepest < blocks && !finished {
+            if !condition.wait(until: deadline) { break }
+        }
+        return deepest >= blocks
+    }
+
     /// The most blocks that were waiting at once.
     var deepestBacklog: Int {
         condition.lock()

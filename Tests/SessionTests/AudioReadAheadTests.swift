@@ -74,8 +74,10 @@ struct AudioReadAheadTests {
     }
 
     @Test func theReaderGoesOnWhileTheConsumerIsBusyUntilTheRingIsFull() throws {
-        // The consumer holds its first block until the source has been read 8 times: only a reader that does not wait
-        // for the consumer gets there (the 8 slots: the one being consumed and 7 more).
+        // The consumer holds its first block until the source has been read 8 times and all 8 are filed: only a reader
+        // that does not wait for the consumer gets there (the 8 slots: the one being consumed and 7 more). The read
+        // is signalled before its block is filed, so the test also waits for the backlog itself — else the consumer
+        // could free its slot first and the deepest backlog be 7 (seen once under TSan).
         let source = CountingSource(frames: 10, blocks: 100, signalAt: 8)
         let reader = AudioReadAhead(source: source, blockFrames: 10, slots: 8)
         reader.start()
@@ -87,6 +89,7 @@ struct AudioReadAheadTests {
                 first = false
                 // A bound, not a pacing: if the reader waited for the consumer this would never be signalled.
                 reachedWhileBusy = source.reached.wait(timeout: .now() + 30) == .success
+                    && reader.waitForBacklog(8, until: Date(timeIntervalSinceNow: 30))
             }
             seen += 1
             return true
