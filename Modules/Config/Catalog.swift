@@ -201,6 +201,10 @@ public enum Catalog {
             note: "While a session owes clips to a host that was down, how often it tries to send them again without a new shot (each try costs one connection attempt).",
             constraints: [.range(100_000_000, 3_600_000_000_000)]),
         .init(
+            "link.connectTimeoutNs", .integer, unit: "ns", .given(.integer(3_000_000_000), .assumed),
+            note: "How long a device waits for a host to answer a connection before it counts the host as unreachable (a host asleep, or a firewall that drops, never answers; the kernel alone would wait about two minutes). Allows one SYN retransmission (1 s).",
+            constraints: [.range(10_000_000, 600_000_000_000)]),
+        .init(
             "link.syncBurstTarget", .integer, unit: "probes", .given(.integer(16), .assumed),
             note: "⚠ The iOS app's UI strings say \"twenty\"; ppc derives every text from this value.",
             constraints: [.range(1, 10_000)]),

@@ -43,6 +43,8 @@ extension ConfigurationKey where Value == Int64 {
     public static var pumpTickIntervalNs: Self { .init("link.pumpTickIntervalNs") }
     /// `link.owedRetryIntervalNs` (ns).
     public static var owedRetryIntervalNs: Self { .init("link.owedRetryIntervalNs") }
+    /// `link.connectTimeoutNs` (ns).
+    public static var connectTimeoutNs: Self { .init("link.connectTimeoutNs") }
     /// `link.syncBurstTarget` (probes).
     public static var syncBurstTarget: Self { .init("link.syncBurstTarget") }
     /// `link.controlCeilingBytesPerSec` (bytes/s).
@@ -150,6 +152,7 @@ extension Configuration {
         ("link.heartbeatHz", .real),
         ("link.pumpTickIntervalNs", .integer),
         ("link.owedRetryIntervalNs", .integer),
+        ("link.connectTimeoutNs", .integer),
         ("link.syncBurstTarget", .integer),
         ("link.controlCeilingBytesPerSec", .integer),
         ("link.concurrentPayloadTransfers", .integer),

@@ -27,13 +27,20 @@ public final class Connection: @unchecked Sendable {
 
     deinit { Socket.close(fd) }
 
+    /// How long a connection waits for the host to answer by default (`link.connectTimeoutNs`: 3 s, assumed — one SYN
+    /// retransmission). Without it a host that never answers holds the caller for the kernel's SYN retries, ~2 min.
+    public static let connectTimeoutNs: Int64 = 3_000_000_000
+
     /// Connects to `host:port`, retrying a refused connection with exponential backoff (50 ms doubling, `attempts` in
-    /// all): a host that is starting, or restarting after a crash, is reached as soon as it listens.
-    public static func connect(host: String, port: Int, channel: LinkMessage.Channel, attempts: Int) throws(LinkError) -> Connection {
+    /// all): a host that is starting, or restarting after a crash, is reached as soon as it listens. A host that does
+    /// not answer within `timeoutNs` is not tried again: it is asleep, gone or dropping, and would cost as much again.
+    public static func connect(
+        host: String, port: Int, channel: LinkMessage.Channel, attempts: Int, timeoutNs: Int64 = connectTimeoutNs
+    ) throws(LinkError) -> Connection {
         var delayNs: Int64 = 50_000_000
         for attempt in 1...max(1, attempts) {
             do {
-                return try connect(host: host, port: port, channel: channel)
+                return try connect(host: host, port: port, channel: channel, timeoutNs: timeoutNs)
             } catch where attempt < attempts && error.reason.contains("refused") {
                 sleepNs(delayNs)
                 delayNs *= 2
@@ -42,15 +49,21 @@ public final class Connection: @unchecked Sendable {
         throw LinkError(.io, "connect \(host):\(port): no host after \(attempts) attempts")
     }
 
-    /// Connects to `host:port` (IPv4), once.
-    public static func connect(host: String, port: Int, channel: LinkMessage.Channel) throws(LinkError) -> Connection {
+    /// Connects to `host:port` (IPv4), once, waiting at most `timeoutNs` for it to answer.
+    public static func connect(
+        host: String, port: Int, channel: LinkMessage.Channel, timeoutNs: Int64 = connectTimeoutNs
+    ) throws(LinkError) -> Connection {
         let addr = try ipv4(host, port)
         let fd: Int32
         do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
         do {
-            try Socket.connect(fd, to: addr, peer: "\(host):\(port)")
+            try Socket.connect(fd, to: addr, peer: "\(host):\(port)", timeoutNs: timeoutNs)
         } catch {
             Socket.close(fd)
+            if error.errno == ETIMEDOUT {
+                throw LinkError(
+                    .io, String(format: "connect %@:%d: no answer within %.1f s (link.connectTimeoutNs): the host is asleep, gone, or dropping connections", host, port, Double(timeoutNs) / 1e9))
+            }
             throw LinkError(.io, "connect \(host):\(port): \(reason(error))")
         }
         let c = Connection(fd: fd, peer: "\(host):\(port)")

@@ -20,6 +20,8 @@ public final class DeviceLink: @unchecked Sendable {
         public var captureProfile: String
         public var syncBurst: Int
         public var heartbeatIntervalNs: Int64
+        /// How long each channel's connection may wait for the host to answer (`link.connectTimeoutNs`).
+        public var connectTimeoutNs: Int64 = Connection.connectTimeoutNs
         /// Injected clock error for tests: the device clock reads host + offset + skew × elapsed.
         public var clockOffsetNs: Int64 = 0
         public var clockSkewPpm: Double = 0
@@ -81,7 +83,7 @@ public final class DeviceLink: @unchecked Sendable {
 
     /// Connects one channel and, when the device is paired, runs the handshake that authenticates both ends.
     public static func open(_ s: Settings, _ channel: LinkMessage.Channel, attempts: Int) throws(LinkError) -> Connection {
-        let c = try Connection.connect(host: s.host, port: s.port, channel: channel, attempts: attempts)
+        let c = try Connection.connect(host: s.host, port: s.port, channel: channel, attempts: attempts, timeoutNs: s.connectTimeoutNs)
         if let security = s.security { try c.secure(as: security, channel: channel) }
         return c
     }

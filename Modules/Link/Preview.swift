@@ -27,9 +27,10 @@ public final class PreviewSender: @unchecked Sendable {
 
     /// Connects the preview channel and says hello; throws when the host refuses or cannot be reached.
     public init(
-        host: String, port: Int, deviceID: String, captureProfile: String, fps: Double, width: Int = 160, security: DeviceSecurity? = nil
+        host: String, port: Int, deviceID: String, captureProfile: String, fps: Double, width: Int = 160, security: DeviceSecurity? = nil,
+        connectTimeoutNs: Int64 = Connection.connectTimeoutNs
     ) throws(LinkError) {
-        connection = try Connection.connect(host: host, port: port, channel: .preview, attempts: 3)
+        connection = try Connection.connect(host: host, port: port, channel: .preview, attempts: 3, timeoutNs: connectTimeoutNs)
         if let security { try connection.secure(as: security, channel: .preview) }
         try connection.send(.hello(protocolVersion: 1, deviceID: deviceID, channel: .preview, captureProfile: captureProfile))
         guard case .helloAck(true, _, let reason) = try connection.receive(timeoutNs: 5_000_000_000) else {

@@ -26,6 +26,34 @@ public enum Socket {
         }
     }
 
+    /// Connects `fd` to `address`, giving up after `timeoutNs` with ETIMEDOUT. A blocking connect waits for the kernel's
+    /// SYN retries — about two minutes (net.ipv4.tcp_syn_retries 6) — when nothing answers: a host asleep, a firewall
+    /// that drops, a listener whose queue is full. Non-blocking for the connect only; the socket is left blocking.
+    public static func connect(_ fd: Int32, to address: sockaddr_in, peer: String, timeoutNs: Int64) throws(SystemError) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        var a = address
+        let started = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if started == 0 { return }
+        let e = errno
+        guard e == EINPROGRESS || e == EINTR else { throw SystemError(errno: e, operation: "connect", path: peer) }
+        // Waits for the outcome: writable once connected or refused. EINTR restarts the wait with what is left.
+        let deadline = monotonicNowNs() + max(0, timeoutNs)
+        while true {
+            let left = deadline - monotonicNowNs()
+            guard left > 0 else { throw SystemError(errno: ETIMEDOUT, operation: "connect", path: peer) }
+            let ready = try poll(fd, events: Int16(POLLOUT), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000))
+            if ready != 0 { break }
+        }
+        var failure: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        try syscall("getsockopt", path: peer) { getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length) }
+        if failure != 0 { throw SystemError(errno: failure, operation: "connect", path: peer) }
+    }
+
     /// Binds `fd` to `address` (SO_REUSEADDR first) and listens; returns the port bound (the one chosen for port 0).
     public static func listen(_ fd: Int32, on address: sockaddr_in, backlog: Int32, name: String) throws(SystemError) -> Int {
         var a = address

@@ -41,6 +41,11 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     private var linkStorage: DeviceLink?
     private var heldEvents: [LinkMessage] = []
     private var heldEventsShed = 0
+    /// Under `linkLock`: when each announced clip was minted (CLOCK_MONOTONIC ns), until its delivery begins.
+    private var mintedNs: [String: Int64] = [:]
+    /// Delivery thread only: when the host last failed — could not be reached, or a delivery did not complete — and why.
+    /// A clip minted before then is not tried (`deliver`).
+    var lastFailure: (atNs: Int64, why: String)?
     private let linkLock = NSLock()
     /// Events held while the host is out of reach: a few minutes of a busy bay's candidates, shots and announces
     /// (assumed); beyond it the oldest go, counted.
@@ -116,6 +121,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         settings.clockOffsetNs = clockOffsetNs
         settings.clockSkewPpm = clockSkewPpm
         settings.security = security
+        settings.connectTimeoutNs = config[.connectTimeoutNs]
         self.settings = settings
         self.context = context
     }
@@ -137,10 +143,12 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         } catch {
             if unreachable == nil { history.add("host unreachable: \(host):\(port): \(error)") }
             unreachable = "\(host):\(port): \(error)"
+            lastFailure = (monotonicNowNs(), "unreachable: \(error)")
             return false
         }
         if unreachable != nil { history.add("host reached again") }
         unreachable = nil
+        lastFailure = nil
         startPreviewIfWanted()
         return true
     }
@@ -153,7 +161,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             _ = preview.storeIfNil(
                 try PreviewSender(
                     host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps,
-                    security: settings.security))
+                    security: settings.security, connectTimeoutNs: settings.connectTimeoutNs))
             history.add("preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
         } catch { history.add("preview absent: \(error)") }
     }
@@ -179,6 +187,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 confirmed.append(clip)
             } catch {
                 history.add("\(clip) still owed: \(error)")
+                lastFailure = (monotonicNowNs(), "\(error)")
                 break
             }
         }
@@ -188,6 +197,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public func candidate(_ c: DetectedImpact) { event(.candidate(id: c.id, t0Ns: c.t0Ns, score: c.score)) }
     public func shot(_ c: DetectedImpact) { event(.shot(id: c.id, t0Ns: c.t0Ns)) }
     public func announce(clipID: String, bytes: UInt64, files: Int) {
+        linkLock.withLock { mintedNs[clipID] = monotonicNowNs() }
         event(.announce(clipID: clipID, totalBytes: bytes, files: UInt16(clamping: files)))
     }
 
@@ -226,14 +236,29 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
 
     public func deliver(staged: String, clipID: String) throws -> String {
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
+        let mintedAt = linkLock.withLock { mintedNs.removeValue(forKey: clipID) }
         _ = try outbox.enqueue(staged: staged, clipID: clipID)
+        // A clip that was already waiting when the host failed is not tried: each such try would cost a connection
+        // timeout, or a whole delivery timeout for a host that hangs, and at the end of a session the clips queued
+        // behind a failed one would each pay it before the run could end. It is sent with the rest of the outbox when
+        // the host is next reached (after the next clip it confirms, or every `link.owedRetryIntervalNs`).
+        if let failure = lastFailure, let mintedAt, mintedAt < failure.atNs {
+            throw LinkError(
+                .closed,
+                "not tried: the host failed after \(clipID) was minted (\(failure.why)); it waits in \(outbox.directory), sent when the host is next reached or by `ppc-tool transfer drain`")
+        }
         // Unreachable when deliveries began, or lost since: one more attempt (with backoff) before the clip waits in the
         // outbox.
         if link == nil { reachHost() }
         guard link != nil else {
             throw LinkError(.closed, "host unreachable (\(unreachable ?? "no link")); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
         }
-        return try send(clipID)
+        do {
+            return try send(clipID)
+        } catch {
+            lastFailure = (monotonicNowNs(), "\(error)")
+            throw error
+        }
     }
 
     /// Sends one queued clip; it leaves the outbox only when the host confirms it. A link that drops mid-transfer is

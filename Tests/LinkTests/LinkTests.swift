@@ -124,3 +124,32 @@ struct CaptureProfileTests {
         #expect(CaptureProfile(text) == nil)
     }
 }
+
+@Suite("Connection: a host that never answers costs the connect timeout, not the kernel's two minutes")
+struct ConnectTimeoutTests {
+    @Test func aHostThatNeverAnswersIsGivenUpAfterTheTimeoutWithTheReason() throws {
+        let silent = try SilentListener()
+        let error = #expect(throws: LinkError.self) {
+            _ = try Connection.connect(host: "127.0.0.1", port: silent.port, channel: .control, timeoutNs: 200_000_000)
+        }
+        #expect(error?.reason.contains("127.0.0.1:\(silent.port): no answer within 0.2 s (link.connectTimeoutNs)") == true, "\(String(describing: error))")
+    }
+
+    @Test func aTimeoutIsNotRetriedLikeARefusal() throws {
+        // Retrying a refusal reaches a host that is starting; retrying a host that never answers costs the timeout
+        // again, `attempts` times over.
+        let silent = try SilentListener()
+        let error = #expect(throws: LinkError.self) {
+            _ = try Connection.connect(host: "127.0.0.1", port: silent.port, channel: .control, attempts: 6, timeoutNs: 200_000_000)
+        }
+        #expect(error?.reason.contains("no answer within") == true, "\(String(describing: error))")
+        #expect(error?.reason.contains("attempts") == false)
+    }
+
+    @Test func aHostThatAnswersIsConnectedAndTheSocketBlocksAgain() throws {
+        let listener = try Listener(host: "127.0.0.1", port: 0)
+        let c = try Connection.connect(host: "127.0.0.1", port: listener.port, channel: .control, timeoutNs: 2_000_000_000)
+        let flags = fcntl(c.fd, F_GETFL)
+        #expect(flags & O_NONBLOCK == 0)
+    }
+}

@@ -561,3 +561,48 @@ extension HostToolTests {
         #expect(try swings().count == 1)
     }
 }
+
+extension HostToolTests {
+    /// Found 2026-12-02: a connection had no deadline, so a host that never answers (asleep, or behind a firewall that
+    /// drops) held the delivery thread for the kernel's SYN retries, about two minutes per try — and at the end of a
+    /// session, once more for every clip queued: a 13.5 s run had not ended after 300 s. Now a try costs
+    /// `link.connectTimeoutNs`, and the clips already waiting when the host failed are not tried again (they wait in the
+    /// outbox with the reason), so the end of the run costs one timeout, not one per clip.
+    @Test func aHostThatNeverAnswersCostsOneConnectTimeoutNotOnePerClip() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let silent = try SilentListener()
+        let out = tmp.sub("out")
+        let manifest = tmp.sub("silent.json")
+        // Unpaced: the three clips are minted within a few seconds, while the first try (made as deliveries begin)
+        // waits out its 15 s.
+        try """
+            {
+              "session": "silent",
+              "sources": [
+                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 6, "texture": "flat", "impacts": [1.5, 3, 4.5] } },
+                { "plugin": "synthetic.audio", "params": { "seconds": 6, "impacts": [1.5, 3, 4.5] } }
+              ],
+              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+              "detector": { "plugin": "impact" },
+              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
+              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60, "capture.clipPreNs": 500000000, "capture.clipPostNs": 500000000 }
+            }
+            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let r = try ToolRunner.run([
+            "run", manifest, "--out", out, "--host", "127.0.0.1:\(silent.port)", "--device-id", "dev-q", "--set", "link.connectTimeoutNs=15000000000",
+        ])
+        #expect(r.status == 1)  // owed: not confirmed by the host
+        let report = try IntegrityToolTests.report(out)
+        let owed = try #require(report["clipsOwed"] as? [[String: Any]])
+        #expect(owed.count == 3)
+        for clip in owed {
+            let why = (clip["refusedBy"] as? [String])?.joined() ?? ""
+            #expect(why.contains("not tried: the host failed after") && why.contains("no answer within 15.0 s (link.connectTimeoutNs)"), "\(why)")
+        }
+        let history = report["sinkStatus"] as? [String] ?? []
+        #expect(history.filter { $0.contains("host unreachable") }.count == 1, "\(history)")
+        let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == clips)
+        #expect(clips.count == 3)
+    }
+}

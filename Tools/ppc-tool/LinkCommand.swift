@@ -34,6 +34,7 @@ enum LinkCommand {
         var settings = DeviceLink.Settings(
             host: String(parts[0]), port: port, deviceID: device, captureProfile: "probe", syncBurst: probes,
             heartbeatIntervalNs: Configuration.defaults[.heartbeatIntervalNs])
+        settings.connectTimeoutNs = Configuration.defaults[.connectTimeoutNs]
         settings.clockOffsetNs = try inv.parsed("clock-offset-ns", as: Int64.self) ?? 0
         settings.clockSkewPpm = try inv.parsed("clock-skew-ppm", as: Double.self) ?? 0
         do {

@@ -77,6 +77,7 @@ enum TransferCommand {
                 host: String(parts[0]), port: port, deviceID: device, captureProfile: profile, syncBurst: Int(config[.syncBurstTarget]),
                 heartbeatIntervalNs: config[.heartbeatIntervalNs])
             settings.security = security
+            settings.connectTimeoutNs = config[.connectTimeoutNs]
             link = try DeviceLink(settings)
             try link.start()
         } catch { throw CommandFailure.failure("\(target): \(error)") }
