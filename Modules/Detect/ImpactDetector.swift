@@ -168,6 +168,12 @@ public final class ImpactDetector {
     let laterPeakRatio: Double
     let echoSamples: Int64
     let echoRatio: Double
+    /// The last three decided events' trigger samples and peak energies (most recent last), whatever their verdicts, and
+    /// the last one's share above 6 kHz: the bounce-train test.
+    var pastEvents: ((Int64, Double), (Int64, Double), (Int64, Double)) = ((-1, 0), (-1, 0), (-1, 0))
+    var pastBroadband: Double = 0
+    let maxBounceInterval: Int64
+    let bounceLevelRatio: Double
     /// The previous blocks' energies (most recent last), for the jump test.
     var recent: (Double, Double, Double, Double) = (0, 0, 0, 0)
     /// The same above 4 kHz, and that band's own floor (the second trigger).
@@ -227,6 +233,8 @@ public final class ImpactDetector {
         laterPeakRatio = pow(10, settings.laterPeakToleranceDb / 10)
         echoSamples = Int64(settings.echoSeconds * fs)
         echoRatio = pow(10, settings.echoToleranceDb / 10)
+        maxBounceInterval = Int64(settings.maxBounceIntervalSeconds * fs)
+        bounceLevelRatio = pow(10, settings.bounceLevelToleranceDb / 10)
         tofSamples = settings.micToBallMetres.map { $0 / settings.speedOfSoundMps * fs }
     }
 
@@ -438,6 +446,9 @@ public final class ImpactDetector {
         let wide = broadband >= settings.minBroadband || broadband4k >= settings.minBroadband4k
         // Even a rejected event starts the refractory period: its tail must not retrigger; nor may its echoes for a while.
         refractoryUntil = sample
+        let bounce = endsABounceTrain(broadband: broadband)
+        pastEvents = (pastEvents.1, pastEvents.2, (eventTriggerBlockStart, eventPeak))
+        pastBroadband = broadband
         rejectedPeak = eventPeak
         rejectedBroadband = broadband
         rejectedUntil = sample + echoSamples
@@ -607,7 +618,32 @@ public final class ImpactDetector {
             trace?(eventTriggerBlockStart, features, "dark (through a wall)")
             return
         }
+        guard !bounce else {
+            trace?(eventTriggerBlockStart, features, "a bouncing ball (the next term of a shrinking train)")
+            return
+        }
         accept(features, onset: onset, emit: emit)
+    }
+
+    /// Whether the event being decided ends a bouncing ball's train with the three decided before it (`Settings`:
+    /// `bounceRatios`): intervals shrinking by a steady ratio, no event much louder than the one before, and this one
+    /// sounding like the last — no brighter than it by more than `echoBroadbandTolerance` above 6 kHz (a ball struck
+    /// just then, in time with a bounce, is a crack, not another soft contact).
+    func endsABounceTrain(broadband: Double) -> Bool {
+        guard settings.bounceRatioTolerance >= 0, broadband <= pastBroadband + settings.echoBroadbandTolerance else { return false }
+        let (a, b, c) = pastEvents
+        let t = (a.0, b.0, c.0, eventTriggerBlockStart)
+        guard t.0 >= 0 else { return false }
+        let d = (Double(t.1 - t.0), Double(t.2 - t.1), Double(t.3 - t.2))
+        guard d.0 > 0, d.1 > 0, d.2 > 0, t.3 - t.2 <= maxBounceInterval, t.2 - t.1 <= maxBounceInterval,
+            t.1 - t.0 <= maxBounceInterval
+        else { return false }
+        let r1 = d.1 / d.0
+        let r2 = d.2 / d.1
+        guard settings.bounceRatios.contains(r1), settings.bounceRatios.contains(r2),
+            abs(r2 - r1) <= settings.bounceRatioTolerance
+        else { return false }
+        return b.1 <= a.1 * bounceLevelRatio && c.1 <= b.1 * bounceLevelRatio && eventPeak <= c.1 * bounceLevelRatio
     }
 
     /// Emits `features`' event as a candidate at `onset`, and starts the refractory period.

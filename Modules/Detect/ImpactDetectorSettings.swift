@@ -136,6 +136,16 @@ extension ImpactDetector {
         public var minBroadbandBurst: Double = 0.3
         public var maxModalityBurst = 0.5
         public var minModesDbBurst: Double = 1.5
+        /// No event is an impact when it ends a bouncing ball's train: it and the three events before it (whatever their
+        /// verdicts) are each within `maxBounceIntervalSeconds` of the last, the intervals shrink by a ratio within
+        /// `bounceRatios` that stays within `bounceRatioTolerance` from one interval to the next (a ball's restitution), and
+        /// no event is more than `bounceLevelToleranceDb` louder than the one before it. (A ball's late bounces are quiet,
+        /// quick and may start abruptly; a struck ball is not the fourth term of a geometric series.) Off when
+        /// `bounceRatioTolerance` is negative.
+        public var bounceRatios: ClosedRange<Double> = 0.45...0.9
+        public var bounceRatioTolerance: Double = 0.1
+        public var maxBounceIntervalSeconds: Double = 0.6
+        public var bounceLevelToleranceDb: Double = 3
         /// No second candidate within this time of one, s.
         public var refractorySeconds: Double = 0.25
         /// Candidates below this score are not reported.
