@@ -14,9 +14,19 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
     /// The catalogue's own migrations, with SQLite's 64-bit INTEGER as PostgreSQL's BIGINT.
     static let migrations = Catalogue.migrations.map { $0.replacingOccurrences(of: " INTEGER", with: " BIGINT") }
 
+    /// How long connecting may take unless the URL says (`connect_timeout`), s: libpq's own default is to wait for
+    /// ever — for a server that never answers, the kernel's SYN retries, about two minutes — before the host can say why
+    /// it will not start. Assumed.
+    public static let defaultConnectTimeoutSeconds = 5
+
     public init(url: String) throws(CatalogueError) {
         self.url = url
-        guard let c = PQconnectdb(url) else { throw CatalogueError("\(url): out of memory") }
+        // The URL is expanded in place of `dbname`; key words are taken in order and the last wins, so a
+        // `connect_timeout` the URL gives overrides this default.
+        let keywords = ["connect_timeout", "dbname"]
+        let values = ["\(Self.defaultConnectTimeoutSeconds)", url]
+        let connection = keywords.withCStrings { k in values.withCStrings { v in PQconnectdbParams(k, v, 1) } }
+        guard let c = connection else { throw CatalogueError("\(url): out of memory") }
         guard PQstatus(c) == CONNECTION_OK else {
             let why = String(cString: PQerrorMessage(c)).trimmingCharacters(in: .whitespacesAndNewlines)
             PQfinish(c)
@@ -133,5 +143,15 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return Int(try query("SELECT COUNT(*) FROM files WHERE clip_id = $1", [clipID]).first?.first.flatMap { $0 } ?? "0") ?? 0
+    }
+}
+
+extension Array where Element == String {
+    /// `body` given the strings as a NULL-terminated array of C strings, valid for the call.
+    fileprivate func withCStrings<R>(_ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+        let copies = map { strdup($0) }
+        defer { for c in copies { free(c) } }
+        let pointers = copies.map { UnsafePointer($0) } + [nil]
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }

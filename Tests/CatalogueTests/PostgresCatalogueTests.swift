@@ -79,3 +79,16 @@ struct PostgresCatalogueTests {
         #expect { try PostgresCatalogue(url: "postgresql://ppc@/postgres?host=/nonexistent-dir") } throws: { "\($0)".contains("/nonexistent-dir") }
     }
 }
+
+/// Needs no cluster: a server that never answers.
+@Suite("Catalogue on PostgreSQL: a server that never answers")
+struct PostgresConnectTimeoutTests {
+    /// libpq waits for ever by default (for a server that never answers, the kernel's two minutes of SYN retries); the
+    /// host gives up after its own default, or the URL's `connect_timeout`, and names the URL.
+    @Test(arguments: ["", "?connect_timeout=2"])
+    func aServerThatNeverAnswersIsGivenUpAndNamed(query: String) throws {
+        let silent = try SilentListener()
+        let url = "postgresql://ppc@127.0.0.1:\(silent.port)/postgres\(query)"
+        #expect { try PostgresCatalogue(url: url) } throws: { "\($0)".contains(url) && "\($0)".contains("timeout expired") }
+    }
+}
