@@ -77,7 +77,7 @@ public final class Studio: @unchecked Sendable {
         var m: [UInt8] = [0x50, UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), UInt8(id.count)]
         m += id
         m += luma.prefix(width * height)
-        socket.broadcast(binary: m)
+        socket.broadcast(binary: m, key: device)
     }
 
     static func encode(_ object: Any) -> String {

@@ -78,9 +78,13 @@ public final class WebServer: @unchecked Sendable {
         public static func error(_ status: Int, _ message: String) -> Response { .json(["error": message], status: status) }
     }
 
-    /// Starts listening on `listen` ("127.0.0.1:8080"; port 0 picks a free one) with `threads` workers.
-    public init(listen: String, threads: Int = 8, gate: Gate? = nil) throws(WebServerError) {
+    /// Starts listening on `listen` ("127.0.0.1:8080"; port 0 picks a free one) with `threads` workers. Each open
+    /// WebSocket holds a worker for its life (civetweb is a thread per connection), so at most `threads` − 16 are
+    /// accepted and the rest are kept for pages, the API and media: with 8 workers and no such limit, eight open Live
+    /// tabs left nothing to serve anything else.
+    public init(listen: String, threads: Int = 64, gate: Gate? = nil) throws(WebServerError) {
         self.gate = gate
+        maxWebSockets = max(1, threads - 16)
         guard let colon = listen.lastIndex(of: ":"), let p = Int(listen[listen.index(after: colon)...]), (0...65535).contains(p) else {
             throw WebServerError("--http \(listen): expected ADDRESS:PORT, e.g. 127.0.0.1:8080")
         }
@@ -104,6 +108,9 @@ public final class WebServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// The most WebSocket connections held at once (all paths' hubs share civetweb's workers; each hub is held to it).
+    public let maxWebSockets: Int
 
     let stopped = Atomic<Bool>(false)
 
@@ -189,13 +196,14 @@ public final class WebServer: @unchecked Sendable {
     /// Accepts WebSocket connections at `path`; `greeting` gives the messages a new connection is sent first (the
     /// state it should start from, so a page needs no poll).
     public func websocket(_ path: String, greeting: @escaping @Sendable () -> [String] = { [] }) -> WebSocketHub {
-        let hub = WebSocketHub(greeting: greeting, gate: gate)
+        let hub = WebSocketHub(greeting: greeting, gate: gate, limit: maxWebSockets)
         hubs.withLock { $0.append(hub) }
         mg_set_websocket_handler(
             ctx, path,
-            { conn, cbdata in  // 0 accepts; a connection the gate answers is refused
+            { conn, cbdata in  // 0 accepts; a connection the gate answers, or one too many, is refused
                 guard let conn, let cbdata else { return 1 }
                 let hub = Unmanaged<WebSocketHub>.fromOpaque(cbdata).takeUnretainedValue()
+                guard hub.hasRoom else { return 1 }
                 guard let gate = hub.gate else { return 0 }
                 guard let info = mg_get_request_info(conn)?.pointee else { return 1 }
                 return gate(WebServer.request(info)) == nil ? 0 : 1
@@ -216,53 +224,179 @@ public final class WebServer: @unchecked Sendable {
     let hubs = Mutex<[WebSocketHub]>([])
 }
 
-/// The WebSocket connections at one path: a message broadcast reaches each open one. A connection closing waits for a
-/// broadcast in progress (civetweb frees it after the close handler returns), so nothing is written to a freed one.
+/// The WebSocket connections at one path: a message broadcast reaches each open one.
+///
+/// A broadcast never waits for a page: each connection has its own outbox and a thread that writes it (`Viewer`). Before
+/// 2026-12-02 the broadcast wrote to every connection in turn, on the caller's thread — the host's thread reading a
+/// device's control channel — so one tab that stopped reading (a tablet asleep, a frozen page) held that thread until
+/// the host missed three heartbeats and the device dropped its link. Text messages queue in order, at most
+/// `Viewer.textLimit`; a page that falls that far behind is closed (it reconnects and gets the greeting: the state
+/// afresh). Binary messages (preview frames) keep only the newest per key: a slow page sees an older picture, never a
+/// backlog.
 public final class WebSocketHub: @unchecked Sendable {
-    // @unchecked: `connections` is only touched under `lock`.
+    // @unchecked: `viewers` is only touched under `lock`.
     let lock = NSLock()
-    var connections: [OpaquePointer] = []
+    var viewers: [OpaquePointer: Viewer] = [:]
     let greeting: @Sendable () -> [String]
     let gate: WebServer.Gate?
+    /// The most connections held at once; more are refused (each holds one of civetweb's workers for its life).
+    let limit: Int
 
-    init(greeting: @escaping @Sendable () -> [String], gate: WebServer.Gate?) {
+    init(greeting: @escaping @Sendable () -> [String], gate: WebServer.Gate?, limit: Int) {
         self.greeting = greeting
         self.gate = gate
+        self.limit = limit
     }
 
     /// Open connections now.
     public var count: Int {
         lock.lock()
         defer { lock.unlock() }
-        return connections.count
+        return viewers.count
     }
 
-    func ready(_ conn: OpaquePointer) {
-        let first = greeting()
+    /// Whether another connection may be accepted.
+    var hasRoom: Bool { count < limit }
+
+    /// Connections closed because they fell `Viewer.textLimit` messages behind.
+    public var closedBehind: Int {
         lock.lock()
         defer { lock.unlock() }
-        for m in first { _ = Self.send(conn, text: m) }
-        connections.append(conn)
+        return behindCount
+    }
+    var behindCount = 0
+
+    func ready(_ conn: OpaquePointer) {
+        let viewer = Viewer(conn, hub: self)
+        // The greeting is queued first and the viewer registered under the same lock, so no broadcast comes between
+        // the state it gives and the changes after it.
+        lock.lock()
+        for m in greeting() { viewer.post(text: m) }
+        viewers[conn] = viewer
+        lock.unlock()
+        viewer.start()
     }
 
+    /// civetweb frees `conn` once this returns: the viewer's thread is stopped first (a write in progress ends: the peer
+    /// has gone, or civetweb's own send timeout).
     func closed(_ conn: OpaquePointer) {
         lock.lock()
-        connections.removeAll { $0 == conn }
+        let viewer = viewers.removeValue(forKey: conn)
         lock.unlock()
+        viewer?.stop()
     }
 
-    /// Sends a text message (JSON) to every open connection.
+    /// Queues a text message (JSON) for every open connection; returns at once.
     public func broadcast(text: String) {
         lock.lock()
         defer { lock.unlock() }
-        for c in connections { _ = Self.send(c, text: text) }
+        for v in viewers.values { v.post(text: text) }
     }
 
-    /// Sends a binary message to every open connection.
-    public func broadcast(binary: [UInt8]) {
+    /// Queues a binary message for every open connection, replacing one with the same `key` not yet written (a
+    /// device's preview frame: the newest only); returns at once.
+    public func broadcast(binary: [UInt8], key: String) {
         lock.lock()
         defer { lock.unlock() }
-        for c in connections { _ = binary.withUnsafeBytes { mg_websocket_write(c, Int32(MG_WEBSOCKET_OPCODE_BINARY), $0.baseAddress, $0.count) } }
+        for v in viewers.values { v.post(binary: binary, key: key) }
+    }
+
+    /// One open connection: its outbox and the thread that writes it, the only writer to `conn` besides civetweb itself
+    /// (which serialises writes per connection).
+    final class Viewer: @unchecked Sendable {
+        // @unchecked: the outbox and the flags are touched under `condition`; `conn` is written only by the thread.
+        let conn: OpaquePointer
+        weak var hub: WebSocketHub?
+        let condition = NSCondition()
+        var texts: [String] = []
+        var binaries: [(key: String, bytes: [UInt8])] = []
+        var stopping = false
+        var finished = false
+        var behind = false
+        /// Text messages a page may fall behind before it is closed: minutes of a busy bay's device states and shots
+        /// (assumed).
+        static let textLimit = 256
+
+        init(_ conn: OpaquePointer, hub: WebSocketHub) {
+            self.conn = conn
+            self.hub = hub
+        }
+
+        func post(text: String) {
+            condition.lock()
+            defer { condition.unlock() }
+            guard !behind, !stopping else { return }
+            guard texts.count < Self.textLimit else {
+                behind = true
+                texts.removeAll()
+                binaries.removeAll()
+                condition.signal()
+                return
+            }
+            texts.append(text)
+            condition.signal()
+        }
+
+        func post(binary: [UInt8], key: String) {
+            condition.lock()
+            defer { condition.unlock() }
+            guard !behind, !stopping else { return }
+            if let i = binaries.firstIndex(where: { $0.key == key }) {
+                binaries[i].bytes = binary
+            } else {
+                binaries.append((key, binary))
+            }
+            condition.signal()
+        }
+
+        func start() {
+            let t = Thread { [self] in run() }
+            t.name = "ppc.studio.page"
+            t.start()
+        }
+
+        func run() {
+            var failed = false
+            while true {
+                condition.lock()
+                while texts.isEmpty && binaries.isEmpty && !stopping && !(behind && !failed) { condition.wait() }
+                if stopping {
+                    finished = true
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                let isBehind = behind
+                let t = texts
+                let b = binaries
+                texts.removeAll(keepingCapacity: true)
+                binaries.removeAll(keepingCapacity: true)
+                condition.unlock()
+                if failed { continue }  // the connection is going: nothing more is written, until civetweb closes it
+                if isBehind {
+                    // Fell too far behind: closed, so the page reconnects and starts from the greeting.
+                    _ = mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE), nil, 0)
+                    hub?.lock.lock()
+                    hub?.behindCount += 1
+                    hub?.lock.unlock()
+                    failed = true
+                    continue
+                }
+                for m in t where !failed { failed = WebSocketHub.send(conn, text: m) <= 0 }
+                for m in b where !failed {
+                    failed = m.bytes.withUnsafeBytes { mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_BINARY), $0.baseAddress, $0.count) } <= 0
+                }
+            }
+        }
+
+        /// Stops the thread and waits until it has (a write in progress finishes first).
+        func stop() {
+            condition.lock()
+            stopping = true
+            condition.signal()
+            while !finished { condition.wait() }
+            condition.unlock()
+        }
     }
 
     static func send(_ conn: OpaquePointer, text: String) -> Int32 {

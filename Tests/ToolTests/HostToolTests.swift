@@ -606,3 +606,51 @@ extension HostToolTests {
         #expect(clips.count == 3)
     }
 }
+
+extension HostToolTests {
+    /// Found 2026-12-02: the host's thread reading a device's control channel wrote each push (device state, shot, preview
+    /// frame) to every Live page in turn, so a page that stopped reading (a tablet asleep) held it until the host missed
+    /// three heartbeats: the device dropped its link and its clips were owed. A page now has its own outbox and writer.
+    @Test func aLivePageThatStopsReadingNeverCostsADeviceItsLink() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let http = freeLoopbackPort(SOCK_STREAM)
+        let (host, port) = try Self.startHost(library: tmp.sub("library"), extra: ["--http", "127.0.0.1:\(http)"])
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        var stalled: WebSocketPeer?
+        #expect(awaitCondition { stalled = try? WebSocketPeer(port: http, smallReceiveBuffer: true); return stalled != nil })
+        _ = try stalled?.nextText()  // its greeting; then it reads nothing more
+        let page = try WebSocketPeer(port: http)
+        _ = try page.nextText()
+        // 20 s at camera pace with the live preview at 60 frames a second: about 15 KB a frame, so the stalled page's
+        // buffers and the host's fill within seconds.
+        let manifest = tmp.sub("preview.json")
+        try """
+            {
+              "session": "preview",
+              "sources": [
+                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 20, "pace": "realtime", "texture": "flat", "impacts": [3, 14] } },
+                { "plugin": "synthetic.audio", "params": { "seconds": 20, "impacts": [3, 14] } }
+              ],
+              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+              "detector": { "plugin": "impact" },
+              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true, "previewFps": 60 } } ],
+              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
+            }
+            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let r = try ToolRunner.run(["run", manifest, "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)", "--device-id", "dev-v"])
+        #expect(r.status == 0, "\(r.stdout)")  // both clips confirmed by the host
+        // Its link held for the whole run: it was closed only as the session ended.
+        #expect(!r.stderr.contains("no answer to three heartbeats") && !r.stderr.contains("reconnecting"), "\(r.stderr)")
+        #expect(r.stderr.contains("link dropped: session ended"))
+        // The page that reads saw both clips catalogued.
+        var clips = 0
+        while clips < 2, let text = try page.nextText() {
+            if text.contains(#""type":"clip""#) { clips += 1 }
+        }
+        #expect(clips == 2)
+        stalled?.close()
+    }
+}

@@ -40,15 +40,8 @@ struct IntegrityToolTests {
         return (p, out, err)
     }
 
-    /// Polls (every 10 ms, at most 60 s) until `condition` holds; the condition is observed, never guessed by a delay.
-    static func awaitCondition(_ condition: () -> Bool) -> Bool {
-        let deadline = monotonicNowNs() + 60_000_000_000
-        while !condition() {
-            if monotonicNowNs() > deadline { return false }
-            sleepNs(10_000_000)  // poll interval
-        }
-        return true
-    }
+    /// Polls (every 10 ms, at most 60 s) until `condition` holds (TestSupport's `awaitCondition`).
+    static func awaitCondition(_ condition: () -> Bool) -> Bool { TestSupport.awaitCondition(condition) }
 
     static func fragments(_ out: String) -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/ring/fragments")) ?? []).count }
 

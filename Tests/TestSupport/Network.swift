@@ -20,3 +20,13 @@ public final class SilentListener {
         Socket.close(fd)
     }
 }
+
+/// Polls (every 10 ms, at most 60 s) until `condition` holds; the condition is observed, never guessed by a delay.
+public func awaitCondition(_ condition: () -> Bool) -> Bool {
+    let deadline = monotonicNowNs() + 60_000_000_000
+    while !condition() {
+        if monotonicNowNs() > deadline { return false }
+        sleepNs(10_000_000)  // poll interval
+    }
+    return true
+}
