@@ -33,7 +33,7 @@ test: deps check-architecture
 	$(MAKE) tsan
 	$(MAKE) fuzz-smoke
 
-## make fuzz-smoke: every libFuzzer harness (Tests/Fuzz) for 10 s from its seed corpus; fails on any crash.
+## make fuzz-smoke: every libFuzzer harness (Tests/Fuzz) for 10 s from its seed corpus, two at a time; fails on any crash.
 fuzz-smoke: deps
 	scripts/fuzz 10
 
@@ -45,10 +45,10 @@ fuzz: deps
 ## make tsan: the audio read-ahead, link, transfer, session (through the built tools) and studio tests under
 ## ThreadSanitizer. Shared state then sits behind pthread mutexes TSan can see (PPC_THREAD_SANITIZER: the toolchain's
 ## Synchronization is not built with TSan, so it cannot see a Mutex's lock and reports false races).
-TSAN_TESTS ?= AudioReadAheadTests|DeliveryTests|LinkTests|PairingTests|TransferTests|HostToolTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests|StudioTests
+TSAN_TESTS ?= AudioReadAheadTests|DeliveryTests|LinkTests|PairingTests|TransferTests|HostToolTests|HostAwayTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests|StudioTests
 # Run at camera pace for tens of seconds each, or lean on minting being done within a connect timeout (slower under TSan);
-# the threads they drive are covered by DeliveryTests and the other host tests.
-TSAN_SKIP ?= aHostThatIsDownWhileShotsKeepComingCostsNoShot|clipsOwedWhileTheHostWasDownArriveWhenItComesBackMidSession|aHostThatNeverAnswersCostsOneConnectTimeoutNotOnePerClip
+# the threads they drive are covered by DeliveryTests, StudioPagesTests and the other host tests.
+TSAN_SKIP ?= aHostThatIsDownWhileShotsKeepComingCostsNoShot|clipsOwedWhileTheHostWasDownArriveWhenItComesBackMidSession|aHostThatNeverAnswersCostsOneConnectTimeoutNotOnePerClip|aLivePageThatStopsReadingNeverCostsADeviceItsLink
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread -Xswiftc -DPPC_THREAD_SANITIZER --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build --sanitize=thread -Xswiftc -DPPC_THREAD_SANITIZER \

@@ -1,0 +1,338 @@
+import Foundation
+import FragmentRing
+import Glibc
+import Syscall
+import TestSupport
+import Testing
+
+/// ppc-host away, slow, hanging or watched by a page that stopped reading, and a device that keeps capturing: no shot
+/// lost, no link lost, nothing waits for ever. A suite of its own (serialized, as `HostToolTests` is: most of these run at
+/// camera pace for tens of seconds), so the two run beside each other.
+@Suite("ppc-host away, slow or watched: no shot lost, no link lost", .serialized)
+struct HostAwayTests {}
+
+extension HostAwayTests {
+    @Test func aHostThatIsDownNeverStopsCaptureAndTheClipIsDeliveredLaterExactlyOnce() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
+        let out = tmp.sub("out")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
+        #expect(r.status == 1)  // the clip was not confirmed by the host
+        #expect(r.stdout.contains("240 frames encoded"))  // capture went on
+        #expect(r.stdout.contains("waits in") || r.stdout.contains("not confirmed"))
+        #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"))
+        let inspect = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
+        let pinsBefore = ((try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.count
+        #expect(pinsBefore == 1)  // its fragments stay pinned until the host confirms
+
+        let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
+        #expect(drain.status == 0, "\(drain.stderr)")
+        for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
+            #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-z")) + "/\(name)"), "\(name)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
+        let after = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
+        #expect(((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.isEmpty == true)
+        let again = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+        #expect(again.status == 0 && again.stdout.contains("nothing owed"))
+    }
+}
+
+extension HostAwayTests {
+    /// Found 2026-12-02: owed clips' pins counted against the ring, and deliveries ran on the mint thread, so a host that
+    /// was down while shots kept coming cost the later shots their pre-roll ("cannot pin …").
+    @Test func aHostThatIsDownWhileShotsKeepComingCostsNoShot() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
+        let out = tmp.sub("out")
+        // Four shots 3.5 s apart, longer than this ring's 3 s (6 × 0.5 s): each is minted after the ring has moved past
+        // the last. The video is paced like a camera and the audio runs ahead, so each shot is heard before its
+        // pre-roll could be recycled, however loaded the machine.
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/spaced-to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-s",
+        ])
+        #expect(r.status == 1)  // not confirmed by the host: owed
+        #expect(!r.stdout.contains("cannot pin"), "\(r.stdout)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any]
+        let owed = try #require(report?["clipsOwed"] as? [[String: Any]])
+        #expect(owed.count == 4)
+        #expect(r.stdout.contains("4 more minted and owed"))
+        let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == clips)
+        #expect(clips.count == 4)
+        // Owed clips pin at most one ring's worth of fragments; beyond that the oldest is let go, and the report says so
+        // (its bundle is still in the outbox).
+        let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
+        #expect(ring.pinCounts.count <= 6)
+        #expect(!ring.pins.isEmpty)
+        #expect((report?["policy"] as? [String])?.contains { $0.contains("let go while it is owed") } == true)
+
+        let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+        #expect(drain.status == 0, "\(drain.stderr)")
+        for clip in clips {
+            #expect(FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4") == FileManager.default.contents(atPath: tmp.sub("library/dev-s/\(clip)/clip.mp4")))
+        }
+        let after = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
+        #expect(after.pins.isEmpty)
+    }
+}
+
+extension HostAwayTests {
+    /// A host that comes back while the session runs gets what it was owed without a `transfer drain`: the next clip's
+    /// delivery (or the half-minute retry) sends the outbox too, and the clip counts as delivered.
+    @Test(arguments: [
+        // The next clip's delivery finds the host back and brings the owed one with it.
+        ("[1.5, 5]", [String]()),
+        // One swing only: the retry while nothing else is delivered brings it (every second here, not every 30).
+        ("[1.5]", ["--set", "link.owedRetryIntervalNs=1000000000"]),
+    ])
+    func clipsOwedWhileTheHostWasDownArriveWhenItComesBackMidSession(impacts: String, settings: [String]) throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
+        let out = tmp.sub("out")
+        let manifest = try HostToolTests.cameraPacedManifest(tmp.path, session: "back", impacts: impacts)
+        let (run, runOut, _) = try IntegrityToolTests.start(
+            ["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-b"] + settings)
+        let shots = impacts.split(separator: ",").count
+        defer { if run.isRunning { kill(run.processIdentifier, SIGKILL) } }
+        // The first clip is owed (nobody listens: its delivery gave up and recorded its pin); then the host comes up.
+        #expect(IntegrityToolTests.awaitCondition { ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? []).count == 1 })
+        let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        // Every clip reaches the host while the session still runs, and leaves the outbox.
+        func arrived() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-b"))) ?? []).filter { !$0.hasPrefix(".") }.count
+        }
+        #expect(IntegrityToolTests.awaitCondition { arrived() == shots && ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox")) ?? []).isEmpty })
+        kill(run.processIdentifier, SIGINT)
+        _ = runOut.fileHandleForReading.readDataToEndOfFile()
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0)  // nothing owed at the end
+        let report = try IntegrityToolTests.report(out)
+        #expect((report["clipsOwed"] as? [Any])?.isEmpty == true)
+        // The first shot's candidate, shot and announce found no host: held, and sent when the link was made.
+        let history = report["sinkStatus"] as? [String] ?? []
+        #expect(history.contains { $0.contains("events held while the host was out of reach sent now") }, "\(history)")
+        let clips = try #require(report["clips"] as? [[String: Any]])
+        #expect(clips.count == shots)
+        #expect(clips.contains { ($0["confirmedBy"] as? [String])?.contains { $0.contains("sent from the outbox after it was owed") } == true })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/pins").isEmpty)  // the owed clip's record went with it
+        let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 20, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
+        #expect(ring.pins.isEmpty)
+    }
+}
+
+extension HostAwayTests {
+    /// A host that was down when the session started and comes up while no clip is owed: the device reaches it within
+    /// the retry interval (a second here), so its events and live view flow without waiting for a swing.
+    @Test func aHostThatComesUpMidSessionIsReachedWithoutWaitingForAClip() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
+        let out = tmp.sub("out")
+        let manifest = try HostToolTests.cameraPacedManifest(tmp.path, session: "idle", impacts: "[]")
+        let (run, runOut, runErr) = try IntegrityToolTests.start([
+            "run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-i", "--set", "link.owedRetryIntervalNs=1000000000",
+        ])
+        defer { if run.isRunning { kill(run.processIdentifier, SIGKILL) } }
+        var said = ""
+        #expect(IntegrityToolTests.read(runErr.fileHandleForReading, until: "host unreachable", seen: &said), "\(said)")
+        let host = Process()
+        host.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
+        host.arguments = [
+            "--listen", "127.0.0.1:\(port)", "--library", tmp.sub("library"), "--ingest-policy", "any", "--insecure-loopback-only", "--state",
+            tmp.sub("host-state"),
+        ]
+        let hostOut = Pipe()
+        host.standardOutput = hostOut
+        host.standardError = FileHandle.nullDevice
+        try host.run()
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        var logged = ""
+        #expect(IntegrityToolTests.read(hostOut.fileHandleForReading, until: "accepted dev-i (control)", seen: &logged), "\(logged)")
+        kill(run.processIdentifier, SIGINT)
+        _ = runOut.fileHandleForReading.readDataToEndOfFile()
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0)
+        let history = try IntegrityToolTests.report(out)["sinkStatus"] as? [String] ?? []
+        #expect(history.contains { $0.contains("host reached again") }, "\(history)")
+    }
+}
+
+extension HostAwayTests {
+    @Test func aDeviceStoppedLongerThanThreeHeartbeatsDropsItsLinkSaysSoAndStillDelivers() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let host = try HostLog(library: tmp.sub("library"))
+        let port = host.port
+        defer { host.stop() }
+        #expect(host.await("listening on"))
+        let device = Process()
+        device.executableURL = URL(fileURLWithPath: ToolRunner.executable())
+        device.arguments = ["run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)", "--device-id", "dev-s"]
+        let out = Pipe()
+        let err = Pipe()
+        device.standardOutput = out
+        device.standardError = err
+        try device.run()
+        let deviceLog = LineReader(err.fileHandleForReading)
+        #expect(deviceLog.await("linked: events cross at once"))
+        kill(device.processIdentifier, SIGSTOP)
+        // The host notices the silence (three of its own heartbeat intervals) and drops the device…
+        let dropped = host.await("sent nothing for")
+        kill(device.processIdentifier, SIGCONT)
+        #expect(dropped)
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        device.waitUntilExit()
+        let stderr = deviceLog.text
+        // …and the device, on waking, says it was stopped rather than claiming the link is up; a new link delivers the clip.
+        #expect(stderr.contains("this device was stopped or suspended for"), "\(stderr)")
+        #expect(stdout.contains("link: ") && stdout.contains("stopped or suspended"), "\(stdout)")
+        #expect(device.terminationStatus == 0, "\(stdout)\n\(stderr)")
+        #expect(FileManager.default.contents(atPath: clipPath(tmp.sub("out/clips")) + "/clip.mp4")
+            == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-s")) + "/clip.mp4"))
+    }
+}
+
+extension HostAwayTests {
+    @Test func aHostThatHangsMidTransferCostsAtMostTheDeliveryTimeoutAndTheClipWaitsInTheOutbox() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let host = try HostLog(library: tmp.sub("library"))
+        let port = host.port
+        defer {
+            kill(host.process.processIdentifier, SIGCONT)
+            host.stop()
+        }
+        #expect(host.await("listening on"))
+        let out = tmp.sub("out")
+        let device = Process()
+        device.executableURL = URL(fileURLWithPath: ToolRunner.executable())
+        // Paced to 16 KiB per 100 ms so the transfer is still going when the host is frozen.
+        device.arguments = ["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-h",
+                            "--delivery-timeout", "2", "--set", "link.payloadPumpBudgetBytes=16384"]
+        let pipe = Pipe()
+        device.standardOutput = pipe
+        device.standardError = FileHandle.nullDevice
+        try device.run()
+        // Frozen once the first chunk of the clip has landed (observed in the host's library, not guessed).
+        let deadline = monotonicNowNs() + 60_000_000_000
+        while !(((try? FileManager.default.contentsOfDirectory(atPath: clipPath(tmp.sub("library/dev-h/.partial")))) ?? []).contains { $0.hasSuffix(".chunks") })
+            && monotonicNowNs() < deadline
+        {
+            sleepNs(2_000_000)  // poll interval
+        }
+        kill(host.process.processIdentifier, SIGSTOP)
+        let stdout = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        device.waitUntilExit()
+        #expect(device.terminationStatus == 1, "\(stdout)")
+        #expect(stdout.contains("not delivered within 2 s"), "\(stdout)")
+        #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"))
+    }
+}
+
+extension HostAwayTests {
+    /// Found 2026-12-02: a connection had no deadline, so a host that never answers (asleep, or behind a firewall that
+    /// drops) held the delivery thread for the kernel's SYN retries, about two minutes per try — and at the end of a
+    /// session, once more for every clip queued: a 13.5 s run had not ended after 300 s. Now a try costs
+    /// `link.connectTimeoutNs`, and the clips already waiting when the host failed are not tried again (they wait in the
+    /// outbox with the reason), so the end of the run costs one timeout, not one per clip.
+    @Test func aHostThatNeverAnswersCostsOneConnectTimeoutNotOnePerClip() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let silent = try SilentListener()
+        let out = tmp.sub("out")
+        let manifest = tmp.sub("silent.json")
+        // Unpaced: the three clips are minted within a few seconds, while the first try (made as deliveries begin)
+        // waits out its 10 s.
+        try """
+            {
+              "session": "silent",
+              "sources": [
+                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 6, "texture": "flat", "impacts": [1.5, 3, 4.5] } },
+                { "plugin": "synthetic.audio", "params": { "seconds": 6, "impacts": [1.5, 3, 4.5] } }
+              ],
+              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+              "detector": { "plugin": "impact" },
+              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
+              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60, "capture.clipPreNs": 500000000, "capture.clipPostNs": 500000000 }
+            }
+            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let r = try ToolRunner.run([
+            "run", manifest, "--out", out, "--host", "127.0.0.1:\(silent.port)", "--device-id", "dev-q", "--set", "link.connectTimeoutNs=10000000000",
+        ])
+        #expect(r.status == 1)  // owed: not confirmed by the host
+        let report = try IntegrityToolTests.report(out)
+        let owed = try #require(report["clipsOwed"] as? [[String: Any]])
+        #expect(owed.count == 3)
+        for clip in owed {
+            let why = (clip["refusedBy"] as? [String])?.joined() ?? ""
+            #expect(why.contains("not tried: the host failed after") && why.contains("no answer within 10.0 s (link.connectTimeoutNs)"), "\(why)")
+        }
+        let history = report["sinkStatus"] as? [String] ?? []
+        #expect(history.filter { $0.contains("host unreachable") }.count == 1, "\(history)")
+        let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == clips)
+        #expect(clips.count == 3)
+    }
+}
+
+extension HostAwayTests {
+    /// Found 2026-12-02: the host's thread reading a device's control channel wrote each push (device state, shot, preview
+    /// frame) to every Live page in turn, so a page that stopped reading (a tablet asleep) held it until the host missed
+    /// three heartbeats: the device dropped its link and its clips were owed. A page now has its own outbox and writer.
+    @Test func aLivePageThatStopsReadingNeverCostsADeviceItsLink() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let http = freeLoopbackPort(SOCK_STREAM)
+        let (host, port) = try HostToolTests.startHost(library: tmp.sub("library"), extra: ["--http", "127.0.0.1:\(http)"])
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        var stalled: WebSocketPeer?
+        #expect(awaitCondition { stalled = try? WebSocketPeer(port: http, smallReceiveBuffer: true); return stalled != nil })
+        _ = try stalled?.nextText()  // its greeting; then it reads nothing more
+        let page = try WebSocketPeer(port: http)
+        _ = try page.nextText()
+        // 14 s at camera pace with the live preview at 60 frames a second: about 15 KB a frame, so the stalled page's
+        // buffers and the host's fill within seconds (before, the link dropped about 8 s in).
+        let manifest = tmp.sub("preview.json")
+        try """
+            {
+              "session": "preview",
+              "sources": [
+                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 14, "pace": "realtime", "texture": "flat", "impacts": [3, 10] } },
+                { "plugin": "synthetic.audio", "params": { "seconds": 14, "impacts": [3, 10] } }
+              ],
+              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+              "detector": { "plugin": "impact" },
+              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true, "previewFps": 60 } } ],
+              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
+            }
+            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let r = try ToolRunner.run(["run", manifest, "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)", "--device-id", "dev-v"])
+        #expect(r.status == 0, "\(r.stdout)")  // both clips confirmed by the host
+        // Its link held for the whole run: it was closed only as the session ended.
+        #expect(!r.stderr.contains("no answer to three heartbeats") && !r.stderr.contains("reconnecting"), "\(r.stderr)")
+        #expect(r.stderr.contains("link dropped: session ended"))
+        // The page that reads saw both clips catalogued.
+        var clips = 0
+        while clips < 2, let text = try page.nextText() {
+            if text.contains(#""type":"clip""#) { clips += 1 }
+        }
+        #expect(clips == 2)
+        stalled?.close()
+    }
+}
