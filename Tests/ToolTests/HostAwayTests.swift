@@ -25,21 +25,16 @@ extension HostAwayTests {
         let pinsBefore = ((try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.count
         #expect(pinsBefore == 1)  // its fragments stay pinned until the host confirms
 
-        let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
-        defer {
-            kill(host.processIdentifier, SIGKILL)
-            host.waitUntilExit()
+        try HostToolTests.drainToAHostThatCameUp(out: out, library: tmp.sub("library"), port: port, drainArguments: ["--device-id", "dev-z"]) { _ in
+            for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
+                #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-z")) + "/\(name)"), "\(name)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
+            let after = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
+            #expect(((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.isEmpty == true)
+            let again = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+            #expect(again.status == 0 && again.stdout.contains("nothing owed"))
         }
-        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
-        #expect(drain.status == 0, "\(drain.stderr)")
-        for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
-            #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-z")) + "/\(name)"), "\(name)")
-        }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
-        let after = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
-        #expect(((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.isEmpty == true)
-        let again = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
-        #expect(again.status == 0 && again.stdout.contains("nothing owed"))
     }
 }
 
@@ -72,13 +67,7 @@ extension HostAwayTests {
         #expect(!ring.pins.isEmpty)
         #expect((report?["policy"] as? [String])?.contains { $0.contains("let go while it is owed") } == true)
 
-        let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
-        defer {
-            kill(host.processIdentifier, SIGKILL)
-            host.waitUntilExit()
-        }
-        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
-        #expect(drain.status == 0, "\(drain.stderr)")
+        try HostToolTests.drainToAHostThatCameUp(out: out, library: tmp.sub("library"), port: port) { _ in }
         for clip in clips {
             #expect(FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4") == FileManager.default.contents(atPath: tmp.sub("library/dev-s/\(clip)/clip.mp4")))
         }

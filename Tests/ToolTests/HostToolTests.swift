@@ -20,6 +20,21 @@ struct HostToolTests {
         return (p, port)
     }
 
+    /// A host comes up on `port`, where the device found none, and `transfer drain OUT` (with `drainArguments`) sends
+    /// what is owed; `body` looks at the drain's result while the host still runs.
+    static func drainToAHostThatCameUp(
+        out: String, library: String, port: Int, drainArguments: [String] = [], _ body: (ToolRunner.Result) throws -> Void
+    ) throws {
+        let (host, _) = try startHost(library: library, port: port)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"] + drainArguments)
+        #expect(drain.status == 0, "\(drain.stderr)")
+        try body(drain)
+    }
+
     @Test func aDeviceShipsItsClipToTheHost() throws {
         let tmp = TemporaryDirectory("ppc-host")
         let (host, port) = try Self.startHost(library: tmp.sub("library"))
