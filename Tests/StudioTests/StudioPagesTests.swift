@@ -84,3 +84,31 @@ struct StudioPagesTests {
         #expect(try reopened.nextText() == "hello")
     }
 }
+
+extension StudioPagesTests {
+    /// civetweb never closed an idle WebSocket: a page that vanished (a phone off the Wi-Fi, no FIN) held its worker and
+    /// its place for ever. Now a page is pinged after `pageTimeoutMs` without a word from it; one that answers none of
+    /// several is closed, and one that answers (as a browser does, by itself) stays.
+    @Test func aPageThatVanishesIsClosedAndOneThatAnswersPingsStays() throws {
+        let server = try WebServer(listen: "127.0.0.1:0", pageTimeoutMs: 200)
+        let hub = server.websocket("/ws", greeting: { ["hello"] })
+        let vanished = try WebSocketPeer(port: server.port, smallReceiveBuffer: true)
+        #expect(try vanished.nextText() == "hello")  // then it reads and answers nothing
+        let alive = try WebSocketPeer(port: server.port)
+        #expect(try alive.nextText() == "hello")
+        #expect(hub.count == 2)
+        // The page that answers reads on (a ping every 200 ms) until the one that does not is closed.
+        while hub.count == 2, alive.pingsAnswered < 1_000 {  // the bound: 200 s of pings
+            guard try alive.next() != nil else { break }
+        }
+        #expect(hub.count == 1)
+        let closedAfter = alive.pingsAnswered
+        // As many pings again and more: the answering page is still open, and still hears what is pushed.
+        while alive.pingsAnswered < 2 * closedAfter + 5 {
+            guard try alive.next() != nil else { break }
+        }
+        #expect(hub.count == 1)
+        hub.broadcast(text: "still here")
+        #expect(try alive.nextText() == "still here")
+    }
+}

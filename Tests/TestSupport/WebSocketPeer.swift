@@ -40,7 +40,11 @@ public final class WebSocketPeer {
     /// Closes the connection now (the server's writes to it fail at once).
     public func close() { Socket.shutdown(fd) }
 
-    /// The next message: its opcode (1 text, 2 binary, 8 close) and payload; nil when the connection closed.
+    /// Pings answered so far (`next` answers each with a pong, as a browser does by itself).
+    public private(set) var pingsAnswered = 0
+
+    /// The next message: its opcode (1 text, 2 binary, 8 close, 9 a ping — already answered) and payload; nil when the
+    /// connection closed.
     public func next() throws -> (opcode: UInt8, payload: [UInt8])? {
         let h = try read(2)
         guard h.count == 2 else { return nil }
@@ -56,7 +60,15 @@ public final class WebSocketPeer {
         }
         let payload = try read(length)
         guard payload.count == length else { return nil }
+        if h[0] & 0x0F == 9 { try pong(payload) }
         return (h[0] & 0x0F, payload)
+    }
+
+    /// Answers a ping with a pong carrying its payload (a client's frames are masked; this mask is zero).
+    func pong(_ payload: [UInt8]) throws {
+        var frame: [UInt8] = [0x8A, 0x80 | UInt8(min(payload.count, 125)), 0, 0, 0, 0] + payload.prefix(125)
+        _ = try frame.withUnsafeMutableBytes { try Socket.send(fd, UnsafeRawBufferPointer($0), peer: "studio") }
+        pingsAnswered += 1
     }
 
     /// The next text message, skipping binary ones; nil when the connection closed.
