@@ -263,16 +263,8 @@ public final class WebSocketHub: @unchecked Sendable {
     /// Whether another connection may be accepted.
     var hasRoom: Bool { count < limit }
 
-    /// Connections closed because they fell `Viewer.textLimit` messages behind.
-    public var closedBehind: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return behindCount
-    }
-    var behindCount = 0
-
     func ready(_ conn: OpaquePointer) {
-        let viewer = Viewer(conn, hub: self)
+        let viewer = Viewer(conn)
         // The greeting is queued first and the viewer registered under the same lock, so no broadcast comes between
         // the state it gives and the changes after it.
         lock.lock()
@@ -311,47 +303,51 @@ public final class WebSocketHub: @unchecked Sendable {
     final class Viewer: @unchecked Sendable {
         // @unchecked: the outbox and the flags are touched under `condition`; `conn` is written only by the thread.
         let conn: OpaquePointer
-        weak var hub: WebSocketHub?
         let condition = NSCondition()
         var texts: [String] = []
         var binaries: [(key: String, bytes: [UInt8])] = []
+        /// False once the page fell `textLimit` behind or a write to it failed: nothing more is queued or written.
+        var writing = true
+        /// The page fell `textLimit` behind: a close frame is written, once, so it reconnects from the greeting.
+        var closeOwed = false
         var stopping = false
         var finished = false
-        var behind = false
         /// Text messages a page may fall behind before it is closed: minutes of a busy bay's device states and shots
         /// (assumed).
         static let textLimit = 256
 
-        init(_ conn: OpaquePointer, hub: WebSocketHub) {
-            self.conn = conn
-            self.hub = hub
-        }
+        init(_ conn: OpaquePointer) { self.conn = conn }
 
         func post(text: String) {
             condition.lock()
             defer { condition.unlock() }
-            guard !behind, !stopping else { return }
-            guard texts.count < Self.textLimit else {
-                behind = true
-                texts.removeAll()
-                binaries.removeAll()
-                condition.signal()
-                return
+            guard writing, !stopping else { return }
+            if texts.count >= Self.textLimit {
+                abandon()
+                closeOwed = true
+            } else {
+                texts.append(text)
             }
-            texts.append(text)
             condition.signal()
         }
 
         func post(binary: [UInt8], key: String) {
             condition.lock()
             defer { condition.unlock() }
-            guard !behind, !stopping else { return }
+            guard writing, !stopping else { return }
             if let i = binaries.firstIndex(where: { $0.key == key }) {
                 binaries[i].bytes = binary
             } else {
                 binaries.append((key, binary))
             }
             condition.signal()
+        }
+
+        /// Under `condition`: nothing more is queued or written to this page.
+        func abandon() {
+            writing = false
+            texts.removeAll()
+            binaries.removeAll()
         }
 
         func start() {
@@ -361,35 +357,36 @@ public final class WebSocketHub: @unchecked Sendable {
         }
 
         func run() {
-            var failed = false
             while true {
                 condition.lock()
-                while texts.isEmpty && binaries.isEmpty && !stopping && !(behind && !failed) { condition.wait() }
+                while !stopping && !closeOwed && (!writing || (texts.isEmpty && binaries.isEmpty)) { condition.wait() }
                 if stopping {
                     finished = true
                     condition.broadcast()
                     condition.unlock()
                     return
                 }
-                let isBehind = behind
+                if closeOwed {
+                    closeOwed = false
+                    condition.unlock()
+                    _ = mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE), nil, 0)
+                    continue
+                }
                 let t = texts
                 let b = binaries
                 texts.removeAll(keepingCapacity: true)
                 binaries.removeAll(keepingCapacity: true)
                 condition.unlock()
-                if failed { continue }  // the connection is going: nothing more is written, until civetweb closes it
-                if isBehind {
-                    // Fell too far behind: closed, so the page reconnects and starts from the greeting.
-                    _ = mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE), nil, 0)
-                    hub?.lock.lock()
-                    hub?.behindCount += 1
-                    hub?.lock.unlock()
-                    failed = true
-                    continue
+                var written = true
+                for m in t where written { written = WebSocketHub.send(conn, text: m) > 0 }
+                for m in b where written {
+                    written = m.bytes.withUnsafeBytes { mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_BINARY), $0.baseAddress, $0.count) } > 0
                 }
-                for m in t where !failed { failed = WebSocketHub.send(conn, text: m) <= 0 }
-                for m in b where !failed {
-                    failed = m.bytes.withUnsafeBytes { mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_BINARY), $0.baseAddress, $0.count) } <= 0
+                if !written {
+                    // The connection is going: nothing more is written until civetweb closes it.
+                    condition.lock()
+                    abandon()
+                    condition.unlock()
                 }
             }
         }

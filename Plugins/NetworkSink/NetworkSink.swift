@@ -187,7 +187,6 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 confirmed.append(clip)
             } catch {
                 history.add("\(clip) still owed: \(error)")
-                lastFailure = (monotonicNowNs(), "\(error)")
                 break
             }
         }
@@ -253,8 +252,13 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         guard link != nil else {
             throw LinkError(.closed, "host unreachable (\(unreachable ?? "no link")); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
         }
+        return try send(clipID)
+    }
+
+    /// Sends one queued clip (`transfer`); a failure is remembered as the host's latest (`lastFailure`).
+    func send(_ clipID: String) throws -> String {
         do {
-            return try send(clipID)
+            return try transfer(clipID)
         } catch {
             lastFailure = (monotonicNowNs(), "\(error)")
             throw error
@@ -263,7 +267,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
 
     /// Sends one queued clip; it leaves the outbox only when the host confirms it. A link that drops mid-transfer is
     /// reconnected (with backoff) and the transfer resumes where the host's committed offset says.
-    func send(_ clipID: String) throws -> String {
+    func transfer(_ clipID: String) throws -> String {
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
         var attempt = 0
         let deadline = monotonicNowNs() + deliveryNs
