@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLinux
 import Foundation
+import Synchronization
 
 /// Signal hygiene for a tool's main.
 public enum Signals {
@@ -35,11 +36,22 @@ public enum Signals {
         _ = sigtimedwait(&pipe, nil, &none)
     }
 
-    /// Watches SIGINT and SIGTERM, which then no longer end the process by themselves: `handler` runs on a queue of its
-    /// own for each one that arrives, with its name and how many have arrived so far (1, 2, …). Keep the returned
-    /// watch for as long as it should run; `cancel()` gives the signals back their default action.
-    public static func watchStopRequests(_ handler: @escaping @Sendable (_ signal: String, _ count: Int) -> Void) -> StopRequestWatch {
-        StopRequestWatch(handler)
+    /// Watches SIGINT and SIGTERM, which then no longer end the process by themselves: `handler` runs on a thread of
+    /// its own for each one that arrives, with its name and how many have arrived so far (1, 2, …). Keep the returned
+    /// watch for as long as it should run; `cancel()` gives the signals back their default action. One watch at a time:
+    /// a new one replaces the last.
+    ///
+    /// Not a `DispatchSource`: libdispatch on Linux reads signals through a signalfd whose readiness depends on which
+    /// thread the kernel gave the signal to, and a run's Ctrl-C was seen lost that way (the run went on to the end of its
+    /// source). A handler that writes a byte to a pipe works whichever thread takes the signal.
+    public static func watchStopRequests(
+        _ handler: @escaping @Sendable (_ signal: String, _ count: Int) -> Void
+    ) throws(SystemError) -> StopRequestWatch {
+        let route = try StopSignalRoute.shared()
+        let watch = StopRequestWatch(handler, route: route)
+        route.current.withLock { $0 = watch }
+        try syscall("sigaction SIGINT, SIGTERM") { ppc_route_stop_signals(route.writeEnd) }
+        return watch
     }
 
     /// Ends the process at once with `status`, running no exit handlers (a third Ctrl-C: the operator means it).
@@ -49,30 +61,71 @@ public enum Signals {
 }
 
 /// SIGINT and SIGTERM delivered to a handler instead of ending the process (`Signals.watchStopRequests`).
-public final class StopRequestWatch: @unchecked Sendable {
-    // @unchecked: `count` is touched only on `queue`; the sources are set up in init and cancelled once.
-    private let queue = DispatchQueue(label: "ppc.signals")
-    private var sources: [any DispatchSourceSignal] = []
-    private var count = 0
+public final class StopRequestWatch: Sendable {
+    private let handler: @Sendable (String, Int) -> Void
+    private let route: StopSignalRoute
+    /// How many have arrived; touched only by the route's reader thread.
+    private let arrived = Atomic<Int>(0)
 
-    init(_ handler: @escaping @Sendable (String, Int) -> Void) {
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-            signal(number, SIG_IGN)  // the dispatch source sees it; the default action (ending the process) does not run
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [unowned self] in
-                for _ in 0..<max(1, Int(source.data)) {
-                    count += 1
-                    handler(name, count)
-                }
-            }
-            source.resume()
-            sources.append(source)
+    fileprivate init(_ handler: @escaping @Sendable (String, Int) -> Void, route: StopSignalRoute) {
+        self.handler = handler
+        self.route = route
+    }
+
+    fileprivate func deliver(_ signal: Int32) {
+        let count = arrived.add(1, ordering: .relaxed).newValue
+        handler(signal == SIGTERM ? "SIGTERM" : "SIGINT", count)
+    }
+
+    /// Gives SIGINT and SIGTERM their default action back; a signal already taken but not yet handled is dropped.
+    public func cancel() {
+        route.current.withLock { current in
+            guard current === self else { return }
+            _ = ppc_route_stop_signals(-1)
+            current = nil
+        }
+    }
+}
+
+/// The process's one stop-signal pipe and the thread that reads it. Made with the first watch and kept for the process's
+/// life: a handler still running on another thread then never writes to a closed or reused descriptor.
+private final class StopSignalRoute: Sendable {
+    private static let made = Guarded<StopSignalRoute?>(nil)
+
+    static func shared() throws(SystemError) -> StopSignalRoute {
+        try made.withLock { (slot: inout StopSignalRoute?) throws(SystemError) -> StopSignalRoute in
+            if let slot { return slot }
+            let route = try StopSignalRoute()
+            slot = route
+            return route
         }
     }
 
-    public func cancel() {
-        for s in sources { s.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+    let writeEnd: Int32
+    let current = Guarded<StopRequestWatch?>(nil)
+
+    private init() throws(SystemError) {
+        var ends: [Int32] = [-1, -1]
+        try syscall("pipe for stop signals") { pipe(&ends) }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        // A full pipe (65 536 signals unread) drops a byte rather than block the thread the signal interrupted.
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        writeEnd = ends[1]
+        let readEnd = ends[0]
+        let thread = Thread { [self] in
+            var byte: UInt8 = 0
+            while true {
+                let n = read(readEnd, &byte, 1)
+                if n == 1 {
+                    current.withLock { $0 }?.deliver(Int32(byte))
+                } else if n == -1 && errno == EINTR {
+                    continue
+                } else {
+                    return  // never: the write end is never closed
+                }
+            }
+        }
+        thread.name = "ppc.signals"
+        thread.start()
     }
 }

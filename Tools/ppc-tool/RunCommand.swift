@@ -114,7 +114,7 @@ enum RunCommand {
         // Ctrl-C (or a supervisor's SIGTERM) ends a session whose source would not end by itself (a camera) without
         // losing the swing just heard: the first waits for the shots' post-roll, a second stops at once, a third exits.
         let post = Double(config[.clipPostNs] + SessionRunner.stopHearingMarginNs) / 1e9
-        let stops = Signals.watchStopRequests { signal, count in
+        let stops = try Signals.watchStopRequests { signal, count in
             switch count {
             case 1:
                 Terminal.err("\nppc-tool run: \(signal): stopping once the shots heard have their post-roll (at most \(String(format: "%.2f", post)) s); again to stop at once")
