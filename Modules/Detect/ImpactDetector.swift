@@ -622,6 +622,15 @@ public final class ImpactDetector {
             trace?(eventTriggerBlockStart, features, "a bouncing ball (the next term of a shrinking train)")
             return
         }
+        // Whatever rule let it in: quiet noise that has not decayed, with nothing struck in it — no ring, no modes, no
+        // impulse at the onset (asked in that order: an impact usually rings, and the ring is then all that is measured) —
+        // is a voice's fricative or plosive, or a ball's soft landing. A crack that is loud or gone within 10 ms stays in.
+        guard snrDb >= settings.unstruckSnrDb || decayDb >= settings.minDecayDb || ring() >= settings.unstruckModality
+            || modes() >= settings.unstruckModesDb || impulse() >= settings.unstruckImpulseDb
+        else {
+            trace?(eventTriggerBlockStart, features, "quiet noise, nothing struck (no ring, no modes, no impulse)")
+            return
+        }
         accept(features, onset: onset, emit: emit)
     }
 

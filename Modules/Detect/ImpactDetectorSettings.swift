@@ -146,6 +146,17 @@ extension ImpactDetector {
         public var bounceRatioTolerance: Double = 0.1
         public var maxBounceIntervalSeconds: Double = 0.6
         public var bounceLevelToleranceDb: Double = 3
+        /// No event is an impact when it is quiet (under `unstruckSnrDb` over the floor), has not decayed by `minDecayDb`
+        /// in 10 ms, and nothing in it was struck: no impulse at its onset (`impulseDb(at:)` under `unstruckImpulseDb`),
+        /// no modes (`modesDb(from:)` under `unstruckModesDb`) and no ring (`modality()` under `unstruckModality`) — a
+        /// fricative or a plosive's burst, a ball's soft landing (rule 28; RoomCorpus tuning sessions 1–96, 2026-12-02:
+        /// 12 of 21 clean false positives refused, 3 532 of 3 534 impacts kept). Loud or quickly decayed noise with
+        /// nothing struck stays an impact: ImpactCorpus's impacts are such bursts (1 of its 3 016 lost). Off when
+        /// `unstruckSnrDb` is 0.
+        public var unstruckSnrDb: Double = 13
+        public var unstruckImpulseDb: Double = 6
+        public var unstruckModesDb: Double = 3
+        public var unstruckModality = 0.4
         /// No second candidate within this time of one, s.
         public var refractorySeconds: Double = 0.25
         /// Candidates below this score are not reported.
