@@ -325,3 +325,33 @@ extension HostAwayTests {
         stalled?.close()
     }
 }
+
+extension HostAwayTests {
+    /// A supervisor stops the host (SIGTERM, as systemd does; Ctrl-C the same): it takes no new connection, catalogues
+    /// what it stored and ends with status 0. A host that was killed before it catalogued a clip — here, its catalogue
+    /// removed — catalogues it at its next start, studio or not.
+    @Test func aStoppedHostCataloguesWhatItStoredAndTheNextStartWhatItDidNot() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let library = tmp.sub("library")
+        let host = try HostLog(library: library)
+        #expect(host.await("listening on"))
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(host.port)", "--device-id", "dev-a",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        // At once: the clip is stored (the device was told so) and may still be on its way into the catalogue.
+        kill(host.process.processIdentifier, SIGTERM)
+        #expect(host.await("stopped; every clip stored is catalogued"))
+        host.process.waitUntilExit()
+        #expect(host.process.terminationReason == .exit && host.process.terminationStatus == 0)
+        let listed = try ToolRunner.run(["clips", "--json", "--library", library], tool: "ppc-host")
+        #expect(listed.status == 0 && listed.stdout.contains("dev-a"), "\(listed.stdout)\(listed.stderr)")
+
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: "\(library)/catalogue.sqlite\(suffix)") }
+        let again = try HostLog(library: library)
+        defer { again.stop() }
+        #expect(again.await("catalogued 1 clip(s) already in"))
+        let relisted = try ToolRunner.run(["clips", "--json", "--library", library], tool: "ppc-host")
+        #expect(relisted.status == 0 && relisted.stdout.contains("dev-a"), "\(relisted.stdout)\(relisted.stderr)")
+    }
+}

@@ -277,19 +277,20 @@ let root = Command(
             server.stopBulkAfterChunks = n
             Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
         }
+        // Clips stored before this start and not in the catalogue — the host stopped before it indexed them, or `make
+        // run`'s file sink wrote them into this folder — are catalogued first, studio or not.
+        var added = 0
+        let known = Set(((try? catalogue.clips()) ?? []).map(\.path))
+        for dir in HostCatalogue.clipFolders(library) where !known.contains(dir) {
+            if let (clip, files) = try? HostCatalogue.entry(dir), (try? catalogue.record(clip, files: files)) != nil { added += 1 }
+        }
+        if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)") }
         if let http = inv.value("http") {
             let address = String(http.split(separator: ":").first ?? "")
             if !DeviceLinkSecurity.isLoopback(address), !inv.flag("studio-on-network") {
                 throw CommandFailure.usage(
                     "--http \(http): not a loopback address; add --studio-on-network to serve the studio there behind its key (anyone given the link printed at start sees every clip and can flag them)")
             }
-            // Clips stored before this start (or by `make run`'s file sink in this folder) are catalogued first.
-            var added = 0
-            let known = Set(((try? catalogue.clips()) ?? []).map(\.path))
-            for dir in HostCatalogue.clipFolders(library) where !known.contains(dir) {
-                if let (clip, files) = try? HostCatalogue.entry(dir), (try? catalogue.record(clip, files: files)) != nil { added += 1 }
-            }
-            if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)") }
             // Served to the network, the studio asks for its key (kept in the state directory: a link given out goes on
             // working across restarts until the file is removed).
             var access: (StudioAccess, key: String, path: String)?
@@ -326,7 +327,22 @@ let root = Command(
         }
         Terminal.out("ppc-host: listening on \(host):\(server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")")
         views.catchUp(library: library)
+        // Ctrl-C or a supervisor's SIGTERM: no new connection is taken, the clips already stored are catalogued, and the
+        // host ends with status 0. A device sees its link close and keeps what it owes for the host's next start; a
+        // transfer cut here resumes from its last acknowledged chunk. A second signal ends the host at once.
+        let stops = try Signals.watchStopRequests { signal, count in
+            if count == 1 {
+                Terminal.out("ppc-host: \(signal): stopping: no new connections; the clips stored are catalogued first (again to stop at once)")
+                server.stop()
+            } else {
+                Terminal.out("ppc-host: \(signal) again: stopping at once")
+                Signals.exitNow(130)
+            }
+        }
+        defer { stops.cancel() }
         server.run()
+        cataloguing.sync {}
+        Terminal.out("ppc-host: stopped; every clip stored is catalogued (a view copy not made yet is made at the next start)")
         return .success
     })
 
