@@ -87,6 +87,23 @@ struct IntegrityToolTests {
         #expect(((report["captureSeconds"] as? [String: Any])?["value"] as? Double ?? 60) < 60)
     }
 
+    /// A mistyped output directory is refused, neither made nor reported as "nothing owed" (which an operator would take
+    /// for every clip delivered); so is a directory that holds no run.
+    @Test func aDirectoryThatIsNoRunsOutputIsRefusedNotReportedAsNothingOwed() throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let typo = tmp.sub("ouy")
+        for args in [["transfer", "drain", typo, "--insecure-loopback-only", "--host", "127.0.0.1:9"], ["transfer", "status", typo]] {
+            let r = try ToolRunner.run(args)
+            #expect(r.status == 65 && r.stderr.contains("\(typo): no such directory"), "\(args): \(r.stderr)\(r.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: typo))
+        }
+        let elsewhere = tmp.sub("photos")
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        let r = try ToolRunner.run(["transfer", "drain", elsewhere, "--insecure-loopback-only", "--host", "127.0.0.1:9"])
+        #expect(r.status == 65 && r.stderr.contains("not a run's output directory"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)  // no lock, no outbox left in it
+    }
+
     /// A minute of paced session (`impacts`), stopped by Ctrl-C once its progress line shows `when` — twice when
     /// `twice`, the second once the first has been taken (two signals sent at once may arrive as one). Its exit status,
     /// what it printed after the stop, and its report.

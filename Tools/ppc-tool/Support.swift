@@ -48,6 +48,18 @@ let measuredOption = Option.value(
 let jsonFlag = Option.json
 
 /// Takes the output directory `out` for this process alone (`OUT/.lock`), or fails naming the process that holds it.
+/// Refuses a directory that is not a run's output (no `ring/`, no `outbox/`): a mistyped path must not be made, locked
+/// and reported as "nothing owed" — an operator would take that for every clip delivered.
+func requireRunOutput(_ out: String) throws {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), isDirectory.boolValue else {
+        throw CommandFailure.dataError("\(out): no such directory (expected a run's output directory, as given to ppc-tool run --out)")
+    }
+    guard FileManager.default.fileExists(atPath: "\(out)/ring") || FileManager.default.fileExists(atPath: "\(out)/outbox") else {
+        throw CommandFailure.dataError("\(out): not a run's output directory (it holds neither ring/ nor outbox/)")
+    }
+}
+
 func holdOutputDirectory(_ out: String, purpose: String) throws -> DirectoryLock {
     do {
         return try DirectoryLock.acquire(out, purpose: purpose)

@@ -30,6 +30,7 @@ enum TransferCommand {
 
     static func status(_ inv: Invocation) throws -> ExitCode {
         let out = inv.argument(0)!
+        try requireRunOutput(out)
         let pending = (try? Outbox(directory: "\(out)/outbox"))?.pending ?? []
         let held = SessionRunner.pinRecords(out: out)
         if inv.flag("json") {
@@ -45,6 +46,7 @@ enum TransferCommand {
         guard let target = inv.value("host") else { throw CommandFailure.usage("transfer drain: --host HOST:PORT is required") }
         let parts = target.split(separator: ":")
         guard parts.count == 2, let port = Int(parts[1]) else { throw CommandFailure.usage("--host '\(target)': expected HOST:PORT") }
+        try requireRunOutput(out)
         let hold = try holdOutputDirectory(out, purpose: "ppc-tool transfer drain")
         defer { hold.release() }
         let outbox: Outbox
