@@ -223,7 +223,7 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
                     exposureOffsetNs: config[.frameStartToExposureOffsetNs], stallMs: p.integer("stallMs"),
                     recoverySeconds: p.number("recoverySeconds"), capacity: capacity)
             } catch {
-                throw RegistryError("v4l2: \(error)")
+                throw RegistryError("\(error)")
             }
         })
 }

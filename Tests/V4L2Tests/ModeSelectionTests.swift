@@ -127,6 +127,6 @@ struct ModeSelectionTests {
         let e = #expect(throws: (any Error).self) {
             try registry.make(VideoSource.self, named: "v4l2", kinds: [.videoSource], parameters: PluginParameters(values), config: .defaults)
         }
-        #expect("\(e.map { "\($0)" } ?? "")".contains("v4l2: /dev/video-ppc-missing: open: no such video device"))
+        #expect("\(e.map { "\($0)" } ?? "")".contains("/dev/video-ppc-missing: open: no such video device"))
     }
 }
