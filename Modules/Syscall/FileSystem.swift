@@ -14,6 +14,19 @@ public enum FileSystem {
         }
     }
 
+    /// Makes `path` and every missing directory above it (`mkdir -p`). A failure names the component and errno — where
+    /// Foundation's own message says only "the file doesn't exist" — and a file in the way is ENOTDIR on that file.
+    public static func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            try makeDirectory(prefix, mode: mode)
+            var st = stat()
+            try syscall("stat", path: prefix) { stat(prefix, &st) }
+            if st.st_mode & S_IFMT != S_IFDIR { throw SystemError(errno: ENOTDIR, operation: "mkdir", path: prefix) }
+        }
+    }
+
     public static func unlink(_ path: String) throws(SystemError) {
         try syscall("unlink", path: path) { Glibc.unlink(path) }
     }

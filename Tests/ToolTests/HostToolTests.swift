@@ -76,6 +76,19 @@ struct HostToolTests {
     func badArgumentsAreUsageErrors(args: [String]) throws {
         #expect(try ToolRunner.run(args, tool: "ppc-host").status == 64)
     }
+
+    /// A library that cannot be made, or a library to rebuild that is not there, is said as such, naming the path and
+    /// errno — not as SQLite's "unable to open database file".
+    @Test func aLibraryThatCannotBeMadeOrIsNotThereIsNamed() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let file = tmp.sub("a-file")
+        try Data().write(to: URL(fileURLWithPath: file))
+        let serve = try ToolRunner.run(["--library", "\(file)/library", "--listen", "127.0.0.1:0", "--insecure-loopback-only", "--state", tmp.sub("state")], tool: "ppc-host")
+        #expect(serve.status == 1 && serve.stderr.contains("mkdir \(file): Not a directory"), "\(serve.stderr)")
+        let rebuild = try ToolRunner.run(["catalogue", "rebuild", "--library", tmp.sub("nowhere")], tool: "ppc-host")
+        #expect(rebuild.status == 65 && rebuild.stderr.contains("\(tmp.sub("nowhere")): no such library directory"), "\(rebuild.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: tmp.sub("nowhere")))
+    }
 }
 
 extension HostToolTests {

@@ -57,6 +57,10 @@ enum HostCatalogue {
         options: [libraryOption, catalogueOption],
         run: { inv in
             let library = inv.value("library") ?? "library"
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CommandFailure.dataError("\(library): no such library directory (--library names the folder ppc-host stores clips in)")
+            }
             let catalogue = try open(library: library, url: inv.value("catalogue"))
             var recorded = 0, skipped: [String] = []
             for dir in clipFolders(library) {

@@ -242,7 +242,9 @@ let root = Command(
         let library = inv.value("library") ?? "library"
         let server: HostServer
         let views = ViewCopies(log: { Terminal.out("ppc-host: \($0)") })
-        try? FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        do { try FileSystem.makeDirectories(library) } catch {
+            throw CommandFailure.failure("--library \(library): cannot make the library there: \(error)")
+        }
         let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"))
         let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
         let studioBox = StudioBox()
