@@ -25,15 +25,18 @@ public struct Manifest: Sendable {
     /// The configuration in force: the catalogue with the manifest's overrides and then `extraOverrides` applied.
     public let configuration: Configuration
 
+    /// The largest manifest read (a pipeline is a few kilobytes; this bounds a wrong path such as /dev/zero).
+    public static let maximumBytes = 4 << 20
+
     /// Reads and checks the manifest at `path`.
     public static func load(
         path: String, registry: PluginRegistry, extraOverrides: [Override] = []
     ) throws(ManifestError) -> Manifest {
         let bytes: [UInt8]
         do {
-            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            bytes = try FileSystem.readSmallFile(path, limit: maximumBytes)
         } catch {
-            throw ManifestError(file: path, [.init(.unreadable, path: "", line: 0, column: 0, "cannot read: \(error.localizedDescription)")])
+            throw ManifestError(file: path, [.init(.unreadable, path: "", line: 0, column: 0, " \(error.operation): \(String(cString: strerror(error.errno))) (errno \(error.errno))")])
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             // Where the first byte that is not UTF-8 stands, so a person can find it.

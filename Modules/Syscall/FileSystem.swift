@@ -27,6 +27,24 @@ public enum FileSystem {
         }
     }
 
+    /// The whole of a small file — a manifest, a state file — or a pipe's output (`<(…)`), read to its end. A directory
+    /// is EISDIR and a file over `limit` bytes (or a device that never ends, /dev/zero) EFBIG, each naming the path.
+    public static func readSmallFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
+        let fd = try FileDescriptor.open(path, O_RDONLY)
+        let raw = fd.rawValue
+        var bytes: [UInt8] = []
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 1)
+        defer { chunk.deallocate() }
+        while true {
+            let n = try syscall("read", path: path) { Glibc.read(raw, chunk.baseAddress!, chunk.count) }
+            if n == 0 { break }
+            bytes += chunk[..<n]
+            if bytes.count > limit { throw SystemError(errno: EFBIG, operation: "read (more than \(limit) bytes)", path: path) }
+        }
+        _ = consume fd
+        return bytes
+    }
+
     public static func unlink(_ path: String) throws(SystemError) {
         try syscall("unlink", path: path) { Glibc.unlink(path) }
     }

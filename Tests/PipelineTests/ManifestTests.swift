@@ -145,6 +145,30 @@ struct ManifestTests {
         }
     }
 
+    /// A wrong path is said as the system says it, naming the path: a directory, a device that never ends (read no
+    /// further than `Manifest.maximumBytes`), a file that is not there. A pipe (`ppc-tool run <(make-manifest)`) is read.
+    @Test func aPathThatIsNoManifestFileIsNamedAndAPipeIsRead() throws {
+        let registry = try testRegistry()
+        for (path, said) in [("/tmp", "/tmp: read: Is a directory (errno 21)"), ("/dev/zero", "/dev/zero: read (more than 4194304 bytes): File too large"),
+                             ("/nonexistent/m.json", "/nonexistent/m.json: open: No such file or directory (errno 2)")] {
+            do {
+                _ = try Manifest.load(path: path, registry: registry)
+                Issue.record("\(path) accepted")
+            } catch {
+                #expect(error.description.hasPrefix(said), "\(error)")
+                #expect(error.problems.first?.code == .unreadable)
+            }
+        }
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let text = #"{"session": "piped", "sources": [{"plugin": "test.audio", "params": {"device": "d"}}]}"#
+        _ = text.withCString { write(ends[1], $0, strlen($0)) }
+        close(ends[1])
+        defer { close(ends[0]) }
+        let m = try Manifest.load(path: "/dev/fd/\(ends[0])", registry: registry)
+        #expect(m.session == "piped")
+    }
+
     @Test func missingRequiredKeysAreEachNamed() throws {
         let p = try problems(#"{"sources": [{"params": {}}, {"plugin": "test.audio"}]}"#)
         #expect(p.map(\.path) == ["session", "sources[0].plugin", "sources[1].params.device"])
