@@ -49,11 +49,14 @@ public final class Connection: @unchecked Sendable {
         throw LinkError(.io, "connect \(host):\(port): no host after \(attempts) attempts")
     }
 
-    /// Connects to `host:port` (IPv4), once, waiting at most `timeoutNs` for it to answer.
+    /// Connects to `host:port` — an IPv4 address, or a name the system resolves to one (the first it gives) — once,
+    /// waiting at most `timeoutNs` for it to answer. A name is looked up at every connection, so a host whose address
+    /// changed (DHCP) is found again; its key, pinned under the name at pairing, still proves it is the same host.
     public static func connect(
         host: String, port: Int, channel: LinkMessage.Channel, timeoutNs: Int64 = connectTimeoutNs
     ) throws(LinkError) -> Connection {
-        let addr = try ipv4(host, port)
+        let addr: sockaddr_in
+        do { addr = try Socket.lookupIPv4(host, port)[0] } catch { throw LinkError(.io, "connect \(host):\(port): \(error)") }
         let fd: Int32
         do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
         do {

@@ -153,3 +153,22 @@ struct ConnectTimeoutTests {
         #expect(flags & O_NONBLOCK == 0)
     }
 }
+
+/// A host is reached by its name as well as its address: a studio PC keeps its name when DHCP gives it a new address.
+@Suite("Connection: a host by name")
+struct HostNameTests {
+    @Test func aHostIsReachedByName() throws {
+        let listener = try Listener(host: "127.0.0.1", port: 0)
+        let c = try Connection.connect(host: "localhost", port: listener.port, channel: .control, timeoutNs: 2_000_000_000)
+        #expect(c.peer == "localhost:\(listener.port)")
+        #expect(Socket.describe(try Socket.lookupIPv4("localhost", 7600)[0]) == "127.0.0.1:7600")
+        #expect(Socket.describe(try Socket.lookupIPv4("192.168.1.10", 7600)[0]) == "192.168.1.10:7600")  // an address is itself
+    }
+
+    @Test func aNameThatIsNotFoundIsSaidWithTheResolversReason() {
+        let error = #expect(throws: LinkError.self) {
+            _ = try Connection.connect(host: "no-such-host.invalid", port: 7600, channel: .control)
+        }
+        #expect(error?.reason.hasPrefix("connect no-such-host.invalid:7600: cannot find no-such-host.invalid: ") == true, "\(String(describing: error))")
+    }
+}
