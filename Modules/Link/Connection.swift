@@ -385,23 +385,19 @@ public final class Connection: @unchecked Sendable {
     public func shutdownNow() { Socket.shutdown(fd) }
 }
 
-/// `host:port` as a socket address; throws naming the host when it is not an IPv4 address.
-func ipv4(_ host: String, _ port: Int) throws(LinkError) -> sockaddr_in {
-    guard let addr = Socket.ipv4(host, port) else { throw LinkError(.io, "\(host):\(port): not an IPv4 address and port") }
-    return addr
-}
-
 /// A system error's reason, as strerror says it (the operation and the peer are in the link error's own words).
 func reason(_ e: SystemError) -> String { String(cString: strerror(e.errno)) }
 
-/// A listening TCP socket on 127.0.0.1 or another IPv4 address.
+/// A listening TCP socket on 127.0.0.1 or another IPv4 address (or the first a name stands for: `localhost`, this
+/// machine's own name).
 public final class Listener: @unchecked Sendable {
     // @unchecked: the descriptor is immutable.
     public let fd: Int32
     public let port: Int
 
     public init(host: String, port: Int) throws(LinkError) {
-        let addr = try ipv4(host, port)
+        let addr: sockaddr_in
+        do { addr = try Socket.lookupIPv4(host, port)[0] } catch { throw LinkError(.io, "listen on \(host):\(port): \(error)") }
         let fd: Int32
         do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
         do {
