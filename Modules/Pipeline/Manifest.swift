@@ -36,7 +36,7 @@ public struct Manifest: Sendable {
         do {
             bytes = try FileSystem.readSmallFile(path, limit: maximumBytes)
         } catch {
-            throw ManifestError(file: path, [.init(.unreadable, path: "", line: 0, column: 0, " \(error.operation): \(String(cString: strerror(error.errno))) (errno \(error.errno))")])
+            throw ManifestError(file: path, [.init(.unreadable, path: "", line: 0, column: 0, "\(error.operation): \(String(cString: strerror(error.errno))) (errno \(error.errno))")])
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             // Where the first byte that is not UTF-8 stands, so a person can find it.
@@ -123,7 +123,8 @@ public struct ManifestError: Error, Sendable, CustomStringConvertible {
         self.problems = problems
     }
 
-    public var description: String { problems.map { "\(file):\($0)" }.joined(separator: "\n") }
+    /// `FILE:LINE:COLUMN: …` where a problem has a place in the text, `FILE: …` where it has none.
+    public var description: String { problems.map { "\(file):\($0.line > 0 ? "" : " ")\($0)" }.joined(separator: "\n") }
 }
 
 /// Walks the JSON tree, collecting every problem rather than stopping at the first.
