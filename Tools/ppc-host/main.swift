@@ -6,6 +6,7 @@ import Foundation
 import Link
 import Media
 import Pairing
+import Synchronization
 import Syscall
 import Transfer
 
@@ -247,6 +248,7 @@ let root = Command(
         }
         let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"))
         let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
+        let notCatalogued = Atomic<Int>(0)
         let studioBox = StudioBox()
         do {
             server = try HostServer(
@@ -260,7 +262,10 @@ let root = Command(
                             try catalogue.record(clip, files: files)
                             Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device))")
                             studioBox.studio?.clipCatalogued(clipID: clip.clipID, device: clip.device)
-                        } catch { Terminal.out("ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)") }
+                        } catch {
+                            notCatalogued.add(1, ordering: .relaxed)
+                            Terminal.out("ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)")
+                        }
                     }
                 })
         } catch {
@@ -284,7 +289,11 @@ let root = Command(
         var added = 0
         let known = Set(((try? catalogue.clips()) ?? []).map(\.path))
         for dir in HostCatalogue.clipFolders(library) where !known.contains(dir) {
-            if let (clip, files) = try? HostCatalogue.entry(dir), (try? catalogue.record(clip, files: files)) != nil { added += 1 }
+            do {
+                let (clip, files) = try HostCatalogue.entry(dir)
+                try catalogue.record(clip, files: files)
+                added += 1
+            } catch { Terminal.out("ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)") }
         }
         if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)") }
         if let http = inv.value("http") {
@@ -344,7 +353,11 @@ let root = Command(
         defer { stops.cancel() }
         server.run()
         cataloguing.sync {}
-        Terminal.out("ppc-host: stopped; every clip stored is catalogued (a view copy not made yet is made at the next start)")
+        let missed = notCatalogued.load(ordering: .relaxed)
+        Terminal.out(
+            missed == 0
+                ? "ppc-host: stopped; every clip stored is catalogued (a view copy not made yet is made at the next start)"
+                : "ppc-host: stopped; \(missed) clip(s) stored but not catalogued (named above; ppc-host catalogue rebuild re-reads them)")
         return .success
     })
 
