@@ -132,11 +132,26 @@ public final class DeviceLink: @unchecked Sendable {
         return estimator.samples
     }
 
+    /// The host's next message on the control channel. A bye — the host stopping — ends the link with the host's reason.
+    func receiveFromHost() throws(LinkError) -> LinkMessage {
+        let m = try control.receive(timeoutNs: 3 * settings.heartbeatIntervalNs)
+        if case .bye(let reason) = m { throw LinkError(.closed, Self.byePrefix + reason) }
+        return m
+    }
+
+    static let byePrefix = "the host said bye: "
+
+    /// A bye the host sent before it closed the channel, still unread (nil when there is none).
+    func pendingBye() -> String? {
+        guard case .bye(let reason)? = try? control.receive(timeoutNs: 0) else { return nil }
+        return Self.byePrefix + reason
+    }
+
     /// One sync sample on the control channel (control thread only, or before `start`): ``takeSample`` on this link.
     public func probe() throws(LinkError) {
         let s = try Self.takeSample(
             send: { (m: LinkMessage) throws(LinkError) in try sendControl(m) },
-            receive: { () throws(LinkError) -> LinkMessage in try control.receive(timeoutNs: 3 * settings.heartbeatIntervalNs) },
+            receive: { () throws(LinkError) -> LinkMessage in try receiveFromHost() },
             now: deviceNow, sequence: &beat)
         lastExchangeNs = bootNowNs()
         state.lock()
@@ -213,7 +228,7 @@ public final class DeviceLink: @unchecked Sendable {
                     } else {
                         beat += 1
                         try sendControl(.heartbeat(sequence: beat, deviceTimeNs: deviceNow()))
-                        guard case .heartbeatAck = try control.receive(timeoutNs: 3 * settings.heartbeatIntervalNs) else {
+                        guard case .heartbeatAck = try receiveFromHost() else {
                             throw LinkError(.protocolViolation, "expected heartbeat_ack")
                         }
                     }
@@ -248,7 +263,10 @@ public final class DeviceLink: @unchecked Sendable {
                             e?.code == .deadPeer
                             ? suspended(silentFor: now - exchangeStartNs - 2 * settings.heartbeatIntervalNs)
                             : suspended(silentFor: now - lastExchangeNs, beyond: 2 * settings.heartbeatIntervalNs)
-                        set(.dropped(why ?? (e?.code == .deadPeer ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)")))
+                        // A host that stopped said bye first; a heartbeat sent meanwhile fails on its closed socket
+                        // before the bye is read, so the bye is looked for before anything else is said.
+                        let bye = e?.code == .closed && e?.reason.hasPrefix(Self.byePrefix) == true ? e?.reason : pendingBye()
+                        set(.dropped(bye ?? why ?? (e?.code == .deadPeer ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)")))
                         control.shutdownNow()
                         bulk.shutdownNow()
                     }

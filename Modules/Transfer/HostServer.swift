@@ -137,6 +137,8 @@ public final class HostServer: @unchecked Sendable {
         }
     }
     let state = Guarded<(devices: [String: Device], log: [String])>(([:], []))
+    /// Every device's control channel now open, so a stop can say bye on each (`stop(saying:)`).
+    let controls = Guarded<[ObjectIdentifier: ControlChannel]>([:])
     /// Tests: cut every bulk connection after this many chunks.
     public var stopBulkAfterChunks: Int?
     /// A control channel silent this long is a dead peer and is closed (three missed heartbeats at link.heartbeatHz).
@@ -188,6 +190,13 @@ public final class HostServer: @unchecked Sendable {
     }
 
     public func stop() { listener.stop() }
+
+    /// Stops accepting, then says bye with `reason` on every device's control channel and closes it: a device then
+    /// says "the host said bye: …" rather than a broken pipe, and keeps what it owes for the host's return.
+    public func stop(saying reason: String) {
+        listener.stop()
+        for channel in controls.withLock({ Array($0.values) }) { channel.bye(reason) }
+    }
 
     func serve(_ c: Connection) {
         do {
@@ -320,8 +329,11 @@ public final class HostServer: @unchecked Sendable {
             $0.devices[device]?.controlChannels += 1
             $0.devices[device]?.profile = profile
         }
+        let channel = ControlChannel(c)
+        controls.withLock { $0[ObjectIdentifier(channel)] = channel }
         onLive?(.connected(device: device))
         defer {
+            controls.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(channel)) }
             state.withLock { $0.devices[device]?.controlChannels -= 1 }
             onLive?(.disconnected(device: device))
         }
@@ -333,8 +345,8 @@ public final class HostServer: @unchecked Sendable {
             let now = monotonicNowNs()
             state.withLock { $0.devices[device]?.lastSeenNs = now }
             switch m {
-            case .heartbeat(let seq, _): try c.send(.heartbeatAck(sequence: seq, hostTimeNs: monotonicNowNs()))
-            case .syncProbe(let seq, let t1): try c.send(.syncReply(sequence: seq, t1: t1, t2: now, t3: monotonicNowNs()))
+            case .heartbeat(let seq, _): try channel.send(.heartbeatAck(sequence: seq, hostTimeNs: monotonicNowNs()))
+            case .syncProbe(let seq, let t1): try channel.send(.syncReply(sequence: seq, t1: t1, t2: now, t3: monotonicNowNs()))
             case .relationUpdate(let o, let k, let u, let n):
                 guard k.isFinite, abs(k) <= 1e6, u >= 0 else {
                     throw LinkError(.malformed, "relation_update from \(device): skew \(k) ppm and uncertainty \(u) ns are not a clock relation")
@@ -359,6 +371,32 @@ public final class HostServer: @unchecked Sendable {
                 return
             default: throw LinkError(.protocolViolation, "\(m.name) on the control channel")
             }
+        }
+    }
+}
+
+/// A device's control channel on the host: its serving thread answers on it and a stop says bye on it, one message at a
+/// time (an encrypted link's sending state must not be shared by two writers).
+final class ControlChannel: Sendable {
+    let connection: Connection
+    /// Whether a bye was said: nothing is sent after it.
+    private let closed = Guarded<Bool>(false)
+
+    init(_ connection: Connection) { self.connection = connection }
+
+    func send(_ m: LinkMessage) throws(LinkError) {
+        try closed.withLock { (closed: inout Bool) throws(LinkError) in
+            guard !closed else { throw LinkError(.closed, "the host is stopping") }
+            try connection.send(m)
+        }
+    }
+
+    func bye(_ reason: String) {
+        closed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            try? connection.send(.bye(reason: reason))
+            connection.shutdownNow()
         }
     }
 }

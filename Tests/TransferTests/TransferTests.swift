@@ -257,6 +257,24 @@ struct TransferTests {
         link.group.wait()
         if case .dropped(let why) = link.status { #expect(!why.isEmpty) } else { Issue.record("status \(link.status)") }
     }
+
+    /// A host that stops says bye on each control channel: the device drops the link saying the host's reason, not a
+    /// broken pipe — whether the bye is read in answer to a heartbeat or found after a heartbeat failed on the closed socket.
+    @Test func aHostThatStopsSaysByeAndTheDeviceSaysWhy() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
+        Self.start(server)
+        let link = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4, heartbeatIntervalNs: 20_000_000))
+        try link.start()
+        #expect(awaitCondition { server.controls.withLock { $0.count } == 1 })
+        server.stop(saying: "ppc-host stopping (SIGTERM)")
+        link.group.wait()
+        if case .dropped(let why) = link.status {
+            #expect(why == "the host said bye: ppc-host stopping (SIGTERM)")
+        } else {
+            Issue.record("status \(link.status)")
+        }
+    }
 }
 
 @Suite("Host under hostile input: nothing trusted, nothing lost", .serialized)

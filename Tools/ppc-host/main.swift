@@ -338,13 +338,13 @@ let root = Command(
         }
         Terminal.out("ppc-host: listening on \(host):\(server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")")
         views.catchUp(library: library)
-        // Ctrl-C or a supervisor's SIGTERM: no new connection is taken, the clips already stored are catalogued, and the
-        // host ends with status 0. A device sees its link close and keeps what it owes for the host's next start; a
-        // transfer cut here resumes from its last acknowledged chunk. A second signal ends the host at once.
+        // Ctrl-C or a supervisor's SIGTERM: no new connection is taken, each device linked is told bye, the clips already
+        // stored are catalogued, and the host ends with status 0. A device keeps what it owes for the host's next start;
+        // a transfer cut here resumes from its last acknowledged chunk. A second signal ends the host at once.
         let stops = try Signals.watchStopRequests { signal, count in
             if count == 1 {
-                Terminal.out("ppc-host: \(signal): stopping: no new connections; the clips stored are catalogued first (again to stop at once)")
-                server.stop()
+                Terminal.out("ppc-host: \(signal): stopping: no new connections, bye to the devices linked; the clips stored are catalogued first (again to stop at once)")
+                server.stop(saying: "ppc-host stopping (\(signal))")
             } else {
                 Terminal.out("ppc-host: \(signal) again: stopping at once")
                 Signals.exitNow(130)
