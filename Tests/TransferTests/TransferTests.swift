@@ -246,12 +246,19 @@ struct TransferTests {
         #expect(server.log.contains { $0.contains("dead peer: silent sent nothing for 150 ms") })
     }
 
-    @Test func aBrokenControlChannelDropsTheLinkWithAReason() throws {
+    /// A host on a fresh library and a device linked to it, heartbeating every 20 ms.
+    static func linkedDevice() throws -> (tmp: TemporaryDirectory, server: HostServer, link: DeviceLink) {
         let tmp = TemporaryDirectory("ppc-link")
         let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         Self.start(server)
         let link = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4, heartbeatIntervalNs: 20_000_000))
         try link.start()
+        return (tmp, server, link)
+    }
+
+    @Test func aBrokenControlChannelDropsTheLinkWithAReason() throws {
+        let (tmp, server, link) = try Self.linkedDevice()
+        defer { withExtendedLifetime(tmp) {} }  // the host's library lives as long as the test
         server.stop()
         link.control.shutdownNow()  // the host's side of the control channel goes away
         link.group.wait()
@@ -261,11 +268,8 @@ struct TransferTests {
     /// A host that stops says bye on each control channel: the device drops the link saying the host's reason, not a
     /// broken pipe — whether the bye is read in answer to a heartbeat or found after a heartbeat failed on the closed socket.
     @Test func aHostThatStopsSaysByeAndTheDeviceSaysWhy() throws {
-        let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
-        Self.start(server)
-        let link = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4, heartbeatIntervalNs: 20_000_000))
-        try link.start()
+        let (tmp, server, link) = try Self.linkedDevice()
+        defer { withExtendedLifetime(tmp) {} }
         #expect(awaitCondition { server.controls.withLock { $0.count } == 1 })
         server.stop(saying: "ppc-host stopping (SIGTERM)")
         link.group.wait()
