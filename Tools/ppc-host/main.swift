@@ -212,6 +212,8 @@ let root = Command(
         Clips land in LIBRARY/<device>/<clipId>/, byte-identical to the device's, with host-meta.json (host-clock times).
         A Motion JPEG clip (a camera's MJPEG passed through) also gets view.mp4, an H.264 copy a browser plays, made
         off the receive path; the original is kept as sent. Copies a stop interrupted are made at the next start.
+        SIGTERM or Ctrl-C stops it gracefully: no new connection, a bye to each device linked, the clips stored
+        catalogued, exit 0; a second one stops it at once. A clip stored but not catalogued is catalogued at the next start.
         """,
     options: [
         .value("listen", "host:port", help: "Where to listen (default 127.0.0.1:7600; port 0 picks one and prints it)."),
