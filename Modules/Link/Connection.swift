@@ -56,7 +56,7 @@ public final class Connection: @unchecked Sendable {
         host: String, port: Int, channel: LinkMessage.Channel, timeoutNs: Int64 = connectTimeoutNs
     ) throws(LinkError) -> Connection {
         let addr: sockaddr_in
-        do { addr = try Socket.lookupIPv4(host, port)[0] } catch { throw LinkError(.io, "connect \(host):\(port): \(error)") }
+        do { addr = try Socket.lookupIPv4(host, port) } catch { throw LinkError(.io, "connect \(host):\(port): \(error)") }
         let fd: Int32
         do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
         do {
@@ -397,7 +397,7 @@ public final class Listener: @unchecked Sendable {
 
     public init(host: String, port: Int) throws(LinkError) {
         let addr: sockaddr_in
-        do { addr = try Socket.lookupIPv4(host, port)[0] } catch { throw LinkError(.io, "listen on \(host):\(port): \(error)") }
+        do { addr = try Socket.lookupIPv4(host, port) } catch { throw LinkError(.io, "listen on \(host):\(port): \(error)") }
         let fd: Int32
         do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
         do {

@@ -132,19 +132,18 @@ public final class DeviceLink: @unchecked Sendable {
         return estimator.samples
     }
 
-    /// The host's next message on the control channel. A bye — the host stopping — ends the link with the host's reason.
-    func receiveFromHost() throws(LinkError) -> LinkMessage {
-        let m = try control.receive(timeoutNs: 3 * settings.heartbeatIntervalNs)
-        if case .bye(let reason) = m { throw LinkError(.closed, Self.byePrefix + reason) }
+    /// The host's next message on the control channel, waited for at most three heartbeat intervals (`timeoutNs`). A
+    /// bye — the host stopping — ends the link with the host's reason.
+    func receiveFromHost(timeoutNs: Int64? = nil) throws(LinkError) -> LinkMessage {
+        let m = try control.receive(timeoutNs: timeoutNs ?? 3 * settings.heartbeatIntervalNs)
+        if case .bye(let reason) = m { throw LinkError(.bye, "the host said bye: \(reason)") }
         return m
     }
 
-    static let byePrefix = "the host said bye: "
-
-    /// A bye the host sent before it closed the channel, still unread (nil when there is none).
+    /// A bye the host sent before it closed the channel, still unread, as `receiveFromHost` says it (nil when none).
     func pendingBye() -> String? {
-        guard case .bye(let reason)? = try? control.receive(timeoutNs: 0) else { return nil }
-        return Self.byePrefix + reason
+        do { _ = try receiveFromHost(timeoutNs: 0) } catch where error.code == .bye { return error.reason } catch {}
+        return nil
     }
 
     /// One sync sample on the control channel (control thread only, or before `start`): ``takeSample`` on this link.
@@ -265,7 +264,7 @@ public final class DeviceLink: @unchecked Sendable {
                             : suspended(silentFor: now - lastExchangeNs, beyond: 2 * settings.heartbeatIntervalNs)
                         // A host that stopped said bye first; a heartbeat sent meanwhile fails on its closed socket
                         // before the bye is read, so the bye is looked for before anything else is said.
-                        let bye = e?.code == .closed && e?.reason.hasPrefix(Self.byePrefix) == true ? e?.reason : pendingBye()
+                        let bye = e?.code == .bye ? e?.reason : pendingBye()
                         set(.dropped(bye ?? why ?? (e?.code == .deadPeer ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)")))
                         control.shutdownNow()
                         bulk.shutdownNow()

@@ -252,6 +252,8 @@ public struct LinkError: Error, Sendable, CustomStringConvertible {
         public static let oversize = Code("oversize")
         public static let badVersion = Code("bad-version")
         public static let closed = Code("closed")
+        /// The peer said bye (its reason is the error's) and is closing: it is stopping, not gone.
+        public static let bye = Code("bye")
         public static let io = Code("io")
         public static let refused = Code("refused")
         public static let protocolViolation = Code("protocol")

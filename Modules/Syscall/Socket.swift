@@ -26,12 +26,12 @@ public enum Socket {
         public var description: String { "cannot find \(host): \(reason)" }
     }
 
-    /// The IPv4 addresses `host` stands for, with `port`, in the resolver's order: a dotted address is itself; a name is
-    /// looked up as the system looks names up (/etc/hosts, DNS, mDNS where nsswitch has it). A host that moves (DHCP)
-    /// keeps its name. Blocks for as long as the resolver does (resolv.conf's timeout).
-    public static func lookupIPv4(_ host: String, _ port: Int) throws(LookupError) -> [sockaddr_in] {
+    /// The IPv4 address `host` stands for, with `port`: a dotted address is itself; a name is looked up as the system
+    /// looks names up (/etc/hosts, DNS, mDNS where nsswitch has it) and the first address it gives is taken. A host that
+    /// moves (DHCP) keeps its name. Blocks for as long as the resolver does (resolv.conf's timeout).
+    public static func lookupIPv4(_ host: String, _ port: Int) throws(LookupError) -> sockaddr_in {
         guard (0...65535).contains(port) else { throw LookupError(host: host, reason: "port \(port) is out of range") }
-        if let literal = ipv4(host, port) { return [literal] }
+        if let literal = ipv4(host, port) { return literal }
         var hints = addrinfo()
         hints.ai_family = AF_INET
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -42,18 +42,11 @@ public enum Socket {
             throw LookupError(host: host, reason: reason)
         }
         defer { freeaddrinfo(first) }
-        var found: [sockaddr_in] = []
-        var entry: UnsafeMutablePointer<addrinfo>? = first
-        while let e = entry {
-            if e.pointee.ai_family == AF_INET, let a = e.pointee.ai_addr {
-                var address = a.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee }
-                address.sin_port = UInt16(truncatingIfNeeded: port).bigEndian
-                found.append(address)
-            }
-            entry = e.pointee.ai_next
-        }
-        guard !found.isEmpty else { throw LookupError(host: host, reason: "no IPv4 address") }
-        return found
+        // AF_INET was asked for, so every entry is one.
+        guard let found = first.pointee.ai_addr else { throw LookupError(host: host, reason: "no IPv4 address") }
+        var address = found.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee }
+        address.sin_port = UInt16(truncatingIfNeeded: port).bigEndian
+        return address
     }
 
     /// A socket address as dotted IPv4 and port (`192.168.1.10:7600`).
@@ -61,7 +54,8 @@ public enum Socket {
         var a = address.sin_addr
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         _ = inet_ntop(AF_INET, &a, &text, socklen_t(INET_ADDRSTRLEN))
-        return "\(String(cString: text)):\(UInt16(bigEndian: address.sin_port))"
+        let dotted = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return "\(dotted):\(UInt16(bigEndian: address.sin_port))"
     }
 
     public static func connect(_ fd: Int32, to address: sockaddr_in, peer: String) throws(SystemError) {

@@ -161,8 +161,8 @@ struct HostNameTests {
         let listener = try Listener(host: "127.0.0.1", port: 0)
         let c = try Connection.connect(host: "localhost", port: listener.port, channel: .control, timeoutNs: 2_000_000_000)
         #expect(c.peer == "localhost:\(listener.port)")
-        #expect(Socket.describe(try Socket.lookupIPv4("localhost", 7600)[0]) == "127.0.0.1:7600")
-        #expect(Socket.describe(try Socket.lookupIPv4("192.168.1.10", 7600)[0]) == "192.168.1.10:7600")  // an address is itself
+        #expect(Socket.describe(try Socket.lookupIPv4("localhost", 7600)) == "127.0.0.1:7600")
+        #expect(Socket.describe(try Socket.lookupIPv4("192.168.1.10", 7600)) == "192.168.1.10:7600")  // an address is itself
     }
 
     @Test func aNameThatIsNotFoundIsSaidWithTheResolversReason() {

@@ -106,10 +106,7 @@ extension HostAwayTests {
             ((try? FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-b"))) ?? []).filter { !$0.hasPrefix(".") }.count
         }
         #expect(IntegrityToolTests.awaitCondition { arrived() == shots && ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox")) ?? []).isEmpty })
-        kill(run.processIdentifier, SIGINT)
-        _ = runOut.fileHandleForReading.readDataToEndOfFile()
-        run.waitUntilExit()
-        #expect(run.terminationStatus == 0)  // nothing owed at the end
+        #expect(IntegrityToolTests.ctrlC(run, runOut).status == 0)  // nothing owed at the end
         let report = try IntegrityToolTests.report(out)
         #expect((report["clipsOwed"] as? [Any])?.isEmpty == true)
         // The first shot's candidate, shot and announce found no host: held, and sent when the link was made.
@@ -154,10 +151,7 @@ extension HostAwayTests {
         }
         var logged = ""
         #expect(IntegrityToolTests.read(hostOut.fileHandleForReading, until: "accepted dev-i (control)", seen: &logged), "\(logged)")
-        kill(run.processIdentifier, SIGINT)
-        _ = runOut.fileHandleForReading.readDataToEndOfFile()
-        run.waitUntilExit()
-        #expect(run.terminationStatus == 0)
+        #expect(IntegrityToolTests.ctrlC(run, runOut).status == 0)
         let history = try IntegrityToolTests.report(out)["sinkStatus"] as? [String] ?? []
         #expect(history.contains { $0.contains("host reached again") }, "\(history)")
     }
@@ -169,7 +163,6 @@ extension HostAwayTests {
         let host = try HostLog(library: tmp.sub("library"))
         let port = host.port
         defer { host.stop() }
-        #expect(host.await("listening on"))
         let device = Process()
         device.executableURL = URL(fileURLWithPath: ToolRunner.executable())
         device.arguments = ["run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)", "--device-id", "dev-s"]
@@ -206,7 +199,6 @@ extension HostAwayTests {
             kill(host.process.processIdentifier, SIGCONT)
             host.stop()
         }
-        #expect(host.await("listening on"))
         let out = tmp.sub("out")
         let device = Process()
         device.executableURL = URL(fileURLWithPath: ToolRunner.executable())
@@ -334,7 +326,6 @@ extension HostAwayTests {
         let tmp = TemporaryDirectory("ppc-host")
         let library = tmp.sub("library")
         let host = try HostLog(library: library)
-        #expect(host.await("listening on"))
         let r = try ToolRunner.run([
             "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(host.port)", "--device-id", "dev-a",
         ])

@@ -243,7 +243,8 @@ final class HostLog {
     let log: LineReader
     let port: Int
 
-    /// Starts ppc-host on `port` (by default a free loopback port) with `library`, ingest policy `any`.
+    /// Starts ppc-host on `port` (by default a free loopback port) with `library`, ingest policy `any`, and waits until
+    /// it says it is listening.
     /// `state`: the host's identity and pairings (default beside the library); `plaintext`: loopback plaintext taken too;
     /// `extra`: more arguments.
     init(
@@ -259,6 +260,8 @@ final class HostLog {
         process.standardError = FileHandle.nullDevice
         try process.run()
         log = LineReader(pipe.fileHandleForReading)
+        // Every test's first step: the host is up before anything is sent to it.
+        #expect(log.await("listening on"), "ppc-host never said it was listening:\n\(log.text)")
     }
 
     func await(_ text: String) -> Bool { log.await(text) }
@@ -275,7 +278,6 @@ extension HostToolTests {
         let host = try HostLog(library: tmp.sub("library"))
         let port = host.port
         defer { host.stop() }
-        #expect(host.await("listening on"))
         let r = try ToolRunner.run([
             "run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)",
             "--device-id", "dev-v", "--preview-fps", "10",
@@ -331,7 +333,6 @@ extension HostToolTests {
         let library = tmp.sub("library")
         let host = try HostLog(library: library)
         defer { if host.process.isRunning { host.stop() } }
-        #expect(host.await("listening on"))
         for device in ["cam-a", "cam-b"] {
             let r = try ToolRunner.run([
                 "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub(device), "--host", "127.0.0.1:\(host.port)", "--device-id", device,

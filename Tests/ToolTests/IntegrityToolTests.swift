@@ -40,6 +40,14 @@ struct IntegrityToolTests {
         return (p, out, err)
     }
 
+    /// Ctrl-C to a run `start` began: its output read to the end and its exit awaited; its status and what it printed.
+    static func ctrlC(_ run: Process, _ output: Pipe) -> (status: Int32, printed: String) {
+        kill(run.processIdentifier, SIGINT)
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        return (run.terminationStatus, printed)
+    }
+
     /// Polls (every 10 ms, at most 60 s) until `condition` holds (TestSupport's `awaitCondition`).
     static func awaitCondition(_ condition: () -> Bool) -> Bool { TestSupport.awaitCondition(condition) }
 
@@ -76,10 +84,7 @@ struct IntegrityToolTests {
         // Both swings minted, then Ctrl-C: the run ends as at the end of its source.
         var progress = ""
         #expect(Self.read(firstOut.fileHandleForReading, until: "clips 2", seen: &progress), "\(progress)")
-        kill(first.processIdentifier, SIGINT)
-        _ = firstOut.fileHandleForReading.readDataToEndOfFile()
-        first.waitUntilExit()
-        #expect(first.terminationStatus == 0)
+        #expect(Self.ctrlC(first, firstOut).status == 0)
         let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips")
         #expect(clips.count == 2 && clips.allSatisfy(isSessionClipID), "\(clips)")
         let report = try Self.report(out)

@@ -69,8 +69,7 @@ struct PairToolTests {
 
         for round in 1...2 {  // the second time on a freshly started host: no pairing again
             let host = try HostLog(library: tmp.sub("library"), port: port, state: tmp.sub("host"), plaintext: false)
-            #expect(host.await("listening on"))
-            let r = try Self.run(tmp, out: "out\(round)", port: port, deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
+                let r = try Self.run(tmp, out: "out\(round)", port: port, deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
             host.stop()
             #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
             #expect(host.log.text.contains("accepted bay-a (bulk)"), "\(host.log.text)")
@@ -105,7 +104,6 @@ struct PairToolTests {
         _ = try Self.pair(port: port, hostState: tmp.sub("host"), deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
         let host = try HostLog(library: tmp.sub("library"), port: port, state: tmp.sub("host"), plaintext: false)
         defer { host.stop() }
-        #expect(host.await("listening on"))
         // Not paired at all: the device says so before capture starts.
         let none = try Self.run(tmp, out: "none", port: port, deviceState: tmp.sub("nobody"), deviceID: "bay-x")
         #expect(none.status != 0 && none.stderr.contains("not paired with 127.0.0.1:\(port)"), "\(none.stderr)")
@@ -137,7 +135,6 @@ struct PairToolTests {
         // to move the pairing.
         let host = try HostLog(library: tmp.sub("library"), state: tmp.sub("host"), plaintext: false)
         defer { host.stop() }
-        #expect(host.await("listening on"))
         let new = host.port
         let before = try Self.run(tmp, out: "before", port: new, deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
         #expect(before.status != 0 && before.stderr.contains("--moved OLD-HOST:PORT") && before.stderr.contains("127.0.0.1:\(old)"), "\(before.stderr)")
@@ -145,7 +142,6 @@ struct PairToolTests {
         // nothing is pinned.
         let impostor = try HostLog(library: tmp.sub("impostor-library"), state: tmp.sub("impostor"), plaintext: false)
         defer { impostor.stop() }
-        #expect(impostor.await("listening on"))
         let taken = try ToolRunner.run(["pair", "127.0.0.1:\(impostor.port)", "--moved", "127.0.0.1:\(old)", "--state", tmp.sub("bay-a")])
         #expect(taken.status != 0 && taken.stderr.contains("did not prove the key") && taken.stderr.contains("nothing pinned"), "\(taken.stderr)")
         let pinned = try String(contentsOfFile: tmp.sub("bay-a/paired.json"), encoding: .utf8)
@@ -176,7 +172,6 @@ struct PairToolTests {
             h1.stop()
             h2.stop()
         }
-        #expect(h1.await("listening on") && h2.await("listening on"))
         for (port, device, out) in [(p1, "bay-a", "a1"), (p1, "bay-b", "b1"), (p2, "bay-a", "a2")] {
             let r = try Self.run(tmp, out: out, port: port, deviceState: tmp.sub(device), deviceID: device)
             #expect(r.status == 0, "\(r.stderr)")
@@ -212,7 +207,6 @@ extension PairToolTests {
         try JSONSerialization.data(withJSONObject: meta, options: [.prettyPrinted, .sortedKeys]).write(to: URL(fileURLWithPath: metaPath))
         let host = try HostLog(library: tmp.sub("library"), policy: "pinpoint-studio")
         defer { host.stop() }
-        #expect(host.await("listening on"))
         let drain = try ToolRunner.run(["transfer", "drain", tmp.sub("out"), "--insecure-loopback-only", "--host", "127.0.0.1:\(host.port)"])
         #expect(drain.status == 0, "\(drain.stderr)\n\(drain.stdout)")
         let hostMeta = try Self.report(tmp.sub("library/liar/\(owed[0])/host-meta.json"))

@@ -46,7 +46,6 @@ struct PolicyToolTests {
         let host = try HostLog(library: tmp.sub("library"))
         defer { host.stop() }
         let port = host.port
-        #expect(host.await("listening on"))
         let out = tmp.sub("out")
         let r = try ToolRunner.run([
             "run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--thermal-root", root, "--host", "127.0.0.1:\(port)",

@@ -38,6 +38,26 @@ enum HostCatalogue {
         return (clip, files)
     }
 
+    /// Records the clip stored in `dir` (its `entry`) in `catalogue`; returns the entry.
+    @discardableResult
+    static func record(_ dir: String, in catalogue: any CatalogueStore) throws -> CatalogueClip {
+        let (clip, files) = try entry(dir)
+        try catalogue.record(clip, files: files)
+        return clip
+    }
+
+    /// Records each of `dirs`: how many were, and why each other one was not (`DIR: reason`).
+    static func record(_ dirs: [String], in catalogue: any CatalogueStore) -> (recorded: Int, skipped: [String]) {
+        var recorded = 0, skipped: [String] = []
+        for dir in dirs {
+            do {
+                try record(dir, in: catalogue)
+                recorded += 1
+            } catch { skipped.append("\(dir): \(error)") }
+        }
+        return (recorded, skipped)
+    }
+
     /// Every clip folder of a library (LIBRARY/<device>/<clipId>/ with a meta.json).
     static func clipFolders(_ library: String) -> [String] {
         let fm = FileManager.default
@@ -62,14 +82,7 @@ enum HostCatalogue {
                 throw CommandFailure.dataError("\(library): no such library directory (--library names the folder ppc-host stores clips in)")
             }
             let catalogue = try open(library: library, url: inv.value("catalogue"))
-            var recorded = 0, skipped: [String] = []
-            for dir in clipFolders(library) {
-                do {
-                    let (clip, files) = try entry(dir)
-                    try catalogue.record(clip, files: files)
-                    recorded += 1
-                } catch { skipped.append("\(dir): \(error)") }
-            }
+            let (recorded, skipped) = record(clipFolders(library), in: catalogue)
             for s in skipped { Terminal.err("ppc-host: not catalogued: \(s)") }
             Terminal.out("ppc-host: \(recorded) clip(s) catalogued in \(inv.value("catalogue") ?? path(library))\(skipped.isEmpty ? "" : "; \(skipped.count) not (above)")")
             return skipped.isEmpty ? .success : .dataError

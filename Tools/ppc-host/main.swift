@@ -260,8 +260,7 @@ let root = Command(
                     // Indexed off the receive path too: the clip is already durable; the catalogue is its index.
                     cataloguing.async {
                         do {
-                            let (clip, files) = try HostCatalogue.entry(dir)
-                            try catalogue.record(clip, files: files)
+                            let clip = try HostCatalogue.record(dir, in: catalogue)
                             Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device))")
                             studioBox.studio?.clipCatalogued(clipID: clip.clipID, device: clip.device)
                         } catch {
@@ -288,15 +287,9 @@ let root = Command(
         }
         // Clips stored before this start and not in the catalogue — the host stopped before it indexed them, or `make
         // run`'s file sink wrote them into this folder — are catalogued first, studio or not.
-        var added = 0
         let known = Set(((try? catalogue.clips()) ?? []).map(\.path))
-        for dir in HostCatalogue.clipFolders(library) where !known.contains(dir) {
-            do {
-                let (clip, files) = try HostCatalogue.entry(dir)
-                try catalogue.record(clip, files: files)
-                added += 1
-            } catch { Terminal.out("ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)") }
-        }
+        let (added, skipped) = HostCatalogue.record(HostCatalogue.clipFolders(library).filter { !known.contains($0) }, in: catalogue)
+        for s in skipped { Terminal.out("ppc-host: not catalogued: \(s) (ppc-host catalogue rebuild re-reads it)") }
         if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)") }
         if let http = inv.value("http") {
             let address = String(http.split(separator: ":").first ?? "")
