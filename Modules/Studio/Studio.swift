@@ -122,10 +122,10 @@ public final class Studio: @unchecked Sendable {
             let method = r.method == "HEAD" ? "GET" : r.method  // HEAD answers as GET, without the body (WebServer)
             switch (method, p.count > 1 ? p[1] : "", p.count) {
             case ("GET", "devices", 2): return .json(["devices": live()])
-            case ("GET", "swings", 2): return .json(["swings": try swings(limit: Int(r.query["limit"] ?? "") ?? 200).map(swingSummary)])
+            case ("GET", "swings", 2): return .json(["swings": try swings(limit: try r.number("limit", default: 200, in: 1...100_000)).map(swingSummary)])
             case ("GET", "swings", 3): return try swingDetail(p[2])
             case ("GET", "clips", 2): return .json(["clips": try catalogue.clips().map(clipJSON)])
-            case ("GET", "clips", 4) where p[3] == "waveform": return try waveform(p[2], buckets: Int(r.query["buckets"] ?? "") ?? 1000)
+            case ("GET", "clips", 4) where p[3] == "waveform": return try waveform(p[2], buckets: try r.number("buckets", default: 1000, in: 1...20_000))
             case ("POST", "clips", 4) where p[3] == "annotate", ("PUT", "clips", 4) where p[3] == "annotate": return try annotate(p[2], r.body)
             case ("POST", "swings", 4) where p[3] == "annotate", ("PUT", "swings", 4) where p[3] == "annotate": return try annotateSwing(p[2], r.body)
             case ("GET", "sessions", 2): return .json(["sessions": try sessions()])
@@ -150,7 +150,7 @@ public final class Studio: @unchecked Sendable {
 
     /// Swings, newest first (clips from several devices at one impact on the host clock).
     func swings(limit: Int) throws -> [[CatalogueClip]] {
-        Array(Catalogue.swings(try catalogue.clips()).reversed().prefix(max(1, limit)))
+        Array(Catalogue.swings(try catalogue.clips()).reversed().prefix(limit))
     }
 
     /// A swing's id: its first clip's (stable as clips are added to it).
@@ -230,7 +230,7 @@ public final class Studio: @unchecked Sendable {
         guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
         let wav: (samples: [Float], sampleRate: Int)
         do { wav = try MediaReader.wholeAudio(c.path + "/audio.wav") } catch { throw StudioError(422, error.description) }
-        let n = max(1, min(buckets, 20_000))
+        let n = buckets
         var lo = [Double](repeating: 0, count: n)
         var hi = [Double](repeating: 0, count: n)
         let count = wav.samples.count
@@ -339,5 +339,17 @@ public final class Studio: @unchecked Sendable {
                 return s
             },
         ])
+    }
+}
+
+extension WebServer.Request {
+    /// The query's `name` as a whole number in `range`, or `default` when it is not given; anything else is a 400 that
+    /// names the parameter, what it takes and what came (a careless `?limit=-5` is not quietly read as 1).
+    func number(_ name: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let text = query[name] else { return value }
+        guard let n = Int(text), range.contains(n) else {
+            throw Studio.StudioError(400, "\(name)=\(text.prefix(40)): a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n
     }
 }

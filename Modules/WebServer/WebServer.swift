@@ -59,7 +59,8 @@ public final class WebServer: @unchecked Sendable {
     public enum Response: Sendable {
         /// A body with a status and type; `headers` added as given (each "Name: value").
         case bytes(status: Int, contentType: String, body: Data, headers: [String])
-        /// A file from disk, served by civetweb: Range (206), If-None-Match / If-Modified-Since (304), Cache-Control.
+        /// A file from disk: served by civetweb (If-None-Match / If-Modified-Since → 304, Cache-Control), but a
+        /// request with a Range by `sendRange` (206, 416, or the whole file when the range is to be ignored).
         case file(path: String, contentType: String, headers: [String])
 
         public static func json(_ object: Any, status: Int = 200) -> Response {
@@ -175,6 +176,9 @@ public final class WebServer: @unchecked Sendable {
         }
         request.body = body
         let response = route.handler(request)
+        if case .file(let path, let type, let extra) = response, let range = request.headers["range"] {
+            return sendRange(conn, range, of: path, contentType: type, headers: extra, request: request)
+        }
         return write(conn, response, head: method == "HEAD")
     }
 
@@ -189,7 +193,7 @@ public final class WebServer: @unchecked Sendable {
             _ = header.utf8CString.withUnsafeBufferPointer { mg_write(conn, $0.baseAddress, $0.count - 1) }
             if !head { _ = body.withUnsafeBytes { mg_write(conn, $0.baseAddress, $0.count) } }  // HEAD: the headers only
             return Int32(status)
-        case .file(let path, let type, let extra):
+        case .file(let path, let type, let extra):  // a ranged request is answered by `sendRange`
             let headers = extra.isEmpty ? nil : extra.joined(separator: "\r\n")
             mg_send_mime_file2(conn, path, type, headers)
             return 200
@@ -404,5 +408,80 @@ public final class WebSocketHub: @unchecked Sendable {
     static func send(_ conn: OpaquePointer, text: String) -> Int32 {
         var t = text
         return t.withUTF8 { mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_TEXT), $0.baseAddress, $0.count) }
+    }
+}
+
+extension WebServer {
+    /// Answers a request that carries a `Range` with `path`'s bytes as `ByteRange` decides: 206 and the part, 416
+    /// when the range lies past the end, or 200 and the whole file when it is to be ignored (invalid, several, or an
+    /// `If-Range` for another version). An `If-None-Match` that names the file's current version is a 304, as civetweb
+    /// would answer it. Validators are civetweb's own (`ETag` "mtime-in-hex.size", `Last-Modified`), so a page's cached
+    /// copy stays valid whichever path served it.
+    static func sendRange(_ conn: OpaquePointer, _ range: String, of path: String, contentType: String, headers extra: [String], request: Request) -> Int32 {
+        let head = request.method == "HEAD"
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return write(conn, .error(404, "\(request.path): cannot open (\(String(cString: strerror(errno))))"), head: head) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return write(conn, .error(404, "\(request.path): not a file"), head: head) }
+        let size = Int64(st.st_size)
+        let etag = "\"\(String(UInt(bitPattern: st.st_mtim.tv_sec), radix: 16)).\(size)\""
+        let modified = httpDate(st.st_mtim.tv_sec)
+        var common = ["Content-Type: \(contentType)", "Accept-Ranges: bytes", "ETag: \(etag)", "Last-Modified: \(modified)", "Cache-Control: max-age=3600", "X-Content-Type-Options: nosniff"] + extra
+        if let match = request.headers["if-none-match"], match.split(separator: ",").contains(where: { $0.trimmingSpaces == etag || $0.trimmingSpaces == "*" }) {
+            return writeHead(conn, 304, common.filter { !$0.hasPrefix("Content-Type") })
+        }
+        var answer = ByteRange.resolve(range, size: size)
+        if let ifRange = request.headers["if-range"]?.trimmingSpaces, ifRange != etag, ifRange != modified { answer = .whole }
+        switch answer {
+        case .unsatisfiable:
+            let body = (try? JSONBody.data(["error": "Range \(range): \(request.path) is \(size) bytes"])) ?? Data()
+            return write(conn, .bytes(status: 416, contentType: "application/json; charset=utf-8", body: body, headers: ["Content-Range: bytes */\(size)", "Cache-Control: no-store"]), head: head)
+        case .whole:
+            common.append("Content-Length: \(size)")
+            writeHead(conn, 200, common)
+            if !head { sendBytes(conn, fd, from: 0, count: size) }
+            return 200
+        case .part(let first, let last):
+            common += ["Content-Length: \(last - first + 1)", "Content-Range: bytes \(first)-\(last)/\(size)"]
+            writeHead(conn, 206, common)
+            if !head { sendBytes(conn, fd, from: first, count: last - first + 1) }
+            return 206
+        }
+    }
+
+    @discardableResult
+    static func writeHead(_ conn: OpaquePointer, _ status: Int, _ headers: [String]) -> Int32 {
+        let reason = String(cString: mg_get_response_code_text(conn, Int32(status)))
+        var text = "HTTP/1.1 \(status) \(reason)\r\n"
+        for h in headers { text += h + "\r\n" }
+        text += "\r\n"
+        _ = text.utf8CString.withUnsafeBufferPointer { mg_write(conn, $0.baseAddress, $0.count - 1) }
+        return Int32(status)
+    }
+
+    /// `count` bytes of `fd` from `offset`, 64 KiB at a time; stops when the client goes (a write fails) or the file
+    /// ends early (then the client sees a short body rather than invented bytes).
+    static func sendBytes(_ conn: OpaquePointer, _ fd: Int32, from offset: Int64, count: Int64) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var at = offset, left = count
+        while left > 0 {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), left)), off_t(at)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return }
+            let sent = buffer.withUnsafeBytes { mg_write(conn, $0.baseAddress, n) }
+            guard sent == n else { return }
+            at += Int64(n)
+            left -= Int64(n)
+        }
+    }
+
+    /// An HTTP date (IMF-fixdate), e.g. "Wed, 02 Dec 2026 14:09:58 GMT".
+    static func httpDate(_ seconds: Int) -> String {
+        var t = time_t(seconds), tm = tm()
+        gmtime_r(&t, &tm)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"], months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(days[Int(tm.tm_wday)]), \(two(tm.tm_mday)) \(months[Int(tm.tm_mon)]) \(1900 + tm.tm_year) \(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)) GMT"
     }
 }

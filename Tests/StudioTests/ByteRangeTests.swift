@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import WebServer
+
+/// What a `Range` header asks of a file, decided as RFC 9110 §14 says — the cases civetweb 1.15 answered wrongly first.
+@Suite("ByteRange: a Range is answered as the RFC says, or the whole file is sent")
+struct ByteRangeTests {
+    @Test func aRangeWithinTheFileIsThatPart() {
+        #expect(ByteRange.resolve("bytes=100-199", size: 1000) == .part(first: 100, last: 199))
+        #expect(ByteRange.resolve("bytes=100-", size: 1000) == .part(first: 100, last: 999))
+        #expect(ByteRange.resolve("bytes=0-0", size: 1000) == .part(first: 0, last: 0))
+        #expect(ByteRange.resolve(" bytes = 5-9 ", size: 1000) == .part(first: 5, last: 9))
+        #expect(ByteRange.resolve("Bytes=5-9", size: 1000) == .part(first: 5, last: 9))
+    }
+
+    @Test func aLastBytePastTheEndStopsAtTheEnd() {
+        // civetweb 1.15 promised one byte more than it sent: the client waited for it, then failed.
+        #expect(ByteRange.resolve("bytes=0-99999999999", size: 1000) == .part(first: 0, last: 999))
+        #expect(ByteRange.resolve("bytes=900-1100", size: 1000) == .part(first: 900, last: 999))
+        #expect(ByteRange.resolve("bytes=0-99999999999999999999999999", size: 1000) == .part(first: 0, last: 999))
+    }
+
+    @Test func aSuffixIsTheLastBytes() {
+        #expect(ByteRange.resolve("bytes=-100", size: 1000) == .part(first: 900, last: 999))
+        #expect(ByteRange.resolve("bytes=-5000", size: 1000) == .part(first: 0, last: 999))
+        #expect(ByteRange.resolve("bytes=-0", size: 1000) == .unsatisfiable)
+    }
+
+    @Test func aRangePastTheEndIsUnsatisfiable() {
+        #expect(ByteRange.resolve("bytes=1000-", size: 1000) == .unsatisfiable)
+        #expect(ByteRange.resolve("bytes=999999999-", size: 1000) == .unsatisfiable)
+        #expect(ByteRange.resolve("bytes=18446744073709551615-", size: 1000) == .unsatisfiable)
+        #expect(ByteRange.resolve("bytes=0-", size: 0) == .unsatisfiable)
+        #expect(ByteRange.resolve("bytes=-10", size: 0) == .unsatisfiable)
+    }
+
+    @Test func anInvalidRangeOrSeveralAreIgnored() {
+        for header in ["bytes=5-2", "bytes=abc", "items=0-5", "bytes=", "bytes=-", "bytes=1-2-3", "bytes=+1-2", "bytes=0-1,5-9", "bytes=0-1,", "0-5", "bytes=٣-٥"] {
+            #expect(ByteRange.resolve(header, size: 1000) == .whole, "\(header)")
+        }
+        #expect(ByteRange.resolve(nil, size: 1000) == .whole)
+    }
+}
+
+extension StudioTests {
+    /// The same cases over HTTP, against a clip in the library: each answer's length is what it sends.
+    @Test func mediaRangesAreAnsweredAsTheRFCSays() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let id = try #require(try Self.catalogued().clips().first?.clipID)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: "\(Self.library.path)/clips/\(id)/clip.mp4"))
+        let size = whole.count
+        let url = "/media/\(id)/clip.mp4"
+
+        let past = try get(s, url, headers: ["Range": "bytes=0-99999999999"])
+        #expect(past.status == 206 && past.body == whole, "\(past.status) \(past.body.count) of \(size)")
+        #expect(past.headers["content-range"] == "bytes 0-\(size - 1)/\(size)")
+        let end = try get(s, url, headers: ["Range": "bytes=\(size - 10)-\(size + 10)"])
+        #expect(end.status == 206 && end.body == whole[(size - 10)...])
+        let suffix = try get(s, url, headers: ["Range": "bytes=-100"])
+        #expect(suffix.status == 206 && suffix.body == whole[(size - 100)...])
+        #expect(suffix.headers["content-range"] == "bytes \(size - 100)-\(size - 1)/\(size)")
+        for header in ["bytes=\(size)-", "bytes=-0"] {
+            let r = try get(s, url, headers: ["Range": header])
+            #expect(r.status == 416 && r.headers["content-range"] == "bytes */\(size)", "\(header): \(r.status) \(r.headers)")
+            #expect(String(decoding: r.body, as: UTF8.self).contains("\(size) bytes"))
+        }
+        for header in ["bytes=5-2", "bytes=0-1,5-9"] {
+            let r = try get(s, url, headers: ["Range": header])
+            #expect(r.status == 200 && r.body == whole, "\(header): \(r.status) \(r.body.count)")
+        }
+        // Validators: the range's answer carries civetweb's, so each revalidates the other.
+        let plain = try get(s, url)
+        let ranged = try get(s, url, headers: ["Range": "bytes=0-9"])
+        #expect(plain.headers["etag"] != nil && ranged.headers["etag"] == plain.headers["etag"])
+        #expect(ranged.headers["last-modified"] == plain.headers["last-modified"])
+        let etag = try #require(plain.headers["etag"])
+        #expect(try get(s, url, headers: ["Range": "bytes=0-9", "If-Range": etag]).status == 206)
+        #expect(try get(s, url, headers: ["Range": "bytes=0-9", "If-Range": "\"another\""]).body == whole)
+        #expect(try get(s, url, headers: ["Range": "bytes=0-9", "If-None-Match": etag]).status == 304)
+        let head = try request(s, "HEAD", url, headers: ["Range": "bytes=0-9"])
+        #expect(head.status == 206 && head.body.isEmpty && head.headers["content-length"] == "10")
+    }
+
+    @Test func aQueryNumberOutOfItsRangeIsRefusedByName() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let id = try #require(try Self.catalogued().clips().first?.clipID)
+        for (path, name) in [("/api/swings?limit=-5", "limit=-5"), ("/api/swings?limit=1e9", "limit=1e9"), ("/api/clips/\(id)/waveform?buckets=abc", "buckets=abc"), ("/api/clips/\(id)/waveform?buckets=99999999999", "buckets=99999999999")] {
+            let r = try get(s, path)
+            #expect(r.status == 400 && String(decoding: r.body, as: UTF8.self).contains(name), "\(path): \(r.status)")
+        }
+        #expect(try get(s, "/api/swings?limit=1").status == 200)
+        #expect(try get(s, "/api/clips/\(id)/waveform?buckets=20000").status == 200)
+    }
+}
