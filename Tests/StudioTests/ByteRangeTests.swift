@@ -41,6 +41,19 @@ struct ByteRangeTests {
         }
         #expect(ByteRange.resolve(nil, size: 1000) == .whole)
     }
+
+    /// Whatever the header, a part lies inside the file and is not empty.
+    @Test func anyHeaderGivesAPartInsideTheFile() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("bytes=0123456789-, 9999999999999999999")
+        for _ in 0..<20_000 {
+            let header = String((0..<Int.random(in: 0...24, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            let size = Int64.random(in: 0...5_000, using: &rng)
+            if case .part(let first, let last) = ByteRange.resolve(header, size: size) {
+                #expect(0 <= first && first <= last && last < size, "\(header) of \(size): \(first)-\(last)")
+            }
+        }
+    }
 }
 
 extension StudioTests {
