@@ -27,6 +27,32 @@ struct ParserTests {
         #expect(inv.arguments == ["a.json"])
     }
 
+    /// A number that is no number, or out of what the option can mean, is a usage error naming the option and the value
+    /// (before, `--mic-to-ball nan` and `--duration 1e300` trapped converting to an integer, and `--seconds 1e12` tried
+    /// to allocate 192 PB).
+    @Test func numbersAreFiniteAndHeldToTheirRange() throws {
+        func inv(_ value: String) throws(CommandFailure) -> Invocation {
+            guard case .run(_, let inv) = try parse(["config", "check", "a.json", "--out", value]) else { throw CommandFailure.usage("no run") }
+            return inv
+        }
+        for bad in ["nan", "inf", "-inf", "1e400"] {
+            #expect(throws: CommandFailure.self) { try inv(bad).parsed("out", as: Double.self) }
+        }
+        #expect(try inv("2.5").parsed("out", as: Double.self) == 2.5)
+        #expect(try inv("2.5").parsed("out", in: 1.0...3.0) == 2.5)
+        for (bad, range) in [("1e300", 0.001...100.0), ("0", 0.001...100.0), ("-1", 0.001...100.0)] {
+            do {
+                _ = try inv(bad).parsed("out", in: range)
+                Issue.record("\(bad) accepted")
+            } catch {
+                #expect(error.exitCode == .usage && error.message.contains("--out '\(bad)'") && error.message.contains("0.001 to 100.0"), "\(error.message)")
+            }
+        }
+        #expect(throws: CommandFailure.self) { try inv("99999999999999999999").parsed("out", in: 1...10) }
+        #expect(throws: CommandFailure.self) { try inv("11").parsed("out", in: 1...10) }
+        #expect(try inv("10").parsed("out", in: 1...10) == 10)
+    }
+
     @Test func doubleDashEndsOptions() throws {
         guard case .run(_, let inv) = try parse(["config", "check", "--", "--json"]) else { return }
         #expect(inv.arguments == ["--json"])

@@ -109,6 +109,21 @@ struct IntegrityToolTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)  // no lock, no outbox left in it
     }
 
+    /// A number no option can mean is refused by name before anything is tried: these trapped (a Double that is NaN or
+    /// past Int64 converted to nanoseconds), tried to allocate 192 PB, or ran until killed.
+    @Test(arguments: [
+        ["detect", "in.wav", "--mic-to-ball", "nan"], ["detect", "in.wav", "--mic-to-ball", "1e300"],
+        ["detect", "corpus", "c", "--seconds", "1e12"], ["detect", "corpus", "c", "--sessions", "9223372036854775807"],
+        ["run", "m.json", "--duration", "1e300"], ["selftest", "--seconds", "inf"], ["ring", "fill", "r", "--bytes", "9223372036854775807"],
+        ["ring", "fill", "r", "--count", "9223372036854775807"], ["link", "probe", "localhost:99999"],
+    ])
+    func aNumberNoOptionCanMeanIsRefusedByName(_ args: [String]) throws {
+        let tmp = TemporaryDirectory("ppc-integrity")
+        let r = try ToolRunner.run(args.map { ["in.wav", "c", "m.json", "r"].contains($0) ? tmp.sub($0) : $0 })
+        #expect(r.status == 64 && r.stderr.contains("'\(args.last!)'"), "\(args): \(r.status) \(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty, "nothing made")
+    }
+
     /// A minute of paced session (`impacts`), stopped by Ctrl-C once its progress line shows `when` — twice when
     /// `twice`, the second once the first has been taken (two signals sent at once may arrive as one). Its exit status,
     /// what it printed after the stop, and its report.

@@ -66,10 +66,10 @@ public enum BenchCommand {
     // MARK: ring
 
     static func ring(_ inv: Invocation) throws -> ExitCode {
-        let fragments = try inv.parsed("fragments", as: Int.self) ?? 40
-        let bytes = try inv.parsed("bytes", as: Int.self) ?? 3_125_000
-        let rounds = try inv.parsed("rounds", as: Int.self) ?? 3
-        let chunk = try inv.parsed("chunk", as: Int.self) ?? 65_536
+        let fragments = try inv.parsed("fragments", in: 1...100_000) ?? 40
+        let bytes = try inv.parsed("bytes", in: 1...(256 << 20)) ?? 3_125_000
+        let rounds = try inv.parsed("rounds", in: 1...1000) ?? 3
+        let chunk = try inv.parsed("chunk", in: 1...(16 << 20)) ?? 65_536
         guard let durability = FragmentRing.Durability(rawValue: inv.value("durability") ?? "fsync") else {
             throw CommandFailure.usage("--durability: expected fsync or none")
         }
@@ -170,7 +170,7 @@ public enum BenchCommand {
     // MARK: index
 
     static func index(_ inv: Invocation) throws -> ExitCode {
-        let appends = try inv.parsed("appends", as: Int.self) ?? 50_000_000
+        let appends = try inv.parsed("appends", in: 1...1_000_000_000) ?? 50_000_000
 
         // 1. One producer appending into a 4096-entry ring.
         let t = SourceTimeline(source: SourceID(1), minimumCapacity: 4096)

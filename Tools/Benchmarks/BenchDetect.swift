@@ -16,10 +16,8 @@ enum BenchDetect {
         ], run: run)
 
     static func run(_ inv: Invocation) throws -> ExitCode {
-        let sessions = try inv.parsed("sessions", as: Int.self) ?? 6
-        guard sessions > 0 else { throw CommandFailure.usage("--sessions must be positive") }
-        let roomSessions = try inv.parsed("room-sessions", as: Int.self) ?? 32
-        guard roomSessions >= 0 else { throw CommandFailure.usage("--room-sessions must not be negative") }
+        let sessions = try inv.parsed("sessions", in: 1...10_000) ?? 6
+        let roomSessions = try inv.parsed("room-sessions", in: 0...10_000) ?? 32
         let dir = NSTemporaryDirectory() + "ppc-bench-detect-\(getpid())"
         try FileSystem.makeDirectory(dir)
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -63,8 +63,8 @@ enum BenchEncode {
         guard size.count == 2, size[0] % 2 == 0, size[1] % 2 == 0, size[0] >= 160 else {
             throw CommandFailure.usage("--size: expected WIDTHxHEIGHT, even, width ≥ 160")
         }
-        let fps = try inv.parsed("fps", as: Int.self) ?? 120
-        let count = try inv.parsed("frames", as: Int.self) ?? 360
+        let fps = try inv.parsed("fps", in: 1...10_000) ?? 120
+        let count = try inv.parsed("frames", in: 1...1_000_000) ?? 360
         let config = Configuration.defaults
         let bitrate = Int(config[.videoBitrateBps])
         let fragmentNs = config[.fragmentNs]
@@ -155,8 +155,8 @@ enum BenchEncode {
         guard size.count == 2, size[0] % 2 == 0, size[1] % 2 == 0, size[0] >= 160 else {
             throw CommandFailure.usage("--mjpeg-size: expected WIDTHxHEIGHT, even, width ≥ 160")
         }
-        let fps = try inv.parsed("fps", as: Int.self) ?? 120
-        let count = try inv.parsed("frames", as: Int.self) ?? 360
+        let fps = try inv.parsed("fps", in: 1...10_000) ?? 120
+        let count = try inv.parsed("frames", in: 1...1_000_000) ?? 360
         let source = try SyntheticMJPEGSource(
             width: size[0], height: size[1], framesPerSecond: fps, script: SwingScript(impactSeconds: [1.5], startNs: 0),
             startNs: 0, seconds: Double(count) / Double(fps), pace: .asap, texture: .noise, quality: 5, distinctSeconds: 0)

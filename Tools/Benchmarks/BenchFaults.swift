@@ -38,8 +38,7 @@ enum BenchFaults {
     }
 
     static func run(_ inv: Invocation) throws -> ExitCode {
-        let kills = try inv.parsed("kills", as: Int.self) ?? 100
-        guard kills > 0 else { throw CommandFailure.usage("--kills must be positive") }
+        let kills = try inv.parsed("kills", in: 1...100_000) ?? 100
         let seed = try inv.parsed("seed", as: UInt64.self) ?? UInt64(monotonicNowNs())
         let only = inv.value("only")
         guard only == nil || only == "capture" || only == "transfer" else { throw CommandFailure.usage("--only: expected capture or transfer") }

@@ -134,14 +134,11 @@ enum BenchLink {
     }
 
     static func run(_ inv: Invocation) throws -> ExitCode {
-        let bulkMB = try inv.parsed("bulk-mb", as: Int.self) ?? 256
-        let chunkKiB = try inv.parsed("chunk-kib", as: Int.self)
-        if let chunkKiB, chunkKiB <= 0 || chunkKiB > 1024 { throw CommandFailure.usage("--chunk-kib must be 1…1024") }
-        let windowKiB = try inv.parsed("window-kib", as: Int.self) ?? 0
-        guard windowKiB >= 0 else { throw CommandFailure.usage("--window-kib must not be negative") }
-        let skewSeconds = try inv.parsed("skew-seconds", as: Double.self) ?? 20
-        let networkMbit = try inv.parsed("network-mbit", as: Int.self) ?? 1000
-        guard networkMbit >= 0 else { throw CommandFailure.usage("--network-mbit must not be negative") }
+        let bulkMB = try inv.parsed("bulk-mb", in: 1...4096) ?? 256
+        let chunkKiB = try inv.parsed("chunk-kib", in: 1...1024)
+        let windowKiB = try inv.parsed("window-kib", in: 0...(1 << 20)) ?? 0
+        let skewSeconds = try inv.parsed("skew-seconds", in: 1.0...3600.0) ?? 20
+        let networkMbit = try inv.parsed("network-mbit", in: 0...1_000_000) ?? 1000
         let dir = (ProcessInfo.processInfo.environment["PPC_BENCH_DIR"] ?? "/var/tmp") + "/ppc-bench-link-\(getpid())"
         try FileSystem.makeDirectory(dir)
         defer { try? FileManager.default.removeItem(atPath: dir) }

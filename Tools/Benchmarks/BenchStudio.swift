@@ -24,8 +24,7 @@ enum BenchStudio {
             guard let n = Int(s), n > 0, n <= 1_000_000 else { throw CommandFailure.usage("--sizes: expected positive counts, got '\(s)'") }
             return n
         }
-        let requests = try inv.parsed("requests", as: Int.self) ?? 20
-        guard requests > 0 else { throw CommandFailure.usage("--requests must be positive") }
+        let requests = try inv.parsed("requests", in: 1...100_000) ?? 20
         let base = NSTemporaryDirectory() + "ppc-bench-studio-\(getpid())"
         try FileSystem.makeDirectory(base)
         defer { try? FileManager.default.removeItem(atPath: base) }

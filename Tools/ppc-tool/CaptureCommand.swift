@@ -86,8 +86,7 @@ enum CaptureCommand {
     static func play(_ inv: Invocation) throws -> ExitCode {
         let device = inv.argument(0)!
         let path = inv.argument(1)!
-        let periodMs = try inv.parsed("period-ms", as: Double.self) ?? 5
-        guard periodMs >= 0.5, periodMs <= 100 else { throw CommandFailure.usage("--period-ms \(periodMs): expected 0.5 to 100") }
+        let periodMs = try inv.parsed("period-ms", in: 0.5...100.0) ?? 5
         let samples: [Float]
         let rate: Int
         do { (samples, rate) = try MediaReader.wholeAudio(path) } catch { throw CommandFailure.dataError(error.description) }
@@ -148,8 +147,8 @@ enum CaptureCommand {
     static func card(_ inv: Invocation) throws -> ExitCode {
         let path = inv.argument(0)!
         var constraints = ModeConstraints()
-        constraints.input = try inv.parsed("input", as: Int.self)
-        constraints.framesPerSecond = try inv.parsed("fps", as: Double.self)
+        constraints.input = try inv.parsed("input", in: 0...1023)
+        constraints.framesPerSecond = try inv.parsed("fps", in: 0.01...100_000.0)
         if let size = inv.value("size") {
             let p = size.split(separator: "x").compactMap { Int($0) }
             guard p.count == 2 else { throw CommandFailure.usage("--size '\(size)': expected WIDTHxHEIGHT") }

@@ -63,8 +63,7 @@ enum DetectCommand {
 
     static func detectFile(_ inv: Invocation) throws -> ExitCode {
         let path = inv.argument(0)!
-        let metres = try inv.parsed("mic-to-ball", as: Double.self)
-        if let metres, metres <= 0 { throw CommandFailure.usage("--mic-to-ball must be positive") }
+        let metres = try inv.parsed("mic-to-ball", in: 0.001...100.0)
         let (samples, rate) = try readAudio(path)
         if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(path): \(problem)") }
         let needed = ImpactDetector.minimumSamples(sampleRate: rate)
@@ -92,7 +91,7 @@ enum DetectCommand {
 
     static func corpus(_ inv: Invocation) throws -> ExitCode {
         let dir = inv.argument(0)!
-        let sessions = try inv.parsed("sessions", as: Int.self) ?? 12
+        let sessions = try inv.parsed("sessions", in: 1...10_000) ?? 12
         let generator = inv.value("generator") ?? "impact"
         guard generator == "impact" || generator == "room" else {
             throw CommandFailure.usage("--generator \(generator): expected impact or room")
@@ -101,8 +100,7 @@ enum DetectCommand {
         guard let split = RoomCorpus.Split(rawValue: splitName) else {
             throw CommandFailure.usage("--split \(splitName): expected tuning or held-out")
         }
-        let seconds = try inv.parsed("seconds", as: Double.self) ?? (generator == "room" ? 60 : 20)
-        guard sessions > 0, seconds >= 3 else { throw CommandFailure.usage("--sessions must be positive and --seconds at least 3") }
+        let seconds = try inv.parsed("seconds", in: 3.0...3600.0) ?? (generator == "room" ? 60 : 20)
         let seed = try inv.parsed("seed", as: UInt64.self) ?? (generator == "room" ? split.seeds(1)[0] : 1)
         do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
             throw CommandFailure.failure("\(dir): \(error.localizedDescription)")

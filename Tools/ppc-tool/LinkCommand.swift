@@ -26,17 +26,16 @@ enum LinkCommand {
 
     static func probe(_ inv: Invocation) throws -> ExitCode {
         let target = inv.argument(0)!
-        let parts = target.split(separator: ":")
-        guard parts.count == 2, let port = Int(parts[1]) else { throw CommandFailure.usage("'\(target)': expected HOST:PORT") }
+        let (host, port) = try hostAndPort(target)
         let burst = Int(Configuration.defaults[.syncBurstTarget])
-        let probes = try inv.parsed("probes", as: Int.self) ?? burst * 5
+        let probes = try inv.parsed("probes", in: 1...100_000) ?? burst * 5
         let device = inv.value("device-id") ?? "probe"
         var settings = DeviceLink.Settings(
-            host: String(parts[0]), port: port, deviceID: device, captureProfile: "probe", syncBurst: probes,
+            host: host, port: port, deviceID: device, captureProfile: "probe", syncBurst: probes,
             heartbeatIntervalNs: Configuration.defaults[.heartbeatIntervalNs])
         settings.connectTimeoutNs = Configuration.defaults[.connectTimeoutNs]
-        settings.clockOffsetNs = try inv.parsed("clock-offset-ns", as: Int64.self) ?? 0
-        settings.clockSkewPpm = try inv.parsed("clock-skew-ppm", as: Double.self) ?? 0
+        settings.clockOffsetNs = try inv.parsed("clock-offset-ns", in: -86_400_000_000_000...86_400_000_000_000) ?? 0  // a day
+        settings.clockSkewPpm = try inv.parsed("clock-skew-ppm", in: -1000.0...1000.0) ?? 0
         do {
             settings.security = try DeviceLinkSecurity.resolve(
                 host: settings.host, port: port, stateDirectory: inv.value("state"), insecureLoopbackOnly: inv.flag("insecure-loopback-only"))
@@ -49,7 +48,7 @@ enum LinkCommand {
                 throw LinkError(.refused, "the host refused the probe")
             }
         } catch { throw CommandFailure.failure("\(target): \(error)") }
-        let seconds = try inv.parsed("seconds", as: Double.self) ?? 0
+        let seconds = try inv.parsed("seconds", in: 0.0...86_400.0) ?? 0
         let gapNs = Int64(seconds * 1e9) / Int64(max(1, probes))
         var estimator = ClockEstimator()
         let clock = InjectedClock(offsetNs: settings.clockOffsetNs, skewPpm: settings.clockSkewPpm)

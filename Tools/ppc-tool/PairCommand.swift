@@ -32,17 +32,13 @@ enum PairCommand {
             throw CommandFailure.usage("give either HOST:PORT (pair with a host's window) or --advertise (let a host find this device)")
         }
         let target = inv.argument(0) ?? ""
-        let parts = target.split(separator: ":")
-        if !advertise {
-            guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else { throw CommandFailure.usage("'\(target)': expected HOST:PORT") }
-        }
+        let address = advertise ? nil : try hostAndPort(target)
         if let old = inv.value("moved") {
             guard !advertise else { throw CommandFailure.usage("--moved takes the host's new HOST:PORT, not --advertise") }
             return try moved(from: old, to: target, inv)
         }
         let device = try deviceID(inv)
-        let timeout = try inv.parsed("timeout", as: Double.self) ?? 120
-        guard timeout > 0 else { throw CommandFailure.usage("--timeout must be positive") }
+        let timeout = try inv.parsed("timeout", in: 1.0...3600.0) ?? 120
         let dir = StateDirectory.resolve(inv.value("state"), app: "ppc")
         let identity: Identity
         let hosts: PairedPeers
@@ -58,10 +54,9 @@ enum PairCommand {
         if advertise {
             // The device is the advertiser (REQ-DISC-1): it listens, says so over DNS-SD, and the host connects.
             let listen = inv.value("listen") ?? "0.0.0.0:0"
-            let lp = listen.split(separator: ":")
-            guard lp.count == 2, let lport = Int(lp[1]), (0...65535).contains(lport) else { throw CommandFailure.usage("--listen '\(listen)': expected HOST:PORT") }
+            let (lhost, lport) = try hostAndPort(listen, option: "listen", ports: 0...65535)
             let listener: Listener
-            do { listener = try Listener(host: String(lp[0]), port: lport) } catch { throw CommandFailure.failure("\(error)") }
+            do { listener = try Listener(host: lhost, port: lport) } catch { throw CommandFailure.failure("\(error)") }
             do {
                 advertisement = try Advertisement(name: device, port: listener.port, txt: ["id=\(device)", "proto=1"])
             } catch { throw CommandFailure.failure("cannot advertise: \(error)") }
@@ -72,7 +67,8 @@ enum PairCommand {
             }
             c = accepted
         } else {
-            do { c = try Connection.connect(host: String(parts[0]), port: Int(parts[1])!, channel: .control, attempts: 6) } catch {
+            let (host, port) = address ?? ("", 0)  // given: not advertising, so HOST:PORT was checked above
+            do { c = try Connection.connect(host: host, port: port, channel: .control, attempts: 6) } catch {
                 throw CommandFailure.failure("\(target): \(error)")
             }
         }
@@ -100,11 +96,8 @@ enum PairCommand {
     /// complete; then the pin moves to NEW. Nothing is pinned when the handshake fails, and no key is ever taken from
     /// the network: only one this device already trusts.
     static func moved(from old: String, to new: String, _ inv: Invocation) throws -> ExitCode {
-        let oldParts = old.split(separator: ":")
-        guard oldParts.count == 2, let oldPort = Int(oldParts[1]), (1...65535).contains(oldPort) else {
-            throw CommandFailure.usage("--moved '\(old)': expected HOST:PORT")
-        }
-        let parts = new.split(separator: ":")
+        _ = try hostAndPort(old, option: "moved")
+        let (host, port) = try hostAndPort(new)
         let dir = StateDirectory.resolve(inv.value("state"), app: "ppc")
         let hosts: PairedPeers
         do { hosts = try PairedPeers(directory: dir) } catch { throw CommandFailure.dataError("\(error)") }
@@ -117,7 +110,7 @@ enum PairCommand {
         let identity: Identity
         do { identity = try Identity.loadOrCreate(dir).0 } catch { throw CommandFailure.dataError("\(error)") }
         do {
-            let c = try Connection.connect(host: String(parts[0]), port: Int(parts[1])!, channel: .control, attempts: 3)
+            let c = try Connection.connect(host: host, port: port, channel: .control, attempts: 3)
             try c.secure(as: DeviceSecurity(identity: identity.keys, hostKey: key), channel: .control)
             try? c.send(.bye(reason: "pairing moved"))
         } catch {

@@ -98,10 +98,10 @@ enum RingCommand {
 
     static func fill(_ inv: Invocation) throws -> ExitCode {
         let dir = inv.argument(0)!
-        let count = try inv.parsed("count", as: Int.self) ?? 10
-        let bytes = try inv.parsed("bytes", as: Int.self) ?? 65_536
-        let capacity = try inv.parsed("capacity", as: Int.self) ?? 20
-        let chunks = max(1, try inv.parsed("chunks", as: Int.self) ?? 8)
+        let count = try inv.parsed("count", in: 0...1_000_000) ?? 10
+        let bytes = try inv.parsed("bytes", in: 1...(256 << 20)) ?? 65_536
+        let capacity = try inv.parsed("capacity", in: 1...100_000) ?? 20
+        let chunks = try inv.parsed("chunks", in: 1...1024) ?? 8
         guard let durability = FragmentRing.Durability(rawValue: inv.value("durability") ?? "fsync") else {
             throw CommandFailure.usage("--durability '\(inv.value("durability")!)': expected fsync or none")
         }

@@ -33,13 +33,12 @@ enum RunCommand {
 
     static func run(_ inv: Invocation) throws -> ExitCode {
         let path = inv.argument(0)!
+        let duration = try inv.parsed("duration", in: 0.001...(365 * 86_400.0))  // a year: a bay's run is long, not endless by number
         let overrides = try commandLineOverrides(inv)
         let manifest: Manifest
         do { manifest = try Manifest.load(path: path, registry: .default, extraOverrides: overrides) } catch {
             throw CommandFailure.dataError(error.description)
         }
-        let duration = try inv.parsed("duration", as: Double.self)
-        if let duration, duration <= 0 { throw CommandFailure.usage("--duration must be positive") }
         let out = inv.value("out") ?? "out"
         let device = try deviceID(inv)
         // One run per output directory: a second would write the same ring and outbox.
@@ -69,23 +68,18 @@ enum RunCommand {
         let detector = try manifest.detector.map { try make($0, as: ImpactDetecting.self) }
         var hostOverride: [String: JSONValue] = [:]
         if let h = inv.value("host") {
-            let parts = h.split(separator: ":")
-            guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else {
-                throw CommandFailure.usage("--host '\(h)': expected HOST:PORT")
-            }
+            let (host, port) = try hostAndPort(h, option: "host")
             guard manifest.sinks.contains(where: { $0.plugin == "network" }) else {
                 throw CommandFailure.usage("--host: \(path) has no network sink to point at \(h)")
             }
-            hostOverride = ["host": .string(String(parts[0])), "port": .number(Double(port), isInteger: true)]
+            hostOverride = ["host": .string(host), "port": .number(Double(port), isInteger: true)]
         }
-        if let o = try inv.parsed("clock-offset-ns", as: Int64.self) { hostOverride["clockOffsetNs"] = .number(Double(o), isInteger: true) }
-        if let k = try inv.parsed("clock-skew-ppm", as: Double.self) { hostOverride["clockSkewPpm"] = .number(k, isInteger: false) }
-        if let f = try inv.parsed("preview-fps", as: Double.self) {
-            guard f >= 0 else { throw CommandFailure.usage("--preview-fps must not be negative") }
+        if let o = try inv.parsed("clock-offset-ns", in: Int64(-86_400_000_000_000)...86_400_000_000_000) { hostOverride["clockOffsetNs"] = .number(Double(o), isInteger: true) }
+        if let k = try inv.parsed("clock-skew-ppm", in: -1000.0...1000.0) { hostOverride["clockSkewPpm"] = .number(k, isInteger: false) }
+        if let f = try inv.parsed("preview-fps", in: 0.0...1000.0) {
             hostOverride["previewFps"] = .number(f, isInteger: false)
         }
-        if let t = try inv.parsed("delivery-timeout", as: Double.self) {
-            guard t >= 1 else { throw CommandFailure.usage("--delivery-timeout must be at least 1 second") }
+        if let t = try inv.parsed("delivery-timeout", in: 1.0...(30 * 86_400.0)) {
             hostOverride["deliverySeconds"] = .number(t, isInteger: false)
         }
         if let state = inv.value("state") { hostOverride["stateDirectory"] = .string(state) }

@@ -127,8 +127,7 @@ enum SelftestCommand {
     }
 
     static func run(_ inv: Invocation) throws -> ExitCode {
-        let seconds = try inv.parsed("seconds", as: Double.self) ?? 3
-        guard seconds > 0 else { throw CommandFailure.usage("--seconds must be positive") }
+        let seconds = try inv.parsed("seconds", in: 0.001...86_400.0) ?? 3
         if let spec = inv.value("source"), spec.hasPrefix("alsa:") { return try audio(inv, device: String(spec.dropFirst(5)), seconds: seconds) }
         let s = try setup(inv, seconds: seconds)
         let tmp = NSTemporaryDirectory() + "ppc-selftest-\(getpid())"

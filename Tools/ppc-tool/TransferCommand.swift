@@ -44,8 +44,7 @@ enum TransferCommand {
     static func drain(_ inv: Invocation) throws -> ExitCode {
         let out = inv.argument(0)!
         guard let target = inv.value("host") else { throw CommandFailure.usage("transfer drain: --host HOST:PORT is required") }
-        let parts = target.split(separator: ":")
-        guard parts.count == 2, let port = Int(parts[1]) else { throw CommandFailure.usage("--host '\(target)': expected HOST:PORT") }
+        let (host, port) = try hostAndPort(target, option: "host")
         try requireRunOutput(out)
         let hold = try holdOutputDirectory(out, purpose: "ppc-tool transfer drain")
         defer { hold.release() }
@@ -72,11 +71,11 @@ enum TransferCommand {
         let security: DeviceSecurity?
         do {
             security = try DeviceLinkSecurity.resolve(
-                host: String(parts[0]), port: port, stateDirectory: inv.value("state"), insecureLoopbackOnly: inv.flag("insecure-loopback-only"))
+                host: host, port: port, stateDirectory: inv.value("state"), insecureLoopbackOnly: inv.flag("insecure-loopback-only"))
         } catch { throw CommandFailure.failure("\(error)") }
         do {
             var settings = DeviceLink.Settings(
-                host: String(parts[0]), port: port, deviceID: device, captureProfile: profile, syncBurst: Int(config[.syncBurstTarget]),
+                host: host, port: port, deviceID: device, captureProfile: profile, syncBurst: Int(config[.syncBurstTarget]),
                 heartbeatIntervalNs: config[.heartbeatIntervalNs])
             settings.security = security
             settings.connectTimeoutNs = config[.connectTimeoutNs]
