@@ -291,58 +291,17 @@ struct Checker {
         return Manifest.Stage(plugin: name, kind: d.kind, path: path, parameters: parameters)
     }
 
-    /// True when `node` has the spec's type and bounds; otherwise records why not.
+    /// True when `node` has the spec's type and bounds (`PluginParameterSpec.problem`); otherwise records why not, at the
+    /// element of an array that is wrong.
     mutating func check(_ node: JSONNode, against spec: PluginParameterSpec, path: String) -> Bool {
-        let ok: Bool
-        switch (spec.type, node.value) {
-        case (.integer, .number(_, true)), (.number, .number), (.boolean, .bool), (.string, .string): ok = true
-        case (.numberArray, .array(let items)):
-            for (i, item) in items.enumerated() {
-                guard case .number(let d, _) = item.value else {
-                    add(.wrongType, "\(path)[\(i)]", item, "expected number, found \(describe(item))")
-                    return false
-                }
-                if let why = outOfRange(d, spec) {
-                    add(.invalidValue, "\(path)[\(i)]", item, why)
-                    return false
-                }
-            }
-            if items.count > Self.maxArrayItems {
-                add(.invalidValue, path, node, "\(items.count) items; at most \(Self.maxArrayItems)")
-                return false
-            }
-            ok = true
-        case (.choice(let options), .string(let s)):
-            if !options.contains(s) {
-                add(.invalidValue, path, node, "'\(s)' is not \(spec.type)")
-                return false
-            }
-            ok = true
-        default: ok = false
+        guard let (item, why) = spec.problem(with: node.value) else { return true }
+        let wrongType = why.hasPrefix("expected ")
+        if let item, case .array(let items) = node.value {
+            add(wrongType ? .wrongType : .invalidValue, "\(path)[\(item)]", items[item], why)
+        } else {
+            add(wrongType ? .wrongType : .invalidValue, path, node, why)
         }
-        if !ok {
-            add(.wrongType, path, node, "expected \(spec.type), found \(describe(node))")
-            return false
-        }
-        if case .number(let d, _) = node.value, let why = outOfRange(d, spec) {
-            add(.invalidValue, path, node, why)
-            return false
-        }
-        return true
-    }
-
-    /// The most elements a number array may hold.
-    static let maxArrayItems = 10_000
-
-    /// Why `d` is outside the spec's range, or nil.
-    func outOfRange(_ d: Double, _ spec: PluginParameterSpec) -> String? {
-        if let min = spec.minimum, !(d >= min) {
-            return "\(ParameterValue.format(d)) is below the minimum \(ParameterValue.format(min))"
-        }
-        if let max = spec.maximum, !(d <= max) {
-            return "\(ParameterValue.format(d)) is above the maximum \(ParameterValue.format(max))"
-        }
-        return nil
+        return false
     }
 
     /// A `config` member: a bare value, or `{"value": V, "measurement": {"date": …, "instrument": …}, "note": …}`.
@@ -408,12 +367,5 @@ struct Checker {
         }
     }
 
-    func describe(_ node: JSONNode) -> String {
-        switch node.value {
-        case .string(let s): "string \"\(s)\""
-        case .number(let d, let i): "\(i ? "integer" : "number") \(ParameterValue.format(d))"
-        case .bool(let b): "boolean \(b)"
-        default: node.value.typeName
-        }
-    }
+    func describe(_ node: JSONNode) -> String { PluginParameterSpec.describe(node.value) }
 }

@@ -64,6 +64,47 @@ public struct PluginParameterSpec: Sendable {
     public var isNumeric: Bool { type == .integer || type == .number || type == .numberArray }
 
     public var isRequired: Bool { defaultValue == nil }
+
+    /// The most elements a number array may hold.
+    public static let maxArrayItems = 10_000
+
+    /// Why `value` is not acceptable for this parameter — the wrong type, not one of the choices, or out of range (for
+    /// a number array, `item` says which element) — or nil when it is. The one check both a manifest and
+    /// `PluginRegistry.make` apply.
+    public func problem(with value: JSONValue) -> (item: Int?, reason: String)? {
+        switch (type, value) {
+        case (.integer, .number(let d, true)), (.number, .number(let d, _)):
+            return outOfRange(d).map { (nil, $0) }
+        case (.boolean, .bool), (.string, .string): return nil
+        case (.choice(let options), .string(let s)):
+            return options.contains(s) ? nil : (nil, "'\(s)' is not \(type)")
+        case (.numberArray, .array(let items)):
+            for (i, item) in items.enumerated() {
+                guard case .number(let d, _) = item.value else { return (i, "expected number, found \(Self.describe(item.value))") }
+                if let why = outOfRange(d) { return (i, why) }
+            }
+            return items.count > Self.maxArrayItems ? (nil, "\(items.count) items; at most \(Self.maxArrayItems)") : nil
+        default:
+            return (nil, "expected \(type), found \(Self.describe(value))")
+        }
+    }
+
+    /// Why `d` is outside the range, or nil (NaN is outside every range).
+    public func outOfRange(_ d: Double) -> String? {
+        if let min = minimum, !(d >= min) { return "\(ParameterValue.format(d)) is below the minimum \(ParameterValue.format(min))" }
+        if let max = maximum, !(d <= max) { return "\(ParameterValue.format(d)) is above the maximum \(ParameterValue.format(max))" }
+        return nil
+    }
+
+    /// A value as an error message names it: its type, and its value when it is short.
+    public static func describe(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let s): "string \"\(s)\""
+        case .number(let d, let i): "\(i ? "integer" : "number") \(ParameterValue.format(d))"
+        case .bool(let b): "boolean \(b)"
+        default: value.typeName
+        }
+    }
 }
 
 /// What a plugin is: its name, kind, parameters and a one-line description.
@@ -183,6 +224,14 @@ public final class PluginRegistry: Sendable {
         guard let f = factory(named: name, kinds: kinds) else {
             throw RegistryError("no \(kinds.map(\.rawValue).joined(separator: "/")) plugin named '\(name)'")
         }
+        // Every value checked against its spec here too, whoever assembled them (a manifest has been checked already;
+        // a tool's own options, e.g. selftest's --source synthetic:640x360@1e300, had not, and trapped in the plugin).
+        let d = f.descriptor
+        for spec in d.parameters {
+            guard let v = parameters.values[spec.name] else { throw RegistryError("\(name): missing required parameter '\(spec.name)' (\(spec.summary))") }
+            if let (item, why) = spec.problem(with: v) { throw RegistryError("\(name).\(spec.name)\(item.map { "[\($0)]" } ?? ""): \(why)") }
+        }
+        if let why = d.check(parameters) { throw RegistryError("\(name): \(why)") }
         let made = try f.make(parameters, config)
         guard let typed = made as? T else {
             throw RegistryError("plugin '\(name)' made a \(Swift.type(of: made)), not a \(T.self)")

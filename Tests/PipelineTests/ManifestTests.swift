@@ -251,11 +251,16 @@ struct RegistryTests {
         #expect(r.descriptors(kinds: [.encoder]).map(\.name) == ["test.video"])
     }
 
+    static let validVideo: [String: JSONValue] = [
+        "fps": .number(120, isInteger: true), "width": .number(640, isInteger: true), "mode": .string("a"), "times": .array([]),
+    ]
+
     @Test func makeChecksTheType() throws {
         let r = try testRegistry()
+        _ = try r.make(AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(Self.validVideo), config: .defaults)
         #expect(throws: RegistryError.self) {
             _ = try r.make(
-                VideoSource.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters([:]),
+                VideoSource.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(Self.validVideo),
                 config: .defaults)
         }
         #expect(throws: RegistryError.self) {
@@ -263,6 +268,34 @@ struct RegistryTests {
                 AnyObject.self, named: "missing", kinds: [.videoSource], parameters: PluginParameters([:]),
                 config: .defaults)
         }
+    }
+
+    /// Whoever assembled the values — a manifest, or a tool from its own options — `make` checks each against its spec,
+    /// naming the plugin, the parameter and the element: selftest's `--source synthetic:640x360@1e300` reached the
+    /// plugin unchecked and trapped there.
+    @Test func makeChecksEveryValueAgainstItsSpec() throws {
+        let r = try testRegistry()
+        let cases: [(String, JSONValue, String)] = [
+            ("fps", .number(1e300, isInteger: true), "test.video.fps: 1e+300 is above the maximum 1000"),
+            ("fps", .number(.nan, isInteger: false), "test.video.fps: expected integer"),
+            ("width", .number(-2, isInteger: true), "test.video.width: -2 is below the minimum 0"),
+            ("mode", .string("c"), "test.video.mode: 'c' is not one of"),
+            ("times", .array([JSONNode(.number(5, isInteger: true)), JSONNode(.number(500, isInteger: true))]), "test.video.times[1]: 500 is above the maximum 100"),
+            ("times", .array([JSONNode(.string("x"))]), "test.video.times[0]: expected number, found string \"x\""),
+        ]
+        for (name, value, said) in cases {
+            var values = Self.validVideo
+            values[name] = value
+            do {
+                _ = try r.make(AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(values), config: .defaults)
+                Issue.record("\(name) = \(value) made")
+            } catch let e as RegistryError {
+                #expect(e.message.hasPrefix(said), "\(e.message)")
+            }
+        }
+        var missing = Self.validVideo
+        missing["fps"] = nil
+        #expect(throws: RegistryError.self) { _ = try r.make(AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(missing), config: .defaults) }
     }
 
     @Test func testsGetTheirOwnRegistry() throws {

@@ -344,6 +344,8 @@ enum Stages {
             return try PluginRegistry.default.make(type, named: name, kinds: kinds, parameters: PluginParameters(values), config: config)
         } catch let e as CommandFailure {
             throw e
+        } catch let e as RegistryError {  // names the plugin itself
+            throw CommandFailure.dataError(e.message)
         } catch {
             throw CommandFailure.dataError("\(name): \(error)")
         }
