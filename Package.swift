@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "PayloadSource", dependencies: ["FragmentRing", "TimelineIndex", "Checksum", "Syscall"],
             path: "Modules/PayloadSource"),
-        .testTarget(name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource"], path: "Tests/PayloadSourceTests"),
+        .testTarget(name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource", "Checksum"], path: "Tests/PayloadSourceTests"),
 
         // MARK: - Audio
 
@@ -217,7 +217,7 @@ let package = Package(
         /** The `impact` detector stage over Modules/Detect. */
         .target(name: "Detectors", dependencies: ["Detect", "Pipeline", "Config"], path: "Plugins/Detectors"),
         /** The `network` sink: events on control, clips on bulk to a ppc-host. */
-        .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config", "Syscall", "Pairing"], path: "Plugins/NetworkSink"),
+        .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config", "Syscall", "Pairing", "PayloadSource"], path: "Plugins/NetworkSink"),
         /** The `v4l2` video source: a camera through Modules/V4L2, NV12 as is or YUYV converted once, losses as interruptions. */
         .target(name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
         /** The `alsa` audio source: a microphone through Modules/ALSA, its sample clock fitted against CLOCK_MONOTONIC. */

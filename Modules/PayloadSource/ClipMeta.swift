@@ -1,4 +1,5 @@
 import Foundation
+import Syscall
 
 /// A clip bundle's `meta.json`, as one Codable type: the session writes it, `ppc-tool transfer drain` and the host read
 /// it — nobody parses it by hand. Every figure carries its provenance (measured / vendor / derived / assumed).
@@ -239,8 +240,8 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     /// Reads `path`; the error names the file and what in it is wrong.
     public static func read(_ path: String) throws -> ClipMeta {
         let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw PayloadError(.badBundle, "\(path): cannot read (\(error.localizedDescription))")
+        do { data = Data(try FileSystem.readSmallFile(path, limit: 4 << 20)) } catch {
+            throw PayloadError(.badBundle, "\(path): cannot read (\(error.errno == ENOENT ? "missing" : String(cString: strerror(error.errno))))")
         }
         do {
             let meta = try JSONDecoder().decode(ClipMeta.self, from: data)

@@ -2,6 +2,7 @@ import Config
 import Foundation
 import Link
 import Pairing
+import PayloadSource
 import Pipeline
 import Synchronization
 import Syscall
@@ -185,6 +186,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             do {
                 _ = try send(clip)
                 confirmed.append(clip)
+            } catch let e as PayloadError where e.code == .badBundle {
+                history.add(e.message)  // this clip's fault, not the host's: the rest are still sent
             } catch {
                 history.add("\(clip) still owed: \(error)")
                 break
@@ -255,8 +258,14 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         return try send(clipID)
     }
 
-    /// Sends one queued clip (`transfer`); a failure is remembered as the host's latest (`lastFailure`).
+    /// Sends one queued clip (`transfer`); a failure is remembered as the host's latest (`lastFailure`). A bundle whose
+    /// files are not those minted (`ClipMeta.verifyBundle`) is not sent — the host would confirm the damage and this
+    /// copy would be removed — but kept, and said so (`.badBundle`); it is no failure of the host's.
     func send(_ clipID: String) throws -> String {
+        guard let outbox else { throw LinkError(.closed, "network sink not open") }
+        do { _ = try ClipMeta.verifyBundle(outbox.path(of: clipID)) } catch {
+            throw PayloadError(.badBundle, "\(clipID) not sent, kept in \(outbox.directory): \(error.message) — damaged on this disk since it was minted")
+        }
         do {
             return try transfer(clipID)
         } catch {

@@ -1,3 +1,4 @@
+import Checksum
 import Foundation
 import FragmentRing
 import Syscall
@@ -135,5 +136,39 @@ struct ClipMetaTests {
         try Data(#"{"clipId": "x"}"#.utf8).write(to: URL(fileURLWithPath: tmp.sub("meta.json")))
         #expect(throws: PayloadError.self) { try ClipMeta.read(tmp.sub("meta.json")) }
         do { _ = try ClipMeta.read(tmp.sub("meta.json")) } catch { #expect("\(error)".contains(tmp.sub("meta.json"))) }
+    }
+
+    /// A bundle as minted, then each way it can be damaged since: each is named, file and what is wrong.
+    @Test func aBundleIsCheckedAgainstWhatItsMetaRecordedAtMint() throws {
+        let tmp = TemporaryDirectory()
+        let video: [UInt8] = Array((0..<5000).map { UInt8($0 % 251) })
+        func mint() throws {
+            try? FileManager.default.removeItem(atPath: tmp.sub("b"))
+            try FileManager.default.createDirectory(atPath: tmp.sub("b"), withIntermediateDirectories: true)
+            var meta = Self.sample
+            meta.files = ["clip.mp4": .init(bytes: video.count, xxh3: XXH3.hex(XXH3.hash(video)))]
+            try Data(video).write(to: URL(fileURLWithPath: tmp.sub("b/clip.mp4")))
+            try meta.encoded().write(to: URL(fileURLWithPath: tmp.sub("b/meta.json")))
+        }
+        try mint()
+        #expect(try ClipMeta.verifyBundle(tmp.sub("b")).clipId == Self.sample.clipId)
+        let damage: [(String, () throws -> Void)] = [
+            ("its bytes are not those minted", { var v = video; v[2500] ^= 1; try Data(v).write(to: URL(fileURLWithPath: tmp.sub("b/clip.mp4"))) }),
+            ("4999 bytes, but meta.json recorded 5000", { try Data(video.dropLast()).write(to: URL(fileURLWithPath: tmp.sub("b/clip.mp4"))) }),
+            ("clip.mp4: missing", { try FileManager.default.removeItem(atPath: tmp.sub("b/clip.mp4")) }),
+            ("view.mp4: not among the files meta.json recorded", { try Data([1]).write(to: URL(fileURLWithPath: tmp.sub("b/view.mp4"))) }),
+            ("meta.json: cannot read (missing)", { try FileManager.default.removeItem(atPath: tmp.sub("b/meta.json")) }),
+            ("meta.json: not a clip's meta.json", { try Data("{".utf8).write(to: URL(fileURLWithPath: tmp.sub("b/meta.json"))) }),
+        ]
+        for (said, harm) in damage {
+            try mint()
+            try harm()
+            do {
+                _ = try ClipMeta.verifyBundle(tmp.sub("b"))
+                Issue.record("\(said): passed")
+            } catch {
+                #expect(error.code == .badBundle && error.message.contains(said), "\(error.message)")
+            }
+        }
     }
 }

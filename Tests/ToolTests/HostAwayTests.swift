@@ -346,3 +346,61 @@ extension HostAwayTests {
         #expect(relisted.status == 0 && relisted.stdout.contains("dev-a"), "\(relisted.stdout)\(relisted.stderr)")
     }
 }
+
+extension HostAwayTests {
+    /// Found 2026-12-02: a bundle damaged in the outbox after it was minted (a flipped bit, a file emptied or deleted)
+    /// was sent as it then was, confirmed by the host — which verifies what it was sent — and removed from the device:
+    /// the host held a clip that did not match its meta.json and the device no longer held the one that did. Now each
+    /// bundle is checked against the XXH3s its meta.json recorded at mint before it is offered: a damaged one is kept and
+    /// named, the rest are sent, and once it is whole again it goes too.
+    @Test func aBundleDamagedInTheOutboxIsKeptAndNamedNotSentAndTheRestArrive() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet: both clips are owed
+        let out = tmp.sub("out")
+        let manifest = tmp.sub("two.json")
+        try Data(
+            """
+            {"session": "damaged", "sources": [
+              {"plugin": "synthetic.video", "params": {"width": 320, "height": 180, "fps": 60, "seconds": 6, "texture": "flat", "impacts": [1.6, 3.9]}},
+              {"plugin": "synthetic.audio", "params": {"seconds": 6, "impacts": [1.6, 3.9]}}],
+             "encoder": {"plugin": "x264", "params": {"threads": 1}}, "detector": {"plugin": "impact"},
+             "sinks": [{"plugin": "network", "params": {"insecureLoopbackOnly": true}}],
+             "config": {"capture.videoBitrateBps": 1000000, "capture.clipPostNs": 1500000000, "capture.expectedFrameRate": 60}}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: manifest))
+        let r = try ToolRunner.run(["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-d"])
+        let owed = try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted()
+        try #require(owed.count == 2, "\(r.stdout)\(r.stderr)")
+        // One bit of the first clip's video flipped, as a failing card or a careless hand would.
+        let video = "\(out)/outbox/\(owed[0])/clip.mp4"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: video))
+        let original = bytes
+        bytes[bytes.count / 2] ^= 0x10
+        try bytes.write(to: URL(fileURLWithPath: video))
+
+        let status = try ToolRunner.run(["transfer", "status", out])
+        #expect(status.status == 65 && status.stderr.contains("\(owed[0]): damaged since it was minted") && status.stderr.contains("clip.mp4"), "\(status.stderr)")
+        let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
+        defer {
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
+        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+        #expect(drain.status == 65, "\(drain.stdout)\(drain.stderr)")
+        #expect(drain.stderr.contains("\(owed[0]): not delivered, kept in") && drain.stderr.contains("its bytes are not those minted"), "\(drain.stderr)")
+        #expect(drain.stdout.contains("delivered \(owed[1])"), "\(drain.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox") == [owed[0]])  // kept
+        #expect(!FileManager.default.fileExists(atPath: tmp.sub("library/dev-d/\(owed[0])")))  // the host holds no damage
+        // A session that sends what is owed passes over it too, and still sends its own clips.
+        let next = try ToolRunner.run(["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-d"])
+        #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
+        #expect(next.stdout.contains("\(owed[0]) not sent, kept in"), "\(next.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox") == [owed[0]])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-d")).filter { $0.hasPrefix("damaged-") }.count == 3)
+        // Whole again (restored from a backup, say): it goes.
+        try original.write(to: URL(fileURLWithPath: video))
+        let again = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+        #expect(again.status == 0 && again.stdout.contains("delivered \(owed[0])"), "\(again.stdout)\(again.stderr)")
+        #expect(FileManager.default.contents(atPath: tmp.sub("library/dev-d/\(owed[0])/clip.mp4")) == original)
+    }
+}

@@ -15,10 +15,10 @@ enum TransferCommand {
         "transfer", abstract: "Clips owed to a host (OUT/outbox): list them, or deliver them now.",
         subcommands: [
             Command(
-                "status", abstract: "List the clips waiting in OUT/outbox and the ring pins held for them.",
+                "status", abstract: "List the clips waiting in OUT/outbox and the ring pins held for them; name any damaged since it was minted (exit 65).",
                 options: [jsonFlag], arguments: [Argument("out", help: "A run's output directory.")], run: status),
             Command(
-                "drain", abstract: "Send every waiting clip to a host; each leaves the outbox (and its pin is released) when confirmed.",
+                "drain", abstract: "Send every waiting clip to a host; each leaves the outbox (and its pin is released) when confirmed. One damaged since it was minted is kept, not sent (exit 65).",
                 options: [
                     .value("host", "host:port", help: "The ppc-host."), .value("device-id", "id", help: "This device's name (default: the device named in the clips' meta.json)."),
                     .value("state", "dir", help: "This device's identity and pinned hosts (default $XDG_STATE_HOME/ppc)."),
@@ -31,14 +31,24 @@ enum TransferCommand {
     static func status(_ inv: Invocation) throws -> ExitCode {
         let out = inv.argument(0)!
         try requireRunOutput(out)
-        let pending = (try? Outbox(directory: "\(out)/outbox"))?.pending ?? []
+        let outbox = try? Outbox(directory: "\(out)/outbox")
+        let pending = outbox?.pending ?? []
         let held = SessionRunner.pinRecords(out: out)
+        // Each owed bundle checked against what meta.json recorded at its mint: one damaged since is never sent.
+        var damaged: [(clip: String, why: String)] = []
+        for clip in pending {
+            do { _ = try ClipMeta.verifyBundle("\(out)/outbox/\(clip)") } catch { damaged.append((clip, error.message)) }
+        }
         if inv.flag("json") {
-            try printJSON(["outbox": pending, "pins": held.mapValues { ["id": $0.id, "first": $0.first.rawValue, "last": $0.last.rawValue] }])
+            try printJSON([
+                "outbox": pending, "pins": held.mapValues { ["id": $0.id, "first": $0.first.rawValue, "last": $0.last.rawValue] },
+                "damaged": damaged.map { ["clipId": $0.clip, "why": $0.why] },
+            ])
         } else {
             Terminal.out("\(out): \(pending.count) clips waiting for a host\(pending.isEmpty ? "" : ": " + pending.joined(separator: ", ")); \(held.count) ring pins held for unconfirmed clips")
+            for d in damaged { Terminal.err("\(d.clip): damaged since it was minted, not sent until it is whole again: \(d.why)") }
         }
-        return .success
+        return damaged.isEmpty ? .success : .dataError
     }
 
     static func drain(_ inv: Invocation) throws -> ExitCode {
@@ -89,7 +99,7 @@ enum TransferCommand {
                 directory: "\(out)/ring",
                 configuration: SessionRunner.ringConfiguration(capacity: ringSettings(out).capacity, fileExtension: ringSettings(out).fileExtension))
             : nil
-        var failed = 0
+        var failed = 0, damaged = 0
         var results: [[String: Any]] = []
         defer { if inv.flag("json") { try? printJSON(results) } }
         for clip in pending {
@@ -105,6 +115,9 @@ enum TransferCommand {
                 results.append(r)
             }
             do {
+                // A bundle damaged since it was minted is not sent (the host would confirm the damage and this copy
+                // would be removed): kept, named, and the drain fails.
+                _ = try ClipMeta.verifyBundle(outbox.path(of: clip))
                 let report = try BundleSender.send(directory: outbox.path(of: clip), clipID: clip, over: link.bulk, progress: progress)
                 record(true, nil)
                 try outbox.remove(clip)
@@ -112,11 +125,13 @@ enum TransferCommand {
                 if !inv.flag("json") { Terminal.out("delivered \(clip) → \(target):\(report.remotePath)") }
             } catch {
                 failed += 1
+                if (error as? PayloadError)?.code == .badBundle { damaged += 1 }
                 record(false, "\(error)")
-                Terminal.err("\(clip): not delivered: \(error)")
+                Terminal.err("\(clip): not delivered\((error as? PayloadError)?.code == .badBundle ? ", kept in \(outbox.directory)" : ""): \(error)")
             }
         }
-        return failed == 0 ? .success : .failure
+        // 65 when every clip not delivered was damaged on this disk (the host and the link did their part), 1 otherwise.
+        return failed == 0 ? .success : failed == damaged ? .dataError : .failure
     }
 
     /// The ring's own settings, as its ring.json records them.
