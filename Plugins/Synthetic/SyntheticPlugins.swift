@@ -38,7 +38,7 @@ public enum SyntheticPlugins {
             parameters: [
                 .init("width", .integer, default: .number(640, isInteger: true), minimum: 160, maximum: 7680, "Frame width, pixels (even; the frame counter needs 160)."),
                 .init("height", .integer, default: .number(360, isInteger: true), minimum: 48, maximum: 4320, "Frame height, pixels (even)."),
-                .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, maximum: 1000, "Frames per second."),
+                .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, maximum: 10_000, "Frames per second (up to a high-speed camera's, so selftest can ask for what a machine cannot sustain)."),
                 .init("pace", .choice(SyntheticVideoSource.Pace.allCases.map(\.rawValue)), default: .string("asap"),
                       "asap: as fast as read; realtime: no faster than a camera."),
                 .init("texture", .choice(SyntheticVideoSource.Texture.allCases.map(\.rawValue)), default: .string("noise"),
@@ -64,7 +64,7 @@ public enum SyntheticPlugins {
             parameters: [
                 .init("width", .integer, default: .number(1920, isInteger: true), minimum: 160, maximum: 7680, "Frame width, pixels (even)."),
                 .init("height", .integer, default: .number(1080, isInteger: true), minimum: 48, maximum: 4320, "Frame height, pixels (even)."),
-                .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, maximum: 1000, "Frames per second."),
+                .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, maximum: 10_000, "Frames per second (up to a high-speed camera's, so selftest can ask for what a machine cannot sustain)."),
                 .init("pace", .choice(SyntheticVideoSource.Pace.allCases.map(\.rawValue)), default: .string("realtime"),
                       "realtime: no faster than a camera (the default: a camera's frames do not come faster); asap: as fast as read."),
                 .init("texture", .choice(SyntheticVideoSource.Texture.allCases.map(\.rawValue)), default: .string("flat"),
