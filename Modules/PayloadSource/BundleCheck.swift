@@ -11,7 +11,7 @@ extension ClipMeta {
     /// damaged before the send would be confirmed as sent and the device's copy removed. So a sender checks first.
     public static func verifyBundle(_ directory: String) throws(PayloadError) -> ClipMeta {
         let meta: ClipMeta
-        do { meta = try read(directory + "/meta.json") } catch let e as PayloadError { throw e } catch {
+        do { meta = try ClipMeta.read(directory + "/meta.json") } catch let e as PayloadError { throw e } catch {
             throw PayloadError(.badBundle, "\(directory)/meta.json: \(error)")
         }
         let present: [String]

@@ -92,9 +92,14 @@ public struct FileDescriptor: ~Copyable, Sendable {
     }
 
     public func size() throws(SystemError) -> Int64 {
+        Int64(try status().st_size)
+    }
+
+    /// What fstat(2) says of it: type, size, times.
+    public func status() throws(SystemError) -> stat {
         var st = stat()
         try syscall("fstat", path: path) { fstat(rawValue, &st) }
-        return Int64(st.st_size)
+        return st
     }
 
     public func truncate(_ length: Int64) throws(SystemError) {

@@ -1,6 +1,7 @@
 import CCivetweb
 import Foundation
 import Synchronization
+import Syscall
 
 /// Why the web server could not start or answer.
 public struct WebServerError: Error, Sendable, CustomStringConvertible {
@@ -419,11 +420,13 @@ extension WebServer {
     /// copy stays valid whichever path served it.
     static func sendRange(_ conn: OpaquePointer, _ range: String, of path: String, contentType: String, headers extra: [String], request: Request) -> Int32 {
         let head = request.method == "HEAD"
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return write(conn, .error(404, "\(request.path): cannot open (\(String(cString: strerror(errno))))"), head: head) }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return write(conn, .error(404, "\(request.path): not a file"), head: head) }
+        let fd: FileDescriptor
+        do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
+            return write(conn, .error(404, "\(request.path): cannot open (\(String(cString: strerror(error.errno))))"), head: head)
+        }
+        let st: stat
+        do { st = try fd.status() } catch { return write(conn, .error(500, "\(request.path): \(error)"), head: head) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return write(conn, .error(404, "\(request.path): not a file"), head: head) }
         let size = Int64(st.st_size)
         let etag = "\"\(String(UInt(bitPattern: st.st_mtim.tv_sec), radix: 16)).\(size)\""
         let modified = httpDate(st.st_mtim.tv_sec)
@@ -462,14 +465,14 @@ extension WebServer {
 
     /// `count` bytes of `fd` from `offset`, 64 KiB at a time; stops when the client goes (a write fails) or the file
     /// ends early (then the client sees a short body rather than invented bytes).
-    static func sendBytes(_ conn: OpaquePointer, _ fd: Int32, from offset: Int64, count: Int64) {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
+    static func sendBytes(_ conn: OpaquePointer, _ fd: borrowing FileDescriptor, from offset: Int64, count: Int64) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 64)
+        defer { buffer.deallocate() }
         var at = offset, left = count
         while left > 0 {
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), left)), off_t(at)) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return }
-            let sent = buffer.withUnsafeBytes { mg_write(conn, $0.baseAddress, n) }
+            let want = Int(min(Int64(buffer.count), left))
+            guard let n = try? fd.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: at), n > 0 else { return }
+            let sent = mg_write(conn, buffer.baseAddress, n)
             guard sent == n else { return }
             at += Int64(n)
             left -= Int64(n)
