@@ -248,7 +248,7 @@ let package = Package(
         .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
-            name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall"],
+            name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall", "PayloadSource"],
             path: "Tests/ToolTests"),
     ]
 )

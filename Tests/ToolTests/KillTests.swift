@@ -1,4 +1,6 @@
+import Checksum
 import Foundation
+import PayloadSource
 import Synthetic
 import Syscall
 import TestSupport
@@ -22,9 +24,26 @@ struct KillTests {
             for i in stride(from: 0, to: size, by: 8) { b.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self) }
         }
         try Data(bytes).write(to: URL(fileURLWithPath: "\(dir)/clip.mp4"))
-        try Data(#"{"clipId": "big-001", "captureProfile": {"width": 640, "height": 360, "framesPerSecond": 120, "codec": "h264"}}"#.utf8)
-            .write(to: URL(fileURLWithPath: "\(dir)/meta.json"))
+        // A meta.json as a mint writes it, recording clip.mp4's size and XXH3: a sender checks a bundle against it.
+        let meta = ClipMeta(
+            clipId: "big-001", session: "big", sessionId: "20261201T091500Z-9f3c01ab", device: "dev-k", t0Ns: .init(2_500_000_000, "measured"),
+            window: .init(
+                startNs: 1_000_000_000, endNs: 4_000_000_000, firstFrameNs: 1_000_000_000, clipPreNs: .init(1_500_000_000, "assumed"),
+                clipPostNs: .init(1_500_000_000, "assumed"), gaps: []),
+            frames: 360,
+            captureProfile: .init(
+                width: 640, height: 360, framesPerSecond: 120, pixelFormat: "nv12", codec: "h264", videoBitrateBps: .init(8_000_000, "assumed"),
+                fragmentSeconds: .init(0.5, "assumed"), frameStartToExposureOffsetNs: .init(0, "assumed"), source: [:]),
+            candidate: .init(id: 1, onsetSample: 120_000, impactSample: 120_000, score: 0.9, features: [:], decidedAtSample: 121_000, shotRule: "test"),
+            tofCorrection: .init(samples: nil, provenance: "none declared"), audio: nil, timeline: .init(file: "index.bin", entries: 0),
+            files: ["clip.mp4": .init(bytes: bytes.count, xxh3: XXH3.hex(XXH3.hash(bytes)))], createdAt: "2026-12-01T09:15:00Z")
+        try meta.encoded().write(to: URL(fileURLWithPath: "\(dir)/meta.json"))
         return bytes
+    }
+
+    /// meta.json's size as the host stored it: what a restarted transfer sends beside the rest of clip.mp4, at most.
+    static func metaBytes(_ library: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: "\(library)/dev-k/big-001/meta.json"))?[.size] as? NSNumber)?.intValue ?? 0
     }
 
     static func startDrain(_ out: String, port: Int) throws -> (Process, Pipe) {
@@ -95,7 +114,7 @@ struct KillTests {
         let sentFirst = first["bytesSent"] as? Int ?? 0
         #expect(sentFirst - resumed <= chunk, "\(sentFirst) sent, \(resumed) kept")
         // The restarted transfer sent exactly the rest of clip.mp4, plus the small meta.json.
-        #expect((second["bytesSent"] as? Int ?? 0) - (Self.size - resumed) <= 128, "\(second)")
+        #expect((second["bytesSent"] as? Int ?? 0) - (Self.size - resumed) <= Self.metaBytes(library), "\(second)")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(library)/dev-k/big-001/clip.mp4"))) == source)
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(library)/dev-k").filter { !$0.hasPrefix(".") } == ["big-001"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
@@ -125,7 +144,7 @@ struct KillTests {
         #expect(resumed >= atKill * chunk, "resumed at \(resumed); the host had logged \(atKill) chunks when the device died")
         #expect(resumed > 0)
         // Nothing the host held was sent again: the second device sent exactly the rest (clip.mp4 is not compressed).
-        #expect((second["bytesSent"] as? Int ?? 0) - (Self.size - resumed) <= 128, "\(second) (128: the small meta.json)")
+        #expect((second["bytesSent"] as? Int ?? 0) - (Self.size - resumed) <= Self.metaBytes(library), "\(second) (beside the rest of clip.mp4: meta.json)")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(library)/dev-k/big-001/clip.mp4"))) == source)
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(library)/dev-k").filter { !$0.hasPrefix(".") } == ["big-001"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
