@@ -9,14 +9,17 @@ extension ClipMeta {
     ///
     /// A bundle leaves a device's outbox only once a host confirms it, and the host confirms what it was sent: a file
     /// damaged before the send would be confirmed as sent and the device's copy removed. So a sender checks first.
-    public static func verifyBundle(_ directory: String) throws(PayloadError) -> ClipMeta {
+    ///
+    /// `besides` names files another party adds beside the minted ones and that meta.json cannot list (a host's
+    /// host-meta.json and viewing copy); any other file there is refused.
+    public static func verifyBundle(_ directory: String, besides: Set<String> = []) throws(PayloadError) -> ClipMeta {
         let meta: ClipMeta
         do { meta = try ClipMeta.read(directory + "/meta.json") } catch let e as PayloadError { throw e } catch {
             throw PayloadError(.badBundle, "\(directory)/meta.json: \(error)")
         }
         let present: [String]
         do { present = try FileSystem.list(directory) } catch { throw PayloadError(.badBundle, "\(directory): \(error)") }
-        if let extra = present.sorted().first(where: { $0 != "meta.json" && meta.files[$0] == nil }) {
+        if let extra = present.sorted().first(where: { $0 != "meta.json" && meta.files[$0] == nil && !besides.contains($0) }) {
             throw PayloadError(.badBundle, "\(directory)/\(extra): not among the files meta.json recorded when the clip was minted")
         }
         for (name, file) in meta.files.sorted(by: { $0.key < $1.key }) {

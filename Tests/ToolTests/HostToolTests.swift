@@ -322,6 +322,15 @@ extension HostToolTests {
         let frames = String(decoding: original.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").last.map(String.init) ?? "?"
         #expect(String(decoding: original.stdout, as: UTF8.self).hasPrefix("mjpeg,"))
         #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(frames)", "\(probe.stderr)")
+        // The library checked against what each clip's meta.json recorded at mint: whole, the host's own files beside
+        // it (host-meta.json, view.mp4) allowed; then one bit of the audio flipped on the host's disk, and named.
+        let whole = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", tmp.sub("library")])
+        #expect(whole.status == 0 && String(decoding: whole.stdout, as: UTF8.self).contains("1 of 1 clip(s)"), "\(whole.stderr)")
+        var audio = try Data(contentsOf: URL(fileURLWithPath: "\(remote)/audio.wav"))
+        audio[audio.count - 1] ^= 1
+        try audio.write(to: URL(fileURLWithPath: "\(remote)/audio.wav"))
+        let rotted = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", tmp.sub("library")])
+        #expect(rotted.status == 65 && rotted.stderr.contains("\(remote)/audio.wav: its bytes are not those minted"), "\(rotted.stderr)")
     }
 }
 

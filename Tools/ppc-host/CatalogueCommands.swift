@@ -3,6 +3,7 @@ import Catalogue
 import PostgresCatalogue
 import Foundation
 import PayloadSource
+import Transfer
 
 /// The host's catalogue of a library: where it lives, how a stored clip becomes an entry, and the commands over it.
 enum HostCatalogue {
@@ -88,7 +89,32 @@ enum HostCatalogue {
             return skipped.isEmpty ? .success : .dataError
         })
 
-    static let command = Command("catalogue", abstract: "The library's clip catalogue (SQLite, LIBRARY/catalogue.sqlite).", subcommands: [rebuild])
+    static let verify = Command(
+        "verify",
+        abstract: "Check every clip in the library against what its meta.json recorded at mint (each file's size and XXH3): name any damaged since; exit 65 if one is.",
+        discussion: "A library on a disk or a NAS for years meets bit rot, a bad copy, a hand that deleted a file. The catalogue is only the index; this reads the files themselves.",
+        options: [libraryOption, .json],
+        run: { inv in
+            let library = inv.value("library") ?? "library"
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CommandFailure.dataError("\(library): no such library directory (--library names the folder ppc-host stores clips in)")
+            }
+            let folders = clipFolders(library)
+            var damaged: [(clip: String, why: String)] = []
+            for dir in folders {
+                do { _ = try ClipMeta.verifyBundle(dir, besides: HostStore.hostFiles) } catch let e as PayloadError { damaged.append((dir, e.message)) } catch { damaged.append((dir, "\(error)")) }
+            }
+            if inv.flag("json") {
+                try Terminal.json(["library": library, "clips": folders.count, "damaged": damaged.map { ["clip": $0.clip, "why": $0.why] }] as [String: Any])
+            } else {
+                for d in damaged { Terminal.err("ppc-host: damaged: \(d.why)") }
+                Terminal.out("ppc-host: \(folders.count - damaged.count) of \(folders.count) clip(s) in \(library) whole\(damaged.isEmpty ? "" : "; \(damaged.count) damaged (above)")")
+            }
+            return damaged.isEmpty ? .success : .dataError
+        })
+
+    static let command = Command("catalogue", abstract: "The library's clip catalogue (SQLite, LIBRARY/catalogue.sqlite).", subcommands: [rebuild, verify])
 
     static let clips = Command(
         "clips", abstract: "The catalogue's clips, grouped into swings (clips from several devices at one impact, on the host clock).",
