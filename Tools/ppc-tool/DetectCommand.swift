@@ -44,6 +44,39 @@ enum DetectCommand {
     }
 
     static func run(_ samples: [Float], rate: Int, micToBall: Double? = nil, trace: Bool = false) -> (candidates: [Candidate], seconds: Double) {
+        let d = detector(rate: rate, micToBall: micToBall, trace: trace)
+        let t0 = monotonicNowNs()
+        let found = d.detect(in: samples)
+        return (found, Double(monotonicNowNs() - t0) / 1e9)
+    }
+
+    /// The file's audio fed to the detector as it is read, 64 K samples at a time, as a microphone would feed it: a
+    /// recording of any length (a whole lesson, a day at the bay) costs the same memory. A gap the reader reports (samples
+    /// it had to drop) is skipped on the file's sample clock, so later onsets keep their numbers.
+    static func stream(_ path: String, micToBall: Double?, trace: Bool) throws -> (candidates: [Candidate], samples: Int64, rate: Int) {
+        let reader: MediaReader
+        do { reader = try MediaReader(path) } catch { throw CommandFailure.dataError(error.description) }
+        guard let rate = reader.audioSampleRate else { throw CommandFailure.dataError("\(path): no audio track") }
+        if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(path): \(problem)") }
+        let d = detector(rate: rate, micToBall: micToBall, trace: trace)
+        var found: [Candidate] = []
+        var block = [Float](repeating: 0, count: 65_536)
+        var next: Int64 = 0
+        do {
+            while let b = try block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) {
+                if b.firstSample > next { d.skip(b.firstSample - next) }
+                block.withUnsafeBufferPointer { all in d.process(UnsafeBufferPointer(rebasing: all[0..<b.count])) { found.append($0) } }
+                next = b.firstSample + Int64(b.count)
+            }
+        } catch let e as MediaError {
+            throw CommandFailure.dataError(e.description)
+        } catch {
+            throw CommandFailure.dataError("\(path): \(error)")
+        }
+        return (found, next, rate)
+    }
+
+    static func detector(rate: Int, micToBall: Double?, trace: Bool) -> ImpactDetector {
         var s = ImpactDetector.Settings(sampleRate: rate)
         s.micToBallMetres = micToBall
         s.speedOfSoundMps = Configuration.defaults[.speedOfSoundMps]
@@ -56,22 +89,18 @@ enum DetectCommand {
                     f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, f.impulseDb, f.repetition, f.darkDb, rejected.map { "rejected: \($0)" } ?? "candidate"))
             }
         }
-        let t0 = monotonicNowNs()
-        let found = d.detect(in: samples)
-        return (found, Double(monotonicNowNs() - t0) / 1e9)
+        return d
     }
 
     static func detectFile(_ inv: Invocation) throws -> ExitCode {
         let path = inv.argument(0)!
         let metres = try inv.parsed("mic-to-ball", in: 0.001...100.0)
-        let (samples, rate) = try readAudio(path)
-        if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(path): \(problem)") }
+        let (found, count, rate) = try stream(path, micToBall: metres, trace: inv.flag("trace"))
         let needed = ImpactDetector.minimumSamples(sampleRate: rate)
-        guard samples.count >= needed else {
+        guard count >= needed else {
             throw CommandFailure.dataError(
-                "\(path): \(samples.count) samples at \(rate) Hz is no audio to judge; the detector needs at least \(needed) (\(String(format: "%.1f", Double(needed) * 1000 / Double(rate))) ms) to learn the room's noise floor before an impact")
+                "\(path): \(count) samples at \(rate) Hz is no audio to judge; the detector needs at least \(needed) (\(String(format: "%.1f", Double(needed) * 1000 / Double(rate))) ms) to learn the room's noise floor before an impact")
         }
-        let (found, _) = run(samples, rate: rate, micToBall: metres, trace: inv.flag("trace"))
         if inv.flag("json") {
             try printJSON(found.map { c in
                 [
@@ -82,7 +111,7 @@ enum DetectCommand {
             })
             return .success
         }
-        Terminal.out("\(path): \(samples.count) samples at \(rate) Hz, \(found.count) impacts")
+        Terminal.out("\(path): \(count) samples at \(rate) Hz, \(found.count) impacts")
         for c in found {
             Terminal.out(String(format: "  onset %9lld  (%.4f s)  score %.2f  snr %.0f dB  %@", c.onsetSample, Double(c.onsetSample) / Double(rate), c.score, c.features.snrDb, c.tofCorrectionSamples == nil ? "no tof_correction" : String(format: "tof %.1f samples", c.tofCorrectionSamples!)))
         }
