@@ -225,11 +225,22 @@ public final class Studio: @unchecked Sendable {
         ])
     }
 
+    /// The largest audio.wav a waveform is drawn from: a clip's 2 s are ~0.4 MB at 48 kHz; 64 MiB is minutes of
+    /// audio at any usual rate.
+    static let maxWaveformFileBytes = 64 << 20
+
     /// The audio's envelope, decimated to `buckets` (min and max per bucket), with the impact's sample.
     func waveform(_ clipID: String, buckets: Int) throws -> WebServer.Response {
         guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
+        let path = c.path + "/audio.wav"
+        // A clip's audio is seconds long (detect.audioWindowNs); a file far larger is no clip's, and is not read whole
+        // into a page's request.
+        let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= Self.maxWaveformFileBytes else {
+            throw StudioError(422, "\(path): \(size) bytes, more than a clip's audio (at most \(Self.maxWaveformFileBytes >> 20) MiB); not read")
+        }
         let wav: (samples: [Float], sampleRate: Int)
-        do { wav = try MediaReader.wholeAudio(c.path + "/audio.wav") } catch { throw StudioError(422, error.description) }
+        do { wav = try MediaReader.wholeAudio(path) } catch { throw StudioError(422, error.description) }
         let n = buckets
         var lo = [Double](repeating: 0, count: n)
         var hi = [Double](repeating: 0, count: n)

@@ -1,6 +1,9 @@
+import Catalogue
 import Foundation
+import TestSupport
 import Testing
 
+@testable import Studio
 @testable import WebServer
 
 /// What a `Range` header asks of a file, decided as RFC 9110 §14 says — the cases civetweb 1.15 answered wrongly first.
@@ -106,5 +109,28 @@ extension StudioTests {
         }
         #expect(try get(s, "/api/swings?limit=1").status == 200)
         #expect(try get(s, "/api/clips/\(id)/waveform?buckets=20000").status == 200)
+    }
+}
+
+extension StudioTests {
+    /// A clip's audio is seconds long; an audio.wav of gigabytes (a device's bug, or worse) is refused by its size, not
+    /// read whole into a page's request.
+    @Test func aWaveformIsNotDrawnFromAnAudioFileNoClipWouldHave() throws {
+        let tmp = TemporaryDirectory("ppc-studio-huge")
+        let dir = tmp.sub("dev/huge-001")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let fd = open(dir + "/audio.wav", O_CREAT | O_WRONLY, 0o644)
+        #expect(ftruncate(fd, off_t(Studio.maxWaveformFileBytes + 1)) == 0)  // sparse: no disk spent
+        close(fd)
+        let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
+        try catalogue.record(
+            CatalogueClip(
+                clipID: "huge-001", device: "dev", session: "huge", sessionID: "x", t0DeviceNs: 0, t0HostNs: nil, t0UncertaintyNs: nil, frames: 1,
+                captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-02T10:00:00Z", path: dir, bytes: 1),
+            files: [])
+        let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
+        defer { s.stop() }
+        let r = try get(s, "/api/clips/huge-001/waveform")
+        #expect(r.status == 422 && String(decoding: r.body, as: UTF8.self).contains("more than a clip's audio"), "\(r.status) \(String(decoding: r.body, as: UTF8.self))")
     }
 }
