@@ -189,7 +189,7 @@ let package = Package(
 
         /** The one hand-written command-line parser and the exit-code convention shared by ppc-tool and ppc-host. */
         .target(name: "CLI", dependencies: ["Syscall"], path: "Modules/CLI"),
-        .testTarget(name: "CLITests", dependencies: ["CLI"], path: "Tests/CLITests"),
+        .testTarget(name: "CLITests", dependencies: ["CLI", "Syscall"], path: "Tests/CLITests"),
 
         // MARK: - Plugins
 

@@ -183,14 +183,20 @@ public enum Terminal {
     /// Prints a Foundation JSON object (keys sorted, pretty, slashes unescaped) on stdout: every `--json` output.
     public static func json(_ object: Any) throws {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        out(String(decoding: data, as: UTF8.self))
+        write(1, String(decoding: data, as: UTF8.self) + "\n")  // JSON escapes control characters itself
     }
 
+    /// A line on stdout. Control characters in it are shown, not obeyed (`StandardStream.visible`): much of what a
+    /// tool prints carries text from outside — a peer's reason, a name on the network, a file's path.
     public static func out(_ s: String, terminator: String = "\n") {
-        write(1, s + terminator)
+        write(1, StandardStream.visible(s) + terminator)
     }
     public static func err(_ s: String, terminator: String = "\n") {
-        write(2, s + terminator)
+        write(2, StandardStream.visible(s) + terminator)
+    }
+    /// A progress line that replaces the one before it on a terminal (a carriage return, then the line).
+    public static func progress(_ line: String) {
+        write(1, "\r" + StandardStream.visible(line, newlines: true))
     }
     /// Asks a yes/no question on stdout and waits up to `timeoutNs` for a line on stdin; yes only for `y` or `yes`.
     /// No answer in time, or stdin closed, is no.

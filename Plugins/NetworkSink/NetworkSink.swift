@@ -86,7 +86,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             lock.lock()
             lines.append(line)
             lock.unlock()
-            FileHandle.standardError.write(Data("network sink: \(line)\n".utf8))
+            let shown = "network sink: \(StandardStream.visible(line))\n"  // a host's reasons are shown, not obeyed
+            shown.utf8CString.withUnsafeBytes { StandardStream.write(2, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
         }
     }
 

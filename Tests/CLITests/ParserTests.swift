@@ -1,3 +1,4 @@
+import Syscall
 import Testing
 
 @testable import CLI
@@ -51,6 +52,18 @@ struct ParserTests {
         #expect(throws: CommandFailure.self) { try inv("99999999999999999999").parsed("out", in: 1...10) }
         #expect(throws: CommandFailure.self) { try inv("11").parsed("out", in: 1...10) }
         #expect(try inv("10").parsed("out", in: 1...10) == 10)
+    }
+
+    /// Text from outside reaches a terminal as what it is: an escape sequence, a carriage return, BEL or a
+    /// bidirectional override in a name is shown as `\u{…}`, not obeyed; plain text (accents included) is untouched.
+    @Test func controlCharactersAreShownNotObeyed() {
+        #expect(StandardStream.visible("bay-1 café ⛳ 120 fps") == "bay-1 café ⛳ 120 fps")
+        #expect(StandardStream.visible("evil\u{1B}]0;owned\u{07}name") == "evil\\u{1B}]0;owned\\u{7}name")
+        #expect(StandardStream.visible("ok\rppc-host: paired") == "ok\\u{D}ppc-host: paired")
+        #expect(StandardStream.visible("abc\u{202E}gnp.exe") == "abc\\u{202E}gnp.exe")
+        #expect(StandardStream.visible("a\u{9B}2J") == "a\\u{9B}2J")  // C1 CSI
+        #expect(StandardStream.visible("two\nlines\tok") == "two\nlines\tok")
+        #expect(StandardStream.visible("two\nlines", newlines: true) == "two\\u{A}lines")
     }
 
     @Test func doubleDashEndsOptions() throws {

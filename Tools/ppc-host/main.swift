@@ -46,10 +46,8 @@ let pairCommand = Command(
     ],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
-        let window = try inv.parsed("window", as: Double.self) ?? 120
-        let attempts = try inv.parsed("attempts", as: Int.self) ?? 3
-        guard window > 0, window <= 3600 else { throw CommandFailure.usage("--window must be 1…3600 seconds") }
-        guard attempts > 0, attempts <= 20 else { throw CommandFailure.usage("--attempts must be 1…20") }
+        let window = try inv.parsed("window", in: 1.0...3600.0) ?? 120
+        let attempts = try inv.parsed("attempts", in: 1...20) ?? 3
         let state = try hostState(inv)
         if state.created { Terminal.out("ppc-host: created this host's identity in \(state.dir)/identity.key (fingerprint \(state.identity.fingerprint))") }
         let peers: PairedPeers
@@ -127,8 +125,7 @@ let discoverCommand = Command(
     "discover", abstract: "The ppc devices advertising themselves on the local network (DNS-SD, _ppc._tcp).",
     options: [.flag("json", help: "As JSON."), .value("seconds", "s", help: "How long to listen (default 3).")],
     run: { inv in
-        let seconds = try inv.parsed("seconds", as: Double.self) ?? 3
-        guard seconds > 0, seconds <= 600 else { throw CommandFailure.usage("--seconds must be 0…600") }
+        let seconds = try inv.parsed("seconds", in: 0.1...600.0) ?? 3
         let found: [Discovery.Service]
         do { found = try Discovery.browse(seconds: seconds) } catch { throw CommandFailure.failure("\(error)") }
         if inv.flag("json") {
@@ -138,7 +135,14 @@ let discoverCommand = Command(
             })
         } else {
             if found.isEmpty { Terminal.out("no ppc devices seen in \(seconds) s") }
-            for s in found { Terminal.out("\(s.deviceID ?? s.name)  \(s.address):\(s.port)  (\(s.hostName), protocol \(s.txt["proto"] ?? "?")) — pair: ppc-host pair --device \(s.deviceID ?? s.name) --serves HOST:PORT") }
+            for s in found {
+                // Everything here came from the network: shown, never obeyed (one line stays one line), and a name that
+                // could not be paired is said to be one rather than offered as a command to copy.
+                func shown(_ t: String) -> String { StandardStream.visible(t, newlines: true) }
+                let id = s.deviceID ?? s.name
+                let how = PlainName.problem(id, what: "device id").map { "cannot be paired: \(shown($0))" } ?? "pair: ppc-host pair --device \(id) --serves HOST:PORT"
+                Terminal.out("\(shown(id))  \(shown(s.address)):\(s.port)  (\(shown(s.hostName)), protocol \(shown(s.txt["proto"] ?? "?"))) — \(how)")
+            }
         }
         return .success
     })
@@ -280,8 +284,7 @@ let root = Command(
                 return .success(ClipMeasurement(width: f.width, height: f.height, framesPerSecond: f.framesPerSecond, codec: f.codec, frames: f.frames))
             } catch { return .failure(HostServer.MeasureError("\(error)")) }
         }
-        if let n = try inv.parsed("cut-bulk-after-chunks", as: Int.self) {
-            guard n > 0 else { throw CommandFailure.usage("--cut-bulk-after-chunks must be positive") }
+        if let n = try inv.parsed("cut-bulk-after-chunks", in: 1...Int(Int32.max)) {
             server.stopBulkAfterChunks = n
             Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
         }

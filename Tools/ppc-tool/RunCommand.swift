@@ -145,7 +145,7 @@ enum RunCommand {
                 window, p.ringCapacity, p.ringFragments > window ? " +\(p.ringFragments - window) pinned" : "", p.candidates, p.shots,
                 p.clips, p.owed > 0 ? " (+\(p.owed) owed to the host)" : "")
             if tty {
-                Terminal.out("\r" + line, terminator: "")
+                Terminal.progress(line)
                 continue
             }
             let what = "\(p.state) \(p.candidates) \(p.shots) \(p.clips) \(p.owed)"
