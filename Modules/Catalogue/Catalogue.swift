@@ -4,7 +4,19 @@ import Foundation
 /// Why the catalogue could not be read or written: the database file and SQLite's own words.
 public struct CatalogueError: Error, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ d: String) { description = d }
+    /// SQLite found the file is no database or a damaged one (SQLITE_NOTADB, SQLITE_CORRUPT): the library's files
+    /// are still the truth, and `ppc-host catalogue rebuild` makes a new catalogue from them.
+    public let damaged: Bool
+    public init(_ d: String, damaged: Bool = false) {
+        description = d
+        self.damaged = damaged
+    }
+
+    /// SQLite's words for `db`'s last error, marked damaged by its code.
+    init(_ path: String, _ db: OpaquePointer) {
+        let code = sqlite3_errcode(db) & 0xFF
+        self.init("\(path): \(String(cString: sqlite3_errmsg(db)))", damaged: code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+    }
 }
 
 /// One confirmed clip as the catalogue holds it. The library's files stay the truth; this is their index.
@@ -111,9 +123,9 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         var handle: OpaquePointer?
         let r = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nil)
         guard r == SQLITE_OK, let handle else {
-            let why = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            let error = handle.map { CatalogueError(path, $0) } ?? CatalogueError("\(path): cannot open")
             if let handle { sqlite3_close(handle) }
-            throw CatalogueError("\(path): \(why)")
+            throw error
         }
         db = handle
         sqlite3_busy_timeout(db, 5000)
@@ -133,15 +145,16 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         var err: UnsafeMutablePointer<CChar>?
         if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
             let why = err.map { String(cString: $0) } ?? "failed"
+            let code = sqlite3_errcode(db) & 0xFF  // before the rollback sets its own
             sqlite3_free(err)
             _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-            throw CatalogueError("\(path): \(why)")
+            throw CatalogueError("\(path): \(why)", damaged: code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
         }
     }
 
     func scalar(_ sql: String) throws(CatalogueError) -> String? {
         var stmt: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError(path, db) }
         defer { sqlite3_finalize(stmt) }
         guard sqlite3_step(stmt) == SQLITE_ROW, let text = sqlite3_column_text(stmt, 0) else { return nil }
         return String(cString: text)
@@ -171,7 +184,7 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
 
     func run(_ sql: String, _ values: [Value]) throws(CatalogueError) {
         var stmt: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw CatalogueError(path, db) }
         defer { sqlite3_finalize(stmt) }
         for (i, v) in values.enumerated() {
             let n = Int32(i + 1)
@@ -181,7 +194,7 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
             case .null: sqlite3_bind_null(stmt, n)
             }
         }
-        guard sqlite3_step(stmt) == SQLITE_DONE else { throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))") }
+        guard sqlite3_step(stmt) == SQLITE_DONE else { throw CatalogueError(path, db) }
     }
 
     /// Every clip, oldest first by host-clock t0 (device-clock t0 where no relation is known).
@@ -201,7 +214,7 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         defer { lock.unlock() }
         var stmt: OpaquePointer?
         guard sqlite3_prepare_v2(db, "SELECT \(Self.columns) FROM clips \(tail)", -1, &stmt, nil) == SQLITE_OK else {
-            throw CatalogueError("\(path): \(String(cString: sqlite3_errmsg(db)))")
+            throw CatalogueError(path, db)
         }
         defer { sqlite3_finalize(stmt) }
         for (i, v) in values.enumerated() {

@@ -58,6 +58,21 @@ import Testing
         #expect(throws: CatalogueError.self) { try Catalogue(path: tmp.sub("bad.sqlite")).clips() }
     }
 
+    /// A file that is no database, or a damaged one, is said to be damaged (what `catalogue rebuild` keeps aside and
+    /// makes again from the library); a newer schema is not.
+    @Test func aDamagedCatalogueIsToldFromANewerOne() throws {
+        let tmp = TemporaryDirectory("ppc-catalogue-damaged")
+        for (name, bytes) in [("text", Array("not a database".utf8)), ("zeros", Array("SQLite format 3\u{0}".utf8) + [UInt8](repeating: 0, count: 4000))] {
+            try Data(bytes).write(to: URL(fileURLWithPath: tmp.sub(name)))
+            do {
+                _ = try Catalogue(path: tmp.sub(name))
+                Issue.record("\(name) opened")
+            } catch { #expect(error.damaged, "\(name): \(error)") }
+        }
+        try Catalogue(path: tmp.sub("new.sqlite")).exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+        do { _ = try Catalogue(path: tmp.sub("new.sqlite")) } catch { #expect(!error.damaged) }
+    }
+
     @Test func clipsFromSeveralDevicesAtOneImpactAreOneSwing() {
         let clips = [
             Self.clip("a-1", "bay-a", t0: 10_000_000_000), Self.clip("b-1", "bay-b", t0: 10_004_000_000),  // 4 ms apart: one swing

@@ -404,3 +404,26 @@ extension HostAwayTests {
         #expect(FileManager.default.contents(atPath: tmp.sub("library/dev-d/\(owed[0])/clip.mp4")) == original)
     }
 }
+
+extension HostAwayTests {
+    /// The catalogue is the library's index, the clip folders its truth: a damaged catalogue.sqlite stops the host with
+    /// what to do, and `catalogue rebuild` keeps the damaged file aside (never deleted) and makes a new one from the
+    /// folders. Before, both the host and rebuild only said "file is not a database", and nothing could make it again.
+    @Test func aDamagedCatalogueIsKeptAsideAndMadeAgainFromTheLibrary() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let library = tmp.sub("library")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", library, "--device-id", "bay-a"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let damaged = Data("SQLite format 3\u{0}".utf8) + Data(count: 4000)
+        try damaged.write(to: URL(fileURLWithPath: library + "/catalogue.sqlite"))
+        let host = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["--library", library, "--listen", "127.0.0.1:0", "--state", tmp.sub("state")])
+        #expect(host.status == 65 && host.stderr.contains("the catalogue is damaged") && host.stderr.contains("catalogue rebuild"), "\(host.stderr)")
+        let rebuild = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
+        #expect(rebuild.status == 0 && rebuild.stderr.contains("kept as"), "\(rebuild.stderr)")
+        let aside = try FileManager.default.contentsOfDirectory(atPath: library).filter { $0.hasPrefix("catalogue.sqlite.damaged-") }
+        #expect(aside.count == 1 && FileManager.default.contents(atPath: "\(library)/\(aside.first ?? "")") == damaged)
+        let clips = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
+        #expect(clips.status == 0 && String(decoding: clips.stdout, as: UTF8.self).contains("short-"), "\(clips.stderr)")
+    }
+}

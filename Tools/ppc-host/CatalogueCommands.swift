@@ -3,6 +3,7 @@ import Catalogue
 import PostgresCatalogue
 import Foundation
 import PayloadSource
+import Syscall
 import Transfer
 
 /// The host's catalogue of a library: where it lives, how a stored clip becomes an entry, and the commands over it.
@@ -18,7 +19,24 @@ enum HostCatalogue {
             if let url, url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return try PostgresCatalogue(url: url) }
             if let url { throw CommandFailure.usage("--catalogue '\(url)': expected postgresql://… (or nothing, for SQLite in the library)") }
             return try Catalogue(path: path(library))
-        } catch let e as CommandFailure { throw e } catch { throw CommandFailure.failure("\(error)") }
+        } catch let e as CommandFailure {
+            throw e
+        } catch let e as CatalogueError where e.damaged {
+            throw CommandFailure.dataError(
+                "\(e): the catalogue is damaged. The library's clip folders are the truth, not it: `ppc-host catalogue rebuild --library \(library)` keeps the damaged file aside and makes a new catalogue from them (flags and notes kept only in the damaged file are not carried over)")
+        } catch { throw CommandFailure.failure("\(error)") }
+    }
+
+    /// A damaged SQLite catalogue (and its -wal and -shm) moved aside as `catalogue.sqlite.damaged-<UTC time>`, so a
+    /// new one can be made from the library's files and nothing of the old one is destroyed; returns the new name.
+    static func setAside(library: String) throws -> String {
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        let aside = "\(path(library)).damaged-\(stamp)"
+        for suffix in ["", "-wal", "-shm"] where FileSystem.exists(path(library) + suffix) {
+            try FileSystem.rename(path(library) + suffix, aside + suffix)
+        }
+        try FileSystem.syncDirectory(library)
+        return aside
     }
 
     /// A stored clip's entry, from its own meta.json (what the device said) and host-meta.json (what the host measured
@@ -81,6 +99,13 @@ enum HostCatalogue {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw CommandFailure.dataError("\(library): no such library directory (--library names the folder ppc-host stores clips in)")
+            }
+            if inv.value("catalogue") == nil {
+                // The files are the truth: a damaged index is kept aside, never deleted, and made again from them.
+                do { _ = try Catalogue(path: path(library)) } catch let e as CatalogueError where e.damaged {
+                    let aside = try setAside(library: library)
+                    Terminal.err("ppc-host: \(e); kept as \(aside) (flags and notes kept only there are not carried over), and a new catalogue is made from the library's files")
+                } catch {}  // anything else: said by `open` below
             }
             let catalogue = try open(library: library, url: inv.value("catalogue"))
             let (recorded, skipped) = record(clipFolders(library), in: catalogue)
