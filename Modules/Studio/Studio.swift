@@ -295,7 +295,16 @@ public final class Studio: @unchecked Sendable {
         let (flags, notes) = try decodeAnnotation(body, clipID)
         do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch { throw StudioError(404, "\(error)") }
         guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
+        try keepBeside(c)
         return .json(clipJSON(c))
+    }
+
+    /// The clip's flags and notes written beside it too (`ClipAnnotations`), so a catalogue made again from the library
+    /// has them; a folder that cannot take them is said, not passed over.
+    func keepBeside(_ c: CatalogueClip) throws {
+        do { try ClipAnnotations.write(flags: c.flags, notes: c.notes, to: c.path) } catch {
+            throw StudioError(500, "\(c.clipID): saved in the catalogue, but not beside the clip in \(c.path) (\(error.localizedDescription)): a catalogue rebuilt from the library would not have it")
+        }
     }
 
     /// Flags (and notes) for every angle of a swing at once: keep, discard or star what was hit, not one camera's view.
@@ -306,6 +315,7 @@ public final class Studio: @unchecked Sendable {
             do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch { throw StudioError(500, "\(error)") }
         }
         guard let fresh = Catalogue.swings(try catalogue.clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): gone") }
+        for c in fresh { try keepBeside(c) }
         return .json(swingSummary(fresh))
     }
 

@@ -37,7 +37,7 @@ public final class HostStore: Sendable {
 
     /// Files the host itself adds to a clip's folder: its own notes, and a viewing copy of a Motion JPEG clip. They
     /// are not part of what a device sent, so a clip offered again is compared without them.
-    public static let hostFiles: Set<String> = ["host-meta.json", "view.mp4"]
+    public static let hostFiles: Set<String> = ["host-meta.json", "view.mp4", "annotations.json"]
 
     /// Called (on the receiving thread, after the clip's folder is durably in place) with each newly stored clip's
     /// folder; it must return at once — work such as a viewing copy is queued elsewhere, off the receive path.

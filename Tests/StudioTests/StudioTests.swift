@@ -143,9 +143,13 @@ struct StudioTests {
         let fresh = try Catalogue(path: Self.library.path + "/catalogue.sqlite")
         let clip = try #require(try fresh.clips().first { $0.clipID == id })
         #expect(clip.flags == [.kept, .starred] && clip.notes == "flush")
-        // A swing's annotation reaches every angle (one here).
+        // And beside the clip, where a catalogue made again from the library finds it.
+        let beside = try #require(try ClipAnnotations.read(clip.path))
+        #expect(beside.flags == [.kept, .starred] && beside.notes == "flush")
+        // A swing's annotation reaches every angle (one here), beside it too.
         let swing = try post(#"{"flags": ["discarded"]}"#, to: "/api/swings/\(id)/annotate")
         #expect(swing.0 == 200 && json(Data(swing.1.utf8))["flags"] as? [String] == ["discarded"])
+        #expect(try ClipAnnotations.read(clip.path)?.flags == [.discarded] && (try ClipAnnotations.read(clip.path)?.notes) == "flush")
         #expect(try request(s, "DELETE", "/api/clips/\(id)/annotate", headers: ["Content-Type": "application/json"]).status == 404)
         let big = try request(
             s, "POST", "/api/clips/\(id)/annotate", body: Data(count: WebServer.maxBodyBytes + 1), headers: ["Content-Type": "application/json"])

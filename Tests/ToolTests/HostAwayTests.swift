@@ -414,6 +414,9 @@ extension HostAwayTests {
         let library = tmp.sub("library")
         let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", library, "--device-id", "bay-a"])
         try #require(r.status == 0, "\(r.stderr)")
+        // A coach's flags and notes on one clip, as the studio keeps them beside it.
+        let first = try #require(try FileManager.default.contentsOfDirectory(atPath: library + "/clips").sorted().first)
+        try Data(#"{"flags": ["kept", "starred"], "notes": "flush, a touch open"}"#.utf8).write(to: URL(fileURLWithPath: "\(library)/clips/\(first)/annotations.json"))
         let damaged = Data("SQLite format 3\u{0}".utf8) + Data(count: 4000)
         try damaged.write(to: URL(fileURLWithPath: library + "/catalogue.sqlite"))
         let host = try ToolRunner.runProgram(
@@ -425,5 +428,13 @@ extension HostAwayTests {
         #expect(aside.count == 1 && FileManager.default.contents(atPath: "\(library)/\(aside.first ?? "")") == damaged)
         let clips = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
         #expect(clips.status == 0 && String(decoding: clips.stdout, as: UTF8.self).contains("short-"), "\(clips.stderr)")
+        // What the coach said came back with it.
+        let list = try JSONSerialization.jsonObject(with: clips.stdout) as? [[String: Any]] ?? []
+        let angles = list.flatMap { ($0["angles"] as? [[String: Any]]) ?? [] }
+        let annotated = try #require(angles.first { $0["clipId"] as? String == first }, "\(list)")
+        #expect(annotated["flags"] as? [String] == ["kept", "starred"] && annotated["notes"] as? String == "flush, a touch open", "\(annotated)")
+        // The host's own file beside a clip is no damage to it.
+        let verify = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", library])
+        #expect(verify.status == 0, "\(verify.stderr)")
     }
 }

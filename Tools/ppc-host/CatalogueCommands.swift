@@ -23,7 +23,7 @@ enum HostCatalogue {
             throw e
         } catch let e as CatalogueError where e.damaged {
             throw CommandFailure.dataError(
-                "\(e): the catalogue is damaged. The library's clip folders are the truth, not it: `ppc-host catalogue rebuild --library \(library)` keeps the damaged file aside and makes a new catalogue from them (flags and notes kept only in the damaged file are not carried over)")
+                "\(e): the catalogue is damaged. The library's clip folders are the truth, not it: `ppc-host catalogue rebuild --library \(library)` keeps the damaged file aside and makes a new catalogue from them (flags and notes come back from beside each clip; any not kept there stay only in the damaged file)")
         } catch { throw CommandFailure.failure("\(error)") }
     }
 
@@ -62,6 +62,8 @@ enum HostCatalogue {
     static func record(_ dir: String, in catalogue: any CatalogueStore) throws -> CatalogueClip {
         let (clip, files) = try entry(dir)
         try catalogue.record(clip, files: files)
+        // What a person said of it, kept beside it (a catalogue made again has it too).
+        if let a = try ClipAnnotations.read(dir) { try catalogue.annotate(clipID: clip.clipID, flags: a.flags, notes: a.notes) }
         return clip
     }
 
@@ -104,7 +106,7 @@ enum HostCatalogue {
                 // The files are the truth: a damaged index is kept aside, never deleted, and made again from them.
                 do { _ = try Catalogue(path: path(library)) } catch let e as CatalogueError where e.damaged {
                     let aside = try setAside(library: library)
-                    Terminal.err("ppc-host: \(e); kept as \(aside) (flags and notes kept only there are not carried over), and a new catalogue is made from the library's files")
+                    Terminal.err("ppc-host: \(e); kept as \(aside), and a new catalogue is made from the library's files (flags and notes come back from beside each clip; any not kept there stay only in the damaged file)")
                 } catch {}  // anything else: said by `open` below
             }
             let catalogue = try open(library: library, url: inv.value("catalogue"))
@@ -162,7 +164,7 @@ enum HostCatalogue {
                          ["clipId": c.clipID, "device": c.device, "session": c.session, "t0DeviceNs": c.t0DeviceNs,
                           "t0HostNs": c.t0HostNs as Any? ?? NSNull(), "t0UncertaintyNs": c.t0UncertaintyNs as Any? ?? NSNull(),
                           "frames": c.frames, "captureProfile": c.captureProfile, "belowPolicy": c.belowPolicy as Any? ?? NSNull(),
-                          "bytes": c.bytes, "path": c.path] as [String: Any]
+                          "bytes": c.bytes, "path": c.path, "flags": c.flags.sorted().map(\.rawValue), "notes": c.notes] as [String: Any]
                      }] as [String: Any]
                 })
             } else {
@@ -170,7 +172,8 @@ enum HostCatalogue {
                 for (i, s) in swings.enumerated() {
                     Terminal.out("swing \(i + 1): \(s.count) angle(s)")
                     for c in s {
-                        Terminal.out("  \(c.device)  \(c.clipID)  \(c.captureProfile)  \(c.frames) frames\(c.belowPolicy.map { "  ⚠ \($0)" } ?? "")")
+                        let said = (c.flags.isEmpty ? "" : "  [\(ClipFlag.text(c.flags))]") + (c.notes.isEmpty ? "" : "  “\(StandardStream.visible(c.notes, newlines: true))”")
+                        Terminal.out("  \(c.device)  \(c.clipID)  \(c.captureProfile)  \(c.frames) frames\(c.belowPolicy.map { "  ⚠ \($0)" } ?? "")\(said)")
                     }
                 }
             }
