@@ -201,7 +201,7 @@ let package = Package(
         // MARK: - Test support and Specs
 
         /** Helpers shared by test targets and Specs (temporary directories, deterministic fragments). */
-        .target(name: "TestSupport", dependencies: ["FragmentRing", "Syscall"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["FragmentRing", "Syscall", "PayloadSource", "Checksum"], path: "Tests/TestSupport"),
         /** Executable specifications: the buffer tests seed 000 asks to port, and crash safety. */
         .testTarget(
             name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall", "Synthetic", "ppc-tool"],

@@ -107,19 +107,11 @@ struct PayloadSourceTests {
 
 @Suite("ClipMeta: meta.json as one Codable type")
 struct ClipMetaTests {
-    static let sample = ClipMeta(
-        clipId: "s-20261201T091500Z-9f3c01ab-001", session: "s", sessionId: "20261201T091500Z-9f3c01ab", device: "bay-1",
-        t0Ns: .init(2_500_000_000, "measured", "detector onset"),
-        window: .init(
-            startNs: 1_000_000_000, endNs: 4_000_000_000, firstFrameNs: 1_000_000_000, clipPreNs: .init(1_500_000_000, "assumed"),
-            clipPostNs: .init(1_500_000_000, "assumed"), gaps: []),
-        frames: 360,
-        captureProfile: .init(
-            width: 640, height: 360, framesPerSecond: 120, pixelFormat: "nv12", codec: "h264", videoBitrateBps: .init(8_000_000, "assumed"),
-            fragmentSeconds: .init(0.5, "assumed"), frameStartToExposureOffsetNs: .init(0, "assumed", "added to every frame time"), source: [:]),
-        candidate: .init(id: 1, onsetSample: 120_000, impactSample: 120_000.5, score: 0.9, features: ["snrDb": 30], decidedAtSample: 121_000, shotRule: "score ≥ 0.5"),
-        tofCorrection: .init(samples: nil, provenance: "none declared"), audio: nil,
-        timeline: .init(file: "index.bin", entries: 12), files: ["clip.mp4": .init(bytes: 10, xxh3: "00")], createdAt: "2026-12-01T09:15:00Z")
+    static let sample: ClipMeta = {
+        var m = SampleBundle.meta()
+        m.files = ["clip.mp4": .init(bytes: 10, xxh3: "00")]
+        return m
+    }()
 
     @Test func itRoundTripsAndSaysNoAudioAndNoCorrectionAsNull() throws {
         let data = try Self.sample.encoded()

@@ -1,4 +1,3 @@
-import Checksum
 import Foundation
 import PayloadSource
 import Synthetic
@@ -25,18 +24,7 @@ struct KillTests {
         }
         try Data(bytes).write(to: URL(fileURLWithPath: "\(dir)/clip.mp4"))
         // A meta.json as a mint writes it, recording clip.mp4's size and XXH3: a sender checks a bundle against it.
-        let meta = ClipMeta(
-            clipId: "big-001", session: "big", sessionId: "20261201T091500Z-9f3c01ab", device: "dev-k", t0Ns: .init(2_500_000_000, "measured"),
-            window: .init(
-                startNs: 1_000_000_000, endNs: 4_000_000_000, firstFrameNs: 1_000_000_000, clipPreNs: .init(1_500_000_000, "assumed"),
-                clipPostNs: .init(1_500_000_000, "assumed"), gaps: []),
-            frames: 360,
-            captureProfile: .init(
-                width: 640, height: 360, framesPerSecond: 120, pixelFormat: "nv12", codec: "h264", videoBitrateBps: .init(8_000_000, "assumed"),
-                fragmentSeconds: .init(0.5, "assumed"), frameStartToExposureOffsetNs: .init(0, "assumed"), source: [:]),
-            candidate: .init(id: 1, onsetSample: 120_000, impactSample: 120_000, score: 0.9, features: [:], decidedAtSample: 121_000, shotRule: "test"),
-            tofCorrection: .init(samples: nil, provenance: "none declared"), audio: nil, timeline: .init(file: "index.bin", entries: 0),
-            files: ["clip.mp4": .init(bytes: bytes.count, xxh3: XXH3.hex(XXH3.hash(bytes)))], createdAt: "2026-12-01T09:15:00Z")
+        let meta = SampleBundle.meta(clipId: "big-001", device: "dev-k", files: ["clip.mp4": bytes])
         try meta.encoded().write(to: URL(fileURLWithPath: "\(dir)/meta.json"))
         return bytes
     }
