@@ -201,7 +201,7 @@ let package = Package(
         // MARK: - Test support and Specs
 
         /** Helpers shared by test targets and Specs (temporary directories, deterministic fragments). */
-        .target(name: "TestSupport", dependencies: ["FragmentRing", "Syscall", "PayloadSource", "Checksum"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["FragmentRing", "Syscall"], path: "Tests/TestSupport"),
         /** Executable specifications: the buffer tests seed 000 asks to port, and crash safety. */
         .testTarget(
             name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall", "Synthetic", "ppc-tool"],
@@ -233,7 +233,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "CLI", "Config", "Pipeline", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex", "Syscall",
-                "Checksum", "Media", "Detect", "Audio", "Link", "Transfer", "Studio", "Catalogue",
+                "Checksum", "Media", "Detect", "Audio", "Link", "Transfer", "Studio", "Catalogue", "PayloadSource",
             ],
             path: "Tools/Benchmarks"),
         /** `ppc-tool`: one subcommand per module, plus `run`. */

@@ -108,7 +108,7 @@ struct PayloadSourceTests {
 @Suite("ClipMeta: meta.json as one Codable type")
 struct ClipMetaTests {
     static let sample: ClipMeta = {
-        var m = SampleBundle.meta()
+        var m = ClipMeta.standIn(clipId: "s-20261201T091500Z-9f3c01ab-001", device: "bay-1", files: [:])
         m.files = ["clip.mp4": .init(bytes: 10, xxh3: "00")]
         return m
     }()

@@ -24,7 +24,7 @@ struct KillTests {
         }
         try Data(bytes).write(to: URL(fileURLWithPath: "\(dir)/clip.mp4"))
         // A meta.json as a mint writes it, recording clip.mp4's size and XXH3: a sender checks a bundle against it.
-        let meta = SampleBundle.meta(clipId: "big-001", device: "dev-k", files: ["clip.mp4": bytes])
+        let meta = ClipMeta.standIn(clipId: "big-001", device: "dev-k", files: ["clip.mp4": bytes])
         try meta.encoded().write(to: URL(fileURLWithPath: "\(dir)/meta.json"))
         return bytes
     }

@@ -4,6 +4,15 @@ import Testing
 
 @Suite("ppc-tool end to end: exit codes 0 / 64 / 65 / 1 and what it prints")
 struct PPCToolTests {
+    /// `bench studio` runs and says what it measured (no figure is judged here: speed lives in benchmarks). It had
+    /// stopped running when the studio began to answer only to its own Host with its port, and nothing noticed.
+    @Test func benchStudioRuns() throws {
+        let r = try ToolRunner.run(["bench", "studio", "--json", "--requests", "1"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(o["provenance"] as? String == "measured" && (o["sizes"] as? [[String: Any]])?.count == 3, "\(o)")
+    }
+
     @Test func configShowJSONCarriesProvenance() throws {
         let r = try ToolRunner.run(["config", "show", "--json"])
         #expect(r.status == 0)

@@ -4,7 +4,9 @@ import Foundation
 import Glibc
 import Link
 import Synthetic
+import PayloadSource
 import Syscall
+import Transfer
 
 /// `ppc-tool bench faults`: the crash campaign. Real processes killed with SIGKILL at random instants — a capture
 /// (`ppc-tool run`) mid-session, and a host (`ppc-host`) or a device (`ppc-tool transfer drain`) mid-transfer — and
@@ -112,19 +114,12 @@ enum BenchFaults {
     // MARK: Bundles
 
     /// Why the bundle at `dir` is not whole by its own meta.json (every file present, with the size and XXH3 stated),
-    /// or nil when it is.
+    /// or nil when it is: the check a sender makes before it offers a bundle.
     static func tornBundle(_ dir: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: "\(dir)/meta.json"),
-            let meta = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let files = meta["files"] as? [String: [String: Any]]
-        else { return "meta.json missing or unreadable" }
-        for (name, entry) in files {
-            guard let bytes = FileManager.default.contents(atPath: "\(dir)/\(name)") else { return "\(name) missing" }
-            if (entry["bytes"] as? NSNumber)?.intValue != bytes.count || entry["xxh3"] as? String != XXH3.hex(XXH3.hash([UInt8](bytes))) {
-                return "\(name) does not match meta.json"
-            }
-        }
-        return nil
+        do {
+            _ = try ClipMeta.verifyBundle(dir, besides: HostStore.hostFiles)
+            return nil
+        } catch { return error.message }
     }
 
     /// A clip's shot: its session id and t0, from its meta.json.
@@ -225,7 +220,8 @@ enum BenchFaults {
             for i in stride(from: 0, to: clipBytes, by: 8) { b.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self) }
         }
         try FileSystem.writeAtomically(bytes, to: "\(dir)/clip.mp4")
-        try FileSystem.writeAtomically(Array(#"{"clipId": "\#(id)", "device": "dev-f"}"#.utf8), to: "\(dir)/meta.json")
+        // A meta.json as a mint writes it (clip.mp4's size and XXH3): a sender checks a bundle against it.
+        try FileSystem.writeAtomically([UInt8](try ClipMeta.standIn(clipId: id, device: "dev-f", files: ["clip.mp4": bytes]).encoded()), to: "\(dir)/meta.json")
         return XXH3.hash(bytes)
     }
 

@@ -116,7 +116,8 @@ enum BenchStudio {
         defer { Socket.close(fd) }
         guard let address = Socket.ipv4("127.0.0.1", port) else { throw CommandFailure.failure("\(peer): not an address") }
         try Socket.connect(fd, to: address, peer: peer)
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        // Host with its port, as a browser sends it: a keyless studio answers only to its own loopback name and port.
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: \(peer)\r\nConnection: close\r\n\r\n".utf8)
         var sent = 0
         while sent < request.count {
             sent += try request.withUnsafeBytes { try Socket.send(fd, UnsafeRawBufferPointer(rebasing: $0[sent...]), peer: peer) }
@@ -129,7 +130,11 @@ enum BenchStudio {
             response.append(contentsOf: chunk[0..<n])
         }
         let text = String(decoding: response, as: UTF8.self)
-        guard text.hasPrefix("HTTP/1.1 200") else { throw CommandFailure.failure("GET \(path): \(text.prefix(200))") }
+        guard text.hasPrefix("HTTP/1.1 200") else {
+            let status = text.prefix { $0 != "\r" && $0 != "\n" }
+            let body = text.range(of: "\r\n\r\n").map { text[$0.upperBound...].prefix(300) } ?? ""
+            throw CommandFailure.failure("GET \(path): \(status) \(body)")
+        }
         return text
     }
 }

@@ -1,13 +1,13 @@
 import Checksum
-import PayloadSource
 
-/// A clip's meta.json as a mint writes it, for tests that need one without minting.
-public enum SampleBundle {
-    /// `clipId` from `device`, listing `files` (name → bytes) with their sizes and XXH3s, as a sender checks them.
-    public static func meta(clipId: String = "s-20261201T091500Z-9f3c01ab-001", device: String = "bay-1", files: [String: [UInt8]] = [:]) -> ClipMeta {
+extension ClipMeta {
+    /// A meta.json for a bundle whose bytes stand in for a clip — benches and tests that move bundles, not capture
+    /// them — listing `files` (name → bytes) with their sizes and XXH3s as a mint would, so a sender's check
+    /// (`verifyBundle`) passes. Every capture figure in it is assumed; none was measured.
+    public static func standIn(clipId: String, device: String, files: [String: [UInt8]]) -> ClipMeta {
         ClipMeta(
-            clipId: clipId, session: "s", sessionId: "20261201T091500Z-9f3c01ab", device: device,
-            t0Ns: .init(2_500_000_000, "measured", "detector onset"),
+            clipId: clipId, session: "stand-in", sessionId: "20261201T091500Z-9f3c01ab", device: device,
+            t0Ns: .init(2_500_000_000, "assumed", "a stand-in bundle: nothing was detected"),
             window: .init(
                 startNs: 1_000_000_000, endNs: 4_000_000_000, firstFrameNs: 1_000_000_000, clipPreNs: .init(1_500_000_000, "assumed"),
                 clipPostNs: .init(1_500_000_000, "assumed"), gaps: []),
@@ -18,6 +18,6 @@ public enum SampleBundle {
             candidate: .init(id: 1, onsetSample: 120_000, impactSample: 120_000.5, score: 0.9, features: ["snrDb": 30], decidedAtSample: 121_000, shotRule: "score ≥ 0.5"),
             tofCorrection: .init(samples: nil, provenance: "none declared"), audio: nil,
             timeline: .init(file: "index.bin", entries: 12),
-            files: files.mapValues { ClipMeta.File(bytes: $0.count, xxh3: XXH3.hex(XXH3.hash($0))) }, createdAt: "2026-12-01T09:15:00Z")
+            files: files.mapValues { File(bytes: $0.count, xxh3: XXH3.hex(XXH3.hash($0))) }, createdAt: "2026-12-01T09:15:00Z")
     }
 }
