@@ -150,6 +150,10 @@ public final class HostServer: @unchecked Sendable {
     public let security: HostSecurity
     /// Measures a received clip.mp4 (ppc-host sets it to libavformat's reading); nil: clips are not measured.
     public var measureClip: (@Sendable (String) -> Result<ClipMeasurement, MeasureError>)?
+    /// Why a received bundle's files are not those its own meta.json records (ppc-host sets it to
+    /// `ClipMeta.verifyBundle`), or nil when they are; nil: not checked. A ppc device checks before it sends, so a
+    /// mismatch means another sender, or a broken one: the clip is kept (every byte verified as sent) and marked.
+    public var checkBundle: (@Sendable (String) -> String?)?
 
     public struct MeasureError: Error, Sendable {
         public let reason: String
@@ -265,6 +269,15 @@ public final class HostServer: @unchecked Sendable {
     /// on the measurement (a clip below policy is kept, and marked). Nothing of this crosses the wire.
     func inspection(_ clip: String, claimed: String) -> [String: Any] {
         var out: [String: Any] = ["deviceClaimed": claimed, "policy": policy.name]
+        if let check = checkBundle {
+            let folder = (clip as NSString).deletingLastPathComponent
+            if let why = check(folder) {
+                out["bundle"] = "does not match its meta.json: \(why)"
+                note("\((folder as NSString).lastPathComponent): does not match its meta.json (\(why)); kept and marked")
+            } else {
+                out["bundle"] = "matches its meta.json (every file's size and XXH3)"
+            }
+        }
         guard let measure = measureClip else {
             out["measured"] = "not measured (this host does not read media)"
             return out

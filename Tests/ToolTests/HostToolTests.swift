@@ -54,6 +54,7 @@ struct HostToolTests {
         }
         let hostMeta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(remote)/host-meta.json"))) as? [String: Any])
         #expect(hostMeta["device"] as? String == "dev-a")
+        #expect((hostMeta["bundle"] as? String)?.hasPrefix("matches its meta.json") == true, "\(hostMeta)")  // checked on arrival
         #expect((hostMeta["clockRelation"] as? [String: Any])?["samples"] != nil)  // the device's relation reached the host
         let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json")))) as? [String: Any])
         let confirmed = ((report["clips"] as? [[String: Any]])?.first?["confirmedBy"] as? [String]) ?? []

@@ -51,6 +51,28 @@ struct TransferTests {
         #expect(report.bytesSent < 900_000 + 384_000)  // the WAV went compressed
     }
 
+    /// A sender that is not a ppc device (which checks first) sends a bundle whose files are not those its meta.json
+    /// records: the host keeps it — every byte verified as sent — and marks it in host-meta.json and its log. The check
+    /// itself is the host's to give (ppc-host gives ClipMeta.verifyBundle); here it sees the received folder.
+    @Test func aBundleThatDoesNotMatchItsMetaIsKeptAndMarked() throws {
+        let tmp = TemporaryDirectory("ppc-link")
+        _ = try Self.bundle(tmp.sub("staged"))
+        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
+        let seen = Guarded<[String]>([])
+        server.checkBundle = { folder in
+            seen.withLock { $0.append(folder) }
+            return (try? FileManager.default.contentsOfDirectory(atPath: folder).sorted()) == ["audio.wav", "clip.mp4", "meta.json"]
+                ? "clip.mp4: its bytes are not those minted" : "unexpected files"
+        }
+        Self.start(server)
+        defer { server.stop() }
+        let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(server.port))
+        #expect(seen.withLock { $0 }.count == 1)  // once, on the verified files, before host-meta.json is written
+        let hostMeta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/host-meta.json"))) as? [String: Any])
+        #expect(hostMeta["bundle"] as? String == "does not match its meta.json: clip.mp4: its bytes are not those minted", "\(hostMeta)")
+        #expect(server.log.contains { $0.contains("s-001: does not match its meta.json") && $0.contains("kept and marked") }, "\(server.log)")
+    }
+
     /// A bundle sent in 128 KiB chunks to a host that cuts the bulk channel after `chunks` of them.
     static func cutTransfer(after chunks: Int) throws -> (tmp: TemporaryDirectory, files: [String: [UInt8]], library: String, received: Int) {
         let tmp = TemporaryDirectory("ppc-link")

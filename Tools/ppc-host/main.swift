@@ -6,6 +6,7 @@ import Foundation
 import Link
 import Media
 import Pairing
+import PayloadSource
 import Synchronization
 import Syscall
 import Transfer
@@ -277,7 +278,14 @@ let root = Command(
             throw CommandFailure.failure("\(error)")
         }
         server.onLog = { Terminal.out("ppc-host: \($0)") }
-        // Each received clip is measured from its own file (libavformat, demux only) against the ingest policy.
+        // Each received bundle is checked against its own meta.json (a ppc device checks before it sends: a mismatch is
+        // another sender's), and its clip measured from its own file (libavformat, demux only) against the policy.
+        server.checkBundle = { folder in
+            do {
+                _ = try ClipMeta.verifyBundle(folder, besides: HostStore.hostFiles)
+                return nil
+            } catch let e as PayloadError { return e.message } catch { return "\(error)" }
+        }
         server.measureClip = { path in
             do {
                 let f = try ClipProbe.facts(path)
