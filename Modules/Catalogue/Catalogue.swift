@@ -14,8 +14,13 @@ public struct CatalogueError: Error, Sendable, CustomStringConvertible {
 
     /// SQLite's words for `db`'s last error, marked damaged by its code.
     init(_ path: String, _ db: OpaquePointer) {
-        let code = sqlite3_errcode(db) & 0xFF
-        self.init("\(path): \(String(cString: sqlite3_errmsg(db)))", damaged: code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+        self.init("\(path): \(String(cString: sqlite3_errmsg(db)))", code: sqlite3_errcode(db))
+    }
+
+    /// `message`, marked damaged when SQLite's (primary) result `code` says the file is no database or a damaged one.
+    init(_ message: String, code: Int32) {
+        let primary = code & 0xFF
+        self.init(message, damaged: primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
     }
 }
 
@@ -145,10 +150,10 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         var err: UnsafeMutablePointer<CChar>?
         if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
             let why = err.map { String(cString: $0) } ?? "failed"
-            let code = sqlite3_errcode(db) & 0xFF  // before the rollback sets its own
+            let code = sqlite3_errcode(db)  // before the rollback sets its own
             sqlite3_free(err)
             _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-            throw CatalogueError("\(path): \(why)", damaged: code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+            throw CatalogueError("\(path): \(why)", code: code)
         }
     }
 

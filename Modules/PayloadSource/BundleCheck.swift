@@ -49,4 +49,13 @@ extension ClipMeta {
         }
         return meta
     }
+
+    /// What `verifyBundle` finds wrong with the bundle in `directory`, or nil when it is whole: for a caller that
+    /// reports rather than stops (a status, a library's verify, the host marking what it received).
+    public static func bundleProblem(_ directory: String, besides: Set<String> = []) -> String? {
+        do {
+            _ = try verifyBundle(directory, besides: besides)
+            return nil
+        } catch { return error.message }
+    }
 }

@@ -241,14 +241,13 @@ public final class Studio: @unchecked Sendable {
         }
         let wav: (samples: [Float], sampleRate: Int)
         do { wav = try MediaReader.wholeAudio(path) } catch { throw StudioError(422, error.description) }
-        let n = buckets
-        var lo = [Double](repeating: 0, count: n)
-        var hi = [Double](repeating: 0, count: n)
+        var lo = [Double](repeating: 0, count: buckets)
+        var hi = [Double](repeating: 0, count: buckets)
         let count = wav.samples.count
         if count > 0 {
-            for b in 0..<n {
-                let from = b * count / n
-                let to = max(from + 1, (b + 1) * count / n)
+            for b in 0..<buckets {
+                let from = b * count / buckets
+                let to = max(from + 1, (b + 1) * count / buckets)
                 var mn: Float = 0, mx: Float = 0
                 for i in from..<min(to, count) {
                     mn = min(mn, wav.samples[i])
@@ -264,7 +263,7 @@ public final class Studio: @unchecked Sendable {
             let per = a.nsPerSample?.value ?? 1e9 / Double(a.sampleRate)
             impact = Int(((Double(meta.t0Ns.value - first)) / per).rounded())
         }
-        return .json(["sampleRate": wav.sampleRate, "samples": count, "buckets": n, "min": lo, "max": hi, "impactSample": impact])
+        return .json(["sampleRate": wav.sampleRate, "samples": count, "buckets": buckets, "min": lo, "max": hi, "impactSample": impact])
     }
 
     func decodeAnnotation(_ body: Data, _ what: String) throws -> (Set<ClipFlag>?, String?) {

@@ -6,7 +6,6 @@ import Link
 import Synthetic
 import PayloadSource
 import Syscall
-import Transfer
 
 /// `ppc-tool bench faults`: the crash campaign. Real processes killed with SIGKILL at random instants — a capture
 /// (`ppc-tool run`) mid-session, and a host (`ppc-host`) or a device (`ppc-tool transfer drain`) mid-transfer — and
@@ -113,15 +112,6 @@ enum BenchFaults {
 
     // MARK: Bundles
 
-    /// Why the bundle at `dir` is not whole by its own meta.json (every file present, with the size and XXH3 stated),
-    /// or nil when it is: the check a sender makes before it offers a bundle.
-    static func tornBundle(_ dir: String) -> String? {
-        do {
-            _ = try ClipMeta.verifyBundle(dir, besides: HostStore.hostFiles)
-            return nil
-        } catch { return error.message }
-    }
-
     /// A clip's shot: its session id and t0, from its meta.json.
     static func shotKey(_ dir: String) -> String? {
         guard let data = FileManager.default.contents(atPath: "\(dir)/meta.json"),
@@ -162,7 +152,7 @@ enum BenchFaults {
         func look() {
             for name in (try? FileSystem.list("\(out)/clips")) ?? [] where !name.hasPrefix(".") {
                 let path = "\(out)/clips/\(name)"
-                if let why = tornBundle(path) {
+                if let why = ClipMeta.bundleProblem(path) {  // not whole by its own meta.json
                     if !tally.torn.contains(name) { tally.torn.append("\(name): \(why)") }
                 } else if seen[name] == nil, let h = hashOf("\(path)/clip.mp4") {
                     seen[name] = h

@@ -93,15 +93,21 @@ enum HostCatalogue {
 
     static let libraryOption = Option.value("library", "dir", help: "The library (default ./library).")
 
+    /// `--library` (default ./library), which must be a directory already: a command over a library never makes one.
+    static func existingLibrary(_ inv: Invocation) throws(CommandFailure) -> String {
+        let library = inv.value("library") ?? "library"
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure.dataError("\(library): no such library directory (--library names the folder ppc-host stores clips in)")
+        }
+        return library
+    }
+
     static let rebuild = Command(
         "rebuild", abstract: "Re-read the library into its catalogue: the files stay the truth, the catalogue is their index.",
         options: [libraryOption, catalogueOption],
         run: { inv in
-            let library = inv.value("library") ?? "library"
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CommandFailure.dataError("\(library): no such library directory (--library names the folder ppc-host stores clips in)")
-            }
+            let library = try existingLibrary(inv)
             if inv.value("catalogue") == nil {
                 // The files are the truth: a damaged index is kept aside, never deleted, and made again from them.
                 do { _ = try Catalogue(path: path(library)) } catch let e as CatalogueError where e.damaged {
@@ -122,16 +128,9 @@ enum HostCatalogue {
         discussion: "A library on a disk or a NAS for years meets bit rot, a bad copy, a hand that deleted a file. The catalogue is only the index; this reads the files themselves.",
         options: [libraryOption, .json],
         run: { inv in
-            let library = inv.value("library") ?? "library"
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CommandFailure.dataError("\(library): no such library directory (--library names the folder ppc-host stores clips in)")
-            }
+            let library = try existingLibrary(inv)
             let folders = clipFolders(library)
-            var damaged: [(clip: String, why: String)] = []
-            for dir in folders {
-                do { _ = try ClipMeta.verifyBundle(dir, besides: HostStore.hostFiles) } catch let e as PayloadError { damaged.append((dir, e.message)) } catch { damaged.append((dir, "\(error)")) }
-            }
+            let damaged = folders.compactMap { dir in ClipMeta.bundleProblem(dir, besides: HostStore.hostFiles).map { (clip: dir, why: $0) } }
             if inv.flag("json") {
                 try Terminal.json(["library": library, "clips": folders.count, "damaged": damaged.map { ["clip": $0.clip, "why": $0.why] }] as [String: Any])
             } else {

@@ -280,12 +280,7 @@ let root = Command(
         server.onLog = { Terminal.out("ppc-host: \($0)") }
         // Each received bundle is checked against its own meta.json (a ppc device checks before it sends: a mismatch is
         // another sender's), and its clip measured from its own file (libavformat, demux only) against the policy.
-        server.checkBundle = { folder in
-            do {
-                _ = try ClipMeta.verifyBundle(folder, besides: HostStore.hostFiles)
-                return nil
-            } catch let e as PayloadError { return e.message } catch { return "\(error)" }
-        }
+        server.checkBundle = { ClipMeta.bundleProblem($0, besides: HostStore.hostFiles) }
         server.measureClip = { path in
             do {
                 let f = try ClipProbe.facts(path)

@@ -35,10 +35,7 @@ enum TransferCommand {
         let pending = outbox?.pending ?? []
         let held = SessionRunner.pinRecords(out: out)
         // Each owed bundle checked against what meta.json recorded at its mint: one damaged since is never sent.
-        var damaged: [(clip: String, why: String)] = []
-        for clip in pending {
-            do { _ = try ClipMeta.verifyBundle("\(out)/outbox/\(clip)") } catch { damaged.append((clip, error.message)) }
-        }
+        let damaged = pending.compactMap { clip in outbox.flatMap { ClipMeta.bundleProblem($0.path(of: clip)) }.map { (clip: clip, why: $0) } }
         if inv.flag("json") {
             try printJSON([
                 "outbox": pending, "pins": held.mapValues { ["id": $0.id, "first": $0.first.rawValue, "last": $0.last.rawValue] },
