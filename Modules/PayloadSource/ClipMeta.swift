@@ -246,6 +246,7 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         do {
             let meta = try JSONDecoder().decode(ClipMeta.self, from: data)
             guard meta.format == formatName else { throw PayloadError(.badBundle, "\(path): format is '\(meta.format)', not \(formatName)") }
+            if let why = meta.problem { throw PayloadError(.badBundle, "\(path): \(why)") }
             return meta
         } catch let e as PayloadError {
             throw e

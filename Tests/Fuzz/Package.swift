@@ -14,6 +14,7 @@ let harnesses = [
     "FuzzIndex",  // index.bin snapshots and clip bundles read back
     "FuzzRing",  // ring scan and recovery on damaged ring.json, index.log and fragments
     "FuzzMedia",  // the WAV/media reader's front door (libavformat through Media), block by block and whole
+    "FuzzMeta",  // a clip's meta.json and annotations.json as a host reads them: ranges, arithmetic, round trip
 ]
 
 let package = Package(

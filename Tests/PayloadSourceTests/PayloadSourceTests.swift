@@ -131,6 +131,44 @@ struct ClipMetaTests {
     }
 
     /// A bundle as minted, then each way it can be damaged since: each is named, file and what is wrong.
+    /// A meta.json no capture could have written is refused by `read`, naming the field: a host reads what a device
+    /// sent and does arithmetic on it (a clip's bytes summed, t0 less time zero, t0 onto the host clock). Before, a
+    /// bundle listing two files of 2^63 − 808 bytes trapped `ppc-host catalogue rebuild` and every host start after.
+    @Test func aMetaNoCaptureCouldWriteIsRefusedByField() throws {
+        let tmp = TemporaryDirectory()
+        let cases: [(String, (inout ClipMeta) -> Void)] = [
+            ("files.clip.mp4.bytes 9223372036854775000 is out of range", { $0.files["clip.mp4"]?.bytes = 9_223_372_036_854_775_000 }),
+            ("files.clip.mp4.bytes -1 is out of range", { $0.files["clip.mp4"]?.bytes = -1 }),
+            ("t0Ns.value 9223372036854775807 is out of range", { $0.t0Ns.value = .max }),
+            ("window.clipTimeZeroNs -9223372036854775808 is out of range", { $0.window.clipTimeZeroNs = .min }),
+            ("captureProfile.framesPerSecond 0 is out of range", { $0.captureProfile.framesPerSecond = 0 }),
+            ("files: a name '../../etc/passwd' has '/'", { $0.files["../../etc/passwd"] = .init(bytes: 1, xxh3: "00") }),
+            ("files lists meta.json itself", { $0.files["meta.json"] = .init(bytes: 1, xxh3: "00") }),
+            ("files (how many) 17 is out of range", { m in for i in 0..<16 { m.files["f\(i)"] = .init(bytes: 1, xxh3: "00") } }),
+            ("audio.nsPerSample.value 0.0 is out of range", { $0.audio = audio(rate: 48_000, nsPerSample: 0) }),
+            ("audio.sampleRate 0 is out of range", { $0.audio = audio(rate: 0, nsPerSample: 20_833) }),
+        ]
+        func audio(rate: Int, nsPerSample: Double) -> ClipMeta.Audio {
+            .init(
+                file: "audio.wav", sampleRate: rate, firstSample: 0, samples: 96_000, missingSamples: 0, windowNs: .init(2_000_000_000, "assumed"),
+                preNs: .init(1_000_000_000, "assumed"), firstSampleNs: .init(0, "derived"), nsPerSample: .init(nsPerSample, "derived"))
+        }
+        var whole = Self.sample
+        whole.audio = audio(rate: 48_000, nsPerSample: 1e9 / 48_000)
+        #expect(Self.sample.problem == nil && whole.problem == nil)
+        for (said, harm) in cases {
+            var meta = Self.sample
+            harm(&meta)
+            try meta.encoded().write(to: URL(fileURLWithPath: tmp.sub("meta.json")))
+            do {
+                _ = try ClipMeta.read(tmp.sub("meta.json"))
+                Issue.record("\(said): read")
+            } catch let e as PayloadError {
+                #expect(e.code == .badBundle && e.message.contains("meta.json: \(said)"), "\(e.message)")
+            }
+        }
+    }
+
     @Test func aBundleIsCheckedAgainstWhatItsMetaRecordedAtMint() throws {
         let tmp = TemporaryDirectory()
         let video: [UInt8] = Array((0..<5000).map { UInt8($0 % 251) })

@@ -409,6 +409,48 @@ extension HostAwayTests {
     /// The catalogue is the library's index, the clip folders its truth: a damaged catalogue.sqlite stops the host with
     /// what to do, and `catalogue rebuild` keeps the damaged file aside (never deleted) and makes a new one from the
     /// folders. Before, both the host and rebuild only said "file is not a database", and nothing could make it again.
+    /// A library holding what no capture wrote — a meta.json listing files of 2^63 − 808 bytes (which trapped the
+    /// host's cataloguing, at every start), one naming another clip than its folder, two device folders holding one clip
+    /// id — is catalogued clip by clip: each such folder is named with the reason, nothing traps, and every other clip
+    /// (and the first of the two with one id) is catalogued.
+    @Test func aLibraryWithMetaNoCaptureWroteIsCataloguedAroundIt() throws {
+        let tmp = TemporaryDirectory("ppc-host")
+        let library = tmp.sub("library")
+        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", library, "--device-id", "bay-a"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let fm = FileManager.default
+        let clips = try fm.contentsOfDirectory(atPath: library + "/clips").sorted()
+        try #require(clips.count == 2, "\(clips)")
+        func edit(_ path: String, _ change: (inout [String: Any]) -> Void) throws {
+            var o = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            change(&o)
+            try JSONSerialization.data(withJSONObject: o).write(to: URL(fileURLWithPath: path))
+        }
+        try edit("\(library)/clips/\(clips[0])/meta.json") { o in
+            var files = o["files"] as? [String: [String: Any]] ?? [:]
+            for name in files.keys { files[name]?["bytes"] = 9_223_372_036_854_775_000 }
+            o["files"] = files
+        }
+        // The second clip thrice: in a folder of another name, and in another device's folder (catalogued first: bay-b
+        // sorts before clips).
+        try fm.copyItem(atPath: "\(library)/clips/\(clips[1])", toPath: "\(library)/clips/renamed")
+        try fm.createDirectory(atPath: library + "/bay-b", withIntermediateDirectories: true)
+        try fm.copyItem(atPath: "\(library)/clips/\(clips[1])", toPath: "\(library)/bay-b/\(clips[1])")
+        let rebuild = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
+        let said = rebuild.stderr + String(decoding: rebuild.stdout, as: UTF8.self)
+        #expect(rebuild.status == 65, "\(said)")
+        #expect(said.contains("\(clips[0])/meta.json: files.") && said.contains("bytes 9223372036854775000 is out of range"), "\(said)")
+        #expect(said.contains("renamed/meta.json: clipId '\(clips[1])' is not its folder's 'renamed'"), "\(said)")
+        #expect(said.contains("clip id \(clips[1]) is already catalogued from \(library)/bay-b/\(clips[1])"), "\(said)")
+        #expect(said.contains("1 clip(s) catalogued"), "\(said)")
+        let listed = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
+        let list = try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]] ?? []
+        let angles = list.flatMap { ($0["angles"] as? [[String: Any]]) ?? [] }
+        #expect(angles.count == 1 && angles.first?["clipId"] as? String == clips[1], "\(angles)")
+        let verify = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", library])
+        #expect(verify.status == 65 && verify.stderr.contains("bytes 9223372036854775000 is out of range"), "\(verify.stderr)")
+    }
+
     @Test func aDamagedCatalogueIsKeptAsideAndMadeAgainFromTheLibrary() throws {
         let tmp = TemporaryDirectory("ppc-host")
         let library = tmp.sub("library")

@@ -39,20 +39,58 @@ enum HostCatalogue {
         return aside
     }
 
+    /// What the host wrote of a clip it stored (host-meta.json), as far as an entry needs it.
+    struct HostNotes: Decodable {
+        struct Relation: Decodable {
+            var offsetNs: Int64
+            var uncertaintyNs: Int64?
+        }
+        /// Absent, or "none reported" (a string), when the device reported no clock relation.
+        var clockRelation: Relation?
+        var belowPolicy: String?
+        var receivedAt: String?
+
+        enum CodingKeys: String, CodingKey { case clockRelation, belowPolicy, receivedAt }
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let noneReported = (try? c.decode(String.self, forKey: .clockRelation)) != nil
+            clockRelation = noneReported ? nil : try c.decodeIfPresent(Relation.self, forKey: .clockRelation)
+            belowPolicy = try c.decodeIfPresent(String.self, forKey: .belowPolicy)
+            receivedAt = try c.decodeIfPresent(String.self, forKey: .receivedAt)
+        }
+    }
+
     /// A stored clip's entry, from its own meta.json (what the device said) and host-meta.json (what the host measured
     /// and its clock relation): t0 on the host clock is the device's t0 plus the relation's offset, as uncertain as it.
+    /// Throws naming the file and field when meta.json is not one a capture could have written (`ClipMeta.read`), names
+    /// another clip than its folder, or host-meta.json does not read or holds an offset out of range.
     static func entry(_ dir: String) throws -> (CatalogueClip, [(name: String, bytes: Int64, xxh3: String)]) {
         let meta = try ClipMeta.read(dir + "/meta.json")
-        let host = (FileManager.default.contents(atPath: dir + "/host-meta.json")).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
-        let relation = host["clockRelation"] as? [String: Any]
-        let offset = (relation?["offsetNs"] as? NSNumber)?.int64Value
+        let folder = (dir as NSString).lastPathComponent
+        guard meta.clipId == folder else {
+            // The catalogue keys clips by id: a meta.json naming another clip would take that clip's entry.
+            throw CommandFailure.dataError("\(dir)/meta.json: clipId '\(meta.clipId)' is not its folder's '\(folder)'")
+        }
+        var host = HostNotes?.none
+        if let data = FileManager.default.contents(atPath: dir + "/host-meta.json") {
+            do { host = try JSONDecoder().decode(HostNotes.self, from: data) } catch {
+                throw CommandFailure.dataError("\(dir)/host-meta.json: not the host's notes of a clip (\(error))")
+            }
+        }
+        let relation = host?.clockRelation
+        if let offset = relation?.offsetNs, !(-ClipMeta.maxTimeNs...ClipMeta.maxTimeNs).contains(offset) {
+            throw CommandFailure.dataError("\(dir)/host-meta.json: clockRelation.offsetNs \(offset) is out of range (±2^60 ns)")
+        }
+        if let u = relation?.uncertaintyNs, !(0...ClipMeta.maxTimeNs).contains(u) {
+            throw CommandFailure.dataError("\(dir)/host-meta.json: clockRelation.uncertaintyNs \(u) is out of range (0…2^60 ns)")
+        }
         let p = meta.captureProfile
         let files = meta.files.map { (name: $0.key, bytes: Int64($0.value.bytes), xxh3: $0.value.xxh3) }.sorted { $0.name < $1.name }
         let clip = CatalogueClip(
             clipID: meta.clipId, device: meta.device, session: meta.session, sessionID: meta.sessionId, t0DeviceNs: meta.t0Ns.value,
-            t0HostNs: offset.map { meta.t0Ns.value + $0 }, t0UncertaintyNs: (relation?["uncertaintyNs"] as? NSNumber)?.int64Value,
+            t0HostNs: relation.map { meta.t0Ns.value + $0.offsetNs }, t0UncertaintyNs: relation?.uncertaintyNs,
             frames: meta.frames, captureProfile: "\(p.width)x\(p.height)@\(p.framesPerSecond) \(p.codec)",
-            belowPolicy: host["belowPolicy"] as? String, receivedAt: host["receivedAt"] as? String ?? meta.createdAt, path: dir,
+            belowPolicy: host?.belowPolicy, receivedAt: host?.receivedAt ?? meta.createdAt, path: dir,
             bytes: files.reduce(0) { $0 + $1.bytes })
         return (clip, files)
     }
@@ -61,6 +99,11 @@ enum HostCatalogue {
     @discardableResult
     static func record(_ dir: String, in catalogue: any CatalogueStore) throws -> CatalogueClip {
         let (clip, files) = try entry(dir)
+        // The catalogue keys clips by id. Another folder holding a clip of the same id (two devices' folders, one
+        // careless or hostile) keeps its entry; one no longer there (a library moved, a clip deleted) is replaced.
+        if let other = try catalogue.clip(clip.clipID), other.path != dir, FileSystem.exists(other.path + "/meta.json") {
+            throw CommandFailure.dataError("clip id \(clip.clipID) is already catalogued from \(other.path); two folders hold one clip id, the first keeps it")
+        }
         try catalogue.record(clip, files: files)
         // What a person said of it, kept beside it (a catalogue made again has it too).
         if let a = try ClipAnnotations.read(dir) { try catalogue.annotate(clipID: clip.clipID, flags: a.flags, notes: a.notes) }
