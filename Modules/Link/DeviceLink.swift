@@ -163,8 +163,9 @@ public final class DeviceLink: @unchecked Sendable {
     /// other (an asymmetry the offset cannot see); the next find them awake. Measured 2026-11-30 (`bench link`, 400
     /// samples 50 ms apart): single exchanges had delays of 130–190 µs median and skew errors up to 0.23 ppm after 20 s;
     /// best of three, 32–33 µs and at most 0.008 ppm. `now` is the device's clock; `sequence` numbers the probes.
-    /// The largest clock reading (ns) taken from a peer: 2^62, about 146 years of uptime.
-    static let largestTimeNs: Int64 = 1 << 62
+    /// The largest clock reading (ns) taken from a peer: 2^62, about 146 years of uptime. Two such readings add or
+    /// subtract without overflowing an Int64.
+    public static let largestTimeNs: Int64 = 1 << 62
 
     public static func takeSample(
         send: (LinkMessage) throws(LinkError) -> Void, receive: () throws(LinkError) -> LinkMessage, now: () -> Int64,

@@ -413,9 +413,10 @@ public enum ClipProbe {
             last = max(last, t)
         }
         let tb = stream.pointee.time_base
-        let span = frames > 1 ? Double(last - first) * Double(tb.num) / Double(tb.den) : 0
+        // In Double: a file's timestamps may lie anywhere in Int64, and their difference need not fit one.
+        let span = frames > 1 && tb.den > 0 ? (Double(last) - Double(first)) * Double(tb.num) / Double(tb.den) : 0
         return Facts(
             width: Int(par.pointee.width), height: Int(par.pointee.height), codec: String(cString: avcodec_get_name(par.pointee.codec_id)),
-            frames: frames, framesPerSecond: span > 0 ? Double(frames - 1) / span : 0)
+            frames: frames, framesPerSecond: span > 0 && span.isFinite ? Double(frames - 1) / span : 0)
     }
 }

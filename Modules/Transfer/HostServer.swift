@@ -361,11 +361,16 @@ public final class HostServer: @unchecked Sendable {
             case .heartbeat(let seq, _): try channel.send(.heartbeatAck(sequence: seq, hostTimeNs: monotonicNowNs()))
             case .syncProbe(let seq, let t1): try channel.send(.syncReply(sequence: seq, t1: t1, t2: now, t3: monotonicNowNs()))
             case .relationUpdate(let o, let k, let u, let n):
-                guard k.isFinite, abs(k) <= 1e6, u >= 0 else {
-                    throw LinkError(.malformed, "relation_update from \(device): skew \(k) ppm and uncertainty \(u) ns are not a clock relation")
+                // A device's figures are read, not trusted: the host adds the offset to the device's shot times.
+                guard k.isFinite, abs(k) <= 1e6, u >= 0, u < DeviceLink.largestTimeNs, o.magnitude < DeviceLink.largestTimeNs.magnitude else {
+                    throw LinkError(
+                        .malformed, "relation_update from \(device): offset \(o) ns, skew \(k) ppm and uncertainty \(u) ns are not a clock relation")
                 }
                 state.withLock { $0.devices[device]?.relation = (o, k, u, n) }
             case .shot(_, let t0):
+                guard t0.magnitude < DeviceLink.largestTimeNs.magnitude else {
+                    throw LinkError(.malformed, "shot from \(device): t0 \(t0) ns is no reading of a capture clock (|t0| < 2^62)")
+                }
                 state.withLock {
                     $0.devices[device]?.events += 1
                     $0.devices[device]?.lastShotDeviceNs = t0

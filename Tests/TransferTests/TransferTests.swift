@@ -337,6 +337,32 @@ struct HostHostileInputTests {
         }
     }
 
+    /// A device's clock figures are read, not trusted: the host adds a device's relation offset to its shot times
+    /// (the studio's live view). An offset or a shot time no capture clock could give closes that link naming it, and
+    /// the host serves on. Before, a relation offset of 1 and a shot at Int64.max trapped the host's live view.
+    @Test(arguments: [
+        ([LinkMessage.relationUpdate(offsetNs: 1, skewPpm: 0, uncertaintyNs: 1000, samples: 8), .shot(id: 1, t0Ns: .max)], "shot from bay-x: t0 9223372036854775807 ns"),
+        ([.relationUpdate(offsetNs: .min, skewPpm: 0, uncertaintyNs: 1000, samples: 8)], "relation_update from bay-x: offset -9223372036854775808 ns"),
+        ([.relationUpdate(offsetNs: 0, skewPpm: 0, uncertaintyNs: .max, samples: 8)], "uncertainty 9223372036854775807 ns are not a clock relation"),
+    ])
+    func aClockFigureNoCaptureClockGivesClosesThatLinkOnly(messages: [LinkMessage], said: String) throws {
+        let host = try Host()
+        let c = try Connection.connect(host: "127.0.0.1", port: host.server.port, channel: .control)
+        try c.send(.hello(protocolVersion: 1, deviceID: "bay-x", channel: .control, captureProfile: "640x360@120 h264"))
+        guard case .helloAck(true, _, _) = try c.receive(timeoutNs: 30_000_000_000) else {
+            Issue.record("not accepted")
+            return
+        }
+        for m in messages { try c.send(m) }
+        Self.expectClosed(c)
+        #expect(host.server.liveDevices.first { $0.id == "bay-x" }?.lastShotHostNs == nil)
+        #expect(host.server.log.contains { $0.contains(said) }, "\(host.server.log)")
+        let link = try DeviceLink(.init(host: "127.0.0.1", port: host.server.port, deviceID: "good", captureProfile: "640x360@120 h264", syncBurst: 8, heartbeatIntervalNs: 50_000_000))
+        try link.start()
+        #expect(link.status == .up)
+        link.close(reason: "test over")
+    }
+
     @Test func aSecondClipUnderAConfirmedIDIsRefusedLoudlyAndNothingIsOverwritten() throws {
         let host = try Host()
         try Self.bundle(host.tmp.sub("first"), clip: 1)

@@ -22,6 +22,10 @@ func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     defer { unlink(path) }
     // Read whole (detect's recordings, the studio's waveform of a clip's audio.wav): refuses or reads, never traps.
     if let whole = try? MediaReader.wholeAudio(path) { precondition(whole.sampleRate > 0, "audio read at \(whole.sampleRate) Hz") }
+    // What a host measures a device's clip.mp4 by (demux only): refuses or says, never traps.
+    if ext != "wav", let facts = try? ClipProbe.facts(path) {
+        precondition(facts.frames >= 0 && facts.framesPerSecond.isFinite && facts.framesPerSecond >= 0, "probed \(facts)")
+    }
     guard let reader = try? MediaReader(path, timeoutSeconds: 1) else { return 0 }
     if reader.audioSampleRate != nil {
         var block = [Float](repeating: 0, count: 4096)
