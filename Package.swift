@@ -162,10 +162,10 @@ let package = Package(
         /** HTTP with Range and WebSocket over civetweb's thread pool: the only importer of CCivetweb. */
         .target(name: "WebServer", dependencies: ["CCivetweb", "Syscall"], path: "Modules/WebServer"),
         /** ppc Studio: the host's web pages (plain files in web/) and the JSON API over the catalogue and the library. */
-        .target(name: "Studio", dependencies: ["WebServer", "Catalogue", "PayloadSource", "Media", "Crypto"], path: "Modules/Studio", resources: [.copy("web")]),
+        .target(name: "Studio", dependencies: ["WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall"], path: "Modules/Studio", resources: [.copy("web")]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "TestSupport"], path: "Tests/StudioTests"),
         /** The host's clip catalogue on SQLite: clips, files, swings across devices; the only importer of CSQLite. */
-        .target(name: "Catalogue", dependencies: ["CSQLite"], path: "Modules/Catalogue"),
+        .target(name: "Catalogue", dependencies: ["CSQLite", "Syscall"], path: "Modules/Catalogue"),
         /** libpq (Debian libpq-dev), found by pkg-config; wrapped by PostgresCatalogue. */
         .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
         /** The clip catalogue on PostgreSQL, for a facility whose hosts share one: the only importer of CPostgres. */

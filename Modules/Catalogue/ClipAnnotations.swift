@@ -1,4 +1,5 @@
 import Foundation
+import Syscall
 
 /// What a person said of a clip — its flags and notes — kept beside the clip as well as in the catalogue
 /// (`LIBRARY/<device>/<clipId>/annotations.json`), so that a catalogue made again from the library (`ppc-host catalogue
@@ -17,8 +18,12 @@ public enum ClipAnnotations {
     /// an error naming it (a flag a newer host knows is passed over, as the catalogue does).
     public static func read(_ directory: String) throws -> (flags: Set<ClipFlag>, notes: String)? {
         let path = "\(directory)/\(fileName)"
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        guard data.count <= 1 << 20, let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard FileSystem.exists(path) else { return nil }
+        let data: Data
+        do { data = Data(try FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true)) } catch {
+            throw CatalogueError("\(path): cannot read (\(error))")
+        }
+        guard let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let flags = o["flags"] as? [String], let notes = o["notes"] as? String
         else { throw CatalogueError("\(path): not a clip's annotations (expected {\"flags\": [...], \"notes\": \"...\"})") }
         return (Set(flags.compactMap(ClipFlag.init(rawValue:))), notes)

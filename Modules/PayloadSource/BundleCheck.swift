@@ -31,7 +31,7 @@ extension ClipMeta {
                 throw PayloadError(.badBundle, "\(path): missing (meta.json recorded it when the clip was minted)")
             }
             do {
-                let fd = try FileDescriptor.open(path, O_RDONLY)
+                let fd = try FileDescriptor.openRegularFile(path)
                 let size = Int(try fd.size())
                 guard size == file.bytes else {
                     throw PayloadError(.badBundle, "\(path): \(size) bytes, but meta.json recorded \(file.bytes) when the clip was minted")

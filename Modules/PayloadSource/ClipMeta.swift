@@ -240,8 +240,8 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     /// Reads `path`; the error names the file and what in it is wrong.
     public static func read(_ path: String) throws -> ClipMeta {
         let data: Data
-        do { data = Data(try FileSystem.readSmallFile(path, limit: 4 << 20)) } catch {
-            throw PayloadError(.badBundle, "\(path): cannot read (\(error.errno == ENOENT ? "missing" : String(cString: strerror(error.errno))))")
+        do { data = Data(try FileSystem.readSmallFile(path, limit: 4 << 20, regularFileOnly: true)) } catch {
+            throw PayloadError(.badBundle, "\(path): cannot read (\(error.errno == ENOENT ? "missing" : error.description))")
         }
         do {
             let meta = try JSONDecoder().decode(ClipMeta.self, from: data)

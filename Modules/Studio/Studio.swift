@@ -1,5 +1,6 @@
 import Catalogue
 import Foundation
+import Syscall
 import Media
 import PayloadSource
 import WebServer
@@ -235,6 +236,7 @@ public final class Studio: @unchecked Sendable {
         let path = c.path + "/audio.wav"
         // A clip's audio is seconds long (detect.audioWindowNs); a file far larger is no clip's, and is not read whole
         // into a page's request.
+        guard !FileSystem.exists(path) || FileSystem.isRegularFile(path) else { throw StudioError(422, "\(path): not a regular file; not read") }
         let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
         guard size <= Self.maxWaveformFileBytes else {
             throw StudioError(422, "\(path): \(size) bytes, more than a clip's audio (at most \(Self.maxWaveformFileBytes >> 20) MiB); not read")

@@ -23,6 +23,19 @@ public struct FileDescriptor: ~Copyable, Sendable {
         return FileDescriptor(adopting: fd, path: path)
     }
 
+    /// Opens `path` for reading only if it is a regular file: a FIFO, a device or a socket where a file should be (a
+    /// careless or hostile hand in a library or an outbox) is refused at once, naming what it is, instead of a read
+    /// that waits for a writer for ever. (O_NONBLOCK lets the open itself return; on a regular file it changes nothing.)
+    public static func openRegularFile(_ path: String) throws(SystemError) -> FileDescriptor {
+        let fd = try open(path, O_RDONLY | O_NONBLOCK)
+        let kind = try fd.status().st_mode & S_IFMT
+        guard kind == S_IFREG else {
+            let what = [S_IFIFO: "a FIFO", S_IFCHR: "a character device", S_IFBLK: "a block device", S_IFSOCK: "a socket", S_IFDIR: "a directory"][kind] ?? "not a file"
+            throw SystemError(errno: kind == S_IFDIR ? EISDIR : EINVAL, operation: "open (\(what), not a regular file)", path: path)
+        }
+        return fd
+    }
+
     /// Opens a directory for fsync and *at() calls.
     public static func openDirectory(_ path: String) throws(SystemError) -> FileDescriptor {
         try open(path, O_RDONLY | O_DIRECTORY)

@@ -29,8 +29,11 @@ public enum FileSystem {
 
     /// The whole of a small file — a manifest, a state file — or a pipe's output (`<(…)`), read to its end. A directory
     /// is EISDIR and a file over `limit` bytes (or a device that never ends, /dev/zero) EFBIG, each naming the path.
-    public static func readSmallFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
-        let fd = try FileDescriptor.open(path, O_RDONLY)
+    ///
+    /// `regularFileOnly`: a file of a clip, a library or an outbox, never a pipe — a FIFO there (a careless or hostile
+    /// hand) is refused at once (`FileDescriptor.openRegularFile`) rather than waited on for ever.
+    public static func readSmallFile(_ path: String, limit: Int, regularFileOnly: Bool = false) throws(SystemError) -> [UInt8] {
+        let fd = regularFileOnly ? try FileDescriptor.openRegularFile(path) : try FileDescriptor.open(path, O_RDONLY)
         let raw = fd.rawValue
         var bytes: [UInt8] = []
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 1)
@@ -63,6 +66,12 @@ public enum FileSystem {
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Whether `path` is a regular file (following symbolic links).
+    public static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
 
     /// sync(2): every filesystem's dirty data to its device (benchmarks settle the disk between stages with it).
     public static func syncEverything() { Glibc.sync() }

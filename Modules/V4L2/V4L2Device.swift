@@ -404,8 +404,10 @@ public final class V4L2Device {
 
     func frame(_ b: v4l2_buffer) -> DequeuedFrame {
         let ts = Int64(b.timestamp.tv_sec) * 1_000_000_000 + Int64(b.timestamp.tv_usec) * 1000
+        // The kernel's videobuf2 keeps bytesused within the buffer; a driver that did not would still not be read past.
+        let buffer = mapped[Int(b.index)]
         return DequeuedFrame(
-            index: Int(b.index), data: UnsafeRawBufferPointer(start: mapped[Int(b.index)].base, count: Int(b.bytesused)),
+            index: Int(b.index), data: UnsafeRawBufferPointer(start: buffer.base, count: min(Int(b.bytesused), buffer.length)),
             sequence: b.sequence, timestampNs: ts, flags: b.flags)
     }
 

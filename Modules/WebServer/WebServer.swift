@@ -195,6 +195,10 @@ public final class WebServer: @unchecked Sendable {
             if !head { _ = body.withUnsafeBytes { mg_write(conn, $0.baseAddress, $0.count) } }  // HEAD: the headers only
             return Int32(status)
         case .file(let path, let type, let extra):  // a ranged request is answered by `sendRange`
+            // civetweb would open a FIFO where a file should be and wait for a writer, holding a worker for ever.
+            if FileSystem.exists(path) && !FileSystem.isRegularFile(path) {
+                return write(conn, .error(404, "\((path as NSString).lastPathComponent): not a regular file"), head: head)
+            }
             let headers = extra.isEmpty ? nil : extra.joined(separator: "\r\n")
             mg_send_mime_file2(conn, path, type, headers)
             return 200
@@ -421,7 +425,7 @@ extension WebServer {
     static func sendRange(_ conn: OpaquePointer, _ range: String, of path: String, contentType: String, headers extra: [String], request: Request) -> Int32 {
         let head = request.method == "HEAD"
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
+        do { fd = try FileDescriptor.openRegularFile(path) } catch {
             return write(conn, .error(404, "\(request.path): cannot open (\(String(cString: strerror(error.errno))))"), head: head)
         }
         let st: stat

@@ -169,7 +169,7 @@ struct ClipMetaTests {
         }
     }
 
-    @Test func aBundleIsCheckedAgainstWhatItsMetaRecordedAtMint() throws {
+    @Test(.timeLimit(.minutes(1))) func aBundleIsCheckedAgainstWhatItsMetaRecordedAtMint() throws {
         let tmp = TemporaryDirectory()
         let video: [UInt8] = Array((0..<5000).map { UInt8($0 % 251) })
         func mint() throws {
@@ -189,6 +189,15 @@ struct ClipMetaTests {
             ("view.mp4: not among the files meta.json recorded", { try Data([1]).write(to: URL(fileURLWithPath: tmp.sub("b/view.mp4"))) }),
             ("meta.json: cannot read (missing)", { try FileManager.default.removeItem(atPath: tmp.sub("b/meta.json")) }),
             ("meta.json: not a clip's meta.json", { try Data("{".utf8).write(to: URL(fileURLWithPath: tmp.sub("b/meta.json"))) }),
+            // A FIFO where a file should be is named at once; before, reading it waited for a writer for ever.
+            ("clip.mp4: open (a FIFO, not a regular file)", {
+                try FileManager.default.removeItem(atPath: tmp.sub("b/clip.mp4"))
+                try #require(mkfifo(tmp.sub("b/clip.mp4"), 0o600) == 0)
+            }),
+            ("meta.json: cannot read (open (a FIFO, not a regular file)", {
+                try FileManager.default.removeItem(atPath: tmp.sub("b/meta.json"))
+                try #require(mkfifo(tmp.sub("b/meta.json"), 0o600) == 0)
+            }),
         ]
         for (said, harm) in damage {
             try mint()

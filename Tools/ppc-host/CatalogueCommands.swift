@@ -72,8 +72,8 @@ enum HostCatalogue {
             throw CommandFailure.dataError("\(dir)/meta.json: clipId '\(meta.clipId)' is not its folder's '\(folder)'")
         }
         var host = HostNotes?.none
-        if let data = FileManager.default.contents(atPath: dir + "/host-meta.json") {
-            do { host = try JSONDecoder().decode(HostNotes.self, from: data) } catch {
+        if FileSystem.exists(dir + "/host-meta.json") {
+            do { host = try JSONDecoder().decode(HostNotes.self, from: Data(FileSystem.readSmallFile(dir + "/host-meta.json", limit: 1 << 20, regularFileOnly: true))) } catch {
                 throw CommandFailure.dataError("\(dir)/host-meta.json: not the host's notes of a clip (\(error))")
             }
         }
@@ -105,8 +105,13 @@ enum HostCatalogue {
             throw CommandFailure.dataError("clip id \(clip.clipID) is already catalogued from \(other.path); two folders hold one clip id, the first keeps it")
         }
         try catalogue.record(clip, files: files)
-        // What a person said of it, kept beside it (a catalogue made again has it too).
-        if let a = try ClipAnnotations.read(dir) { try catalogue.annotate(clipID: clip.clipID, flags: a.flags, notes: a.notes) }
+        // What a person said of it, kept beside it (a catalogue made again has it too). A side file that does not read
+        // costs the clip its flags and notes, said, not its place in the catalogue (it is recorded already).
+        do {
+            if let a = try ClipAnnotations.read(dir) { try catalogue.annotate(clipID: clip.clipID, flags: a.flags, notes: a.notes) }
+        } catch {
+            Terminal.err("ppc-host: \(dir): catalogued without the flags and notes beside it: \(error)")
+        }
         return clip
     }
 

@@ -401,7 +401,8 @@ final class ViewCopies: Sendable {
         queue.async { [log] in
             let clip = clipDirectory + "/clip.mp4"
             let view = clipDirectory + "/view.mp4"
-            guard !FileManager.default.fileExists(atPath: view), ViewTranscoder.needsViewingCopy(clip) else { return }
+            // A FIFO where the clip should be would hold this queue for ever: only a regular file is opened.
+            guard !FileManager.default.fileExists(atPath: view), FileSystem.isRegularFile(clip), ViewTranscoder.needsViewingCopy(clip) else { return }
             do {
                 let r = try ViewTranscoder.transcode(clip, to: view)
                 log("view copy of \(clipDirectory): \(r.frames) frames of \(r.sourceCodec) \(r.width)x\(r.height)@\(r.framesPerSecond) → H.264 view.mp4 (original kept)")
