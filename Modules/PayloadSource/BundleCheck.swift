@@ -11,11 +11,16 @@ extension ClipMeta {
     /// damaged before the send would be confirmed as sent and the device's copy removed. So a sender checks first.
     ///
     /// `besides` names files another party adds beside the minted ones and that meta.json cannot list (a host's
-    /// host-meta.json and viewing copy); any other file there is refused.
-    public static func verifyBundle(_ directory: String, besides: Set<String> = []) throws(PayloadError) -> ClipMeta {
+    /// host-meta.json and viewing copy); any other file there is refused. `clipID`, when given, is the clip the
+    /// bundle is sent as (its outbox folder's name): a meta.json naming another clip is refused too — the host would
+    /// store one clip under another's id.
+    public static func verifyBundle(_ directory: String, besides: Set<String> = [], clipID: String? = nil) throws(PayloadError) -> ClipMeta {
         let meta: ClipMeta
         do { meta = try ClipMeta.read(directory + "/meta.json") } catch let e as PayloadError { throw e } catch {
             throw PayloadError(.badBundle, "\(directory)/meta.json: \(error)")
+        }
+        if let clipID, meta.clipId != clipID {
+            throw PayloadError(.badBundle, "\(directory)/meta.json: clipId '\(meta.clipId)' is not the clip it is queued as, '\(clipID)'")
         }
         let present: [String]
         do { present = try FileSystem.list(directory) } catch { throw PayloadError(.badBundle, "\(directory): \(error)") }
@@ -52,9 +57,9 @@ extension ClipMeta {
 
     /// What `verifyBundle` finds wrong with the bundle in `directory`, or nil when it is whole: for a caller that
     /// reports rather than stops (a status, a library's verify, the host marking what it received).
-    public static func bundleProblem(_ directory: String, besides: Set<String> = []) -> String? {
+    public static func bundleProblem(_ directory: String, besides: Set<String> = [], clipID: String? = nil) -> String? {
         do {
-            _ = try verifyBundle(directory, besides: besides)
+            _ = try verifyBundle(directory, besides: besides, clipID: clipID)
             return nil
         } catch { return error.message }
     }

@@ -264,7 +264,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     /// copy would be removed — but kept, and said so (`.badBundle`); it is no failure of the host's.
     func send(_ clipID: String) throws -> String {
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
-        do { _ = try ClipMeta.verifyBundle(outbox.path(of: clipID)) } catch {
+        do { _ = try ClipMeta.verifyBundle(outbox.path(of: clipID), clipID: clipID) } catch {
             throw PayloadError(.badBundle, "\(clipID) not sent, kept in \(outbox.directory): \(error.message) — damaged on this disk since it was minted")
         }
         do {

@@ -377,6 +377,11 @@ extension HostAwayTests {
         let original = bytes
         bytes[bytes.count / 2] ^= 0x10
         try bytes.write(to: URL(fileURLWithPath: video))
+        // Two strays that sort first: an empty folder, and the second clip copied under another name. Before, the drain
+        // took the first entry's meta.json for the device's profile, found none, and the host refused the device — and
+        // so every clip behind them.
+        try FileManager.default.createDirectory(atPath: "\(out)/outbox/0-blank", withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: "\(out)/outbox/\(owed[1])", toPath: "\(out)/outbox/0-copy")
 
         let status = try ToolRunner.run(["transfer", "status", out])
         #expect(status.status == 65 && status.stderr.contains("\(owed[0]): damaged since it was minted") && status.stderr.contains("clip.mp4"), "\(status.stderr)")
@@ -389,7 +394,10 @@ extension HostAwayTests {
         #expect(drain.status == 65, "\(drain.stdout)\(drain.stderr)")
         #expect(drain.stderr.contains("\(owed[0]): not delivered, kept in") && drain.stderr.contains("its bytes are not those minted"), "\(drain.stderr)")
         #expect(drain.stdout.contains("delivered \(owed[1])"), "\(drain.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox") == [owed[0]])  // kept
+        #expect(drain.stderr.contains("0-blank: not delivered") && drain.stderr.contains("0-blank/meta.json: cannot read (missing)"), "\(drain.stderr)")
+        #expect(drain.stderr.contains("0-copy/meta.json: clipId '\(owed[1])' is not the clip it is queued as, '0-copy'"), "\(drain.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == ["0-blank", "0-copy", owed[0]])  // kept
+        for stray in ["0-blank", "0-copy"] { try FileManager.default.removeItem(atPath: "\(out)/outbox/\(stray)") }
         #expect(!FileManager.default.fileExists(atPath: tmp.sub("library/dev-d/\(owed[0])")))  // the host holds no damage
         // A session that sends what is owed passes over it too, and still sends its own clips.
         let next = try ToolRunner.run(["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-d"])

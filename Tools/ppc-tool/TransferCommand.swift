@@ -35,7 +35,7 @@ enum TransferCommand {
         let pending = outbox?.pending ?? []
         let held = SessionRunner.pinRecords(out: out)
         // Each owed bundle checked against what meta.json recorded at its mint: one damaged since is never sent.
-        let damaged = pending.compactMap { clip in outbox.flatMap { ClipMeta.bundleProblem($0.path(of: clip)) }.map { (clip: clip, why: $0) } }
+        let damaged = pending.compactMap { clip in outbox.flatMap { ClipMeta.bundleProblem($0.path(of: clip), clipID: clip) }.map { (clip: clip, why: $0) } }
         if inv.flag("json") {
             try printJSON([
                 "outbox": pending, "pins": held.mapValues { ["id": $0.id, "first": $0.first.rawValue, "last": $0.last.rawValue] },
@@ -62,9 +62,10 @@ enum TransferCommand {
             Terminal.out("\(out): nothing owed")
             return .success
         }
-        // The capture profile the host's policy judges comes from the bundles' own meta.json.
+        // The capture profile the host's policy judges comes from the bundles' own meta.json — the first that reads: one
+        // damaged bundle must not make the host refuse the device and so every clip behind it.
         // So does the device id the clips were minted under (they go to that device's folder on the host).
-        let meta = try? ClipMeta.read("\(outbox.path(of: pending[0]))/meta.json")
+        let meta = pending.lazy.compactMap { try? ClipMeta.read("\(outbox.path(of: $0))/meta.json") }.first
         let profile = meta.map {
             CaptureProfile(
                 width: $0.captureProfile.width, height: $0.captureProfile.height, framesPerSecond: Double($0.captureProfile.framesPerSecond),
@@ -114,7 +115,7 @@ enum TransferCommand {
             do {
                 // A bundle damaged since it was minted is not sent (the host would confirm the damage and this copy
                 // would be removed): kept, named, and the drain fails.
-                _ = try ClipMeta.verifyBundle(outbox.path(of: clip))
+                _ = try ClipMeta.verifyBundle(outbox.path(of: clip), clipID: clip)
                 let report = try BundleSender.send(directory: outbox.path(of: clip), clipID: clip, over: link.bulk, progress: progress)
                 record(true, nil)
                 try outbox.remove(clip)
