@@ -172,11 +172,20 @@ extension ImpactDetector {
         /// The lowest rate the detector accepts: its broadband gate needs energy well above 6 kHz.
         public static let minimumSampleRate = 32_000
 
+        /// The highest rate the detector accepts: 768 kHz, the highest any sound card offers (assumed: the top of
+        /// ALSA's rate list). Its buffers scale with the rate, so a file's header claiming gigahertz (a WAV's rate is
+        /// any 32-bit number) would have it allocate gigabytes before it could judge anything.
+        public static let maximumSampleRate = 768_000
+
         /// Why these settings cannot be used, if they cannot.
         public var problem: String? {
-            sampleRate < Self.minimumSampleRate
-                ? "sample rate \(sampleRate) Hz: impact detection needs at least \(Self.minimumSampleRate) Hz (it tells an impact by its energy above 6 kHz)"
-                : nil
+            if sampleRate < Self.minimumSampleRate {
+                return "sample rate \(sampleRate) Hz: impact detection needs at least \(Self.minimumSampleRate) Hz (it tells an impact by its energy above 6 kHz)"
+            }
+            if sampleRate > Self.maximumSampleRate {
+                return "sample rate \(sampleRate) Hz: no sound card records above \(Self.maximumSampleRate) Hz; a rate past it is a damaged or hostile header, not audio"
+            }
+            return nil
         }
     }
 }

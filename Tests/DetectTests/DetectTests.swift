@@ -36,6 +36,13 @@ struct DetectRateTests {
         #expect(ImpactDetector.Settings(sampleRate: 44_100).problem == nil)
     }
 
+    /// A rate past any sound card's is a damaged or hostile header: refused by name before the detector's buffers, which
+    /// scale with the rate, are allocated (a WAV claiming 2 GHz had `detect` allocate 1.1 GB before it said anything).
+    @Test func ratesNoSoundCardRecordsAreRefusedByName() {
+        #expect(ImpactDetector.Settings(sampleRate: 768_000).problem == nil)
+        #expect(ImpactDetector.Settings(sampleRate: 2_000_000_000).problem?.contains("2000000000 Hz: no sound card records above 768000 Hz") == true)
+    }
+
     @Test(arguments: [44_100, 96_000, 32_000])
     func cleanSessionsAtOtherRates(rate: Int) {
         var score = DetectionScore()
