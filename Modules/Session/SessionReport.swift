@@ -186,7 +186,7 @@ extension SessionRunner {
         var lines = [
             "session '\(options.context.session)' on \(options.context.deviceID): \(String(format: "%.1f", Double(wall) / 1e9)) s",
             "  video \(format): \(encoded) frames encoded of \(captured) captured, \(dropped) dropped, \(String(format: "%.1f", achieved)) fps achieved",
-            "  \(stats?.fragmentsPublished ?? 0) fragments published into the ring (it keeps the newest \(ring.configuration.capacity); \(stats?.fragmentsRefused ?? 0) refused); capture thread \(stats?.capturePriority ?? "")",
+            "  \(stats?.fragmentsPublished ?? 0) fragments published into the ring (it keeps the newest \(ring.configuration.capacity); \(stats?.fragmentsRefused ?? 0) refused)\((stats?.capturePriority).flatMap { $0.isEmpty ? nil : "; capture thread \($0)" } ?? "")",
             "  \(candidateCount) candidates, \(shotList.count) shots, \(clipsNow.count) clips"
                 + (owedNow.isEmpty ? "" : ", \(owedNow.count) more minted and owed to a sink that did not confirm them (below)"),
         ]

@@ -67,6 +67,13 @@ public enum FileSystem {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Whether `a` and `b` name the same file or directory (one device, one inode), however each is spelled: relative
+    /// or absolute, through a symbolic link, with `./` or `//`. False when either does not exist.
+    public static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+
     /// Whether `path` is a regular file (following symbolic links).
     public static func isRegularFile(_ path: String) -> Bool {
         var st = stat()

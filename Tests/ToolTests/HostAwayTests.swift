@@ -455,6 +455,10 @@ extension HostAwayTests {
         #expect(said.contains("clip id \(clips[1]) is already catalogued from \(library)/bay-b/\(clips[1])"), "\(said)")
         #expect(said.contains("1 clip(s) catalogued"), "\(said)")
         #expect(said.contains("catalogued without the flags and notes beside it") && said.contains("a FIFO, not a regular file"), "\(said)")
+        // The same library spelled otherwise is the same folders: nothing there collides with itself.
+        let again = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library + "/."])
+        #expect(!again.stderr.contains("\(library)/./bay-b/\(clips[1]): clip id"), "\(again.stderr)")
+        #expect(String(decoding: again.stdout, as: UTF8.self).contains("1 clip(s) catalogued"), "\(again.stderr)")
         let listed = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
         let list = try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]] ?? []
         let angles = list.flatMap { ($0["angles"] as? [[String: Any]]) ?? [] }

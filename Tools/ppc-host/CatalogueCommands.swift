@@ -100,8 +100,11 @@ enum HostCatalogue {
     static func record(_ dir: String, in catalogue: any CatalogueStore) throws -> CatalogueClip {
         let (clip, files) = try entry(dir)
         // The catalogue keys clips by id. Another folder holding a clip of the same id (two devices' folders, one
-        // careless or hostile) keeps its entry; one no longer there (a library moved, a clip deleted) is replaced.
-        if let other = try catalogue.clip(clip.clipID), other.path != dir, FileSystem.exists(other.path + "/meta.json") {
+        // careless or hostile) keeps its entry; one no longer there (a library moved, a clip deleted), or this folder
+        // spelled otherwise (`--library ./lib` one day, `lib` the next), is replaced.
+        if let other = try catalogue.clip(clip.clipID), other.path != dir, FileSystem.exists(other.path + "/meta.json"),
+            !FileSystem.sameFile(other.path, dir)
+        {
             throw CommandFailure.dataError("clip id \(clip.clipID) is already catalogued from \(other.path); two folders hold one clip id, the first keeps it")
         }
         try catalogue.record(clip, files: files)
