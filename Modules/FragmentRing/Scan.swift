@@ -95,7 +95,9 @@ extension FragmentRing {
     static func checkMetadata(_ path: String) throws(RingError) -> (capacity: Int, fileExtension: String) {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+            object = try JSONSerialization.jsonObject(with: Data(FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true)))
+        } catch let e as SystemError {
+            throw RingError(.badDirectory, "\(path): not readable (\(e))")
         } catch {
             throw RingError(.badDirectory, "\(path): not readable JSON (\(error.localizedDescription))")
         }

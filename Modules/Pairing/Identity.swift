@@ -101,9 +101,13 @@ public final class PairedPeers: @unchecked Sendable {
     /// The pairings in `directory` (none yet is an empty list; a file that is not one is refused, naming it).
     public init(directory: String) throws(PairingError) {
         path = directory + "/paired.json"
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard FileSystem.exists(path) else {
             peers = []
             return
+        }
+        let data: Data
+        do { data = Data(try FileSystem.readSmallFile(path, limit: 4 << 20, regularFileOnly: true)) } catch {
+            throw PairingError("\(path): cannot read (\(error))")
         }
         guard let list = try? JSONDecoder().decode([Peer].self, from: data), list.allSatisfy({ KeyText.bytes(hex: $0.publicKey) != nil }) else {
             throw PairingError("\(path) is not a list of pairings (name, 64-hex-digit publicKey, pairedAt, fingerprint)")

@@ -199,7 +199,7 @@ extension SessionRunner {
         let dir = pinsDirectory(out: out)
         var records: [String: PinToken] = [:]
         for name in (try? FileSystem.list(dir)) ?? [] where name.hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: "\(dir)/\(name)"),
+            guard let data = (try? FileSystem.readSmallFile("\(dir)/\(name)", limit: 1 << 16, regularFileOnly: true)).map({ Data($0) }),
                 let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
                 let id = (record["pinId"] as? NSNumber)?.uint64Value, let first = (record["first"] as? NSNumber)?.uint64Value,
                 let last = (record["last"] as? NSNumber)?.uint64Value

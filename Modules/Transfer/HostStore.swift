@@ -307,7 +307,7 @@ public final class HostStore: Sendable {
                     let state = PartialState(size: size, xxh3: xxh3)
                     do {
                         try FileSystem.makeDirectory(dir)
-                        let resuming = FileManager.default.contents(atPath: path + ".state").flatMap { PartialState([UInt8]($0)) } == state
+                        let resuming = (try? FileSystem.readSmallFile(path + ".state", limit: 64, regularFileOnly: true)).flatMap { PartialState($0) } == state
                         let fd = try FileDescriptor.open(path, O_RDWR | O_CREAT)
                         let logFD = try FileDescriptor.open(path + ".chunks", O_RDWR | O_CREAT)
                         var hasher = XXH3.Hasher()

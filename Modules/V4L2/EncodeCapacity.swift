@@ -26,7 +26,8 @@ public struct EncodeCapacity: Codable, Sendable, Equatable {
     /// The recorded figure, or nil when none was recorded or the file is not one (never trusted blindly: a value that is
     /// not a positive finite number is ignored).
     public static func load(_ path: String = defaultPath) -> EncodeCapacity? {
-        guard let data = FileManager.default.contents(atPath: path), let c = try? JSONDecoder().decode(EncodeCapacity.self, from: data),
+        guard let bytes = try? FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true),
+            let c = try? JSONDecoder().decode(EncodeCapacity.self, from: Data(bytes)),
             c.pixelsPerSecond.isFinite, c.pixelsPerSecond > 0
         else { return nil }
         return c

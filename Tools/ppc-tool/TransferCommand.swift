@@ -136,7 +136,7 @@ enum TransferCommand {
     static func ringSettings(_ out: String) -> (capacity: Int, fileExtension: String) {
         // Disk state is read, not trusted: a capacity or extension out of bounds falls back to the defaults (opening the
         // ring then refuses the bad ring.json by name, and the clips are delivered all the same).
-        guard let data = FileManager.default.contents(atPath: "\(out)/ring/ring.json"),
+        guard let data = (try? FileSystem.readSmallFile("\(out)/ring/ring.json", limit: 1 << 20, regularFileOnly: true)).map({ Data($0) }),
             let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let c = o["capacity"] as? Int,
             (1...FragmentRing.maxCapacity).contains(c), let ext = o["fileExtension"] as? String, PlainName.isPlain(ext, maxLength: 16)
         else { return (Int(Configuration.defaults[.fragmentCapacity]), "ts") }
