@@ -98,6 +98,9 @@ public protocol CatalogueStore: AnyObject, Sendable {
     func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip?
     /// Sets a clip's flags and notes (nil: leave as they are); throws naming the clip when it is not catalogued.
     func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError)
+    /// Removes a clip and its files from the catalogue (its folder is gone from the library); nothing when it is not
+    /// catalogued. The library's files are never touched.
+    func forget(clipID: String) throws(CatalogueError)
 }
 
 /// The host's clip catalogue: SQLite, one file in the library (`catalogue.sqlite`), its schema versioned and migrated
@@ -236,6 +239,20 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
                 path: text(11), bytes: sqlite3_column_int64(stmt, 12), flags: ClipFlag.parse(text(13)), notes: text(14)))
         }
         return out
+    }
+
+    public func forget(clipID: String) throws(CatalogueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try exec("BEGIN")
+        do throws(CatalogueError) {
+            try run("DELETE FROM files WHERE clip_id = ?", [.text(clipID)])
+            try run("DELETE FROM clips WHERE clip_id = ?", [.text(clipID)])
+            try exec("COMMIT")
+        } catch {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
     }
 
     public func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError) {

@@ -107,6 +107,20 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         }
     }
 
+    public func forget(clipID: String) throws(CatalogueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try query("BEGIN")
+        do throws(CatalogueError) {
+            try query("DELETE FROM files WHERE clip_id = $1", [clipID])
+            try query("DELETE FROM clips WHERE clip_id = $1", [clipID])
+            try query("COMMIT")
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+
     public func clips() throws(CatalogueError) -> [CatalogueClip] {
         try select("ORDER BY COALESCE(t0_host_ns, t0_device_ns), clip_id", [])
     }

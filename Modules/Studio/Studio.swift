@@ -200,6 +200,7 @@ public final class Studio: @unchecked Sendable {
         var angles: [[String: Any]] = []
         for c in s {
             let meta: ClipMeta
+            try Self.requireFolder(c)
             do { meta = try ClipMeta.read(c.path + "/meta.json") } catch { throw StudioError(500, "\(c.clipID): \(error)") }
             var a = clipJSON(c)
             let zero = meta.window.clipTimeZeroNs
@@ -226,6 +227,14 @@ public final class Studio: @unchecked Sendable {
         ])
     }
 
+    /// A catalogued clip whose folder is gone from the library (deleted by hand, a cleanup) is 410, saying what forgets
+    /// it — not a 500, as though the server had failed.
+    static func requireFolder(_ c: CatalogueClip) throws {
+        guard FileSystem.exists(c.path + "/meta.json") else {
+            throw StudioError(410, "\(c.clipID): its folder \(c.path) is gone from the library; `ppc-host catalogue rebuild` forgets it")
+        }
+    }
+
     /// The largest audio.wav a waveform is drawn from: a clip's 2 s are ~0.4 MB at 48 kHz; 64 MiB is minutes of
     /// audio at any usual rate.
     static let maxWaveformFileBytes = 64 << 20
@@ -233,6 +242,7 @@ public final class Studio: @unchecked Sendable {
     /// The audio's envelope, decimated to `buckets` (min and max per bucket), with the impact's sample.
     func waveform(_ clipID: String, buckets: Int) throws -> WebServer.Response {
         guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
+        try Self.requireFolder(c)
         let path = c.path + "/audio.wav"
         // A clip's audio is seconds long (detect.audioWindowNs); a file far larger is no clip's, and is not read whole
         // into a page's request.

@@ -25,6 +25,10 @@ import Testing
         #expect(try again.clips().map(\.clipID) == ["a-1", "b-1"])
         #expect(try again.scalar("SELECT COUNT(*) FROM files WHERE clip_id = 'a-1'") == "1")
         #expect(try again.scalar("SELECT value FROM meta WHERE key = 'schema_version'") == "\(Catalogue.schemaVersion)")
+        // A clip whose folder is gone is forgotten, files and all; forgetting one not there is nothing.
+        try again.forget(clipID: "a-1")
+        try again.forget(clipID: "nope")
+        #expect(try again.clips().map(\.clipID) == ["b-1"] && again.scalar("SELECT COUNT(*) FROM files WHERE clip_id = 'a-1'") == "0")
     }
 
     @Test func flagsAndNotesPersistAcrossReopeningAndRerecording() throws {

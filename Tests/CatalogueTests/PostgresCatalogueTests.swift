@@ -75,6 +75,10 @@ struct PostgresCatalogueTests {
         #expect(b?.flags == [.kept, .starred] && b?.notes == "from the side")
         #expect(try other.clip("b-1")?.notes == "from the side")
         #expect(try other.clip("nope") == nil)
+        // A clip whose folder is gone is forgotten, files and all; forgetting one not there is nothing.
+        try other.forget(clipID: "a-1")
+        try other.forget(clipID: "nope")
+        #expect(try other.clips().map(\.clipID) == ["b-1", "c-1"] && other.fileCount("a-1") == 0)
         // A URL that reaches nothing is an error naming it.
         #expect { try PostgresCatalogue(url: "postgresql://ppc@/postgres?host=/nonexistent-dir") } throws: { "\($0)".contains("/nonexistent-dir") }
     }

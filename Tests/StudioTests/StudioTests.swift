@@ -121,6 +121,25 @@ struct StudioTests {
         #expect(head.status == 200 && head.body.isEmpty && head.headers["content-type"]?.hasPrefix("application/json") == true)
     }
 
+    /// A catalogued clip whose folder is gone from the library (deleted by hand) is a 410 saying what forgets it, not a
+    /// 500 as though the server had failed.
+    @Test func aClipWhoseFolderIsGoneIsSaidToBeGone() throws {
+        let tmp = TemporaryDirectory("ppc-studio-gone")
+        let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
+        try catalogue.record(
+            CatalogueClip(
+                clipID: "gone-001", device: "bay-a", session: "s", sessionID: "20261202T000000Z-00000000", t0DeviceNs: 1, t0HostNs: nil,
+                t0UncertaintyNs: nil, frames: 1, captureProfile: "320x180@60 h264", belowPolicy: nil, receivedAt: "2026-12-02T00:00:00Z",
+                path: tmp.sub("bay-a/gone-001"), bytes: 1),
+            files: [])
+        let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
+        defer { s.stop() }
+        for path in ["/api/swings/gone-001", "/api/clips/gone-001/waveform"] {
+            let r = try get(s, path)
+            #expect(r.status == 410 && String(decoding: r.body, as: UTF8.self).contains("catalogue rebuild"), "\(path): \(r.status)")
+        }
+    }
+
     @Test func annotationsAreValidatedNamedAndPersisted() throws {
         let s = try studio()
         defer { s.stop() }

@@ -465,6 +465,21 @@ extension HostAwayTests {
         #expect(angles.count == 1 && angles.first?["clipId"] as? String == clips[1], "\(angles)")
         let verify = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", library])
         #expect(verify.status == 65 && verify.stderr.contains("bytes 9223372036854775000 is out of range"), "\(verify.stderr)")
+
+        // A library that holds no clip folder at all (its disk or share not mounted) forgets nothing.
+        try fm.moveItem(atPath: library + "/bay-b", toPath: tmp.sub("bay-b-away"))
+        try fm.moveItem(atPath: library + "/clips", toPath: tmp.sub("clips-away"))
+        let unmounted = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
+        #expect(unmounted.stderr.contains("is its disk or share mounted? Nothing forgotten"), "\(unmounted.stderr)")
+        try fm.moveItem(atPath: tmp.sub("bay-b-away"), toPath: library + "/bay-b")
+        try fm.moveItem(atPath: tmp.sub("clips-away"), toPath: library + "/clips")
+        // Both folders of the second clip deleted by hand: the next rebuild forgets it (the library is the truth).
+        try fm.removeItem(atPath: "\(library)/bay-b/\(clips[1])")
+        try fm.removeItem(atPath: "\(library)/clips/\(clips[1])")
+        let forget = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
+        #expect(String(decoding: forget.stdout, as: UTF8.self).contains("1 clip(s) forgotten, their folders gone from the library: \(clips[1])"), "\(forget.stderr)")
+        let after = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
+        #expect((try JSONSerialization.jsonObject(with: after.stdout) as? [[String: Any]])?.isEmpty == true)
     }
 
     @Test func aDamagedCatalogueIsKeptAsideAndMadeAgainFromTheLibrary() throws {

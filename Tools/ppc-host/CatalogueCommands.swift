@@ -142,6 +142,24 @@ enum HostCatalogue {
         return out
     }
 
+    /// Forgets every catalogued clip of `library` whose folder is gone (deleted by hand, a cleanup): the library is the
+    /// truth. Of a catalogue several hosts share (`shared`), only clips whose folder lay in this library. When the library
+    /// holds no clip folder at all while the catalogue names some there, nothing is forgotten: an unmounted disk or share
+    /// looks just so, and its clips would come back. Returns the ids forgotten.
+    static func forgetGone(library: String, folders: [String], in catalogue: any CatalogueStore, shared: Bool) throws -> [String] {
+        let root = URL(fileURLWithPath: library).standardizedFileURL.path + "/"
+        let gone = try catalogue.clips().filter { c in
+            (!shared || URL(fileURLWithPath: c.path).standardizedFileURL.path.hasPrefix(root)) && !FileSystem.exists(c.path + "/meta.json")
+        }
+        guard !gone.isEmpty else { return [] }
+        guard !folders.isEmpty else {
+            Terminal.err("ppc-host: \(library) holds no clip folder, yet the catalogue names \(gone.count) there: is its disk or share mounted? Nothing forgotten")
+            return []
+        }
+        for c in gone { try catalogue.forget(clipID: c.clipID) }
+        return gone.map(\.clipID)
+    }
+
     static let libraryOption = Option.value("library", "dir", help: "The library (default ./library).")
 
     /// `--library` (default ./library), which must be a directory already: a command over a library never makes one.
@@ -167,9 +185,14 @@ enum HostCatalogue {
                 } catch {}  // anything else: said by `open` below
             }
             let catalogue = try open(library: library, url: inv.value("catalogue"))
-            let (recorded, skipped) = record(clipFolders(library), in: catalogue)
+            let folders = clipFolders(library)
+            let (recorded, skipped) = record(folders, in: catalogue)
             for s in skipped { Terminal.err("ppc-host: not catalogued: \(s)") }
             Terminal.out("ppc-host: \(recorded) clip(s) catalogued in \(inv.value("catalogue") ?? path(library))\(skipped.isEmpty ? "" : "; \(skipped.count) not (above)")")
+            let forgotten = try forgetGone(library: library, folders: folders, in: catalogue, shared: inv.value("catalogue") != nil)
+            if !forgotten.isEmpty {
+                Terminal.out("ppc-host: \(forgotten.count) clip(s) forgotten, their folders gone from the library: \(forgotten.joined(separator: ", "))")
+            }
             return skipped.isEmpty ? .success : .dataError
         })
 
