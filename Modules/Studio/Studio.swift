@@ -230,7 +230,7 @@ public final class Studio: @unchecked Sendable {
     /// A catalogued clip whose folder is gone from the library (deleted by hand, a cleanup) is 410, saying what forgets
     /// it — not a 500, as though the server had failed.
     static func requireFolder(_ c: CatalogueClip) throws {
-        guard FileSystem.exists(c.path + "/meta.json") else {
+        guard FileSystem.exists(c.path) else {
             throw StudioError(410, "\(c.clipID): its folder \(c.path) is gone from the library; `ppc-host catalogue rebuild` forgets it")
         }
     }
@@ -304,6 +304,7 @@ public final class Studio: @unchecked Sendable {
 
     func annotate(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, clipID)
+        if let c = try catalogue.clip(clipID) { try Self.requireFolder(c) }  // nothing said of a clip that is gone
         do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch { throw StudioError(404, "\(error)") }
         guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
         try keepBeside(c)
@@ -322,6 +323,7 @@ public final class Studio: @unchecked Sendable {
     func annotateSwing(_ id: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, id)
         guard let s = Catalogue.swings(try catalogue.clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): no such swing") }
+        for c in s { try Self.requireFolder(c) }
         for c in s {
             do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch { throw StudioError(500, "\(error)") }
         }

@@ -138,6 +138,9 @@ struct StudioTests {
             let r = try get(s, path)
             #expect(r.status == 410 && String(decoding: r.body, as: UTF8.self).contains("catalogue rebuild"), "\(path): \(r.status)")
         }
+        let said = try request(s, "POST", "/api/clips/gone-001/annotate", body: Data(#"{"flags": ["kept"]}"#.utf8), headers: ["Content-Type": "application/json"])
+        let flags = try catalogue.clip("gone-001")?.flags
+        #expect(said.status == 410 && flags == [], "\(said.status)")
     }
 
     @Test func annotationsAreValidatedNamedAndPersisted() throws {

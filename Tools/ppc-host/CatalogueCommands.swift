@@ -149,7 +149,7 @@ enum HostCatalogue {
     static func forgetGone(library: String, folders: [String], in catalogue: any CatalogueStore, shared: Bool) throws -> [String] {
         let root = URL(fileURLWithPath: library).standardizedFileURL.path + "/"
         let gone = try catalogue.clips().filter { c in
-            (!shared || URL(fileURLWithPath: c.path).standardizedFileURL.path.hasPrefix(root)) && !FileSystem.exists(c.path + "/meta.json")
+            (!shared || URL(fileURLWithPath: c.path).standardizedFileURL.path.hasPrefix(root)) && !FileSystem.exists(c.path)
         }
         guard !gone.isEmpty else { return [] }
         guard !folders.isEmpty else {
