@@ -32,6 +32,9 @@ public final class MediaReader {
     let frame: UnsafeMutablePointer<AVFrame>
     let packet: UnsafeMutablePointer<AVPacket>
     var scaler: OpaquePointer?
+    /// The size `readVideo` delivers frames at (nil: the source's own): frames are scaled to it as they are converted.
+    /// Set before the first frame is read.
+    public var outputSize: (width: Int, height: Int)?
     var pendingVideo: [UnsafeMutablePointer<AVPacket>] = []
     var audioFIFO: [Float] = []
     var audioRead = 0
@@ -249,7 +252,8 @@ public final class MediaReader {
         guard w == info.width, h == info.height else {
             throw MediaError(operation: "decode video", path: location, "frame size changed from \(info.width)x\(info.height) to \(w)x\(h) mid-stream")
         }
-        if frame.pointee.format == AV_PIX_FMT_NV12.rawValue {
+        let out = outputSize ?? (w, h)
+        if frame.pointee.format == AV_PIX_FMT_NV12.rawValue, out == (w, h) {
             // Already NV12: copied as it is, no conversion.
             let ys = Int(frame.pointee.linesize.0)
             let cs = Int(frame.pointee.linesize.1)
@@ -259,7 +263,7 @@ public final class MediaReader {
         }
         if scaler == nil {
             scaler = sws_getContext(
-                Int32(w), Int32(h), AVPixelFormat(frame.pointee.format), Int32(w), Int32(h), AV_PIX_FMT_NV12, SWS_BILINEAR,
+                Int32(w), Int32(h), AVPixelFormat(frame.pointee.format), Int32(out.width), Int32(out.height), AV_PIX_FMT_NV12, SWS_BILINEAR,
                 nil, nil, nil)
             guard scaler != nil else {
                 throw MediaError(operation: "convert video", path: location, "cannot convert \(info.sourcePixelFormat) to NV12")

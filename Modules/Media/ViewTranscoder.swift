@@ -16,6 +16,20 @@ public enum ViewTranscoder {
         public let framesPerSecond: Int
     }
 
+    /// The largest viewing copy: 1920×1080 (either way round). A browser plays it at any pace a coach steps through, the
+    /// original stays for anything finer, and a clip claiming 16000×16000 (a careless or hostile device) cannot have the
+    /// host encode frames of 384 MB each.
+    public static let maxViewingSide = (long: 1920, short: 1080)
+
+    /// The viewing copy's size for a `width`×`height` clip: its own when it fits `maxViewingSide`, else scaled to fit with
+    /// its aspect kept; always even (H.264 4:2:0) and at least 2×2.
+    public static func viewingSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let (maxW, maxH) = width >= height ? (maxViewingSide.long, maxViewingSide.short) : (maxViewingSide.short, maxViewingSide.long)
+        let scale = min(1, Double(maxW) / Double(width), Double(maxH) / Double(height))
+        func even(_ x: Double) -> Int { max(2, Int(x) & ~1) }
+        return (even(Double(width) * scale), even(Double(height) * scale))
+    }
+
     /// Whether `clip` (an MP4) holds video a browser does not play, so a viewing copy is worth making.
     public static func needsViewingCopy(_ clip: String) -> Bool {
         guard let r = try? MediaReader(clip) else { return false }
@@ -29,13 +43,15 @@ public enum ViewTranscoder {
     public static func transcode(_ input: String, to output: String) throws -> Report {
         let reader = try MediaReader(input)
         guard let v = reader.video else { throw MediaError(operation: "transcode", path: input, "no video stream") }
-        guard v.width % 2 == 0, v.height % 2 == 0, v.framesPerSecond > 0 else {
-            throw MediaError(operation: "transcode", path: input, "video is \(v.width)x\(v.height)@\(v.framesPerSecond); H.264 4:2:0 needs even sizes and a rate")
+        guard v.width > 0, v.height > 0, v.framesPerSecond > 0 else {
+            throw MediaError(operation: "transcode", path: input, "video is \(v.width)x\(v.height)@\(v.framesPerSecond); a viewing copy needs a size and a rate")
         }
+        let size = viewingSize(width: v.width, height: v.height)
+        reader.outputSize = size
         // About 0.1 bit a pixel: a viewing copy, not an archive (the original stays).
-        let bitrate = max(500_000, min(50_000_000, v.width * v.height * v.framesPerSecond / 10))
+        let bitrate = max(500_000, min(50_000_000, size.width * size.height * v.framesPerSecond / 10))
         let encoder = try EncoderSession(
-            .init(codec: .h264, width: v.width, height: v.height, framesPerSecond: v.framesPerSecond, bitrateBps: bitrate,
+            .init(codec: .h264, width: size.width, height: size.height, framesPerSecond: v.framesPerSecond, bitrateBps: bitrate,
                   gopFrames: v.framesPerSecond, preset: "veryfast"))
         let ts = output + ".ts.partial"
         let partial = output + ".partial"
@@ -67,6 +83,6 @@ public enum ViewTranscoder {
         _ = try ClipRemuxer.remux(fragments: [ts], to: partial, frameIntervalTicks: 90_000 / Int64(v.framesPerSecond))
         if FileManager.default.fileExists(atPath: output) { try FileManager.default.removeItem(atPath: output) }
         try FileManager.default.moveItem(atPath: partial, toPath: output)
-        return Report(frames: frames, sourceCodec: reader.videoCodec ?? "?", width: v.width, height: v.height, framesPerSecond: v.framesPerSecond)
+        return Report(frames: frames, sourceCodec: reader.videoCodec ?? "?", width: size.width, height: size.height, framesPerSecond: v.framesPerSecond)
     }
 }

@@ -146,6 +146,27 @@ struct PassthroughTests {
         #expect(counters.first == Optional(0) && counters.last == Optional(Int64(window.frameCount - 1)))
     }
 
+    /// A viewing copy fits 1920×1080 (either way round), its aspect kept and its sides even; a clip that fits keeps its
+    /// size. An odd-sized clip, refused before, gets one too.
+    @Test func theViewingCopyFitsFullHDWithItsAspectKept() throws {
+        #expect(ViewTranscoder.viewingSize(width: 320, height: 180) == (320, 180))
+        #expect(ViewTranscoder.viewingSize(width: 3840, height: 2160) == (1920, 1080))
+        #expect(ViewTranscoder.viewingSize(width: 1080, height: 1920) == (1080, 1920))
+        #expect(ViewTranscoder.viewingSize(width: 16000, height: 16000) == (1080, 1080))
+        #expect(ViewTranscoder.viewingSize(width: 65, height: 49) == (64, 48))
+        let tmp = TemporaryDirectory("ppc-view-size")
+        for (size, expected) in [("2000x200", "1920,192"), ("65x49", "64,48")] {
+            let path = tmp.sub("\(size).mkv")
+            let made = try ToolRunner.runProgram(
+                "ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=\(size):rate=30", "-t", "0.2", "-c:v", "mjpeg", "-y", path])
+            try #require(made.status == 0, "\(made.stderr)")
+            let view = tmp.sub("\(size).view.mp4")
+            let r = try ViewTranscoder.transcode(path, to: view)
+            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", view])
+            #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == expected && r.frames == 6, "\(size)")
+        }
+    }
+
     @Test func hevcAndLosslessClipsGetAViewingCopyTooAndH264DoesNot() throws {
         let tmp = TemporaryDirectory("ppc-view-codecs")
         for (codec, args) in [("hevc", ["-c:v", "libx265", "-x265-params", "log-level=error"]), ("ffv1", ["-c:v", "ffv1"]), ("h264", ["-c:v", "libx264"])] {
