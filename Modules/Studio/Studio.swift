@@ -1,8 +1,8 @@
 import Catalogue
 import Foundation
-import Syscall
 import Media
 import PayloadSource
+import Syscall
 import WebServer
 
 /// ppc Studio: the host's web interface over its clip catalogue — Live, Swings, Compare, Sessions — and the JSON API

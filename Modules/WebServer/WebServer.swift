@@ -426,7 +426,8 @@ extension WebServer {
         let head = request.method == "HEAD"
         let fd: FileDescriptor
         do { fd = try FileDescriptor.openRegularFile(path) } catch {
-            return write(conn, .error(404, "\(request.path): cannot open (\(String(cString: strerror(error.errno))))"), head: head)
+            let why = error.errno == EINVAL || error.errno == EISDIR ? "not a regular file" : String(cString: strerror(error.errno))
+            return write(conn, .error(404, "\(request.path): cannot open (\(why))"), head: head)
         }
         let st: stat
         do { st = try fd.status() } catch { return write(conn, .error(500, "\(request.path): \(error)"), head: head) }

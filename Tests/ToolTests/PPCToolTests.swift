@@ -13,6 +13,23 @@ struct PPCToolTests {
         #expect(o["provenance"] as? String == "measured" && (o["sizes"] as? [[String: Any]])?.count == 3, "\(o)")
     }
 
+    /// Every other quick bench runs too, at a toy size, and says what it measured (no figure is judged: speed lives in
+    /// benchmarks). `make bench` is not part of `make test`, and two benches had stopped running before anyone noticed.
+    /// (`bench link` and `bench faults` take half a minute or more even small; `bench detect` writes corpora.)
+    @Test(arguments: [
+        ["index", "--appends", "20000"],
+        ["ring", "--fragments", "2", "--bytes", "65536", "--rounds", "1", "--durability", "none"],
+        ["encode", "--frames", "12", "--size", "160x120", "--mjpeg-size", "160x120"],
+    ])
+    func benchRuns(_ args: [String]) throws {
+        let tmp = TemporaryDirectory("ppc-bench-smoke")
+        let dirs = args[0] == "encode" ? ["--dir", tmp.path, "--frames-dir", tmp.path] : args[0] == "ring" ? ["--dir", tmp.path] : []
+        let r = try ToolRunner.run(["bench"] + args + dirs + ["--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
+        #expect(o["provenance"] as? String == "measured" && o["machine"] != nil && o["date"] != nil, "\(o)")
+    }
+
     @Test func configShowJSONCarriesProvenance() throws {
         let r = try ToolRunner.run(["config", "show", "--json"])
         #expect(r.status == 0)
