@@ -15,11 +15,12 @@ struct PPCToolTests {
 
     /// Every other quick bench runs too, at a toy size, and says what it measured (no figure is judged: speed lives in
     /// benchmarks). `make bench` is not part of `make test`, and two benches had stopped running before anyone noticed.
-    /// (`bench link` and `bench faults` take half a minute or more even small; `bench detect` writes corpora.)
+    /// (`bench link` takes half a minute even small; `bench detect` writes corpora.)
     @Test(arguments: [
         ["index", "--appends", "20000"],
         ["ring", "--fragments", "2", "--bytes", "65536", "--rounds", "1", "--durability", "none"],
         ["encode", "--frames", "12", "--size", "160x120", "--mjpeg-size", "160x120"],
+        ["faults", "--kills", "1", "--seed", "1"],
     ])
     func benchRuns(_ args: [String]) throws {
         let tmp = TemporaryDirectory("ppc-bench-smoke")
