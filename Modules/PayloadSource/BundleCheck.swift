@@ -12,15 +12,15 @@ extension ClipMeta {
     ///
     /// `besides` names files another party adds beside the minted ones and that meta.json cannot list (a host's
     /// host-meta.json and viewing copy); any other file there is refused. `clipID`, when given, is the clip the
-    /// bundle is sent as (its outbox folder's name): a meta.json naming another clip is refused too — the host would
-    /// store one clip under another's id.
+    /// bundle's folder is named for (in an outbox, the id it is sent as; in a library, the id it was received as): a
+    /// meta.json naming another clip is refused too — a host would store or catalogue one clip under another's id.
     public static func verifyBundle(_ directory: String, besides: Set<String> = [], clipID: String? = nil) throws(PayloadError) -> ClipMeta {
         let meta: ClipMeta
         do { meta = try ClipMeta.read(directory + "/meta.json") } catch let e as PayloadError { throw e } catch {
             throw PayloadError(.badBundle, "\(directory)/meta.json: \(error)")
         }
         if let clipID, meta.clipId != clipID {
-            throw PayloadError(.badBundle, "\(directory)/meta.json: clipId '\(meta.clipId)' is not the clip it is queued as, '\(clipID)'")
+            throw PayloadError(.badBundle, "\(directory)/meta.json: clipId '\(meta.clipId)' is not '\(clipID)', the clip its folder holds")
         }
         let present: [String]
         do { present = try FileSystem.list(directory) } catch { throw PayloadError(.badBundle, "\(directory): \(error)") }

@@ -395,7 +395,7 @@ extension HostAwayTests {
         #expect(drain.stderr.contains("\(owed[0]): not delivered, kept in") && drain.stderr.contains("its bytes are not those minted"), "\(drain.stderr)")
         #expect(drain.stdout.contains("delivered \(owed[1])"), "\(drain.stdout)")
         #expect(drain.stderr.contains("0-blank: not delivered") && drain.stderr.contains("0-blank/meta.json: cannot read (missing)"), "\(drain.stderr)")
-        #expect(drain.stderr.contains("0-copy/meta.json: clipId '\(owed[1])' is not the clip it is queued as, '0-copy'"), "\(drain.stderr)")
+        #expect(drain.stderr.contains("0-copy/meta.json: clipId '\(owed[1])' is not '0-copy', the clip its folder holds"), "\(drain.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == ["0-blank", "0-copy", owed[0]])  // kept
         for stray in ["0-blank", "0-copy"] { try FileManager.default.removeItem(atPath: "\(out)/outbox/\(stray)") }
         #expect(!FileManager.default.fileExists(atPath: tmp.sub("library/dev-d/\(owed[0])")))  // the host holds no damage
@@ -465,6 +465,7 @@ extension HostAwayTests {
         #expect(angles.count == 1 && angles.first?["clipId"] as? String == clips[1], "\(angles)")
         let verify = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", library])
         #expect(verify.status == 65 && verify.stderr.contains("bytes 9223372036854775000 is out of range"), "\(verify.stderr)")
+        #expect(verify.stderr.contains("renamed/meta.json: clipId '\(clips[1])' is not 'renamed', the clip its folder holds"), "\(verify.stderr)")
 
         // A library that holds no clip folder at all (its disk or share not mounted) forgets nothing.
         try fm.moveItem(atPath: library + "/bay-b", toPath: tmp.sub("bay-b-away"))

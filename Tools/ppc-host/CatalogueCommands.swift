@@ -204,7 +204,9 @@ enum HostCatalogue {
         run: { inv in
             let library = try existingLibrary(inv)
             let folders = clipFolders(library)
-            let damaged = folders.compactMap { dir in ClipMeta.bundleProblem(dir, besides: HostStore.hostFiles).map { (clip: dir, why: $0) } }
+            let damaged = folders.compactMap { dir in
+                ClipMeta.bundleProblem(dir, besides: HostStore.hostFiles, clipID: (dir as NSString).lastPathComponent).map { (clip: dir, why: $0) }
+            }
             if inv.flag("json") {
                 try Terminal.json(["library": library, "clips": folders.count, "damaged": damaged.map { ["clip": $0.clip, "why": $0.why] }] as [String: Any])
             } else {

@@ -280,7 +280,8 @@ let root = Command(
         server.onLog = { Terminal.out("ppc-host: \($0)") }
         // Each received bundle is checked against its own meta.json (a ppc device checks before it sends: a mismatch is
         // another sender's), and its clip measured from its own file (libavformat, demux only) against the policy.
-        server.checkBundle = { ClipMeta.bundleProblem($0, besides: HostStore.hostFiles) }
+        // A clip's folder is named by its id (as offered): a meta.json naming another clip does not match either.
+        server.checkBundle = { ClipMeta.bundleProblem($0, besides: HostStore.hostFiles, clipID: ($0 as NSString).lastPathComponent) }
         server.measureClip = { path in
             do {
                 let f = try ClipProbe.facts(path)
