@@ -180,6 +180,9 @@ public protocol VideoEncoder: AnyObject {
 /// session's report says how many.
 public protocol FrameRefusing: AnyObject {
     var framesRefused: Int { get }
+    /// Frames stored as they came that look cut short (a JPEG without its end marker): counted, so the report can say
+    /// a camera or its cable is tearing frames; a player shows what arrived.
+    var framesUnended: Int { get }
 }
 
 /// What an audio source says of one block of samples it wrote.

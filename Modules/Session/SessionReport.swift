@@ -144,6 +144,9 @@ extension SessionRunner {
             "framesRefused": figure(
                 (components.encoder as? FrameRefusing)?.framesRefused ?? 0, "measured",
                 "frames the encoder could not store as they came (a torn or empty JPEG from the camera); counted, never stored"),
+            "framesUnended": figure(
+                (components.encoder as? FrameRefusing)?.framesUnended ?? 0, "measured",
+                "frames stored as they came that end without a JPEG's end marker (FF D9): most likely cut short between the camera and this machine; a player shows what arrived"),
             "dropRate": figure(captured > 0 ? Double(dropped) / Double(captured) : 0, "derived", "framesDropped / framesCaptured"),
             "requestedFps": figure(format.framesPerSecond, "vendor", "the source's declared format"),
             "achievedFps": figure(achieved, "derived", "framesEncoded / captureSeconds"),
@@ -191,6 +194,9 @@ extension SessionRunner {
                 + (owedNow.isEmpty ? "" : ", \(owedNow.count) more minted and owed to a sink that did not confirm them (below)"),
         ]
         for clip in clipsNow { lines.append("    \(clip.path)  (t0 \(String(format: "%.3f", Double(clip.t0Ns) / 1e9)) s, \(clip.frames) frames, \(clip.bytes) bytes)") }
+        if let e = components.encoder as? FrameRefusing, e.framesRefused + e.framesUnended > 0 {
+            lines.append("  ⚠ camera frames: \(e.framesRefused) refused (not a JPEG: empty or torn), \(e.framesUnended) stored but cut short (no JPEG end marker) — check the camera's cable and USB bandwidth")
+        }
         if warnings.thermal + warnings.memory + warnings.storage > 0 {
             lines.append("  ⚠ warnings: thermal \(warnings.thermal), memory \(warnings.memory), storage \(warnings.storage)")
         }

@@ -19,6 +19,7 @@ public final class PassthroughEncoder: VideoEncoder, FrameRefusing {
     var open: (startNs: Int64, frames: Int) = (0, 0)
     /// Frames refused as empty or larger than a frame may be (counted; the session goes on).
     public private(set) var framesRefused = 0
+    public private(set) var framesUnended = 0
 
     public init() {}
 
@@ -54,6 +55,15 @@ public final class PassthroughEncoder: VideoEncoder, FrameRefusing {
         else {
             framesRefused += 1
             return
+        }
+        // A JPEG ends with EOI (FF D9); a camera may pad the buffer after it with zeros. One that does not end so was
+        // cut short on its way (USB bandwidth, a loose cable): stored — the decoder shows what arrived — and counted.
+        // Refusing it would risk refusing every frame of a camera that ends its frames otherwise; counting costs a
+        // look at the last bytes.
+        var end = info.byteCount
+        while end > 2, info.byteCount - end < 4096, buffer.load(fromByteOffset: end - 1, as: UInt8.self) == 0 { end -= 1 }
+        if buffer.load(fromByteOffset: end - 2, as: UInt8.self) != 0xFF || buffer.load(fromByteOffset: end - 1, as: UInt8.self) != 0xD9 {
+            framesUnended += 1
         }
         let place = grid.place(info.timeNs)
         if place.opens {

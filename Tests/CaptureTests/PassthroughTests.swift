@@ -105,6 +105,29 @@ struct PassthroughTests {
         }
     }
 
+    /// A frame that starts as a JPEG but ends without its end marker (FF D9, perhaps followed by a camera's zero
+    /// padding) was cut short on its way: stored as it came, and counted for the report.
+    @Test func aFrameCutShortIsStoredAndCounted() throws {
+        let tmp = TemporaryDirectory("ppc-mjpeg-cut")
+        let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "nut"))
+        final class Cut: VideoSource {
+            let format = VideoFormat(width: 320, height: 180, framesPerSecond: 30, pixelFormat: .mjpeg)
+            var i: Int64 = 0
+            func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo? {
+                guard i < 3 else { return nil }
+                defer { i += 1 }
+                // Whole; whole and padded with zeros; cut short.
+                let bytes: [UInt8] = [0xFF, 0xD8, 1, 2, 3] + (i == 2 ? [4, 5] : [0xFF, 0xD9]) + (i == 1 ? [0, 0, 0] : [])
+                for (k, b) in bytes.enumerated() { frame.bytes.storeBytes(of: b, toByteOffset: k, as: UInt8.self) }
+                return FrameInfo(index: i, timeNs: i * 33_333_333, byteCount: bytes.count)
+            }
+        }
+        let encoder = PassthroughEncoder()
+        _ = try CaptureSession(source: Cut(), encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000).run()
+        #expect(encoder.framesRefused == 0 && (encoder as FrameRefusing).framesUnended == 1)
+        #expect(!ring.fragments.isEmpty)
+    }
+
     @Test func aTornFrameIsRefusedNotStored() throws {
         let tmp = TemporaryDirectory("ppc-mjpeg-torn")
         let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "nut"))
