@@ -105,25 +105,29 @@ struct PassthroughTests {
         }
     }
 
+    /// Motion JPEG frames as given, one every 33 ms: what a camera (or a careless one) hands the encoder.
+    final class Frames: VideoSource {
+        let format = VideoFormat(width: 320, height: 180, framesPerSecond: 30, pixelFormat: .mjpeg)
+        let frames: [[UInt8]]
+        var i = 0
+        init(_ frames: [[UInt8]]) { self.frames = frames }
+        func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo? {
+            guard i < frames.count else { return nil }
+            defer { i += 1 }
+            for (k, b) in frames[i].enumerated() { frame.bytes.storeBytes(of: b, toByteOffset: k, as: UInt8.self) }
+            return FrameInfo(index: Int64(i), timeNs: Int64(i) * 33_333_333, byteCount: frames[i].count)
+        }
+    }
+
     /// A frame that starts as a JPEG but ends without its end marker (FF D9, perhaps followed by a camera's zero
     /// padding) was cut short on its way: stored as it came, and counted for the report.
     @Test func aFrameCutShortIsStoredAndCounted() throws {
         let tmp = TemporaryDirectory("ppc-mjpeg-cut")
         let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "nut"))
-        final class Cut: VideoSource {
-            let format = VideoFormat(width: 320, height: 180, framesPerSecond: 30, pixelFormat: .mjpeg)
-            var i: Int64 = 0
-            func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo? {
-                guard i < 3 else { return nil }
-                defer { i += 1 }
-                // Whole; whole and padded with zeros; cut short.
-                let bytes: [UInt8] = [0xFF, 0xD8, 1, 2, 3] + (i == 2 ? [4, 5] : [0xFF, 0xD9]) + (i == 1 ? [0, 0, 0] : [])
-                for (k, b) in bytes.enumerated() { frame.bytes.storeBytes(of: b, toByteOffset: k, as: UInt8.self) }
-                return FrameInfo(index: i, timeNs: i * 33_333_333, byteCount: bytes.count)
-            }
-        }
+        // Whole; whole and padded with zeros; cut short.
+        let frames: [[UInt8]] = [[0xFF, 0xD8, 1, 2, 3, 0xFF, 0xD9], [0xFF, 0xD8, 1, 2, 3, 0xFF, 0xD9, 0, 0, 0], [0xFF, 0xD8, 1, 2, 3, 4, 5]]
         let encoder = PassthroughEncoder()
-        _ = try CaptureSession(source: Cut(), encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000).run()
+        _ = try CaptureSession(source: Frames(frames), encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000).run()
         #expect(encoder.framesRefused == 0 && (encoder as FrameRefusing).framesUnended == 1)
         #expect(!ring.fragments.isEmpty)
     }
@@ -131,18 +135,9 @@ struct PassthroughTests {
     @Test func aTornFrameIsRefusedNotStored() throws {
         let tmp = TemporaryDirectory("ppc-mjpeg-torn")
         let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "nut"))
-        final class Torn: VideoSource {
-            let format = VideoFormat(width: 320, height: 180, framesPerSecond: 30, pixelFormat: .mjpeg)
-            var i: Int64 = 0
-            func readFrame(into frame: VideoFrameBuffer) throws -> FrameInfo? {
-                guard i < 3 else { return nil }
-                defer { i += 1 }
-                frame.bytes.storeBytes(of: 0x00, toByteOffset: 0, as: UInt8.self)  // not a JPEG's FF D8
-                return FrameInfo(index: i, timeNs: i * 33_333_333, byteCount: 100)
-            }
-        }
         let encoder = PassthroughEncoder()
-        _ = try CaptureSession(source: Torn(), encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000).run()
+        let notJPEG = [UInt8](repeating: 0, count: 100)  // not a JPEG's FF D8
+        _ = try CaptureSession(source: Frames([notJPEG, notJPEG, notJPEG]), encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000).run()
         #expect(encoder.framesRefused == 3)
         #expect((encoder as FrameRefusing).framesRefused == 3, "the session's report reads it through FrameRefusing")
         #expect(ring.fragments.isEmpty)
