@@ -168,12 +168,23 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         return String(cString: text)
     }
 
+    /// Runs `body` in one transaction (the caller holds `lock`): committed when it returns, rolled back when it throws.
+    func transaction(_ body: () throws(CatalogueError) -> Void) throws(CatalogueError) {
+        try exec("BEGIN")
+        do throws(CatalogueError) {
+            try body()
+            try exec("COMMIT")
+        } catch {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
     /// Records (or replaces) a clip and its files, in one transaction.
     public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
         lock.lock()
         defer { lock.unlock() }
-        try exec("BEGIN")
-        do throws(CatalogueError) {
+        try transaction { () throws(CatalogueError) in
             try run(
                 "INSERT OR REPLACE INTO clips(clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?, COALESCE((SELECT flags FROM clips WHERE clip_id = ?1), ''), COALESCE((SELECT notes FROM clips WHERE clip_id = ?1), ''))",
                 [.text(clip.clipID), .text(clip.device), .text(clip.session), .text(clip.sessionID), .int(clip.t0DeviceNs),
@@ -181,10 +192,6 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
                  .text(clip.captureProfile), clip.belowPolicy.map { .text($0) } ?? .null, .text(clip.receivedAt), .text(clip.path), .int(clip.bytes)])
             try run("DELETE FROM files WHERE clip_id = ?", [.text(clip.clipID)])
             for f in files { try run("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES(?,?,?,?)", [.text(clip.clipID), .text(f.name), .int(f.bytes), .text(f.xxh3)]) }
-            try exec("COMMIT")
-        } catch {
-            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-            throw error
         }
     }
 
@@ -244,14 +251,9 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
     public func forget(clipID: String) throws(CatalogueError) {
         lock.lock()
         defer { lock.unlock() }
-        try exec("BEGIN")
-        do throws(CatalogueError) {
+        try transaction { () throws(CatalogueError) in
             try run("DELETE FROM files WHERE clip_id = ?", [.text(clipID)])
             try run("DELETE FROM clips WHERE clip_id = ?", [.text(clipID)])
-            try exec("COMMIT")
-        } catch {
-            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-            throw error
         }
     }
 

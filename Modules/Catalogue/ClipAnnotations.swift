@@ -7,11 +7,12 @@ import Syscall
 public enum ClipAnnotations {
     public static let fileName = "annotations.json"
 
-    /// Writes `flags` and `notes` beside the clip in `directory`, whole or not at all (a temporary file renamed over).
+    /// Writes `flags` and `notes` beside the clip in `directory`, whole or not at all and durably (`FileSystem.writeAtomically`:
+    /// a temporary file beside it, fsynced, renamed over).
     public static func write(flags: Set<ClipFlag>, notes: String, to directory: String) throws {
         let object: [String: Any] = ["flags": flags.sorted().map(\.rawValue), "notes": notes, "format": "ppc-clip-annotations", "version": 1]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-        try data.write(to: URL(fileURLWithPath: "\(directory)/\(fileName)"), options: .atomic)
+        try FileSystem.writeAtomically([UInt8](data), to: "\(directory)/\(fileName)")
     }
 
     /// The flags and notes kept beside the clip in `directory`; nil when there are none. A file that is not one is

@@ -82,11 +82,22 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         return rows
     }
 
+    /// Runs `body` in one transaction (the caller holds `lock`): committed when it returns, rolled back when it throws.
+    func transaction(_ body: () throws(CatalogueError) -> Void) throws(CatalogueError) {
+        try query("BEGIN")
+        do throws(CatalogueError) {
+            try body()
+            try query("COMMIT")
+        } catch {
+            _ = try? query("ROLLBACK")
+            throw error
+        }
+    }
+
     public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
         lock.lock()
         defer { lock.unlock() }
-        try query("BEGIN")
-        do throws(CatalogueError) {
+        try transaction { () throws(CatalogueError) in
             try query(
                 """
                 INSERT INTO clips(clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile,
@@ -100,24 +111,15 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
                  clip.t0UncertaintyNs.map { "\($0)" }, "\(clip.frames)", clip.captureProfile, clip.belowPolicy, clip.receivedAt, clip.path, "\(clip.bytes)"])
             try query("DELETE FROM files WHERE clip_id = $1", [clip.clipID])
             for f in files { try query("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES($1,$2,$3,$4)", [clip.clipID, f.name, "\(f.bytes)", f.xxh3]) }
-            try query("COMMIT")
-        } catch {
-            _ = try? query("ROLLBACK")
-            throw error
         }
     }
 
     public func forget(clipID: String) throws(CatalogueError) {
         lock.lock()
         defer { lock.unlock() }
-        try query("BEGIN")
-        do throws(CatalogueError) {
+        try transaction { () throws(CatalogueError) in
             try query("DELETE FROM files WHERE clip_id = $1", [clipID])
             try query("DELETE FROM clips WHERE clip_id = $1", [clipID])
-            try query("COMMIT")
-        } catch {
-            _ = try? query("ROLLBACK")
-            throw error
         }
     }
 

@@ -315,7 +315,7 @@ public final class Studio: @unchecked Sendable {
     /// has them; a folder that cannot take them is said, not passed over.
     func keepBeside(_ c: CatalogueClip) throws {
         do { try ClipAnnotations.write(flags: c.flags, notes: c.notes, to: c.path) } catch {
-            throw StudioError(500, "\(c.clipID): saved in the catalogue, but not beside the clip in \(c.path) (\(error.localizedDescription)): a catalogue rebuilt from the library would not have it")
+            throw StudioError(500, "\(c.clipID): saved in the catalogue, but not beside the clip in \(c.path) (\(error)): a catalogue rebuilt from the library would not have it")
         }
     }
 
