@@ -69,6 +69,55 @@ public struct CatalogueClip: Sendable, Equatable {
     }
 }
 
+extension CatalogueClip {
+    /// The largest magnitude of a device-clock t0, ns: 2^60, as a clip's meta.json allows (`ClipMeta.maxTimeNs`).
+    public static let maxDeviceTimeNs: Int64 = 1 << 60
+    /// The largest magnitude of a host-clock t0, ns: a device t0 plus a clock offset, each within 2^60.
+    public static let maxHostTimeNs: Int64 = 1 << 61
+    /// The largest clock uncertainty, ns (2^60, as host-meta.json allows).
+    public static let maxUncertaintyNs: Int64 = 1 << 60
+    /// The most frames (2^32) and bytes (16 files of 1 TiB: 2^44) a clip's meta.json may state.
+    public static let maxFrames = 1 << 32, maxBytes: Int64 = 1 << 44
+
+    /// What in this entry no host could have catalogued from a clip's files — a time, uncertainty, frame count or size
+    /// out of the ranges `ppc-host` checks on the way in — naming the field and value; nil when all are in range. A
+    /// catalogue is a file anyone with the library can edit, and a PostgreSQL catalogue is shared with other hosts
+    /// (an older one may not have checked): every reader does arithmetic on these figures (swings compare host times,
+    /// a session sums bytes and spans its t0s), which must not overflow.
+    public var problem: String? {
+        func out<I: BinaryInteger>(_ v: I, _ field: String, _ range: ClosedRange<I>) -> String? {
+            range.contains(v) ? nil : "\(field) \(v) is out of range \(range.lowerBound)…\(range.upperBound)"
+        }
+        let checks: [String?] = [
+            out(t0DeviceNs, "t0_device_ns", -Self.maxDeviceTimeNs...Self.maxDeviceTimeNs),
+            t0HostNs.flatMap { out($0, "t0_host_ns", -Self.maxHostTimeNs...Self.maxHostTimeNs) },
+            t0UncertaintyNs.flatMap { out($0, "t0_uncertainty_ns", 0...Self.maxUncertaintyNs) },
+            out(frames, "frames", 0...Self.maxFrames), out(bytes, "bytes", 0...Self.maxBytes),
+        ]
+        return checks.lazy.compactMap { $0 }.first.map { "clip \(clipID): catalogue entry's \($0)" }
+    }
+}
+
+extension Catalogue {
+    /// `clips` split into those whose figures are in range and those refused, each with its `problem` — so one bad row
+    /// costs a reader that clip, named, not every page.
+    public static func readable(_ clips: [CatalogueClip]) -> (clips: [CatalogueClip], refused: [(clipID: String, problem: String)]) {
+        var good: [CatalogueClip] = [], refused: [(clipID: String, problem: String)] = []
+        for c in clips {
+            if let p = c.problem { refused.append((c.clipID, p)) } else { good.append(c) }
+        }
+        return (good, refused)
+    }
+
+    /// The sum of `values`, held at Int64.max rather than trapping (bytes summed over a session's clips).
+    public static func total<S: Sequence>(_ values: S) -> Int64 where S.Element == Int64 {
+        values.reduce(Int64(0)) { s, v in
+            let (r, o) = s.addingReportingOverflow(v)
+            return o ? (v > 0 ? .max : .min) : r
+        }
+    }
+}
+
 /// A person's mark on a clip.
 public enum ClipFlag: String, Sendable, CaseIterable, Comparable {
     case kept, discarded, starred
@@ -279,8 +328,7 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         var out: [[CatalogueClip]] = []
         for c in clips.sorted(by: { ($0.t0HostNs ?? $0.t0DeviceNs) < ($1.t0HostNs ?? $1.t0DeviceNs) }) {
             if let t = c.t0HostNs, var last = out.last, let first = last.first, let ft = first.t0HostNs,
-                !last.contains(where: { $0.device == c.device }),
-                abs(t - ft) <= (c.t0UncertaintyNs ?? 0) + (first.t0UncertaintyNs ?? 0) + toleranceNs
+                !last.contains(where: { $0.device == c.device }), within(t, ft, c.t0UncertaintyNs, first.t0UncertaintyNs, toleranceNs)
             {
                 last.append(c)
                 out[out.count - 1] = last
@@ -289,5 +337,13 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
             }
         }
         return out
+    }
+
+    /// |a − b| ≤ ua + ub + tolerance, for any values (an entry out of range is not in range of another, not a trap).
+    static func within(_ a: Int64, _ b: Int64, _ ua: Int64?, _ ub: Int64?, _ tolerance: Int64) -> Bool {
+        let (d, o) = a.subtractingReportingOverflow(b)
+        guard !o else { return false }
+        let bound = total([max(0, ua ?? 0), max(0, ub ?? 0), max(0, tolerance)])
+        return d.magnitude <= UInt64(bound)
     }
 }

@@ -2,6 +2,7 @@ import Catalogue
 import Foundation
 import Media
 import PayloadSource
+import Synchronization
 import Syscall
 import WebServer
 
@@ -19,6 +20,8 @@ public final class Studio: @unchecked Sendable {
     let socket: WebSocketHub
     /// The devices' live state as JSON objects (ppc-host gives the link's view; see docs/studio.md for the fields).
     let live: @Sendable () -> [[String: Any]]
+    /// Clips already named as left out (`clips()`), so each is said once.
+    let refusedSaid = Mutex<Set<String>>([])
 
     /// Files of a clip the studio serves; anything else under a clip is not.
     public static let mediaFiles: [String: String] = [
@@ -66,7 +69,7 @@ public final class Studio: @unchecked Sendable {
 
     /// A clip was catalogued: pages listing swings refresh.
     public func clipCatalogued(clipID: String, device: String) {
-        let swing = ((try? catalogue.clips()).map { Catalogue.swings($0) } ?? []).first { $0.contains { $0.clipID == clipID } }
+        let swing = ((try? clips()).map { Catalogue.swings($0) } ?? []).first { $0.contains { $0.clipID == clipID } }
         socket.broadcast(text: Self.encode(["type": "clip", "clipId": clipID, "device": device, "swingId": swing.map(Self.swingID) ?? clipID]))
     }
 
@@ -109,7 +112,11 @@ public final class Studio: @unchecked Sendable {
         guard parts.count == 3, let type = Self.mediaFiles[parts[2]] else {
             return .error(404, "\(r.path): media are /media/<clipId>/<file>, file one of \(Self.mediaFiles.keys.sorted().joined(separator: ", "))")
         }
-        guard let clip = try? catalogue.clip(parts[1]) else { return .error(404, "\(parts[1]): no such clip in the catalogue") }
+        let clip: CatalogueClip
+        do {
+            guard let found = try self.clip(parts[1]) else { return .error(404, "\(parts[1]): no such clip in the catalogue") }
+            clip = found
+        } catch let e as StudioError { return .error(e.status, e.message) } catch { return .error(500, "\(parts[1]): \(error)") }
         let file = clip.path + "/" + parts[2]
         guard FileManager.default.fileExists(atPath: file) else { return .error(404, "\(parts[1]) has no \(parts[2])") }
         return .file(path: file, contentType: type, headers: [])
@@ -125,7 +132,9 @@ public final class Studio: @unchecked Sendable {
             case ("GET", "devices", 2): return .json(["devices": live()])
             case ("GET", "swings", 2): return .json(["swings": try swings(limit: try r.number("limit", default: 200, in: 1...100_000)).map(swingSummary)])
             case ("GET", "swings", 3): return try swingDetail(p[2])
-            case ("GET", "clips", 2): return .json(["clips": try catalogue.clips().map(clipJSON)])
+            case ("GET", "clips", 2):
+                let all = Catalogue.readable(try catalogue.clips())
+                return .json(["clips": all.clips.map(clipJSON), "refused": all.refused.map { ["clipId": $0.clipID, "problem": $0.problem] }])
             case ("GET", "clips", 4) where p[3] == "waveform": return try waveform(p[2], buckets: try r.number("buckets", default: 1000, in: 1...20_000))
             case ("POST", "clips", 4) where p[3] == "annotate", ("PUT", "clips", 4) where p[3] == "annotate": return try annotate(p[2], r.body)
             case ("POST", "swings", 4) where p[3] == "annotate", ("PUT", "swings", 4) where p[3] == "annotate": return try annotateSwing(p[2], r.body)
@@ -149,9 +158,27 @@ public final class Studio: @unchecked Sendable {
         }
     }
 
+    /// The catalogue's clips whose figures are in range (`CatalogueClip.problem`); each refused one is named on the
+    /// host's standard error once, and `GET /api/clips` lists it with its problem — one bad row (a hand-edited file,
+    /// a shared catalogue an older host wrote) costs that clip, not every page.
+    func clips() throws -> [CatalogueClip] {
+        let all = Catalogue.readable(try catalogue.clips())
+        for r in all.refused where refusedSaid.withLock({ $0.insert(r.clipID).inserted }) {
+            FileHandle.standardError.write(Data("ppc-host: studio: left out: \(r.problem) (`ppc-host catalogue rebuild` records it again from its files)\n".utf8))
+        }
+        return all.clips
+    }
+
+    /// One clip by id (nil when not catalogued); one whose figures are out of range is a 500 naming the field.
+    func clip(_ clipID: String) throws -> CatalogueClip? {
+        guard let c = try catalogue.clip(clipID) else { return nil }
+        if let p = c.problem { throw StudioError(500, "\(p); `ppc-host catalogue rebuild` records it again from its files") }
+        return c
+    }
+
     /// Swings, newest first (clips from several devices at one impact on the host clock).
     func swings(limit: Int) throws -> [[CatalogueClip]] {
-        Array(Catalogue.swings(try catalogue.clips()).reversed().prefix(limit))
+        Array(Catalogue.swings(try clips()).reversed().prefix(limit))
     }
 
     /// A swing's id: its first clip's (stable as clips are added to it).
@@ -194,7 +221,7 @@ public final class Studio: @unchecked Sendable {
     /// time 0 is on the host clock (`zeroHostNs`: the clip's time zero plus the device's clock offset), where the
     /// impact is in the video (`impactSeconds`), the frame rate, and its audio's place.
     func swingDetail(_ id: String) throws -> WebServer.Response {
-        guard let s = Catalogue.swings(try catalogue.clips()).first(where: { Self.swingID($0) == id }) else {
+        guard let s = Catalogue.swings(try clips()).first(where: { Self.swingID($0) == id }) else {
             throw StudioError(404, "\(id): no such swing")
         }
         var angles: [[String: Any]] = []
@@ -241,7 +268,7 @@ public final class Studio: @unchecked Sendable {
 
     /// The audio's envelope, decimated to `buckets` (min and max per bucket), with the impact's sample.
     func waveform(_ clipID: String, buckets: Int) throws -> WebServer.Response {
-        guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
+        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
         try Self.requireFolder(c)
         let path = c.path + "/audio.wav"
         // A clip's audio is seconds long (detect.audioWindowNs); a file far larger is no clip's, and is not read whole
@@ -304,9 +331,9 @@ public final class Studio: @unchecked Sendable {
 
     func annotate(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, clipID)
-        if let c = try catalogue.clip(clipID) { try Self.requireFolder(c) }  // nothing said of a clip that is gone
+        if let c = try clip(clipID) { try Self.requireFolder(c) }  // nothing said of a clip that is gone
         do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch { throw StudioError(404, "\(error)") }
-        guard let c = try catalogue.clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
+        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
         try keepBeside(c)
         return .json(clipJSON(c))
     }
@@ -322,19 +349,19 @@ public final class Studio: @unchecked Sendable {
     /// Flags (and notes) for every angle of a swing at once: keep, discard or star what was hit, not one camera's view.
     func annotateSwing(_ id: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, id)
-        guard let s = Catalogue.swings(try catalogue.clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): no such swing") }
+        guard let s = Catalogue.swings(try clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): no such swing") }
         for c in s { try Self.requireFolder(c) }
         for c in s {
             do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch { throw StudioError(500, "\(error)") }
         }
-        guard let fresh = Catalogue.swings(try catalogue.clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): gone") }
+        guard let fresh = Catalogue.swings(try clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): gone") }
         for c in fresh { try keepBeside(c) }
         return .json(swingSummary(fresh))
     }
 
     /// Sessions: a device's clips from one capture session, newest first, with the figures a coach scans.
     func sessions() throws -> [[String: Any]] {
-        let clips = try catalogue.clips()
+        let clips = try clips()
         let groups = Dictionary(grouping: clips) { "\($0.device)\u{1}\($0.sessionID)" }
         return groups.values.map { g -> [String: Any] in
             let first = g[0]
@@ -342,7 +369,7 @@ public final class Studio: @unchecked Sendable {
                 "device": first.device, "session": first.session, "sessionId": first.sessionID, "shots": g.count,
                 "kept": g.filter { $0.flags.contains(.kept) }.count, "discarded": g.filter { $0.flags.contains(.discarded) }.count,
                 "starred": g.filter { $0.flags.contains(.starred) }.count, "belowPolicy": g.filter { $0.belowPolicy != nil }.count,
-                "bytes": g.reduce(Int64(0)) { $0 + $1.bytes }, "firstReceivedAt": g.map(\.receivedAt).min() ?? "",
+                "bytes": Catalogue.total(g.map(\.bytes)), "firstReceivedAt": g.map(\.receivedAt).min() ?? "",
                 "lastReceivedAt": g.map(\.receivedAt).max() ?? "",
             ]
         }.sorted { ($0["lastReceivedAt"] as? String ?? "") > ($1["lastReceivedAt"] as? String ?? "") }
@@ -350,7 +377,7 @@ public final class Studio: @unchecked Sendable {
 
     /// One session: its report (counts, span, profile) and every shot on its device clock, for the timeline.
     func session(device: String, sessionID: String) throws -> WebServer.Response {
-        let all = try catalogue.clips()
+        let all = try clips()
         let g = all.filter { $0.device == device && $0.sessionID == sessionID }.sorted { $0.t0DeviceNs < $1.t0DeviceNs }
         guard let first = g.first, let last = g.last else { throw StudioError(404, "\(device)/\(sessionID): no such session") }
         let swingOf = Dictionary(uniqueKeysWithValues: Catalogue.swings(all).flatMap { s in s.map { ($0.clipID, Self.swingID(s)) } })
@@ -361,8 +388,8 @@ public final class Studio: @unchecked Sendable {
         return .json([
             "device": device, "session": first.session, "sessionId": sessionID, "captureProfile": first.captureProfile,
             "report": [
-                "shots": g.count, "spanNs": last.t0DeviceNs - first.t0DeviceNs, "frames": g.reduce(0) { $0 + $1.frames },
-                "bytes": g.reduce(Int64(0)) { $0 + $1.bytes }, "kept": g.filter { $0.flags.contains(.kept) }.count,
+                "shots": g.count, "spanNs": last.t0DeviceNs - first.t0DeviceNs, "frames": Catalogue.total(g.map { Int64($0.frames) }),
+                "bytes": Catalogue.total(g.map(\.bytes)), "kept": g.filter { $0.flags.contains(.kept) }.count,
                 "discarded": g.filter { $0.flags.contains(.discarded) }.count, "starred": g.filter { $0.flags.contains(.starred) }.count,
                 "belowPolicy": g.compactMap(\.belowPolicy), "window": window,
                 "note": "the device's own report.json (policy, thermal, drops) stays with the device's session output",

@@ -88,4 +88,40 @@ import Testing
         // Beyond the combined uncertainty plus the tolerance: two swings.
         #expect(Catalogue.swings([Self.clip("a", "bay-a", t0: 0), Self.clip("b", "bay-b", t0: 30_000_000)]).count == 2)
     }
+
+    /// A catalogue is a file anyone with the library can edit, or a database other hosts share: figures no host could
+    /// have catalogued are named by field, cost that clip only, and the arithmetic over them does not trap.
+    @Test func anEntryOutOfRangeIsNamedAndTheArithmeticOverItHolds() {
+        var wild = Self.clip("w-1", "bay-b", t0: 0)
+        #expect(wild.problem == nil)
+        let cases: [(WritableKeyPath<CatalogueClip, Int64>, Int64, String)] = [
+            (\.t0DeviceNs, .max, "t0_device_ns"), (\.t0DeviceNs, 1 << 60 + 1, "t0_device_ns"), (\.bytes, -1, "bytes"), (\.bytes, .max, "bytes"),
+        ]
+        for (field, value, name) in cases {
+            var c = wild
+            c[keyPath: field] = value
+            #expect(c.problem?.contains("clip w-1: catalogue entry's \(name) \(value) is out of range") == true, "\(c.problem ?? "nil")")
+        }
+        var c = wild
+        c.t0HostNs = .min
+        #expect(c.problem?.contains("t0_host_ns") == true)
+        c = wild
+        c.t0UncertaintyNs = -1
+        #expect(c.problem?.contains("t0_uncertainty_ns") == true)
+        c = wild
+        c.frames = -5
+        #expect(c.problem?.contains("frames -5") == true)
+
+        // Swings over extreme entries: no trap, and nothing far apart is one swing.
+        wild.t0HostNs = .max
+        wild.t0UncertaintyNs = .max
+        var far = Self.clip("f-1", "bay-a", t0: 0)
+        far.t0HostNs = .min
+        far.t0UncertaintyNs = .max
+        let swings = Catalogue.swings([far, Self.clip("a-1", "bay-c", t0: 0), wild])
+        #expect(swings.flatMap { $0 }.count == 3)  // every clip placed, none trapped on
+        let split = Catalogue.readable([far, Self.clip("a-1", "bay-c", t0: 0), wild])
+        #expect(split.clips.map(\.clipID) == ["a-1"] && split.refused.map(\.clipID) == ["f-1", "w-1"])
+        #expect(Catalogue.total([.max, 1, 5]) == .max && Catalogue.total([3, 4]) == 7)
+    }
 }

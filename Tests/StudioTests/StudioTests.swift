@@ -143,6 +143,38 @@ struct StudioTests {
         #expect(said.status == 410 && flags == [], "\(said.status)")
     }
 
+    /// A catalogue entry no host could have made (a hand-edited file, a shared catalogue an older host wrote) costs that
+    /// clip, named, not the pages: before, summing its bytes or spanning its t0 trapped the whole host.
+    @Test func anEntryOutOfRangeCostsThatClipNotThePages() throws {
+        let tmp = TemporaryDirectory("ppc-studio-wild")
+        let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
+        func entry(_ id: String, t0: Int64, host: Int64?, bytes: Int64) -> CatalogueClip {
+            CatalogueClip(
+                clipID: id, device: "bay-a", session: "s", sessionID: "20261202T000000Z-00000000", t0DeviceNs: t0, t0HostNs: host,
+                t0UncertaintyNs: host == nil ? nil : 1000, frames: 1, captureProfile: "320x180@60 h264", belowPolicy: nil,
+                receivedAt: "2026-12-02T00:00:00Z", path: tmp.sub("bay-a/\(id)"), bytes: bytes)
+        }
+        try catalogue.record(entry("good-001", t0: 5, host: 10, bytes: 1), files: [])
+        try catalogue.record(entry("wild-001", t0: .max, host: .min, bytes: .max), files: [])
+        try catalogue.record(entry("wild-002", t0: -(1 << 62), host: nil, bytes: .max), files: [])
+        let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
+        defer { s.stop() }
+        let sessions = json(try get(s, "/api/sessions").body)["sessions"] as? [[String: Any]] ?? []
+        #expect(sessions.count == 1 && sessions.first?["shots"] as? Int == 1 && sessions.first?["bytes"] as? Int == 1, "\(sessions)")
+        let one = try get(s, "/api/sessions/bay-a/20261202T000000Z-00000000")
+        #expect(one.status == 200 && (json(one.body)["report"] as? [String: Any])?["spanNs"] as? Int == 0)
+        let swings = json(try get(s, "/api/swings").body)["swings"] as? [[String: Any]] ?? []
+        #expect(swings.map { $0["id"] as? String } == ["good-001"])
+        let clips = json(try get(s, "/api/clips").body)
+        let refused = clips["refused"] as? [[String: Any]] ?? []
+        #expect((clips["clips"] as? [[String: Any]])?.count == 1 && refused.map { $0["clipId"] as? String } == ["wild-001", "wild-002"])
+        #expect((refused.first?["problem"] as? String)?.contains("t0_device_ns 9223372036854775807 is out of range") == true, "\(refused)")
+        for path in ["/media/wild-001/clip.mp4", "/api/clips/wild-001/waveform"] {
+            let r = try get(s, path)
+            #expect(r.status == 500 && String(decoding: r.body, as: UTF8.self).contains("t0_device_ns"), "\(path): \(r.status)")
+        }
+    }
+
     @Test func annotationsAreValidatedNamedAndPersisted() throws {
         let s = try studio()
         defer { s.stop() }

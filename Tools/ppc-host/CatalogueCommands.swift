@@ -230,8 +230,9 @@ enum HostCatalogue {
             do { all = try open(library: library, url: inv.value("catalogue")).clips() } catch let e as CommandFailure { throw e } catch {
                 throw CommandFailure.failure("\(error)")
             }
-            let chosen = inv.value("device").map { d in all.filter { $0.device == d } } ?? all
-            let swings = Catalogue.swings(chosen)
+            let readable = Catalogue.readable(inv.value("device").map { d in all.filter { $0.device == d } } ?? all)
+            for r in readable.refused { Terminal.err("ppc-host: left out: \(r.problem) (`ppc-host catalogue rebuild` records it again from its files)") }
+            let swings = Catalogue.swings(readable.clips)
             if inv.flag("json") {
                 try Terminal.json(swings.enumerated().map { i, s in
                     ["swing": i + 1, "t0HostNs": s.first?.t0HostNs as Any? ?? NSNull(),
@@ -252,6 +253,6 @@ enum HostCatalogue {
                     }
                 }
             }
-            return .success
+            return readable.refused.isEmpty ? .success : .dataError
         })
 }
