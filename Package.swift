@@ -183,7 +183,7 @@ let package = Package(
 
         /** The plugin registry and the JSON manifest that composes plugins into a pipeline. */
         .target(name: "Pipeline", dependencies: ["Config", "FragmentRing", "Syscall"], path: "Modules/Pipeline"),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline"], path: "Tests/PipelineTests"),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "IMUFile", "TestSupport"], path: "Tests/PipelineTests"),
 
         // MARK: - CLI
 
@@ -222,6 +222,8 @@ let package = Package(
         .target(name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
         /** The `alsa` audio source: a microphone through Modules/ALSA, its sample clock fitted against CLOCK_MONOTONIC. */
         .target(name: "ALSASource", dependencies: ["ALSA", "Audio", "Pipeline", "Config", "Syscall"], path: "Plugins/ALSASource"),
+        /** The `file.imu` source: a recorded IMU (CoreMotion's, a phone's, a sensor board's) as comma-separated samples, streamed. */
+        .target(name: "IMUFile", dependencies: ["Pipeline", "Syscall"], path: "Plugins/IMUFile"),
         /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
         .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config", "FragmentRing"], path: "Plugins/ZstdCodec"),
 
@@ -241,7 +243,7 @@ let package = Package(
                 "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "Pairing", "Discovery", "Measure", "Policy",
+                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "IMUFile", "Pairing", "Discovery", "Measure", "Policy",
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */

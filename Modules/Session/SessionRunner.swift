@@ -248,7 +248,9 @@ public final class SessionRunner: @unchecked Sendable {
         let window = c[.ringSeconds] + 2
         videoTimeline = index.register(Self.videoSource, name: "video", rateHz: 4, windowSeconds: window)
         audioTimeline = index.register(Self.audioSource, name: "audio", rateHz: 100, windowSeconds: window)
-        imuTimeline = index.register(Self.imuSource, name: "imu", rateHz: Double(c[.imuRateHz]) * 2, windowSeconds: window)
+        // Sized for the configured rate, or the source's own when it is faster (a recorded IMU says what it holds).
+        imuTimeline = index.register(
+            Self.imuSource, name: "imu", rateHz: Double(max(c[.imuRateHz], Int64(components.imu?.rateHz ?? 0))) * 2, windowSeconds: window)
         eventTimeline = index.register(Self.eventSource, name: "detect", rateHz: 50, windowSeconds: window)
         policyTimeline = index.register(Self.policySource, name: "policy", rateHz: 4, windowSeconds: window)
         policy = PolicyMonitor(.init(
@@ -605,13 +607,33 @@ public final class SessionRunner: @unchecked Sendable {
         guard let source = components.imu else { return }
         do {
             var n: UInt64 = 0
+            var video: CaptureSession?
             while let s = try source.next(), s.timeNs < stopAtNs.load(ordering: .relaxed) {
+                if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {} else { video = waitForVideo(reaching: s.timeNs) }
                 // The rotation rate about x, in milliradians per second, rides in the entry's value.
                 imuTimeline.append(timeNs: s.timeNs, kind: .imuSample, reference: n, value: Int64((s.rotationRate.x * 1000).rounded()))
                 n += 1
             }
         } catch {
             fail("imu", error)
+        }
+    }
+
+    /// How far past the newest frame an IMU sample is taken: a recorded IMU (`file.imu`) parses far faster than real
+    /// time, and one read ahead of the video by more than its ring holds would lose a shot's samples before the clip is
+    /// minted. A live sensor is never that far ahead. Assumed.
+    static let imuLeadNs: Int64 = 1_000_000_000
+
+    /// Waits until the video has reached `t` less `imuLeadNs` (or capture has ended, or a stop came now); returns the
+    /// capture session once there is one. Polled every 2 ms: only a recording that runs ahead ever waits here.
+    func waitForVideo(reaching t: Int64) -> CaptureSession? {
+        while true {
+            lock.lock()
+            let session = capture, done = videoDone
+            lock.unlock()
+            let newest = session?.newestFrameNs.load(ordering: .relaxed) ?? .min
+            if done || stopAtNs.load(ordering: .relaxed) == .min || (newest != .min && t <= newest &+ Self.imuLeadNs) { return session }
+            Thread.sleep(forTimeInterval: 0.002)
         }
     }
 

@@ -101,7 +101,7 @@ struct PPCToolTests {
     }
 
     @Test(arguments: [
-        ("unknown-plugin.json", "sources[0].plugin: unknown source plugin 'synthetic.vidoe' (did you mean 'synthetic.video'?); known: file, network, synthetic.mjpeg, synthetic.video, v4l2, alsa, synthetic.audio, synthetic.imu"),
+        ("unknown-plugin.json", "sources[0].plugin: unknown source plugin 'synthetic.vidoe' (did you mean 'synthetic.video'?); known: file, network, synthetic.mjpeg, synthetic.video, v4l2, alsa, synthetic.audio, file.imu, synthetic.imu"),
         ("unknown-key.json", "3:66: sources[0].params.fsp: unknown key 'fsp' (did you mean 'fps'?)"),
         ("wrong-type.json", "sources[0].params.fps: expected integer, found string \"120\""),
         ("missing-required.json", "session: missing required key 'session'"),

@@ -95,6 +95,40 @@ struct RunToolTests {
         #expect((report["sessionId"] as? String).map { names[0].contains($0) } == true)
     }
 
+    /// A recorded IMU (CoreMotion's export: seconds, g) rides in each clip's timeline beside the video and audio, read no
+    /// faster than the video it belongs with, each sample as the file gave it; a line that does not read ends the IMU
+    /// only, named, and the run says so by its exit.
+    @Test func aRecordedIMURidesInEachClipAsTheFileGaveIt() throws {
+        let tmp = TemporaryDirectory("ppc-run-imu")
+        var csv = "# exported from a phone\ntimeSeconds,ax,ay,az,gx,gy,gz\n"
+        for i in 0..<1000 { csv += "\(Double(i) / 200),0,0,1,\(Double(i % 50) / 1000),0,0\n" }  // 200 Hz for 5 s; gx marks each sample
+        #expect(FileManager.default.createFile(atPath: tmp.sub("imu.csv"), contents: Data(csv.utf8)))
+        let fixture = try String(contentsOfFile: ToolRunner.fixture("manifests/short-session.json"), encoding: .utf8)
+        let imu = #"{ "plugin": "file.imu", "params": { "path": "\#(tmp.sub("imu.csv"))", "accelerationUnit": "g" } }"#
+        let manifest = fixture.replacingOccurrences(of: #"{ "plugin": "synthetic.imu", "params": { "seconds": 5, "impacts": [1.6, 3.304] } }"#, with: imu)
+        #expect(manifest.contains("file.imu"))
+        #expect(FileManager.default.createFile(atPath: tmp.sub("m.json"), contents: Data(manifest.utf8)))
+        let r = try ToolRunner.run(["run", tmp.sub("m.json"), "--out", tmp.sub("out")])
+        #expect(r.status == 0 && r.stdout.contains("2 clips"), "\(r.stderr)\n\(r.stdout)")
+        for shot in 1...2 {
+            let inspect = try ToolRunner.run(["index", "inspect", "--json", clipPath(tmp.sub("out/clips"), shot: shot) + "/index.bin"])
+            let entries = (try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["entries"] as? [[String: Any]] ?? []
+            let samples = entries.filter { $0["kind"] as? String == "imu-sample" }
+            // The clip's window (pre + post = 3 s) at 200 Hz, each value the file's gx in mrad/s at its own time.
+            #expect(samples.count >= 590, "shot \(shot): \(samples.count) IMU samples")
+            for e in samples {
+                let t = (e["timeNs"] as? NSNumber)?.int64Value ?? -1, v = (e["value"] as? NSNumber)?.intValue ?? -1
+                #expect(t % 5_000_000 == 0 && Int64(v) == (t / 5_000_000) % 50, "sample at \(t) ns: \(v)")
+            }
+        }
+
+        let broken = csv.replacingOccurrences(of: "\n2.5,0,0,1,0.0,0,0\n", with: "\n2.5,0,0,1,zz,0,0\n")
+        #expect(broken != csv)
+        #expect(FileManager.default.createFile(atPath: tmp.sub("imu.csv"), contents: Data(broken.utf8)))
+        let b = try ToolRunner.run(["run", tmp.sub("m.json"), "--out", tmp.sub("out2")])
+        #expect(b.status == 1 && b.stdout.contains("imu: \(tmp.sub("imu.csv")):503: gx 'zz': not a number") && b.stdout.contains("2 clips"), "\(b.stderr)\n\(b.stdout)")
+    }
+
     @Test func aBadManifestIsRefusedBeforeAnythingRuns() throws {
         let tmp = TemporaryDirectory("ppc-run")
         let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/wrong-type.json"), "--out", tmp.sub("out")])
