@@ -26,7 +26,7 @@ let package = Package(
             exercise: every parser of input from a socket, a file, a manifest or a disk. */
         .library(
             name: "PPCFuzzable",
-            targets: ["Link", "Crypto", "Pairing", "Transfer", "Checksum", "Pipeline", "Config", "Syscall", "FragmentRing", "TimelineIndex", "PayloadSource", "Catalogue", "Media", "Synthetic", "Detectors", "FileSink", "LibavEncoder", "ZstdCodec", "MediaSource", "NetworkSink", "V4L2Source"]),
+            targets: ["Link", "Crypto", "Pairing", "Transfer", "Checksum", "Pipeline", "Config", "Syscall", "FragmentRing", "TimelineIndex", "PayloadSource", "Catalogue", "Media", "Synthetic", "Detectors", "FileSink", "LibavEncoder", "ZstdCodec", "MediaSource", "NetworkSink", "V4L2Source", "IMUFile"]),
     ],
     targets: [
         // MARK: - C libraries (each imported by exactly one wrapper)

@@ -15,6 +15,7 @@ let harnesses = [
     "FuzzRing",  // ring scan and recovery on damaged ring.json, index.log and fragments
     "FuzzMedia",  // the WAV/media reader's front door (libavformat through Media), block by block and whole
     "FuzzMeta",  // a clip's meta.json and annotations.json as a host reads them: ranges, arithmetic, round trip
+    "FuzzIMU",  // a recorded IMU log (file.imu): header, fields, units, times, rate — refused by line or read in range
 ]
 
 let package = Package(
