@@ -253,13 +253,19 @@ public final class SessionRunner: @unchecked Sendable {
             Self.imuSource, name: "imu", rateHz: Double(max(c[.imuRateHz], Int64(components.imu?.rateHz ?? 0))) * 2, windowSeconds: window)
         eventTimeline = index.register(Self.eventSource, name: "detect", rateHz: 50, windowSeconds: window)
         policyTimeline = index.register(Self.policySource, name: "policy", rateHz: 4, windowSeconds: window)
-        policy = PolicyMonitor(.init(
+        policy = PolicyMonitor(Self.policySettings(c, out: out, thermalRoot: options.thermalRoot))
+    }
+
+    /// What a session's Policy watches, from its configuration: the thermal zones under `thermalRoot` against the
+    /// configured thresholds and ladder, `out`'s free space against the storage floor, and the memory budget
+    /// (`ppc-tool policy check` asks the same before any session).
+    public static func policySettings(_ c: Configuration, out: String, thermalRoot: String) -> PolicyMonitor.Settings {
+        .init(
             sampleIntervalNs: Int64(1e9 / c[.sampleHz]),
             sensor: ThermalSensor(
-                root: options.thermalRoot, fairCelsius: c[.fairCelsius], seriousCelsius: c[.seriousCelsius],
-                criticalCelsius: c[.criticalCelsius]),
+                root: thermalRoot, fairCelsius: c[.fairCelsius], seriousCelsius: c[.seriousCelsius], criticalCelsius: c[.criticalCelsius]),
             historyWindow: Int(c[.thermalHistoryWindow]), persistentSerious: Int(c[.persistentSeriousReadings]),
-            outputDirectory: out, storageFloorBytes: c[.storageFloorBytes], memoryBudgetBytes: c[.memoryBudgetBytes]))
+            outputDirectory: out, storageFloorBytes: c[.storageFloorBytes], memoryBudgetBytes: c[.memoryBudgetBytes])
     }
 
     public var progress: Progress {

@@ -23,6 +23,29 @@ struct PolicyToolTests {
         try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any] ?? [:]
     }
 
+    /// `policy check` answers before any session what its first reading would: the level and its basis, what yields,
+    /// free space against the floor; exit 1 when a session would refuse to arm.
+    @Test func policyCheckSaysWhatASessionWouldBeforeOneRuns() throws {
+        let tmp = TemporaryDirectory("ppc-policy-check")
+        let root = try Self.thermal(tmp.sub("thermal"), celsius: 85)
+        let hot = try ToolRunner.run(["policy", "check", "--thermal-root", root, "--out", tmp.sub("out")])
+        #expect(hot.status == 0, "\(hot.stderr)")
+        #expect(hot.stdout.contains("thermal:  serious — thermal_zone0 at 85.0 °C, against trip point passive 80.0 °C"), "\(hot.stdout)")
+        #expect(hot.stdout.contains("yields:   transfers pause") && hot.stdout.contains("arms:     yes"), "\(hot.stdout)")
+
+        let none = try ToolRunner.run(["policy", "check", "--json", "--thermal-root", tmp.sub("no-zones"), "--out", tmp.sub("out")])
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(none.stdout.utf8)) as? [String: Any])
+        #expect(none.status == 0 && o["thermal"] is NSNull && o["stance"] as? String == "everything runs" && o["arms"] as? Bool == true)
+        #expect((o["storageFloorBytes"] as? [String: Any])?["provenance"] as? String == "derived")
+        #expect(((o["freeBytes"] as? NSNumber)?.int64Value ?? 0) > 0)
+
+        // A floor no disk here meets (set through its inputs, as the floor is derived): a session would refuse.
+        let full = try ToolRunner.run([
+            "policy", "check", "--thermal-root", root, "--out", tmp.sub("out"), "--set", "session.shots=10000000", "--set", "capture.videoBitrateBps=400000000",
+        ])
+        #expect(full.status == 1 && full.stdout.contains("arms:     no — refusing to arm:"), "\(full.stdout)\n\(full.stderr)")
+    }
+
     @Test func aCriticalMachineStillCapturesEveryFrameAndMintsEveryClip() throws {
         let tmp = TemporaryDirectory("ppc-policy")
         let root = try Self.thermal(tmp.sub("thermal"), celsius: 101)
