@@ -400,33 +400,7 @@ public final class FragmentRing: Sendable {
     /// Only the current generation counts: a fragment an older generation left (kept by a pin for a clip still owed)
     /// is another stream on another clock's span, never part of a new window.
     public func window(startNs: Int64, endNs: Int64) throws(RingError) -> RingWindow {
-        let live = state.withLock { s in s.live.filter { $0.generation == s.generation } }
-        guard let newest = live.last else { throw RingError(.notYetWritten, "the ring is empty") }
-        guard newest.endNs >= endNs else {
-            throw RingError(.notYetWritten, "the ring holds up to \(newest.endNs) ns; the window ends at \(endNs) ns")
-        }
-        guard let first = live.lastIndex(where: { $0.startNs <= startNs && $0.startsWithKeyframe }) else {
-            throw RingError(
-                .notRetained,
-                "the window starts at \(startNs) ns; the oldest retained keyframe fragment starts at \(live.first { $0.startsWithKeyframe }?.startNs ?? newest.startNs) ns")
-        }
-        var out: [FragmentInfo] = []
-        var gaps: [RingWindow.Gap] = []
-        for f in live[first...] {
-            if let prev = out.last, f.startNs != prev.endNs || prev.sequence.advanced(by: 1) != f.sequence {
-                // The start itself fell in the gap: what the ring holds before it is a fragment kept beside the window
-                // (pinned for another clip), not this window's pre-roll.
-                if prev.endNs <= startNs && f.startNs > startNs {
-                    throw RingError(
-                        .notRetained,
-                        "the window starts at \(startNs) ns; the ring holds up to \(prev.endNs) ns there, then from \(f.startNs) ns")
-                }
-                gaps.append(.init(after: prev.sequence, before: f.sequence, missingNs: f.startNs - prev.endNs))
-            }
-            out.append(f)
-            if f.endNs >= endNs { break }
-        }
-        return RingWindow(startNs: startNs, endNs: endNs, fragments: out, gaps: gaps)
+        try RingWindow.select(from: state.withLock { s in s.live.filter { $0.generation == s.generation } }, startNs: startNs, endNs: endNs)
     }
 
     /// Opens a retained fragment for reading. Fails cleanly with `rolledAway` if it is gone — never another
@@ -604,4 +578,36 @@ public struct RingWindow: Sendable, Equatable {
     public let fragments: [FragmentInfo]
     /// Discontinuities inside the window (a refused or dropped fragment): reported, never hidden.
     public let gaps: [Gap]
+
+    /// The window [startNs, endNs] over `live`, one generation's fragments in sequence order: the first starts on a
+    /// keyframe at or before `startNs`; `notRetained` when none does, `notYetWritten` when they do not reach `endNs`.
+    /// The one selection both a ring in use (`FragmentRing.window`) and a ring read at rest take.
+    public static func select(from live: [FragmentInfo], startNs: Int64, endNs: Int64) throws(RingError) -> RingWindow {
+        guard let newest = live.last else { throw RingError(.notYetWritten, "the ring is empty") }
+        guard newest.endNs >= endNs else {
+            throw RingError(.notYetWritten, "the ring holds up to \(newest.endNs) ns; the window ends at \(endNs) ns")
+        }
+        guard let first = live.lastIndex(where: { $0.startNs <= startNs && $0.startsWithKeyframe }) else {
+            throw RingError(
+                .notRetained,
+                "the window starts at \(startNs) ns; the oldest retained keyframe fragment starts at \(live.first { $0.startsWithKeyframe }?.startNs ?? newest.startNs) ns")
+        }
+        var out: [FragmentInfo] = []
+        var gaps: [Gap] = []
+        for f in live[first...] {
+            if let prev = out.last, f.startNs != prev.endNs || prev.sequence.advanced(by: 1) != f.sequence {
+                // The start itself fell in the gap: what the ring holds before it is a fragment kept beside the window
+                // (pinned for another clip), not this window's pre-roll.
+                if prev.endNs <= startNs && f.startNs > startNs {
+                    throw RingError(
+                        .notRetained,
+                        "the window starts at \(startNs) ns; the ring holds up to \(prev.endNs) ns there, then from \(f.startNs) ns")
+                }
+                gaps.append(.init(after: prev.sequence, before: f.sequence, missingNs: f.startNs - prev.endNs))
+            }
+            out.append(f)
+            if f.endNs >= endNs { break }
+        }
+        return RingWindow(startNs: startNs, endNs: endNs, fragments: out, gaps: gaps)
+    }
 }

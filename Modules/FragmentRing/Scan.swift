@@ -117,6 +117,11 @@ extension FragmentRing {
         return (capacity, ext)
     }
 
+    /// Where a ring directory keeps a fragment's file (which its writer may recycle at any moment).
+    public static func fragmentPath(directory: String, _ sequence: SequenceNumber, fileExtension: String) -> String {
+        path(in: "\(directory)/\(fragmentsDirectory)", sequence, fileExtension)
+    }
+
     /// The most fragments a ring may hold.
     public static let maxCapacity = 100_000
 

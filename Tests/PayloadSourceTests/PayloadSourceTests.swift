@@ -29,6 +29,33 @@ func liveSession(_ tmp: TemporaryDirectory) throws -> RingPayloadSource {
 
 @Suite("PayloadSource: one SwingWindow API over the live ring and a bundle")
 struct PayloadSourceTests {
+    /// A ring read at rest (its directory only, as `ppc-tool payload` reads one after or beside its session) selects
+    /// the same window as the ring in use, and hands over only bytes that match their record.
+    @Test func aRingAtRestGivesTheWindowTheRingInUseGivesAndRefusesChangedBytes() throws {
+        let tmp = TemporaryDirectory()
+        let live = try liveSession(tmp)
+        let rest = try RingAtRestPayloadSource(directory: tmp.sub("ring"))
+        for (start, end) in [(2_600_000_000, 6_100_000_000), (0, 500_000_000), (9_000_000_000, 9_999_999_999)] as [(Int64, Int64)] {
+            let a = try live.freeze(startNs: start, endNs: end), b = try rest.freeze(startNs: start, endNs: end)
+            #expect(a.fragments.map(\.info) == b.fragments.map(\.info) && a.gaps == b.gaps)
+            for f in b.fragments { #expect(try b.bytes(of: f) == a.bytes(of: a.fragments.first { $0.info == f.info }!)) }
+            try live.release(a)
+        }
+        let w = try rest.freeze(startNs: 1_000_000_000, endNs: 2_000_000_000)
+        let victim = try #require(w.fragments.first)
+        let file = live.ring.path(of: victim.info.sequence)
+        var bytes = try FileSystem.readSmallFile(file, limit: 1 << 20)
+        bytes[7] ^= 0xFF
+        try FileSystem.removeIfPresent(file)  // written anew, as a recycled-and-reused name would be (the ring never reuses one)
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(bytes)))
+        let refused = #expect(throws: PayloadError.self) { _ = try w.backing.extract(victim.handle, to: tmp.sub("copy.ts")) }
+        #expect(refused?.code == .rolledAway && refused?.message.contains("do not match its record") == true, "\(refused?.message ?? "")")
+        #expect(throws: PayloadError.self) { _ = try w.bytes(of: victim) }
+        try FileSystem.removeIfPresent(file)
+        let gone = #expect(throws: PayloadError.self) { _ = try w.bytes(of: victim) }
+        #expect(gone?.message.contains("rolled away") == true)
+    }
+
     @Test func ringToBundleToReadBackIsIdentical() throws {
         let tmp = TemporaryDirectory()
         let live = try liveSession(tmp)

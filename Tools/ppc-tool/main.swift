@@ -11,7 +11,7 @@ let root = Command(
     discussion: "Exit codes: 0 ok, 64 usage error, 65 bad input data, 1 runtime failure.",
     subcommands: [
         ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RingCommand.command, IndexCommand.command,
-        DetectCommand.command, LinkCommand.command, TransferCommand.command, PolicyCommand.command,
+        PayloadCommand.command, DetectCommand.command, LinkCommand.command, TransferCommand.command, PolicyCommand.command,
         CaptureCommand.command, SelftestCommand.command, BenchCommand.command, MeasureCommand.command, PairCommand.command, RunCommand.command,
     ])
 
