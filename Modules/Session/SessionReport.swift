@@ -138,6 +138,14 @@ extension SessionRunner {
                 : figure(
                     backlogBlocks * 10, "measured",
                     "the most audio held at once between the source's reader and the detector (the block being worked on included), in 10 ms blocks (its queue holds \(Self.audioReadAheadBlocks / 100) s): for a live source (a sound card), how far detection fell behind the microphone at worst; a file or the synthetic source is read as fast as it can be, which fills the queue"),
+            "imuSamples": components.imu == nil
+                ? figure(NSNull(), "unavailable", "no IMU source")
+                : figure(imuSamples.load(ordering: .relaxed), "measured", "IMU samples put on the timeline (each clip holds those of its window)"),
+            "imuSamplesBehindVideo": components.imu == nil
+                ? figure(NSNull(), "unavailable", "no IMU source")
+                : figure(
+                    imuSamplesBehind.load(ordering: .relaxed), "measured",
+                    "IMU samples already more than the ring's span behind the newest frame when taken: no clip can hold them (an IMU on another clock than the video's)"),
             "framesCaptured": figure(captured, "measured"),
             "framesEncoded": figure(encoded, "measured"),
             "framesDropped": figure(dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),
@@ -209,6 +217,16 @@ extension SessionRunner {
         if diskFull.events > 0 {
             lines.append(
                 "  ⚠ the disk was full \(diskFull.events) times: capture went on on the ring's headroom (\(diskFull.headroomReleasedBytes) bytes given back) and \(diskFull.fragmentsGivenUp) of its oldest fragments given up early")
+        }
+        if components.imu != nil {
+            // An IMU whose clock is not the video's gives samples no clip holds: said, not left for a user to find.
+            let taken = imuSamples.load(ordering: .relaxed), behind = imuSamplesBehind.load(ordering: .relaxed)
+            let first = imuFirstSampleNs.load(ordering: .relaxed)
+            if behind > 0 {
+                lines.append("  ⚠ imu: \(behind) of \(taken) samples lay more than the ring's span behind the video when read: no clip holds them — is the IMU on the video's clock? (file.imu's offsetNs places a recording)")
+            } else if taken == 0 && first != .min && spanNs > 0 {
+                lines.append("  ⚠ imu: no sample within the capture: the first, at \(first) ns, lies past the video's end — is the IMU on the video's clock? (file.imu's offsetNs places a recording)")
+            }
         }
         for e in errorsNow { lines.append("  ⚠ \(e)") }
         for s in components.sinks.compactMap({ $0 as? SinkStatusReporting }).flatMap(\.statusHistory) { lines.append("  link: \(s)") }

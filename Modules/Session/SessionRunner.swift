@@ -184,6 +184,11 @@ public final class SessionRunner: @unchecked Sendable {
     /// Where capture stops, on the capture clock (`Int64.max` until a stop is asked for): read per frame, per audio
     /// block and per IMU sample, without the lock.
     let stopAtNs = Atomic<Int64>(.max)
+    /// IMU samples put on the timeline; those already a ring's span behind the newest frame when taken (no clip can hold
+    /// them); the first sample's time (`Int64.min` until one is read). Counted by the IMU thread, read by the report.
+    let imuSamples = Atomic<Int>(0), imuSamplesBehind = Atomic<Int>(0), imuFirstSampleNs = Atomic<Int64>(.min)
+    /// The newest IMU sample's time on the timeline, and whether the IMU stream has ended (a mint waits for both).
+    let imuNewestNs = Atomic<Int64>(.min), imuEnded = Atomic<Bool>(false)
     /// The latest a graceful stop may be moved to by shots heard after it was asked for (under `lock`; nil: no stop).
     var stopLimitNs: Int64?
     /// Each stop asked for, in words, for the report (under `lock`).
@@ -611,14 +616,25 @@ public final class SessionRunner: @unchecked Sendable {
 
     func imuLoop() {
         guard let source = components.imu else { return }
+        defer { imuEnded.store(true, ordering: .relaxed) }
         do {
             var n: UInt64 = 0
             var video: CaptureSession?
-            while let s = try source.next(), s.timeNs < stopAtNs.load(ordering: .relaxed) {
-                if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {} else { video = waitForVideo(reaching: s.timeNs) }
+            let ringSpanNs = Int64(components.config[.ringSeconds] * 1e9)
+            while let s = try source.next() {
+                if n == 0 { imuFirstSampleNs.store(s.timeNs, ordering: .relaxed) }
+                guard s.timeNs < stopAtNs.load(ordering: .relaxed) else { break }
+                if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {} else {
+                    video = waitForVideo(reaching: s.timeNs)
+                    guard s.timeNs < stopAtNs.load(ordering: .relaxed) else { break }  // capture ended while it waited
+                }
                 // The rotation rate about x, in milliradians per second, rides in the entry's value.
                 imuTimeline.append(timeNs: s.timeNs, kind: .imuSample, reference: n, value: Int64((s.rotationRate.x * 1000).rounded()))
                 n += 1
+                imuNewestNs.store(s.timeNs, ordering: .relaxed)
+                imuSamples.add(1, ordering: .relaxed)
+                // Already a ring's span behind the newest frame: no clip can hold it (an IMU on another clock).
+                if let v = video, s.timeNs < v.newestFrameNs.load(ordering: .relaxed) &- ringSpanNs { imuSamplesBehind.add(1, ordering: .relaxed) }
             }
         } catch {
             fail("imu", error)
@@ -639,6 +655,23 @@ public final class SessionRunner: @unchecked Sendable {
             lock.unlock()
             let newest = session?.newestFrameNs.load(ordering: .relaxed) ?? .min
             if done || stopAtNs.load(ordering: .relaxed) == .min || (newest != .min && t <= newest &+ Self.imuLeadNs) { return session }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+    }
+
+    /// How long a mint waits for the IMU to reach its window's end, wall time: a recorded IMU catches up within
+    /// microseconds, a live one within its sample period; one on another clock never does, and the clip is minted
+    /// with what there is. Assumed.
+    static let imuWaitNs: Int64 = 1_000_000_000
+
+    /// Before a window is frozen, its IMU samples are all on the timeline: the IMU thread may trail a video read as
+    /// fast as it decodes. Polled every 2 ms, only while the IMU trails the window's end.
+    func waitForIMU(reaching endNs: Int64) {
+        guard components.imu != nil else { return }
+        let deadline = monotonicNowNs() + Self.imuWaitNs
+        while !imuEnded.load(ordering: .relaxed), imuNewestNs.load(ordering: .relaxed) < endNs,
+            stopAtNs.load(ordering: .relaxed) != .min, monotonicNowNs() < deadline
+        {
             Thread.sleep(forTimeInterval: 0.002)
         }
     }
@@ -765,6 +798,7 @@ public final class SessionRunner: @unchecked Sendable {
                     Double(shot.t0Ns - startNs) / 1e9, Double(pre) / 1e9, Double(startNs - (shot.t0Ns - pre)) / 1e6))
             lock.unlock()
         }
+        waitForIMU(reaching: endNs)
         let window = try live.freeze(startNs: startNs, endNs: endNs)
         // A mint that fails releases its pin: no bundle reached a sink, so there is nothing to drain, and a shot tried
         // again pins its window anew.

@@ -115,11 +115,24 @@ struct RunToolTests {
             let entries = (try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["entries"] as? [[String: Any]] ?? []
             let samples = entries.filter { $0["kind"] as? String == "imu-sample" }
             // The clip's window (pre + post = 3 s) at 200 Hz, each value the file's gx in mrad/s at its own time.
-            #expect(samples.count >= 590, "shot \(shot): \(samples.count) IMU samples")
+            #expect(samples.count >= 600, "shot \(shot): \(samples.count) IMU samples")
             for e in samples {
                 let t = (e["timeNs"] as? NSNumber)?.int64Value ?? -1, v = (e["value"] as? NSNumber)?.intValue ?? -1
                 #expect(t % 5_000_000 == 0 && Int64(v) == (t / 5_000_000) % 50, "sample at \(t) ns: \(v)")
             }
+        }
+
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json")))) as? [String: Any] ?? [:]
+        func figure(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
+        #expect(figure("imuSamples") == 1000 && figure("imuSamplesBehindVideo") == 0, "\(report["imuSamples"] ?? "")")
+        #expect(!r.stdout.contains("⚠ imu"))
+
+        // A recording on another clock than the video's: its samples reach no clip, and the run says so either way.
+        for (offset, said) in [("-100000000000", "samples lay more than the ring's span behind the video"), ("100000000000", "no sample within the capture")] {
+            let other = manifest.replacingOccurrences(of: #""accelerationUnit": "g""#, with: #""accelerationUnit": "g", "offsetNs": \#(offset)"#)
+            #expect(FileManager.default.createFile(atPath: tmp.sub("other.json"), contents: Data(other.utf8)))
+            let o = try ToolRunner.run(["run", tmp.sub("other.json"), "--out", tmp.sub("other\(offset)")])
+            #expect(o.status == 0 && o.stdout.contains("⚠ imu:") && o.stdout.contains(said), "\(offset): \(o.stdout)")
         }
 
         let broken = csv.replacingOccurrences(of: "\n2.5,0,0,1,0.0,0,0\n", with: "\n2.5,0,0,1,zz,0,0\n")
