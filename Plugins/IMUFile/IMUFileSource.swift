@@ -63,7 +63,11 @@ public final class IMUFileSource: IMUSource {
         self.offsetNs = offsetNs
         accelerationScale = acceleration == .g ? Self.standardGravity : 1
         rotationScale = rotation == .degreesPerSecond ? Double.pi / 180 : 1
-        do { file = try FileDescriptor.openRegularFile(path) } catch { throw IMUFileError(path, "\(error)") }
+        do { file = try FileDescriptor.openRegularFile(path) } catch {
+            // A manifest's relative path is the working directory's, not the manifest's folder: say which was meant.
+            let from = path.hasPrefix("/") ? "" : " (a relative path, from \(FileManager.default.currentDirectoryPath))"
+            throw IMUFileError(path, "\(error)\(from)")
+        }
         buffer = [UInt8](repeating: 0, count: 64 << 10)
         try readHeader()
         while readAhead.count < 17, let s = try parseNext() { readAhead.append(s) }
