@@ -163,7 +163,7 @@ let package = Package(
         .target(name: "WebServer", dependencies: ["CCivetweb", "Syscall"], path: "Modules/WebServer"),
         /** ppc Studio: the host's web pages (plain files in web/) and the JSON API over the catalogue and the library. */
         .target(name: "Studio", dependencies: ["WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall"], path: "Modules/Studio", resources: [.copy("web")]),
-        .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "TestSupport"], path: "Tests/StudioTests"),
+        .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "Syscall", "TestSupport"], path: "Tests/StudioTests"),
         /** The host's clip catalogue on SQLite: clips, files, swings across devices; the only importer of CSQLite. */
         .target(name: "Catalogue", dependencies: ["CSQLite", "Syscall"], path: "Modules/Catalogue"),
         /** libpq (Debian libpq-dev), found by pkg-config; wrapped by PostgresCatalogue. */

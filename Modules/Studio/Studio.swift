@@ -138,6 +138,8 @@ public final class Studio: @unchecked Sendable {
             case ("GET", "clips", 4) where p[3] == "waveform": return try waveform(p[2], buckets: try r.number("buckets", default: 1000, in: 1...20_000))
             case ("POST", "clips", 4) where p[3] == "annotate", ("PUT", "clips", 4) where p[3] == "annotate": return try annotate(p[2], r.body)
             case ("POST", "swings", 4) where p[3] == "annotate", ("PUT", "swings", 4) where p[3] == "annotate": return try annotateSwing(p[2], r.body)
+            case ("GET", "clips", 4) where p[3] == "drawings": return try drawings(p[2])
+            case ("PUT", "clips", 4) where p[3] == "drawings", ("POST", "clips", 4) where p[3] == "drawings": return try setDrawings(p[2], r.body)
             case ("GET", "sessions", 2): return .json(["sessions": try sessions()])
             case ("GET", "sessions", 4): return try session(device: p[2], sessionID: p[3])
             default: return .error(404, "\(r.method) \(r.path): no such API (see docs/studio.md)")
@@ -343,6 +345,45 @@ public final class Studio: @unchecked Sendable {
     func keepBeside(_ c: CatalogueClip) throws {
         do { try ClipAnnotations.write(flags: c.flags, notes: c.notes, to: c.path) } catch {
             throw StudioError(500, "\(c.clipID): saved in the catalogue, but not beside the clip in \(c.path) (\(error)): a catalogue rebuilt from the library would not have it")
+        }
+    }
+
+    /// A clip's drawings (`ClipDrawings`: lines and angles a coach measured on its frames).
+    func drawings(_ clipID: String) throws -> WebServer.Response {
+        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
+        try Self.requireFolder(c)
+        do { return .json(["clipId": clipID, "drawings": try Self.drawingsJSON(ClipDrawings.read(c.path))]) } catch {
+            throw StudioError(422, "\(error)")
+        }
+    }
+
+    /// Replaces a clip's drawings with the body's `{"drawings": [...]}`, each checked (`ClipDrawings.problem`: the
+    /// kind, its number of points, every coordinate a fraction of the frame, the time); kept beside the clip only.
+    func setDrawings(_ clipID: String, _ body: Data) throws -> WebServer.Response {
+        struct Body: Decodable { var drawings: [ClipDrawings.Drawing] }
+        let given: [ClipDrawings.Drawing]
+        do { given = try JSONDecoder().decode(Body.self, from: body).drawings } catch {
+            throw StudioError(400, "\(clipID): the body must be {\"drawings\": [{\"kind\": \"line\"|\"angle\", \"t\": seconds, \"points\": [[x, y], …]}, …]} (\(Self.decodingProblem(error)))")
+        }
+        if let why = ClipDrawings.problem(given) { throw StudioError(400, "\(clipID): \(why)") }
+        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
+        try Self.requireFolder(c)
+        do { try ClipDrawings.write(given, to: c.path) } catch { throw StudioError(500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))") }
+        return .json(["clipId": clipID, "drawings": Self.drawingsJSON(given)])
+    }
+
+    static func drawingsJSON(_ drawings: [ClipDrawings.Drawing]) -> [[String: Any]] {
+        drawings.map { ["kind": $0.kind.rawValue, "t": $0.t, "points": $0.points] }
+    }
+
+    /// A JSON decoding error in a sentence: the field it stopped at and why.
+    static func decodingProblem(_ error: any Error) -> String {
+        func path(_ c: [any CodingKey]) -> String { c.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined() }
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let c)?: return "\(path(c.codingPath + [key])) is missing"
+        case .typeMismatch(_, let c)?, .valueNotFound(_, let c)?: return "\(path(c.codingPath)): \(c.debugDescription)"
+        case .dataCorrupted(let c)?: return c.codingPath.isEmpty ? "not JSON" : "\(path(c.codingPath)): \(c.debugDescription)"
+        default: return "\(error)"
         }
     }
 

@@ -36,9 +36,11 @@ public final class HostStore: Sendable {
     public static let maxFileBytes: UInt64 = 1 << 40
 
     /// Files the host itself adds to a clip's folder: its own notes, a viewing copy of a Motion JPEG clip, and what a
-    /// person said of it (with the temporary file `FileSystem.writeAtomically` leaves if the host dies mid-write). They
+    /// person said of it and drew on it (with the temporary file `FileSystem.writeAtomically` leaves if the host dies mid-write). They
     /// are not part of what a device sent, so a clip offered again is compared without them.
-    public static let hostFiles: Set<String> = ["host-meta.json", "view.mp4", "annotations.json", "annotations.json.tmp"]
+    public static let hostFiles: Set<String> = [
+        "host-meta.json", "view.mp4", "annotations.json", "annotations.json.tmp", "drawings.json", "drawings.json.tmp",
+    ]
 
     /// Called (on the receiving thread, after the clip's folder is durably in place) with each newly stored clip's
     /// folder; it must return at once — work such as a viewing copy is queued elsewhere, off the receive path.

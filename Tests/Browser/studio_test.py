@@ -271,6 +271,42 @@ try:
     settled()
     at_impact('impact after playing')
 
+    # 3b. Measuring on the frame: an angle and a line drawn on the lead angle at impact, measured in the frame's own
+    # pixels and kept beside its clip.
+    def click_at(i, x, y):
+        # x, y: fractions of the frame; the click lands where the frame is drawn in the element (object-fit: contain).
+        js(f"""const m = studioMeasure, c = m.canvases[{i}], r = c.getBoundingClientRect(), b = m.box({i});
+               const px = (b.x + {x} * b.w) / c.width * r.width + r.left, py = (b.y + {y} * b.h) / c.height * r.height + r.top;
+               c.dispatchEvent(new MouseEvent('click', {{clientX: px, clientY: py, bubbles: true}}));""")
+    driver.find_element(By.ID, 'measure-angle').click()
+    for x, y in [(0.2, 0.5), (0.5, 0.5), (0.5, 0.2)]:
+        click_at(0, x, y)
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.saved') == '1', 20, 'the angle kept')
+    driver.find_element(By.ID, 'measure-line').click()
+    for x, y in [(0.25, 0.75), (0.75, 0.25)]:
+        click_at(0, x, y)
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.saved') == '2', 20, 'the line kept')
+    # A 320×180 frame: the angle's arms run 96 px left and 54 px up from its vertex (90°); the line rises 90 px over
+    # 160 (29.4° from the horizontal). Fractions of the element would have said 90° and 45°.
+    measured = 'angle 90.0°; line 29.4°'
+    labels = js('return studioMeasure.canvases[0].dataset.labels')
+    if labels != measured:
+        fail(f'measured on the frame: {labels!r}, not {measured!r}')
+    lead_clip = js('return studioSwing.angles[0].clipId')
+    kept = http_json(url + f'api/clips/{lead_clip}/drawings')['drawings']
+    if [d['kind'] for d in kept] != ['angle', 'line']:
+        fail(f'drawings kept: {kept}')
+    step(f'measured at impact: {labels}; kept beside the clip')
+    shot('swing-measured')
+    # Stepping away hides them (they belong to their frame, fading over 0.25 s); back at impact they are there.
+    js('studioPlayer.seek(0.5)')
+    settled()
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.labels') == '', 20, 'drawings hidden half a second away')
+    driver.find_element(By.ID, 'to-impact').click()
+    settled()
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.labels') == measured, 20, 'drawings back at impact')
+    step('drawings hidden half a second away, shown again at impact')
+
     # 4. Keep and star; they persist across a host restart.
     driver.find_element(By.ID, 'flag-kept').click()
     wait(lambda: 'kept' in driver.find_element(By.ID, 'main').get_attribute('data-flags'), 20, 'kept recorded')
@@ -294,6 +330,9 @@ try:
     if 'on' not in classes['kept'].split() or 'on' not in classes['starred'].split() or 'on' in classes['discarded'].split():
         fail(f'after the restart the flags are {classes}')
     step('keep and star persisted across the restart')
+    settled()
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.labels') == measured, 20, 'drawings shown after the restart')
+    step('the measurements persisted across the restart')
     driver.find_element(By.ID, 'flag-discarded').click()
     wait(lambda: driver.find_element(By.ID, 'main').get_attribute('data-flags') == 'discarded,starred', 20, 'discard replaces keep')
 

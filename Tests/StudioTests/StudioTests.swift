@@ -4,6 +4,7 @@ import Media
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Syscall
 import TestSupport
 import Testing
 
@@ -173,6 +174,45 @@ struct StudioTests {
             let r = try get(s, path)
             #expect(r.status == 500 && String(decoding: r.body, as: UTF8.self).contains("t0_device_ns"), "\(path): \(r.status)")
         }
+    }
+
+    /// What a coach draws on a frame — a line, an angle — is checked by field, kept beside the clip whole, and read back.
+    @Test func drawingsAreCheckedKeptBesideTheClipAndReadBack() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let id = try #require(json(try get(s, "/api/clips").body)["clips"].flatMap { ($0 as? [[String: Any]])?.first?["clipId"] as? String })
+        func put(_ body: String) throws -> (Int, String) {
+            let r = try request(s, "PUT", "/api/clips/\(id)/drawings", body: Data(body.utf8), headers: ["Content-Type": "application/json"])
+            return (r.status, String(decoding: r.body, as: UTF8.self))
+        }
+        let refused: [(String, String)] = [
+            (#"{"drawings": [{"kind": "circle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]]}]}"#, ".drawings[0].kind"),
+            (#"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 0.1]]}]}"#, "drawings[0]: a line has 2 points, not 1"),
+            (#"{"drawings": [{"kind": "angle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]]}]}"#, "drawings[0]: a angle has 3 points, not 2"),
+            (#"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 1.5], [0.2, 0.2]]}]}"#, "drawings[0].points[0] [0.1, 1.5]"),
+            (#"{"drawings": [{"kind": "line", "t": -1, "points": [[0.1, 0.5], [0.2, 0.2]]}]}"#, "drawings[0].t -1.0"),
+            (#"{"drawings": [{"kind": "line", "points": [[0.1, 0.5], [0.2, 0.2]]}]}"#, ".drawings[0].t is missing"),
+            (#"{"lines": []}"#, ".drawings is missing"),
+            ("not json", "not JSON"),
+        ]
+        for (body, said) in refused {
+            let (status, text) = try put(body)
+            #expect(status == 400 && text.contains(said), "\(body): \(status) \(text)")
+        }
+        #expect(try get(s, "/api/clips/\(id)/drawings").body.count > 0)
+        #expect((json(try get(s, "/api/clips/\(id)/drawings").body)["drawings"] as? [Any])?.isEmpty == true)
+
+        let (status, _) = try put(#"{"drawings": [{"kind": "angle", "t": 1.25, "points": [[0.2, 0.5], [0.5, 0.5], [0.5, 0.2]]}, {"kind": "line", "t": 1.25, "points": [[0.25, 0.75], [0.75, 0.25]]}]}"#)
+        #expect(status == 200)
+        let back = json(try get(s, "/api/clips/\(id)/drawings").body)["drawings"] as? [[String: Any]] ?? []
+        #expect(back.map { $0["kind"] as? String } == ["angle", "line"] && back.first?["t"] as? Double == 1.25, "\(back)")
+        let dir = "\(Self.library.path)/clips/\(id)"
+        #expect(try ClipDrawings.read(dir).count == 2)
+        // A file beside the clip that is not drawings is named, not taken for none.
+        try FileSystem.writeAtomically(Array("{\"drawings\": 7}".utf8), to: dir + "/drawings.json")
+        let bad = try get(s, "/api/clips/\(id)/drawings")
+        #expect(bad.status == 422 && String(decoding: bad.body, as: UTF8.self).contains("drawings.json: not a clip's drawings"))
+        #expect(try put(#"{"drawings": []}"#).0 == 200 && (try ClipDrawings.read(dir)).isEmpty)
     }
 
     @Test func annotationsAreValidatedNamedAndPersisted() throws {

@@ -263,6 +263,106 @@ async function drawWaveform(canvas, angle, player) {
   return draw;
 }
 
+// Measuring on the frame, as a coach does in Kinovea: a line (its tilt from the horizontal: a shaft, a spine) or an
+// angle (three points, the vertex in the middle: a wrist, a knee), drawn on a paused frame of one angle and kept beside
+// its clip (PUT /api/clips/<id>/drawings). Points are fractions of the video frame; degrees are measured in the
+// frame's own pixels, whatever size the page shows it at. A drawing shows on its frame, fading out over 0.25 s.
+class Measure {
+  constructor(angles, videos, player, status) {
+    this.angles = angles; this.videos = videos; this.player = player; this.status = status;
+    this.drawings = angles.map(() => []); this.tool = null; this.pending = null; this.last = [];
+    this.canvases = videos.map((v, i) => {
+      const c = el('canvas', { class: 'draw', 'data-draw': i });
+      c.addEventListener('click', e => this.click(i, e));
+      v.after(c);
+      for (const ev of ['timeupdate', 'seeked', 'loadedmetadata']) v.addEventListener(ev, () => this.draw(i));
+      return c;
+    });
+    this.resize = () => this.videos.forEach((_, i) => this.draw(i));
+    window.addEventListener('resize', this.resize);
+  }
+  async load() {
+    await Promise.all(this.angles.map(async (a, i) => {
+      try { this.drawings[i] = (await api(`/api/clips/${encodeURIComponent(a.clipId)}/drawings`)).drawings; }
+      catch (e) { this.status.textContent = `drawings of ${a.device}: ${e.message}`; }
+      this.draw(i);
+    }));
+  }
+  use(tool) {
+    this.tool = this.tool === tool ? null : tool; this.pending = null;
+    if (this.tool) this.player.pause();
+    for (const c of this.canvases) c.classList.toggle('on', !!this.tool);
+    this.status.textContent = this.tool ? `${this.tool}: click ${this.tool === 'line' ? 'two points' : 'three points, the vertex second'} on a frame` : '';
+    document.dispatchEvent(new Event('measure-tool'));
+  }
+  box(i) {  // where the frame is drawn inside the element (object-fit: contain), in canvas pixels
+    const v = this.videos[i], c = this.canvases[i];
+    const vw = v.videoWidth || 16, vh = v.videoHeight || 9, s = Math.min(c.width / vw, c.height / vh);
+    return { x: (c.width - vw * s) / 2, y: (c.height - vh * s) / 2, w: vw * s, h: vh * s, vw, vh };
+  }
+  click(i, e) {
+    if (!this.tool) return;
+    const c = this.canvases[i], r = c.getBoundingClientRect(), b = this.box(i);
+    const px = (e.clientX - r.left) / r.width * c.width, py = (e.clientY - r.top) / r.height * c.height;
+    const x = (px - b.x) / b.w, y = (py - b.y) / b.h;
+    if (x < 0 || x > 1 || y < 0 || y > 1) return;
+    if (!this.pending || this.pending.angle !== i) this.pending = { angle: i, points: [] };
+    this.pending.points.push([x, y]);
+    if (this.pending.points.length === (this.tool === 'line' ? 2 : 3)) {
+      const d = { kind: this.tool, t: this.videos[i].currentTime, points: this.pending.points };
+      this.pending = null; this.use(this.tool);
+      this.save(i, [...this.drawings[i], d]);
+    } else this.draw(i);
+  }
+  async save(i, list, remember = true) {
+    try {
+      this.drawings[i] = (await api(`/api/clips/${encodeURIComponent(this.angles[i].clipId)}/drawings`,
+        { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ drawings: list }) })).drawings;
+      if (remember) this.last.push(i);
+      this.status.textContent = '';
+    } catch (e) { this.status.textContent = `not kept: ${e.message}`; }
+    this.draw(i);
+    this.canvases[i].dataset.saved = String(this.drawings[i].length);
+  }
+  undo() { const i = this.last.pop(); if (i !== undefined) this.save(i, this.drawings[i].slice(0, -1), false); }
+  static degrees(d, vw, vh) {
+    const P = d.points.map(([x, y]) => [x * vw, y * vh]);
+    if (d.kind === 'line') {
+      let a = Math.abs(Math.atan2(P[0][1] - P[1][1], P[1][0] - P[0][0]) * 180 / Math.PI);
+      return a > 90 ? 180 - a : a;
+    }
+    const u = [P[0][0] - P[1][0], P[0][1] - P[1][1]], w = [P[2][0] - P[1][0], P[2][1] - P[1][1]];
+    const n = Math.hypot(...u) * Math.hypot(...w);
+    return n > 0 ? Math.acos(Math.max(-1, Math.min(1, (u[0] * w[0] + u[1] * w[1]) / n))) * 180 / Math.PI : 0;
+  }
+  draw(i) {
+    const c = this.canvases[i], v = this.videos[i];
+    c.width = c.clientWidth * devicePixelRatio; c.height = c.clientHeight * devicePixelRatio;
+    const ctx = c.getContext('2d'), b = this.box(i), frame = 1 / (this.angles[i].framesPerSecond || 60);
+    ctx.clearRect(0, 0, c.width, c.height);
+    const at = ([x, y]) => [b.x + x * b.w, b.y + y * b.h];
+    const labels = [];
+    const shown = this.drawings[i].map(d => ({ d, dt: Math.abs(d.t - v.currentTime) })).filter(o => o.dt <= 0.25);
+    if (this.pending && this.pending.angle === i) shown.push({ d: { kind: this.tool, points: this.pending.points }, dt: 0, pending: true });
+    for (const { d, dt, pending } of shown) {
+      ctx.globalAlpha = dt <= frame ? 1 : 1 - dt / 0.25;
+      ctx.strokeStyle = '#ffd23f'; ctx.fillStyle = '#ffd23f'; ctx.lineWidth = 2 * devicePixelRatio;
+      const pts = d.points.map(at);
+      ctx.beginPath(); pts.forEach(([x, y], k) => k ? ctx.lineTo(x, y) : ctx.moveTo(x, y)); ctx.stroke();
+      for (const [x, y] of pts) { ctx.beginPath(); ctx.arc(x, y, 3 * devicePixelRatio, 0, 2 * Math.PI); ctx.fill(); }
+      if (pending || d.points.length < (d.kind === 'line' ? 2 : 3)) continue;
+      const deg = Measure.degrees(d, b.vw, b.vh), text = `${deg.toFixed(1)}°`;
+      const [lx, ly] = d.kind === 'line' ? at([(d.points[0][0] + d.points[1][0]) / 2, (d.points[0][1] + d.points[1][1]) / 2]) : pts[1];
+      ctx.font = `${13 * devicePixelRatio}px system-ui`; ctx.lineWidth = 3 * devicePixelRatio; ctx.strokeStyle = 'rgba(0,0,0,.7)';
+      ctx.strokeText(text, lx + 6 * devicePixelRatio, ly - 6 * devicePixelRatio); ctx.fillText(text, lx + 6 * devicePixelRatio, ly - 6 * devicePixelRatio);
+      labels.push(`${d.kind} ${text}`);
+    }
+    ctx.globalAlpha = 1;
+    c.dataset.labels = labels.join('; ');
+  }
+  destroy() { window.removeEventListener('resize', this.resize); }
+}
+
 async function pageSwing(main, [id]) {
   const s = await api('/api/swings/' + encodeURIComponent(id));
   // The lead angle (whose audio is the scrubber) is the first with audio.
@@ -298,7 +398,18 @@ async function pageSwing(main, [id]) {
   main.dataset.flags = s.flags.join(',');
   const downloads = s.angles.map(a => el('a', { href: a.download, download: `${a.clipId}.mp4` }, `⤓ ${a.device}`));
   const scrub = el('canvas', { class: 'scrub', id: 'scrub' });
-  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), scrub);
+  const measureStatus = el('span', { class: 'muted', id: 'measure-status' });
+  const measure = new Measure(s.angles, videos, player, measureStatus);
+  window.studioMeasure = measure;
+  const toolBtn = (tool, label) => {
+    const b = el('button', { id: 'measure-' + tool, title: tool === 'line' ? 'a line and its tilt from the horizontal' : 'three points: the angle at the second', onclick: () => measure.use(tool) }, label);
+    document.addEventListener('measure-tool', () => b.classList.toggle('on', measure.tool === tool));
+    return b;
+  };
+  const measureBar = el('div', { class: 'controls' }, toolBtn('line', '╱ Line'), toolBtn('angle', '∠ Angle'),
+    el('button', { id: 'measure-undo', onclick: () => measure.undo() }, 'Undo'), measureStatus);
+  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, scrub);
+  await measure.load();
   const notes = el('textarea', { id: 'notes', placeholder: 'Notes on this swing…' }, s.angles[0].notes || '');
   main.append(el('div', { class: 'notes' }, notes, el('button', { id: 'save-notes', onclick: async () => {
     await api(`/api/swings/${encodeURIComponent(s.id)}/annotate`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ notes: notes.value }) });
@@ -311,7 +422,7 @@ async function pageSwing(main, [id]) {
   main.dataset.ready = 'yes';
   const keys = e => { if (e.target.tagName === 'TEXTAREA') return; if (e.key === '.') player.step(1); if (e.key === ',') player.step(-1); if (e.key === ' ') { e.preventDefault(); player.playing ? player.pause() : player.play(); } };
   document.addEventListener('keydown', keys);
-  teardown = () => { player.destroy(); document.removeEventListener('keydown', keys); };
+  teardown = () => { player.destroy(); measure.destroy(); document.removeEventListener('keydown', keys); };
 }
 
 // ---------------------------------------------------------------- Compare
