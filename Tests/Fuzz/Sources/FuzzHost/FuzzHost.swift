@@ -17,7 +17,7 @@ func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var r = Reader(fuzzInput(data, size))
-    let library = NSTemporaryDirectory() + "ppc-fuzz-host-\(getpid())"
+    let library = scratchPath("host")
     defer { try? FileManager.default.removeItem(atPath: library) }
     guard let store = try? HostStore(library: library) else { return 0 }
 

@@ -17,8 +17,7 @@ func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer
 func fuzzIMU(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard size > 0 else { return 0 }
     let bytes = fuzzInput(data, size)
-    let path = NSTemporaryDirectory() + "ppc-fuzz-imu-\(getpid()).csv"
-    FileManager.default.createFile(atPath: path, contents: Data(bytes.dropFirst()))
+    let path = scratchFile(bytes.dropFirst(), name: "imu", ext: "csv")
     defer { unlink(path) }
     let pick = bytes[0]
     let offsets: [Int64] = [0, 5_000_000_000, -(1 << 60), 1 << 60]

@@ -21,12 +21,8 @@ func fuzzIndex(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         precondition(back.encoded() == again, "index.bin does not round-trip")
     }
     // The same bytes as a bundle: split at the first NUL into bundle.json and index.bin.
-    let dir = NSTemporaryDirectory() + "ppc-fuzz-index-\(getpid())"
-    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let dir = scratchFolder(bytes, name: "index", first: "bundle.json", second: "index.bin")
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let cut = bytes.firstIndex(of: 0) ?? bytes.count
-    FileManager.default.createFile(atPath: "\(dir)/bundle.json", contents: Data(bytes[0..<cut]))
-    FileManager.default.createFile(atPath: "\(dir)/index.bin", contents: Data(bytes[min(bytes.count, cut + 1)...]))
     FileManager.default.createFile(atPath: "\(dir)/f.ts", contents: Data(repeating: 7, count: 188))
     if let bundle = try? BundlePayloadSource(path: dir) {
         let window = bundle.window()

@@ -17,8 +17,7 @@ func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard size > 1 else { return 0 }
     let bytes = fuzzInput(data, size)
     let ext = ["wav", "mp4", "ts", "mkv"][Int(bytes[0]) % 4]
-    let path = NSTemporaryDirectory() + "ppc-fuzz-media-\(getpid()).\(ext)"
-    FileManager.default.createFile(atPath: path, contents: Data(bytes.dropFirst()))
+    let path = scratchFile(bytes.dropFirst(), name: "media", ext: ext)
     defer { unlink(path) }
     // Read whole (detect's recordings, the studio's waveform of a clip's audio.wav): refuses or reads, never traps.
     if let whole = try? MediaReader.wholeAudio(path) { precondition(whole.sampleRate > 0, "audio read at \(whole.sampleRate) Hz") }

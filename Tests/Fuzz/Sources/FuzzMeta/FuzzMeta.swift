@@ -18,12 +18,8 @@ func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzMeta(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = fuzzInput(data, size)
-    let dir = NSTemporaryDirectory() + "ppc-fuzz-meta-\(getpid())"
-    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let dir = scratchFolder(bytes, name: "meta", first: "meta.json", second: ClipAnnotations.fileName)
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let cut = bytes.firstIndex(of: 0) ?? bytes.count
-    FileManager.default.createFile(atPath: "\(dir)/meta.json", contents: Data(bytes[0..<cut]))
-    FileManager.default.createFile(atPath: "\(dir)/\(ClipAnnotations.fileName)", contents: Data(bytes[min(bytes.count, cut + 1)...]))
     FileManager.default.createFile(atPath: "\(dir)/clip.mp4", contents: Data(repeating: 7, count: 10))
     _ = try? ClipAnnotations.read(dir)
     _ = ClipMeta.bundleProblem(dir, besides: [ClipAnnotations.fileName])

@@ -16,7 +16,7 @@ func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzRing(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var input = fuzzInput(data, size)[...]
-    let dir = NSTemporaryDirectory() + "ppc-fuzz-ring-\(getpid())"
+    let dir = scratchPath("ring")
     try? FileManager.default.removeItem(atPath: dir)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     // An odd first byte (read, not consumed: the seeds keep their meaning) makes the ring a session's: fragment 1 pinned
