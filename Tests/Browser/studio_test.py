@@ -353,6 +353,13 @@ try:
         if abs(r['times'][i] - r['off'][i]) > 1 / r['fps'][i]:
             fail(f'compare: side {i} at {r["times"][i]:.4f} s, its impact at {r["off"][i]:.4f} s')
     step('compare: both swings at their impacts')
+    sides = js('return studioMeasure.angles.map((a, i) => [a.clipId, studioMeasure.canvases[i].dataset.labels])')
+    for clip, labels in sides:
+        if clip == lead_clip and labels != measured:
+            fail(f'compare: the measured clip shows {labels!r}, not {measured!r}')
+    if lead_clip not in [c for c, _ in sides] and any(l for _, l in sides):
+        fail(f'compare: drawings shown on clips nobody drew on: {sides}')
+    step(f'compare: the measurements drawn on the swing page show here too ({sides})')
     shot('compare')
 
     # Sessions: a report, a timeline that zooms and pans, a shot that opens its swing.

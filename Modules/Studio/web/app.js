@@ -293,7 +293,7 @@ class Measure {
     if (this.tool) this.player.pause();
     for (const c of this.canvases) c.classList.toggle('on', !!this.tool);
     this.status.textContent = this.tool ? `${this.tool}: click ${this.tool === 'line' ? 'two points' : 'three points, the vertex second'} on a frame` : '';
-    document.dispatchEvent(new Event('measure-tool'));
+    if (this.onTool) this.onTool();
   }
   box(i) {  // where the frame is drawn inside the element (object-fit: contain), in canvas pixels
     const v = this.videos[i], c = this.canvases[i];
@@ -363,6 +363,17 @@ class Measure {
   destroy() { window.removeEventListener('resize', this.resize); }
 }
 
+// The measuring tools over `videos` (one per angle): a Measure, and the bar of its buttons.
+function measuring(angles, videos, player) {
+  const status = el('span', { class: 'muted', id: 'measure-status' });
+  const measure = new Measure(angles, videos, player, status);
+  window.studioMeasure = measure;
+  const toolBtn = (tool, label) => el('button', { id: 'measure-' + tool, 'data-tool': tool, title: tool === 'line' ? 'a line and its tilt from the horizontal' : 'three points: the angle at the second', onclick: () => measure.use(tool) }, label);
+  const tools = [toolBtn('line', '╱ Line'), toolBtn('angle', '∠ Angle')];
+  measure.onTool = () => { for (const b of tools) b.classList.toggle('on', measure.tool === b.dataset.tool); };
+  return [measure, el('div', { class: 'controls' }, ...tools, el('button', { id: 'measure-undo', onclick: () => measure.undo() }, 'Undo'), status)];
+}
+
 async function pageSwing(main, [id]) {
   const s = await api('/api/swings/' + encodeURIComponent(id));
   // The lead angle (whose audio is the scrubber) is the first with audio.
@@ -398,16 +409,7 @@ async function pageSwing(main, [id]) {
   main.dataset.flags = s.flags.join(',');
   const downloads = s.angles.map(a => el('a', { href: a.download, download: `${a.clipId}.mp4` }, `⤓ ${a.device}`));
   const scrub = el('canvas', { class: 'scrub', id: 'scrub' });
-  const measureStatus = el('span', { class: 'muted', id: 'measure-status' });
-  const measure = new Measure(s.angles, videos, player, measureStatus);
-  window.studioMeasure = measure;
-  const toolBtn = (tool, label) => {
-    const b = el('button', { id: 'measure-' + tool, title: tool === 'line' ? 'a line and its tilt from the horizontal' : 'three points: the angle at the second', onclick: () => measure.use(tool) }, label);
-    document.addEventListener('measure-tool', () => b.classList.toggle('on', measure.tool === tool));
-    return b;
-  };
-  const measureBar = el('div', { class: 'controls' }, toolBtn('line', '╱ Line'), toolBtn('angle', '∠ Angle'),
-    el('button', { id: 'measure-undo', onclick: () => measure.undo() }, 'Undo'), measureStatus);
+  const [measure, measureBar] = measuring(s.angles, videos, player);
   main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, scrub);
   await measure.load();
   const notes = el('textarea', { id: 'notes', placeholder: 'Notes on this swing…' }, s.angles[0].notes || '');
@@ -444,11 +446,13 @@ async function pageCompare(main, [a, b]) {
   main.append(el('div', { class: 'compare' }, angles.map((x, i) => el('div', { class: 'angle' }, videos[i], el('span', { class: 'label' }, `${i ? 'Right' : 'Left'} · ${x.device} · ${fmtWhen(x.receivedAt)}`)))));
   const player = new SyncPlayer(videos, angles.map(x => x.impactSeconds), angles.map(x => x.framesPerSecond));
   window.studioPlayer = player;
-  main.append(transport(player));
+  const [measure, measureBar] = measuring(angles, videos, player);  // two swings' spines or shafts, side by side
+  main.append(transport(player), measureBar);
+  await measure.load();
   await Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
   player.seek(0);
   main.dataset.ready = 'yes';
-  teardown = () => player.destroy();
+  teardown = () => { player.destroy(); measure.destroy(); };
 }
 
 // ---------------------------------------------------------------- Sessions
