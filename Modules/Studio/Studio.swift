@@ -20,6 +20,9 @@ public final class Studio: @unchecked Sendable {
     let socket: WebSocketHub
     /// The devices' live state as JSON objects (ppc-host gives the link's view; see docs/studio.md for the fields).
     let live: @Sendable () -> [[String: Any]]
+    /// Held while a file is written beside a clip (annotations.json, drawings.json): civetweb's workers answer pages at
+    /// once, and two writes of one file would share its temporary name (`FileSystem.writeAtomically`).
+    let besideLock = NSLock()
     /// Clips already named as left out (`clips()`), so each is said once.
     let refusedSaid = Mutex<Set<String>>([])
 
@@ -343,7 +346,13 @@ public final class Studio: @unchecked Sendable {
     /// The clip's flags and notes written beside it too (`ClipAnnotations`), so a catalogue made again from the library
     /// has them; a folder that cannot take them is said, not passed over.
     func keepBeside(_ c: CatalogueClip) throws {
-        do { try ClipAnnotations.write(flags: c.flags, notes: c.notes, to: c.path) } catch {
+        do {
+            try besideLock.withLock {
+                // What the catalogue holds now, read under the lock: of two annotations at once, the file gets the later.
+                let now = (try? catalogue.clip(c.clipID)).flatMap { $0 } ?? c
+                try ClipAnnotations.write(flags: now.flags, notes: now.notes, to: c.path)
+            }
+        } catch {
             throw StudioError(500, "\(c.clipID): saved in the catalogue, but not beside the clip in \(c.path) (\(error)): a catalogue rebuilt from the library would not have it")
         }
     }
@@ -368,7 +377,7 @@ public final class Studio: @unchecked Sendable {
         if let why = ClipDrawings.problem(given) { throw StudioError(400, "\(clipID): \(why)") }
         guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
         try Self.requireFolder(c)
-        do { try ClipDrawings.write(given, to: c.path) } catch { throw StudioError(500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))") }
+        do { try besideLock.withLock { try ClipDrawings.write(given, to: c.path) } } catch { throw StudioError(500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))") }
         return .json(["clipId": clipID, "drawings": Self.drawingsJSON(given)])
     }
 

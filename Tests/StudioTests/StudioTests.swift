@@ -215,6 +215,29 @@ struct StudioTests {
         #expect(try put(#"{"drawings": []}"#).0 == 200 && (try ClipDrawings.read(dir)).isEmpty)
     }
 
+    /// Pages answered at once write the same files beside a clip: each write is whole, and the file says what the
+    /// catalogue says (before, two writes shared one temporary file, and the later of two annotations could lose).
+    @Test func writesBesideAClipFromManyPagesAtOnceStayWholeAndAgree() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let id = try #require(json(try get(s, "/api/clips").body)["clips"].flatMap { ($0 as? [[String: Any]])?.last?["clipId"] as? String })
+        let dir = "\(Self.library.path)/clips/\(id)"
+        DispatchQueue.concurrentPerform(iterations: 24) { k in
+            if k % 2 == 0 {
+                let lines = (0...k).map { _ in #"{"kind": "line", "t": 1, "points": [[0.1, 0.1], [0.9, 0.9]]}"# }.joined(separator: ",")
+                _ = try? request(s, "PUT", "/api/clips/\(id)/drawings", body: Data(#"{"drawings": [\#(lines)]}"#.utf8), headers: ["Content-Type": "application/json"])
+            } else {
+                _ = try? request(s, "POST", "/api/clips/\(id)/annotate", body: Data(#"{"notes": "note \#(k)"}"#.utf8), headers: ["Content-Type": "application/json"])
+            }
+        }
+        let drawings = try ClipDrawings.read(dir)
+        #expect(drawings.count % 2 == 1 && (1...23).contains(drawings.count), "\(drawings.count)")
+        let beside = try #require(try ClipAnnotations.read(dir))
+        #expect(beside.notes == (try Self.library.catalogue.clip(id))?.notes && beside.notes.hasPrefix("note "))
+        #expect(!FileSystem.exists(dir + "/drawings.json.tmp") && !FileSystem.exists(dir + "/annotations.json.tmp"))
+        _ = try request(s, "PUT", "/api/clips/\(id)/drawings", body: Data(#"{"drawings": []}"#.utf8), headers: ["Content-Type": "application/json"])
+    }
+
     @Test func annotationsAreValidatedNamedAndPersisted() throws {
         let s = try studio()
         defer { s.stop() }
