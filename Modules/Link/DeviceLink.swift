@@ -22,6 +22,9 @@ public final class DeviceLink: @unchecked Sendable {
         public var heartbeatIntervalNs: Int64
         /// How long each channel's connection may wait for the host to answer (`link.connectTimeoutNs`).
         public var connectTimeoutNs: Int64 = Connection.connectTimeoutNs
+        /// How long the host may take to answer the handshake and hello on each channel; nil: the usual 10 s and 5 s. A
+        /// delivery reconnecting near its deadline gives only what is left of it.
+        public var answerTimeoutNs: Int64?
         /// Injected clock error for tests: the device clock reads host + offset + skew × elapsed.
         public var clockOffsetNs: Int64 = 0
         public var clockSkewPpm: Double = 0
@@ -84,13 +87,13 @@ public final class DeviceLink: @unchecked Sendable {
     /// Connects one channel and, when the device is paired, runs the handshake that authenticates both ends.
     public static func open(_ s: Settings, _ channel: LinkMessage.Channel, attempts: Int) throws(LinkError) -> Connection {
         let c = try Connection.connect(host: s.host, port: s.port, channel: channel, attempts: attempts, timeoutNs: s.connectTimeoutNs)
-        if let security = s.security { try c.secure(as: security, channel: channel) }
+        if let security = s.security { try c.secure(as: security, channel: channel, timeoutNs: s.answerTimeoutNs ?? Connection.handshakeTimeoutNs) }
         return c
     }
 
     static func hello(_ c: Connection, _ s: Settings, _ channel: LinkMessage.Channel) throws(LinkError) -> String {
         try c.send(.hello(protocolVersion: 1, deviceID: s.deviceID, channel: channel, captureProfile: s.captureProfile))
-        guard case .helloAck(let accepted, let policy, let reason) = try c.receive(timeoutNs: 5_000_000_000) else {
+        guard case .helloAck(let accepted, let policy, let reason) = try c.receive(timeoutNs: s.answerTimeoutNs ?? 5_000_000_000) else {
             throw LinkError(.protocolViolation, "the host did not answer hello")
         }
         guard accepted else {

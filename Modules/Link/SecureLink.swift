@@ -248,8 +248,8 @@ extension Connection {
     }
 
     /// Reads one raw handshake record (at most `LinkHandshake.maxMessageBytes`).
-    public func receiveHandshakeRecord() throws(LinkError) -> [UInt8] {
-        try awaitFirstByte(timeoutNs: Self.handshakeTimeoutNs)
+    public func receiveHandshakeRecord(timeoutNs: Int64 = handshakeTimeoutNs) throws(LinkError) -> [UInt8] {
+        try awaitFirstByte(timeoutNs: timeoutNs)
         let deadline = monotonicNowNs() + Self.messageDeadlineNs
         let head = try readExactly(4, deadlineNs: deadline)
         var length: UInt32 = 0
@@ -262,7 +262,7 @@ extension Connection {
     /// Device side: authenticates the host by the key pinned at pairing and itself by its identity, then seals every
     /// message after. Throws `.unauthenticated` when the host is not the pinned one, `.refused` with the host's words
     /// when the host does not know this device ("not paired with this host").
-    public func secure(as device: DeviceSecurity, channel: LinkMessage.Channel) throws(LinkError) {
+    public func secure(as device: DeviceSecurity, channel: LinkMessage.Channel, timeoutNs: Int64 = handshakeTimeoutNs) throws(LinkError) {
         let code: UInt8 = switch channel {
         case .control: 0
         case .bulk: 1
@@ -271,7 +271,7 @@ extension Connection {
         let (initiator, m1) = try LinkHandshake.initiate(identity: device.identity, responder: device.hostKey, payload: [code])
         try sendHandshakeRecord(m1, prefix: LinkHandshake.preamble)
         let m2: [UInt8]
-        do { m2 = try receiveHandshakeRecord() } catch where error.code == .closed {
+        do { m2 = try receiveHandshakeRecord(timeoutNs: timeoutNs) } catch where error.code == .closed {
             throw LinkError(.unauthenticated, "\(peer) closed the connection during the handshake (a host that does not speak the encrypted link, or one that refused it)")
         }
         let (answer, keys) = try LinkHandshake.finish(initiator, message: m2)

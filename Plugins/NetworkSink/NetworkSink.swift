@@ -73,6 +73,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     var outbox: Outbox?
     /// Reconnections a delivery may make after its link drops (each resumes at the host's committed offset).
     static let reconnects = 5
+    /// The least a reconnect is given to connect and be answered when its delivery's deadline is nearly reached. Assumed.
+    static let leastReconnectNs: Int64 = 100_000_000
     /// Why the host could not be reached at open, if it could not (capture goes on; clips wait in the outbox).
     public private(set) var unreachable: String?
     let history = History()
@@ -288,7 +290,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 attempt += 1
                 link.close(reason: "reconnecting after: \(why)")
                 adopt(nil)
-                link = try reconnect(settings, clipID: clipID)
+                link = try reconnect(settings, clipID: clipID, deadline: deadline)
                 adopt(link)
             }
             let progress = BundleSender.Progress()
@@ -317,19 +319,28 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 link.close(reason: "reconnecting after: \(e.reason)")
                 adopt(nil)
                 guard let settings else { throw e }
-                adopt(try reconnect(settings, clipID: clipID))  // connects with backoff
+                adopt(try reconnect(settings, clipID: clipID, deadline: deadline))  // connects with backoff
             }
         }
     }
 
-    /// A new link for a delivery under way; one that cannot be made says where the clip waits.
-    func reconnect(_ settings: DeviceLink.Settings, clipID: String) throws(LinkError) -> DeviceLink {
+    /// A new link for a delivery under way, given only what is left of its deadline to connect and be answered (a host
+    /// frozen mid-transfer accepts the connection in its kernel and never answers: that wait once outlasted the delivery
+    /// timeout by the hello's 5 s); one that cannot be made says where the clip waits.
+    func reconnect(_ settings: DeviceLink.Settings, clipID: String, deadline: Int64) throws(LinkError) -> DeviceLink {
+        var bounded = settings
+        let left = max(Self.leastReconnectNs, deadline - monotonicNowNs())
+        bounded.connectTimeoutNs = min(settings.connectTimeoutNs, left)
+        bounded.answerTimeoutNs = min(settings.answerTimeoutNs ?? .max, left)
         do {
-            return try connect(settings)
+            return try connect(bounded)
         } catch {
             let code = (error as? LinkError)?.code ?? .closed
-            throw LinkError(
-                code, "\(clipID) not delivered: the link dropped and could not be made again (\(error)); it waits in \(outbox?.directory ?? "the outbox") for `ppc-tool transfer drain`")
+            let waits = "it waits in \(outbox?.directory ?? "the outbox") for `ppc-tool transfer drain`"
+            if monotonicNowNs() >= deadline {
+                throw LinkError(code, "\(clipID) not delivered within \(deliveryNs / 1_000_000_000) s: the link dropped and was not made again in time (\(error)); \(waits)")
+            }
+            throw LinkError(code, "\(clipID) not delivered: the link dropped and could not be made again (\(error)); \(waits)")
         }
     }
 
