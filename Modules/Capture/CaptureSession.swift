@@ -99,6 +99,8 @@ public final class CaptureSession {
     /// Capture-clock time of the newest frame read, ns (`Int64.min` before the first): where "now" is for a stop
     /// asked for from another thread.
     public let newestFrameNs = Atomic<Int64>(.min)
+    /// Capture-clock time of the first frame, ns (`Int64.min` before it): where the video, and so every clip, begins.
+    public let firstFrameNs = Atomic<Int64>(.min)
 
     /// Runs until the source ends, `options.durationNs` passes, or `stopsBefore` says a frame just read (its capture-clock
     /// time given) is past the end; that frame is not counted.
@@ -144,6 +146,7 @@ public final class CaptureSession {
             if let d = options.durationNs, info.timeNs - first >= d { break }
             if stopsBefore(info.timeNs) { break }
             newestFrameNs.store(info.timeNs, ordering: .relaxed)
+            if stats.firstFrameNs == nil { firstFrameNs.store(first, ordering: .relaxed) }
             stats.firstFrameNs = first
             if stats.framesCaptured > 0, info.timeNs <= previousTimeNs { stats.timestampsMonotonic = false }
             previousTimeNs = info.timeNs

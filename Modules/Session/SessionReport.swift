@@ -141,11 +141,11 @@ extension SessionRunner {
             "imuSamples": components.imu == nil
                 ? figure(NSNull(), "unavailable", "no IMU source")
                 : figure(imuSamples.load(ordering: .relaxed), "measured", "IMU samples put on the timeline (each clip holds those of its window)"),
-            "imuSamplesBehindVideo": components.imu == nil
+            "imuSamplesBeforeVideo": components.imu == nil
                 ? figure(NSNull(), "unavailable", "no IMU source")
                 : figure(
-                    imuSamplesBehind.load(ordering: .relaxed), "measured",
-                    "IMU samples already more than the ring's span behind the newest frame when taken: no clip can hold them (an IMU on another clock than the video's)"),
+                    imuSamplesBeforeVideo.load(ordering: .relaxed), "measured",
+                    "IMU samples timed before the video's first frame: no clip holds them (a recording that starts earlier than the video, or an IMU on another clock)"),
             "framesCaptured": figure(captured, "measured"),
             "framesEncoded": figure(encoded, "measured"),
             "framesDropped": figure(dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),
@@ -220,10 +220,10 @@ extension SessionRunner {
         }
         if components.imu != nil {
             // An IMU whose clock is not the video's gives samples no clip holds: said, not left for a user to find.
-            let taken = imuSamples.load(ordering: .relaxed), behind = imuSamplesBehind.load(ordering: .relaxed)
+            let taken = imuSamples.load(ordering: .relaxed), before = imuSamplesBeforeVideo.load(ordering: .relaxed)
             let first = imuFirstSampleNs.load(ordering: .relaxed)
-            if behind > 0 {
-                lines.append("  ⚠ imu: \(behind) of \(taken) samples lay more than the ring's span behind the video when read: no clip holds them — is the IMU on the video's clock? (file.imu's offsetNs places a recording)")
+            if taken > 0 && before == taken {
+                lines.append("  ⚠ imu: all \(taken) samples are timed before the video's first frame: no clip holds them — is the IMU on the video's clock? (file.imu's offsetNs places a recording)")
             } else if taken == 0 && first != .min && spanNs > 0 {
                 lines.append("  ⚠ imu: no sample within the capture: the first, at \(first) ns, lies past the video's end — is the IMU on the video's clock? (file.imu's offsetNs places a recording)")
             }

@@ -184,9 +184,9 @@ public final class SessionRunner: @unchecked Sendable {
     /// Where capture stops, on the capture clock (`Int64.max` until a stop is asked for): read per frame, per audio
     /// block and per IMU sample, without the lock.
     let stopAtNs = Atomic<Int64>(.max)
-    /// IMU samples put on the timeline; those already a ring's span behind the newest frame when taken (no clip can hold
-    /// them); the first sample's time (`Int64.min` until one is read). Counted by the IMU thread, read by the report.
-    let imuSamples = Atomic<Int>(0), imuSamplesBehind = Atomic<Int>(0), imuFirstSampleNs = Atomic<Int64>(.min)
+    /// IMU samples put on the timeline; those timed before the video's first frame (no clip can hold them); the first
+    /// sample's time (`Int64.min` until one is read). Counted by the IMU thread, read by the report.
+    let imuSamples = Atomic<Int>(0), imuSamplesBeforeVideo = Atomic<Int>(0), imuFirstSampleNs = Atomic<Int64>(.min)
     /// The newest IMU sample's time on the timeline, and whether the IMU stream has ended (a mint waits for both).
     let imuNewestNs = Atomic<Int64>(.min), imuEnded = Atomic<Bool>(false)
     /// The latest a graceful stop may be moved to by shots heard after it was asked for (under `lock`; nil: no stop).
@@ -620,7 +620,6 @@ public final class SessionRunner: @unchecked Sendable {
         do {
             var n: UInt64 = 0
             var video: CaptureSession?
-            let ringSpanNs = Int64(components.config[.ringSeconds] * 1e9)
             while let s = try source.next() {
                 if n == 0 { imuFirstSampleNs.store(s.timeNs, ordering: .relaxed) }
                 guard s.timeNs < stopAtNs.load(ordering: .relaxed) else { break }
@@ -633,8 +632,8 @@ public final class SessionRunner: @unchecked Sendable {
                 n += 1
                 imuNewestNs.store(s.timeNs, ordering: .relaxed)
                 imuSamples.add(1, ordering: .relaxed)
-                // Already a ring's span behind the newest frame: no clip can hold it (an IMU on another clock).
-                if let v = video, s.timeNs < v.newestFrameNs.load(ordering: .relaxed) &- ringSpanNs { imuSamplesBehind.add(1, ordering: .relaxed) }
+                // Before the video's first frame: no clip can hold it (a recording that starts earlier, or another clock).
+                if let v = video, s.timeNs < v.firstFrameNs.load(ordering: .relaxed) { imuSamplesBeforeVideo.add(1, ordering: .relaxed) }
             }
         } catch {
             fail("imu", error)

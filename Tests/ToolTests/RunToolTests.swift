@@ -124,11 +124,11 @@ struct RunToolTests {
 
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json")))) as? [String: Any] ?? [:]
         func figure(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
-        #expect(figure("imuSamples") == 1000 && figure("imuSamplesBehindVideo") == 0, "\(report["imuSamples"] ?? "")")
+        #expect(figure("imuSamples") == 1000 && figure("imuSamplesBeforeVideo") == 0, "\(report["imuSamples"] ?? "")")
         #expect(!r.stdout.contains("⚠ imu"))
 
         // A recording on another clock than the video's: its samples reach no clip, and the run says so either way.
-        for (offset, said) in [("-100000000000", "samples lay more than the ring's span behind the video"), ("100000000000", "no sample within the capture")] {
+        for (offset, said) in [("-100000000000", "all 1000 samples are timed before the video's first frame"), ("100000000000", "no sample within the capture")] {
             let other = manifest.replacingOccurrences(of: #""accelerationUnit": "g""#, with: #""accelerationUnit": "g", "offsetNs": \#(offset)"#)
             #expect(FileManager.default.createFile(atPath: tmp.sub("other.json"), contents: Data(other.utf8)))
             let o = try ToolRunner.run(["run", tmp.sub("other.json"), "--out", tmp.sub("other\(offset)")])
