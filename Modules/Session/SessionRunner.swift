@@ -661,7 +661,7 @@ public final class SessionRunner: @unchecked Sendable {
     /// How long a mint waits for the IMU to reach its window's end, wall time: a recorded IMU catches up within
     /// microseconds, a live one within its sample period; one on another clock never does, and the clip is minted
     /// with what there is. Assumed.
-    static let imuWaitNs: Int64 = 1_000_000_000
+    static let imuWaitNs: Int64 = 3_000_000_000
 
     /// Before a window is frozen, its IMU samples are all on the timeline: the IMU thread may trail a video read as
     /// fast as it decodes. Polled every 2 ms, only while the IMU trails the window's end.
