@@ -187,8 +187,9 @@ public final class SessionRunner: @unchecked Sendable {
     /// IMU samples put on the timeline; those timed before the video's first frame (no clip can hold them); the first
     /// sample's time (`Int64.min` until one is read). Counted by the IMU thread, read by the report.
     let imuSamples = Atomic<Int>(0), imuSamplesBeforeVideo = Atomic<Int>(0), imuFirstSampleNs = Atomic<Int64>(.min)
-    /// The newest IMU sample's time on the timeline, and whether the IMU stream has ended (a mint waits for both).
-    let imuNewestNs = Atomic<Int64>(.min), imuEnded = Atomic<Bool>(false)
+    /// The time of the IMU sample being taken (every one before it is on the timeline: samples come in time order), and
+    /// whether the IMU stream has ended: a mint waits until the first is past its window or the second is true.
+    let imuPendingNs = Atomic<Int64>(.min), imuEnded = Atomic<Bool>(false)
     /// The latest a graceful stop may be moved to by shots heard after it was asked for (under `lock`; nil: no stop).
     var stopLimitNs: Int64?
     /// Each stop asked for, in words, for the report (under `lock`).
@@ -622,6 +623,7 @@ public final class SessionRunner: @unchecked Sendable {
             var video: CaptureSession?
             while let s = try source.next() {
                 if n == 0 { imuFirstSampleNs.store(s.timeNs, ordering: .relaxed) }
+                imuPendingNs.store(s.timeNs, ordering: .relaxed)
                 guard s.timeNs < stopAtNs.load(ordering: .relaxed) else { break }
                 if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {} else {
                     video = waitForVideo(reaching: s.timeNs)
@@ -630,7 +632,6 @@ public final class SessionRunner: @unchecked Sendable {
                 // The rotation rate about x, in milliradians per second, rides in the entry's value.
                 imuTimeline.append(timeNs: s.timeNs, kind: .imuSample, reference: n, value: Int64((s.rotationRate.x * 1000).rounded()))
                 n += 1
-                imuNewestNs.store(s.timeNs, ordering: .relaxed)
                 imuSamples.add(1, ordering: .relaxed)
                 // Before the video's first frame: no clip can hold it (a recording that starts earlier, or another clock).
                 if let v = video, s.timeNs < v.firstFrameNs.load(ordering: .relaxed) { imuSamplesBeforeVideo.add(1, ordering: .relaxed) }
@@ -658,9 +659,10 @@ public final class SessionRunner: @unchecked Sendable {
         }
     }
 
-    /// How long a mint waits for the IMU to reach its window's end, wall time: a recorded IMU catches up within
-    /// microseconds, a live one within its sample period; one on another clock never does, and the clip is minted
-    /// with what there is. Assumed.
+    /// How long a mint waits for the IMU to pass its window's end, wall time: a recorded IMU catches up within
+    /// microseconds, a live one within its sample period; a live one far behind on another clock never does, and the
+    /// clip is minted with what there is. (One ahead of the video waits for it, its next sample already past the
+    /// window: no wait.) Assumed.
     static let imuWaitNs: Int64 = 3_000_000_000
 
     /// Before a window is frozen, its IMU samples are all on the timeline: the IMU thread may trail a video read as
@@ -668,7 +670,7 @@ public final class SessionRunner: @unchecked Sendable {
     func waitForIMU(reaching endNs: Int64) {
         guard components.imu != nil else { return }
         let deadline = monotonicNowNs() + Self.imuWaitNs
-        while !imuEnded.load(ordering: .relaxed), imuNewestNs.load(ordering: .relaxed) < endNs,
+        while !imuEnded.load(ordering: .relaxed), imuPendingNs.load(ordering: .relaxed) <= endNs,
             stopAtNs.load(ordering: .relaxed) != .min, monotonicNowNs() < deadline
         {
             Thread.sleep(forTimeInterval: 0.002)
