@@ -19,14 +19,14 @@ public struct RingAtRestPayloadSource: PayloadBacking {
 
     public let directory: String
     public let scan: RingScan
+    /// The current generation's fragments, oldest first: the stream a window is cut from.
+    public let fragments: [FragmentInfo]
 
     public init(directory: String) throws(PayloadError) {
         self.directory = directory
         do { scan = try FragmentRing.scan(directory: directory, verifyChecksums: false) } catch { throw PayloadError(error) }
+        fragments = scan.fragments.filter { [scan] in $0.generation == scan.generation }.sorted { $0.sequence < $1.sequence }
     }
-
-    /// The current generation's fragments, oldest first: the stream a window is cut from.
-    public var fragments: [FragmentInfo] { scan.fragments.filter { $0.generation == scan.generation }.sorted { $0.sequence < $1.sequence } }
 
     public func freeze(startNs: Int64, endNs: Int64) throws(PayloadError) -> SwingWindow<RingAtRestPayloadSource> {
         let w: RingWindow

@@ -23,6 +23,8 @@ public final class Studio: @unchecked Sendable {
     /// Held while a file is written beside a clip (annotations.json, drawings.json): civetweb's workers answer pages at
     /// once, and two writes of one file would share its temporary name (`FileSystem.writeAtomically`).
     let besideLock = NSLock()
+    /// What the studio tells its operator (ppc-host's standard error, through its one writer); tests leave it silent.
+    let say: @Sendable (String) -> Void
     /// Clips already named as left out (`clips()`), so each is said once.
     let refusedSaid = Mutex<Set<String>>([])
 
@@ -37,7 +39,7 @@ public final class Studio: @unchecked Sendable {
 
     public init(
         listen: String, library: String, catalogue: any CatalogueStore, assets: String? = nil, access: StudioAccess? = nil,
-        live: @escaping @Sendable () -> [[String: Any]]
+        live: @escaping @Sendable () -> [[String: Any]], say: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         guard let assets = assets ?? Self.bundledAssets, FileManager.default.fileExists(atPath: assets + "/index.html") else {
             throw WebServerError("the studio's pages are missing (\(assets ?? "no bundled web/ folder")/index.html)")
@@ -46,6 +48,7 @@ public final class Studio: @unchecked Sendable {
         self.catalogue = catalogue
         self.assets = assets
         self.live = live
+        self.say = say
         let check = RequestCheck(keyless: access == nil)
         server = try WebServer(listen: listen) { request in access?.admit(request) ?? check.refusal(request) }
         check.port.store(server.port, ordering: .relaxed)
@@ -169,7 +172,7 @@ public final class Studio: @unchecked Sendable {
     func clips() throws -> [CatalogueClip] {
         let all = Catalogue.readable(try catalogue.clips())
         for r in all.refused where refusedSaid.withLock({ $0.insert(r.clipID).inserted }) {
-            FileHandle.standardError.write(Data("ppc-host: studio: left out: \(r.problem) (`ppc-host catalogue rebuild` records it again from its files)\n".utf8))
+            say("studio: left out: \(r.problem) (`ppc-host catalogue rebuild` records it again from its files)")
         }
         return all.clips
     }
@@ -259,6 +262,13 @@ public final class Studio: @unchecked Sendable {
         ])
     }
 
+    /// The catalogued clip `clipID`, its folder in the library: 404 when it is not catalogued, 410 when its folder is gone.
+    func clipHere(_ clipID: String) throws -> CatalogueClip {
+        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
+        try Self.requireFolder(c)
+        return c
+    }
+
     /// A catalogued clip whose folder is gone from the library (deleted by hand, a cleanup) is 410, saying what forgets
     /// it — not a 500, as though the server had failed.
     static func requireFolder(_ c: CatalogueClip) throws {
@@ -273,8 +283,7 @@ public final class Studio: @unchecked Sendable {
 
     /// The audio's envelope, decimated to `buckets` (min and max per bucket), with the impact's sample.
     func waveform(_ clipID: String, buckets: Int) throws -> WebServer.Response {
-        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
-        try Self.requireFolder(c)
+        let c = try clipHere(clipID)
         let path = c.path + "/audio.wav"
         // A clip's audio is seconds long (detect.audioWindowNs); a file far larger is no clip's, and is not read whole
         // into a page's request.
@@ -336,21 +345,22 @@ public final class Studio: @unchecked Sendable {
 
     func annotate(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, clipID)
-        if let c = try clip(clipID) { try Self.requireFolder(c) }  // nothing said of a clip that is gone
+        let here = try clipHere(clipID)  // nothing said of a clip that is not catalogued or is gone
         do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch { throw StudioError(404, "\(error)") }
-        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
-        try keepBeside(c)
-        return .json(clipJSON(c))
+        return .json(clipJSON(try keepBeside(here)))
     }
 
     /// The clip's flags and notes written beside it too (`ClipAnnotations`), so a catalogue made again from the library
     /// has them; a folder that cannot take them is said, not passed over.
-    func keepBeside(_ c: CatalogueClip) throws {
+    /// Returns the clip as the catalogue holds it now, read under the lock: of two annotations at once, the file gets
+    /// the later.
+    @discardableResult
+    func keepBeside(_ c: CatalogueClip) throws -> CatalogueClip {
         do {
-            try besideLock.withLock {
-                // What the catalogue holds now, read under the lock: of two annotations at once, the file gets the later.
+            return try besideLock.withLock {
                 let now = (try? catalogue.clip(c.clipID)).flatMap { $0 } ?? c
                 try ClipAnnotations.write(flags: now.flags, notes: now.notes, to: c.path)
+                return now
             }
         } catch {
             throw StudioError(500, "\(c.clipID): saved in the catalogue, but not beside the clip in \(c.path) (\(error)): a catalogue rebuilt from the library would not have it")
@@ -359,8 +369,7 @@ public final class Studio: @unchecked Sendable {
 
     /// A clip's drawings (`ClipDrawings`: lines and angles a coach measured on its frames).
     func drawings(_ clipID: String) throws -> WebServer.Response {
-        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
-        try Self.requireFolder(c)
+        let c = try clipHere(clipID)
         do { return .json(["clipId": clipID, "drawings": try Self.drawingsJSON(ClipDrawings.read(c.path))]) } catch {
             throw StudioError(422, "\(error)")
         }
@@ -375,8 +384,7 @@ public final class Studio: @unchecked Sendable {
             throw StudioError(400, "\(clipID): the body must be {\"drawings\": [{\"kind\": \"line\"|\"angle\", \"t\": seconds, \"points\": [[x, y], …]}, …]} (\(Self.decodingProblem(error)))")
         }
         if let why = ClipDrawings.problem(given) { throw StudioError(400, "\(clipID): \(why)") }
-        guard let c = try clip(clipID) else { throw StudioError(404, "\(clipID): no such clip") }
-        try Self.requireFolder(c)
+        let c = try clipHere(clipID)
         do { try besideLock.withLock { try ClipDrawings.write(given, to: c.path) } } catch { throw StudioError(500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))") }
         return .json(["clipId": clipID, "drawings": Self.drawingsJSON(given)])
     }

@@ -318,7 +318,7 @@ let root = Command(
             do {
                 studio = try Studio(
                     listen: http, library: library, catalogue: catalogue, access: access?.0,
-                    live: { [server] in server.liveDevices.map(StudioLive.json) })
+                    live: { [server] in server.liveDevices.map(StudioLive.json) }, say: { Terminal.err("ppc-host: \($0)") })
             } catch { throw CommandFailure.usage("\(error)") }
             studioBox.studio = studio
             server.onLive = { [studio, server] event in
