@@ -31,8 +31,10 @@ public enum Discovery {
         var avahiClient: OpaquePointer?
     }
 
-    /// Every `_ppc._tcp` service seen within `seconds` (IPv4), resolved to an address and port.
-    public static func browse(seconds: Double) throws(DiscoveryError) -> [Service] {
+    /// Every `_ppc._tcp` service seen within `seconds` (IPv4), resolved to an address and port; sooner when `enough`
+    /// says what has been seen will do (one named device: no need to wait out the whole window for it, and a longer
+    /// window costs nothing when it answers at once).
+    public static func browse(seconds: Double, until enough: ([Service]) -> Bool = { _ in false }) throws(DiscoveryError) -> [Service] {
         guard let poll = avahi_simple_poll_new() else { throw DiscoveryError("cannot create an avahi poll") }
         defer { avahi_simple_poll_free(poll) }
         var error: Int32 = 0
@@ -83,7 +85,7 @@ public enum Discovery {
         else { throw DiscoveryError("cannot browse \(serviceType)", code: avahi_client_errno(client)) }
         defer { avahi_service_browser_free(browser) }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        while DispatchTime.now().uptimeNanoseconds < deadline {
+        while DispatchTime.now().uptimeNanoseconds < deadline, !enough(Array(state.found.values)) {
             if avahi_simple_poll_iterate(poll, 50) != 0 { break }
         }
         if let f = state.failure { throw DiscoveryError(f) }

@@ -61,7 +61,8 @@ let pairCommand = Command(
                 throw CommandFailure.usage("--device needs --serves HOST:PORT: where this host serves devices (the device pins the key under it)")
             }
             let found: [Discovery.Service]
-            do { found = try Discovery.browse(seconds: 3) } catch { throw CommandFailure.failure("\(error)") }
+            // Until it is seen, or 10 s: a network or an avahi-daemon under load answers later than the 3 s a list waits.
+            do { found = try Discovery.browse(seconds: 10) { $0.contains { $0.deviceID == wanted } } } catch { throw CommandFailure.failure("\(error)") }
             guard let service = found.first(where: { $0.deviceID == wanted }) else {
                 throw CommandFailure.failure("no device '\(wanted)' advertising on the network (seen: \(found.compactMap(\.deviceID).joined(separator: ", ")))")
             }
