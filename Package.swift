@@ -52,7 +52,7 @@ let package = Package(
         .systemLibrary(name: "CV4L2", path: "Modules/CV4L2"),
         /** V4L2 capture: devices, capability cards, frame-rate-first mode selection, warm-once locks, mmap streaming.
             The only importer of CV4L2. */
-        .target(name: "V4L2", dependencies: ["CV4L2", "Syscall"], path: "Modules/V4L2"),
+        .target(name: "V4L2", dependencies: ["JSONInput", "CV4L2", "Syscall"], path: "Modules/V4L2"),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "V4L2Source", "Pipeline", "TestSupport"], path: "Tests/V4L2Tests"),
 
         /** libasound2 (Debian libasound2-dev), found by pkg-config: sound cards. Wrapped by ALSA. */
@@ -68,16 +68,22 @@ let package = Package(
         /** System calls through one EINTR-retrying, errno-typing helper; file descriptors that close themselves. */
         .target(name: "Syscall", dependencies: ["CLinux"], path: "Modules/Syscall"),
 
+        // MARK: - JSONInput
+
+        /** JSON from outside (request bodies, files a device sent or a person edited): nesting bounded before Foundation parses. */
+        .target(name: "JSONInput", path: "Modules/JSONInput"),
+        .testTarget(name: "JSONInputTests", dependencies: ["JSONInput"], path: "Tests/JSONInputTests"),
+
         // MARK: - Config
 
         /** Every parameter ppc is built with, each with its value, unit and provenance (measured/vendor/derived/assumed). */
-        .target(name: "Config", dependencies: ["Checksum", "Syscall"], path: "Modules/Config"),
+        .target(name: "Config", dependencies: ["JSONInput", "Checksum", "Syscall"], path: "Modules/Config"),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests"),
 
         // MARK: - FragmentRing
 
         /** The last seconds on disk as a ring of encoded fragments, crash-safe, with pins and validated reads. */
-        .target(name: "FragmentRing", dependencies: ["Checksum", "Syscall"], path: "Modules/FragmentRing"),
+        .target(name: "FragmentRing", dependencies: ["JSONInput", "Checksum", "Syscall"], path: "Modules/FragmentRing"),
         .testTarget(name: "FragmentRingTests", dependencies: ["TestSupport", "FragmentRing"], path: "Tests/FragmentRingTests"),
 
         // MARK: - TimelineIndex
@@ -90,7 +96,7 @@ let package = Package(
 
         /** SwingWindow: a frozen time-range view over the live ring + index, or over a bundle read back. */
         .target(
-            name: "PayloadSource", dependencies: ["FragmentRing", "TimelineIndex", "Checksum", "Syscall"],
+            name: "PayloadSource", dependencies: ["JSONInput", "FragmentRing", "TimelineIndex", "Checksum", "Syscall"],
             path: "Modules/PayloadSource"),
         .testTarget(name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource", "Checksum"], path: "Tests/PayloadSourceTests"),
 
@@ -121,7 +127,7 @@ let package = Package(
         /** One capture session: every stage composed on per-source threads, DetectAndMint, report and timeline. */
         .target(
             name: "Session",
-            dependencies: ["Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall", "Policy"],
+            dependencies: ["JSONInput", "Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall", "Policy"],
             path: "Modules/Session"),
         .testTarget(
             name: "SessionTests", dependencies: ["Session", "Pipeline", "Config", "FragmentRing", "Synthetic", "LibavEncoder", "FileSink", "TestSupport"],
@@ -162,17 +168,17 @@ let package = Package(
         /** HTTP with Range and WebSocket over civetweb's thread pool: the only importer of CCivetweb. */
         .target(name: "WebServer", dependencies: ["CCivetweb", "Syscall"], path: "Modules/WebServer"),
         /** ppc Studio: the host's web pages (plain files in web/) and the JSON API over the catalogue and the library. */
-        .target(name: "Studio", dependencies: ["WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall"], path: "Modules/Studio", resources: [.copy("web")]),
+        .target(name: "Studio", dependencies: ["JSONInput", "WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall"], path: "Modules/Studio", resources: [.copy("web")]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "Syscall", "TestSupport"], path: "Tests/StudioTests"),
         /** The host's clip catalogue on SQLite: clips, files, swings across devices; the only importer of CSQLite. */
-        .target(name: "Catalogue", dependencies: ["CSQLite", "Syscall"], path: "Modules/Catalogue"),
+        .target(name: "Catalogue", dependencies: ["JSONInput", "CSQLite", "Syscall"], path: "Modules/Catalogue"),
         /** libpq (Debian libpq-dev), found by pkg-config; wrapped by PostgresCatalogue. */
         .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
         /** The clip catalogue on PostgreSQL, for a facility whose hosts share one: the only importer of CPostgres. */
         .target(name: "PostgresCatalogue", dependencies: ["CPostgres", "Catalogue"], path: "Modules/PostgresCatalogue"),
         .testTarget(name: "CatalogueTests", dependencies: ["Catalogue", "PostgresCatalogue", "TestSupport"], path: "Tests/CatalogueTests"),
         /** Pairing: long-term identities, the pinned peers, and the code-confirmed pairing exchange. */
-        .target(name: "Pairing", dependencies: ["Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
+        .target(name: "Pairing", dependencies: ["JSONInput", "Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),
         /** Resumable, verified clip transfer: the host's store and server, the device's sender. */
         .target(name: "Transfer", dependencies: ["Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),
@@ -233,13 +239,13 @@ let package = Package(
             commands, as swift-nio keeps its Benchmarks/). */
         .target(
             name: "Benchmarks",
-            dependencies: [
+            dependencies: ["JSONInput", 
                 "CLI", "Config", "Pipeline", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex", "Syscall",
                 "Checksum", "Media", "Detect", "Audio", "Link", "Transfer", "Studio", "Catalogue", "PayloadSource",
             ],
             path: "Tools/Benchmarks"),
         /** `ppc-tool`: one subcommand per module, plus `run`. */
-        .executableTarget(name: "ppc-tool", dependencies: [
+        .executableTarget(name: "ppc-tool", dependencies: ["JSONInput", 
                 "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
                 "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
@@ -247,7 +253,7 @@ let package = Package(
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
-        .executableTarget(name: "ppc-host", dependencies: ["CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
+        .executableTarget(name: "ppc-host", dependencies: ["JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
             name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall", "PayloadSource"],

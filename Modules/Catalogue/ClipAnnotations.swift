@@ -1,5 +1,6 @@
 import Foundation
 import Syscall
+import JSONInput
 
 /// What a person said of a clip — its flags and notes — kept beside the clip as well as in the catalogue
 /// (`LIBRARY/<device>/<clipId>/annotations.json`), so that a catalogue made again from the library (`ppc-host catalogue
@@ -24,7 +25,7 @@ public enum ClipAnnotations {
         do { data = Data(try FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true)) } catch {
             throw CatalogueError("\(path): cannot read (\(error))")
         }
-        guard let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        guard let o = try? JSONInput.object(data),
             let flags = o["flags"] as? [String], let notes = o["notes"] as? String
         else { throw CatalogueError("\(path): not a clip's annotations (expected {\"flags\": [...], \"notes\": \"...\"})") }
         return (Set(flags.compactMap(ClipFlag.init(rawValue:))), notes)

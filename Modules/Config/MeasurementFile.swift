@@ -1,6 +1,7 @@
 import Checksum
 import Foundation
 import Syscall
+import JSONInput
 
 /// A measurement record on disk, as `ppc-tool measure` writes it: the parameter, the value measured, the date, the
 /// instrument, the evidence behind it (a bitrate sweep, a run's series), and an XXH3 over all of that so a record edited
@@ -11,6 +12,9 @@ import Syscall
 /// evidence a person can read and re-run, not a signature.
 public enum MeasurementFile {
     public static let format = "ppc-measurement-1"
+    /// The largest record read (a record is a few KiB; a 200 MB file was read whole, 616 MiB resident, before it was
+    /// refused).
+    public static let maxRecordBytes = 1 << 20
 
     /// The record's canonical bytes (sorted keys, no checksum), which the checksum covers.
     static func canonical(_ object: [String: Any]) throws -> Data {
@@ -27,7 +31,7 @@ public enum MeasurementFile {
             "format": format, "parameter": key, "value": value, "date": date, "instrument": instrument, "evidence": evidence,
         ]
         // Hashed as it will be read back (serialised and parsed once), so numbers compare as the reader sees them.
-        let settled = try JSONSerialization.jsonObject(with: try canonical(o)) as? [String: Any] ?? [:]
+        let settled = try JSONInput.object(try canonical(o))
         o["xxh3"] = XXH3.hex(XXH3.hash([UInt8](try canonical(settled))))
         let data = try JSONSerialization.data(withJSONObject: o, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         // Written beside itself and renamed (Foundation's .atomic leaves an empty /tmp/TemporaryDirectory.* per write).
@@ -38,8 +42,12 @@ public enum MeasurementFile {
     /// file and why, when it is not a record, names an unknown parameter, holds a value out of range, or was altered.
     public static func load(_ path: String, definitions: [ParameterDefinition] = Catalog.definitions) throws(ConfigError) -> Override {
         func fail(_ why: String) -> ConfigError { ConfigError([.init(.invalidMeasurement, key: nil, "\(path): \(why)")]) }
-        guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read it") }
-        guard let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw fail("not a JSON object") }
+        let data: Data
+        do { data = Data(try FileSystem.readSmallFile(path, limit: maxRecordBytes, regularFileOnly: true)) } catch {
+            throw fail(error.errno == EFBIG ? "more than \(maxRecordBytes >> 10) KiB: not a measurement record" : "cannot read it (\(error))")
+        }
+        let o: [String: Any]
+        do { o = try JSONInput.object(data) } catch { throw fail("\(error)") }
         guard o["format"] as? String == format else { throw fail("not a measurement record (format is not '\(format)')") }
         guard let key = o["parameter"] as? String, let value = (o["value"] as? NSNumber)?.doubleValue, let date = o["date"] as? String,
             let instrument = o["instrument"] as? String, let sum = o["xxh3"] as? String

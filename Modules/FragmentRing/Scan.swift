@@ -2,6 +2,7 @@ import Checksum
 import Foundation
 import Glibc
 import Syscall
+import JSONInput
 
 /// What a directory holds, read without changing anything: the basis of both recovery on open and
 /// `ppc-tool ring inspect/verify`.
@@ -95,11 +96,11 @@ extension FragmentRing {
     static func checkMetadata(_ path: String) throws(RingError) -> (capacity: Int, fileExtension: String) {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: Data(FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true)))
+            object = try JSONInput.value(Data(FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true)))
         } catch let e as SystemError {
             throw RingError(.badDirectory, "\(path): not readable (\(e))")
         } catch {
-            throw RingError(.badDirectory, "\(path): not readable JSON (\(error.localizedDescription))")
+            throw RingError(.badDirectory, "\(path): not readable JSON (\(error))")
         }
         guard let o = object as? [String: Any], o["format"] as? String == format else {
             throw RingError(.badDirectory, "\(path): 'format' is not \"\(format)\"")

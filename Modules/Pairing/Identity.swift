@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Link
 import Syscall
+import JSONInput
 
 /// Why a state directory's identity or pairings cannot be used.
 public struct PairingError: Error, Sendable, CustomStringConvertible {
@@ -109,7 +110,7 @@ public final class PairedPeers: @unchecked Sendable {
         do { data = Data(try FileSystem.readSmallFile(path, limit: 4 << 20, regularFileOnly: true)) } catch {
             throw PairingError("\(path): cannot read (\(error))")
         }
-        guard let list = try? JSONDecoder().decode([Peer].self, from: data), list.allSatisfy({ KeyText.bytes(hex: $0.publicKey) != nil }) else {
+        guard let list = try? JSONInput.decode([Peer].self, from: data), list.allSatisfy({ KeyText.bytes(hex: $0.publicKey) != nil }) else {
             throw PairingError("\(path) is not a list of pairings (name, 64-hex-digit publicKey, pairedAt, fingerprint)")
         }
         peers = list

@@ -4,6 +4,7 @@ import FragmentRing
 import Glibc
 import Syscall
 import TimelineIndex
+import JSONInput
 
 /// A window written to disk:
 ///
@@ -115,9 +116,9 @@ public struct BundlePayloadSource: PayloadBacking {
         let metaPath = "\(path)/bundle.json"
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: metaPath)))
+            object = try JSONInput.value(Data(FileSystem.readSmallFile(metaPath, limit: 4 << 20, regularFileOnly: true)))
         } catch {
-            throw PayloadError(.badBundle, "\(metaPath): cannot read (\(error.localizedDescription))")
+            throw PayloadError(.badBundle, "\(metaPath): cannot read (\(error))")
         }
         guard let meta = object as? [String: Any] else { throw PayloadError(.badBundle, "\(metaPath): not a JSON object") }
         func field<T>(_ o: [String: Any], _ key: String, _ where_: String) throws(PayloadError) -> T {

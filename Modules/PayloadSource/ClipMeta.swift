@@ -1,5 +1,6 @@
 import Foundation
 import Syscall
+import JSONInput
 
 /// A clip bundle's `meta.json`, as one Codable type: the session writes it, `ppc-tool transfer drain` and the host read
 /// it — nobody parses it by hand. Every figure carries its provenance (measured / vendor / derived / assumed).
@@ -244,7 +245,7 @@ public struct ClipMeta: Codable, Sendable, Equatable {
             throw PayloadError(.badBundle, "\(path): cannot read (\(error.errno == ENOENT ? "missing" : error.description))")
         }
         do {
-            let meta = try JSONDecoder().decode(ClipMeta.self, from: data)
+            let meta = try JSONInput.decode(ClipMeta.self, from: data)
             guard meta.format == formatName else { throw PayloadError(.badBundle, "\(path): format is '\(meta.format)', not \(formatName)") }
             if let why = meta.problem { throw PayloadError(.badBundle, "\(path): \(why)") }
             return meta

@@ -4,6 +4,7 @@ import FragmentRing
 import Pipeline
 import PayloadSource
 import Syscall
+import JSONInput
 
 /// Deliveries: the delivery thread hands each minted clip to every sink, and keeps account of what a sink still owes
 /// (`OUT/pins/<clipId>.json` records the ring pin held for a clip waiting in the outbox).
@@ -200,7 +201,7 @@ extension SessionRunner {
         var records: [String: PinToken] = [:]
         for name in (try? FileSystem.list(dir)) ?? [] where name.hasSuffix(".json") {
             guard let data = (try? FileSystem.readSmallFile("\(dir)/\(name)", limit: 1 << 16, regularFileOnly: true)).map({ Data($0) }),
-                let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let record = try? JSONInput.object(data),
                 let id = (record["pinId"] as? NSNumber)?.uint64Value, let first = (record["first"] as? NSNumber)?.uint64Value,
                 let last = (record["last"] as? NSNumber)?.uint64Value
             else { continue }

@@ -1,5 +1,6 @@
 import Foundation
 import Syscall
+import JSONInput
 
 /// What a coach drew on a clip's frames to measure the swing — a line (its tilt from the horizontal: a shaft, a spine)
 /// or an angle (three points, the middle one its vertex: a wrist, a knee) — kept beside the clip
@@ -50,7 +51,7 @@ public enum ClipDrawings {
         let drawings: [Drawing]
         do {
             let bytes = try FileSystem.readSmallFile(path, limit: maxFileBytes, regularFileOnly: true)
-            drawings = try JSONDecoder().decode(File.self, from: Data(bytes)).drawings
+            drawings = try JSONInput.decode(File.self, from: Data(bytes)).drawings
         } catch { throw DrawingsError("\(path): not a clip's drawings (\(error))") }
         if let why = problem(drawings) { throw DrawingsError("\(path): \(why)") }
         return drawings

@@ -5,6 +5,7 @@ import PayloadSource
 import Synchronization
 import Syscall
 import WebServer
+import JSONInput
 
 /// ppc Studio: the host's web interface over its clip catalogue — Live, Swings, Compare, Sessions — and the JSON API
 /// behind every page (docs/studio.md). Static pages are plain files (`web/`, no build step, no CDN); media are served by
@@ -320,8 +321,9 @@ public final class Studio: @unchecked Sendable {
     }
 
     func decodeAnnotation(_ body: Data, _ what: String) throws -> (Set<ClipFlag>?, String?) {
-        guard let o = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
-            throw StudioError(400, "\(what): the body must be a JSON object {\"flags\": [\"kept\"|\"discarded\"|\"starred\"…], \"notes\": \"…\"}")
+        let o: [String: Any]
+        do { o = try JSONInput.object(body) } catch {
+            throw StudioError(400, "\(what): the body must be a JSON object {\"flags\": [\"kept\"|\"discarded\"|\"starred\"…], \"notes\": \"…\"} (\(error))")
         }
         var flags: Set<ClipFlag>?
         if let f = o["flags"] {
@@ -380,7 +382,7 @@ public final class Studio: @unchecked Sendable {
     func setDrawings(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         struct Body: Decodable { var drawings: [ClipDrawings.Drawing] }
         let given: [ClipDrawings.Drawing]
-        do { given = try JSONDecoder().decode(Body.self, from: body).drawings } catch {
+        do { given = try JSONInput.decode(Body.self, from: body).drawings } catch {
             throw StudioError(400, "\(clipID): the body must be {\"drawings\": [{\"kind\": \"line\"|\"angle\", \"t\": seconds, \"points\": [[x, y], …]}, …]} (\(Self.decodingProblem(error)))")
         }
         if let why = ClipDrawings.problem(given) { throw StudioError(400, "\(clipID): \(why)") }

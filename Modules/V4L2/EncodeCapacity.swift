@@ -1,5 +1,6 @@
 import Foundation
 import Syscall
+import JSONInput
 
 /// How many pixels a second this machine's encoder sustained, as `ppc-tool selftest` measured it: the figure that
 /// decides between a camera's raw mode (ppc encodes) and its Motion JPEG mode (passed through). Kept in the state
@@ -27,7 +28,7 @@ public struct EncodeCapacity: Codable, Sendable, Equatable {
     /// not a positive finite number is ignored).
     public static func load(_ path: String = defaultPath) -> EncodeCapacity? {
         guard let bytes = try? FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true),
-            let c = try? JSONDecoder().decode(EncodeCapacity.self, from: Data(bytes)),
+            let c = try? JSONInput.decode(EncodeCapacity.self, from: Data(bytes)),
             c.pixelsPerSecond.isFinite, c.pixelsPerSecond > 0
         else { return nil }
         return c

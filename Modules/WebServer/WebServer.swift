@@ -31,10 +31,12 @@ public final class WebServer: @unchecked Sendable {
         let prefix: String
         let handler: @Sendable (Request) -> Response
         let gate: Gate?
-        init(prefix: String, handler: @escaping @Sendable (Request) -> Response, gate: Gate?) {
+        let threads: HandlerThreads
+        init(prefix: String, handler: @escaping @Sendable (Request) -> Response, gate: Gate?, threads: HandlerThreads) {
             self.prefix = prefix
             self.handler = handler
             self.gate = gate
+            self.threads = threads
         }
     }
 
@@ -120,16 +122,19 @@ public final class WebServer: @unchecked Sendable {
     public let maxWebSockets: Int
 
     let stopped = Atomic<Bool>(false)
+    /// Where route handlers run: threads with the stack a handler needs, not a civetweb worker's 100 KiB.
+    let handlers = HandlerThreads()
 
     /// Stops serving: waits for the workers to finish what they are doing.
     public func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
         mg_stop(ctx)
+        handlers.stop()
     }
 
     /// Serves every request whose path starts with `prefix` (longest registered prefix wins, as civetweb matches).
     public func handle(_ prefix: String, _ handler: @escaping @Sendable (Request) -> Response) {
-        let route = Route(prefix: prefix, handler: handler, gate: gate)
+        let route = Route(prefix: prefix, handler: handler, gate: gate, threads: handlers)
         routes.withLock { $0.append(route) }
         mg_set_request_handler(ctx, prefix, { conn, cbdata in
             guard let conn, let cbdata else { return 0 }
@@ -176,7 +181,8 @@ public final class WebServer: @unchecked Sendable {
             }
         }
         request.body = body
-        let response = route.handler(request)
+        let given = request
+        let response = route.threads.run { route.handler(given) }
         if case .file(let path, let type, let extra) = response, let range = request.headers["range"] {
             return sendRange(conn, range, of: path, contentType: type, headers: extra, request: request)
         }

@@ -89,7 +89,7 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             lines.append(line)
             lock.unlock()
             let shown = "network sink: \(StandardStream.visible(line))\n"  // a host's reasons are shown, not obeyed
-            shown.utf8CString.withUnsafeBytes { StandardStream.write(2, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+            _ = shown.utf8CString.withUnsafeBytes { StandardStream.write(2, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
         }
     }
 

@@ -144,6 +144,40 @@ struct StudioTests {
         #expect(said.status == 410 && flags == [], "\(said.status)")
     }
 
+    /// Issue 33's first defect: 300 levels of `[` in a request body, or in a meta.json a paired device sent, overflowed
+    /// a civetweb worker's stack inside Foundation's parser and killed ppc-host (SIGSEGV) — the second at every start,
+    /// as soon as a page asked for swings. Nesting is bounded before anything from outside is parsed, and handlers run
+    /// on threads with a stack of their own.
+    @Test func deepJSONFromOutsideIsRefusedAndTheStudioServesOn() throws {
+        let tmp = TemporaryDirectory("ppc-studio-deep")
+        let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
+        let dir = tmp.sub("bay-a/deep-001")
+        try FileSystem.makeDirectories(dir)
+        let deep = "{\"format\": " + String(repeating: "[", count: 400) + String(repeating: "]", count: 400) + "}"
+        try FileSystem.writeAtomically(Array(deep.utf8), to: dir + "/meta.json")
+        try catalogue.record(
+            CatalogueClip(
+                clipID: "deep-001", device: "bay-a", session: "s", sessionID: "20261203T000000Z-00000000", t0DeviceNs: 1, t0HostNs: nil,
+                t0UncertaintyNs: nil, frames: 1, captureProfile: "320x180@60 h264", belowPolicy: nil, receivedAt: "2026-12-03T00:00:00Z",
+                path: dir, bytes: 1),
+            files: [])
+        let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
+        defer { s.stop() }
+        for depth in [300, 100_000] {
+            let body = Data(("{\"drawings\":" + String(repeating: "[", count: depth)).utf8)
+            for path in ["/api/clips/no-such-clip/drawings", "/api/clips/deep-001/drawings"] {
+                let r = try request(s, "PUT", path, body: body, headers: ["Content-Type": "application/json"])
+                #expect(r.status == 400 && String(decoding: r.body, as: UTF8.self).contains("nested deeper than 32 levels"), "\(path): \(r.status)")
+            }
+            let r = try request(s, "POST", "/api/clips/deep-001/annotate", body: body, headers: ["Content-Type": "application/json"])
+            #expect(r.status == 400 && String(decoding: r.body, as: UTF8.self).contains("nested deeper"), "annotate: \(r.status)")
+        }
+        #expect(try get(s, "/api/swings").status == 200)
+        let swing = try get(s, "/api/swings/deep-001")
+        #expect(swing.status == 500 && String(decoding: swing.body, as: UTF8.self).contains("meta.json"), "\(swing.status)")
+        #expect(try get(s, "/api/clips").status == 200)
+    }
+
     /// A catalogue entry no host could have made (a hand-edited file, a shared catalogue an older host wrote) costs that
     /// clip, named, not the pages: before, summing its bytes or spanning its t0 trapped the whole host.
     @Test func anEntryOutOfRangeCostsThatClipNotThePages() throws {

@@ -6,6 +6,7 @@ import Link
 import Synthetic
 import PayloadSource
 import Syscall
+import JSONInput
 
 /// `ppc-tool bench faults`: the crash campaign. Real processes killed with SIGKILL at random instants — a capture
 /// (`ppc-tool run`) mid-session, and a host (`ppc-host`) or a device (`ppc-tool transfer drain`) mid-transfer — and
@@ -115,7 +116,7 @@ enum BenchFaults {
     /// A clip's shot: its session id and t0, from its meta.json.
     static func shotKey(_ dir: String) -> String? {
         guard let data = FileManager.default.contents(atPath: "\(dir)/meta.json"),
-            let meta = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let session = meta["sessionId"] as? String,
+            let meta = try? JSONInput.object(data), let session = meta["sessionId"] as? String,
             let t0 = ((meta["t0Ns"] as? [String: Any])?["value"] as? NSNumber)?.int64Value
         else { return nil }
         return "\(session)@\(t0)"

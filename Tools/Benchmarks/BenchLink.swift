@@ -6,6 +6,7 @@ import Link
 import Synthetic
 import Syscall
 import Transfer
+import JSONInput
 
 /// `ppc-tool bench link`: control round trip idle and under a saturating bulk transfer (same run), bulk MB/s beside
 /// iperf3 when installed, clock offset and skew error against injected truth, devices one host holds at control
@@ -122,7 +123,7 @@ enum BenchLink {
             try c.run()
             let data = out.fileHandleForReading.readDataToEndOfFile()
             c.waitUntilExit()
-            if let j = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            if let j = try? JSONInput.object(data),
                 let end = j["end"] as? [String: Any], let sum = end["sum_received"] as? [String: Any],
                 let bps = (sum["bits_per_second"] as? NSNumber)?.doubleValue, bps > 0
             {

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Studio
 import Syscall
+import JSONInput
 
 /// `ppc-tool bench studio`: what the studio's lists cost as a library grows. One real clip is made (`ppc-tool run` on a
 /// synthetic session); the catalogue then holds it under N ids, each its own swing, and the studio (the one `ppc-host`
@@ -104,7 +105,7 @@ enum BenchStudio {
             throw CommandFailure.failure("making the benchmark's clip: the run minted none (\(base)/run/clips is empty)")
         }
         let path = "\(base)/run/clips/\(id)"
-        let meta = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + "/meta.json"))) as? [String: Any]
+        let meta = try? JSONInput.object(Data(contentsOf: URL(fileURLWithPath: path + "/meta.json")))
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: path + "/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
         return (path, meta?["frames"] as? Int ?? 0, bytes)
     }

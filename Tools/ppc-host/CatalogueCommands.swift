@@ -5,6 +5,7 @@ import Foundation
 import PayloadSource
 import Syscall
 import Transfer
+import JSONInput
 
 /// The host's catalogue of a library: where it lives, how a stored clip becomes an entry, and the commands over it.
 enum HostCatalogue {
@@ -73,7 +74,7 @@ enum HostCatalogue {
         }
         var host = HostNotes?.none
         if FileSystem.exists(dir + "/host-meta.json") {
-            do { host = try JSONDecoder().decode(HostNotes.self, from: Data(FileSystem.readSmallFile(dir + "/host-meta.json", limit: 1 << 20, regularFileOnly: true))) } catch {
+            do { host = try JSONInput.decode(HostNotes.self, from: Data(FileSystem.readSmallFile(dir + "/host-meta.json", limit: 1 << 20, regularFileOnly: true))) } catch {
                 throw CommandFailure.dataError("\(dir)/host-meta.json: not the host's notes of a clip (\(error))")
             }
         }

@@ -2,6 +2,8 @@ import CLI
 import Config
 import Foundation
 import Pipeline
+import Syscall
+import JSONInput
 
 /// `ppc-tool config show|explain|check`: the parameter registry, each value with its provenance.
 enum ConfigCommand {
@@ -69,8 +71,8 @@ enum ConfigCommand {
         for c in config.contradictions where c.keys.contains(key) { Terminal.out("  ⚠ \(c.text)") }
         // A value from a record file: the evidence behind it (the sweep, the run, the claps), as the instrument wrote it.
         for file in inv.values("measured") where !file.contains("=") {
-            guard let data = FileManager.default.contents(atPath: file),
-                let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], o["parameter"] as? String == key,
+            guard let data = (try? FileSystem.readSmallFile(file, limit: MeasurementFile.maxRecordBytes, regularFileOnly: true)).map({ Data($0) }),
+                let o = try? JSONInput.object(data), o["parameter"] as? String == key,
                 let evidence = o["evidence"]
             else { continue }
             Terminal.out("  evidence (\(file)):")

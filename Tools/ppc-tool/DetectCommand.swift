@@ -7,6 +7,7 @@ import Foundation
 import Media
 import Synthetic
 import Syscall
+import JSONInput
 
 /// `ppc-tool detect`: impacts in an audio file; a labelled corpus; scoring against truth.
 enum DetectCommand {
@@ -173,7 +174,7 @@ enum DetectCommand {
         for f in files {
             let name = String(f.dropLast(".truth.json".count))
             guard let data = FileManager.default.contents(atPath: "\(dir)/\(f)"),
-                let truth = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let truth = try? JSONInput.object(data),
                 let impacts = truth["impacts"] as? [NSNumber]
             else { throw CommandFailure.dataError("\(dir)/\(f): not a truth file (needs \"impacts\": [sample, …])") }
             let (samples, rate) = try readAudio("\(dir)/\(name).wav")

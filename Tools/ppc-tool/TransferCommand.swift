@@ -8,6 +8,7 @@ import Session
 import PayloadSource
 import Syscall
 import Transfer
+import JSONInput
 
 /// `ppc-tool transfer status|drain OUT`: clips a session could not deliver to its host, and delivering them.
 enum TransferCommand {
@@ -137,7 +138,7 @@ enum TransferCommand {
         // Disk state is read, not trusted: a capacity or extension out of bounds falls back to the defaults (opening the
         // ring then refuses the bad ring.json by name, and the clips are delivered all the same).
         guard let data = (try? FileSystem.readSmallFile("\(out)/ring/ring.json", limit: 1 << 20, regularFileOnly: true)).map({ Data($0) }),
-            let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let c = o["capacity"] as? Int,
+            let o = try? JSONInput.object(data), let c = o["capacity"] as? Int,
             (1...FragmentRing.maxCapacity).contains(c), let ext = o["fileExtension"] as? String, PlainName.isPlain(ext, maxLength: 16)
         else { return (Int(Configuration.defaults[.fragmentCapacity]), "ts") }
         return (c, ext)
