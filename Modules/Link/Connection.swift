@@ -1,5 +1,7 @@
 import Crypto
+import Foundation
 import Glibc
+import Synchronization
 import Syscall
 
 /// One TCP connection carrying framed ``LinkMessage``s. Both channels set TCP_NODELAY so a 50-byte message is never
@@ -390,10 +392,22 @@ func reason(_ e: SystemError) -> String { String(cString: strerror(e.errno)) }
 
 /// A listening TCP socket on 127.0.0.1 or another IPv4 address (or the first a name stands for: `localhost`, this
 /// machine's own name).
+///
+/// An accept that fails for a passing reason never ends it: out of descriptors (EMFILE, ENFILE), of kernel memory
+/// (ENOBUFS, ENOMEM), a peer gone before it was taken (ECONNABORTED), or one of the network errors accept(2) says to
+/// retry. It backs off (10 ms, doubling to 1 s, while the shortage lasts) and accepts again; each such error is counted
+/// and told to `onTransientError`. Before 2026-12-03 `accept()` took EMFILE for the end of the listener: 1 100 idle
+/// connections under a 1 024-descriptor limit made ppc-host stop, with status 0.
 public final class Listener: @unchecked Sendable {
-    // @unchecked: the descriptor is immutable.
+    // @unchecked: the descriptor is immutable; `stopping` is behind `pause`, the counter atomic.
     public let fd: Int32
     public let port: Int
+    let name: String
+    let pause = NSCondition()
+    var stopping = false
+    let transientErrorCount = Atomic<Int>(0)
+    /// Told each passing accept error (on the accepting thread; it must return at once).
+    public var onTransientError: (@Sendable (SystemError) -> Void)?
 
     public init(host: String, port: Int) throws(LinkError) {
         let addr: sockaddr_in
@@ -401,20 +415,71 @@ public final class Listener: @unchecked Sendable {
         let fd: Int32
         do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
         do {
-            self.port = try Socket.listen(fd, on: addr, backlog: 64, name: "\(host):\(port)")
+            self.port = try Socket.listen(fd, on: addr, backlog: 128, name: "\(host):\(port)")
         } catch {
             Socket.close(fd)
             throw LinkError(.io, "listen on \(host):\(port): \(reason(error))")
         }
         self.fd = fd
+        name = "\(host):\(self.port)"
     }
 
     deinit { Socket.close(fd) }
 
-    /// Waits for the next connection; nil once the listener is closed.
+    /// What the next accept gave.
+    public enum Next: Sendable {
+        /// A connection; its `peer` is the address it came from.
+        case connection(Connection)
+        /// `stop()` was called.
+        case closed
+        /// The listening socket failed for good (not a passing shortage): the listener is of no more use.
+        case failed(LinkError)
+    }
+
+    /// Passing accept errors met so far (each retried).
+    public var transientErrors: Int { transientErrorCount.load(ordering: .relaxed) }
+
+    /// Waits for the next connection, through any passing shortage; `.closed` once stopped.
+    public func next() -> Next { next(accepting: Socket.acceptWithPeer) }
+
+    /// `next()` with the accept call given (tests give one that fails as they choose).
+    func next(accepting accept: (Int32) throws(SystemError) -> (fd: Int32, peer: String)) -> Next {
+        var backOffMs: Int64 = 10
+        while true {
+            if isStopping { return .closed }
+            do {
+                let (c, peer) = try accept(fd)
+                return .connection(Connection(fd: c, peer: peer))
+            } catch {
+                if isStopping || error.errno == EINVAL { return .closed }  // EINVAL: shut down by stop()
+                guard Socket.acceptErrorIsTransient(error.errno) else { return .failed(LinkError(.io, "accept on \(name): \(error)")) }
+                transientErrorCount.add(1, ordering: .relaxed)
+                onTransientError?(error)
+                if Socket.acceptErrorExhausts(error.errno) {
+                    rest(ms: backOffMs)
+                    backOffMs = min(backOffMs * 2, 1_000)
+                }
+            }
+        }
+    }
+
+    var isStopping: Bool {
+        pause.lock()
+        defer { pause.unlock() }
+        return stopping
+    }
+
+    /// Waits `ms` or until `stop()`.
+    func rest(ms: Int64) {
+        pause.lock()
+        defer { pause.unlock() }
+        if !stopping { _ = pause.wait(until: Date(timeIntervalSinceNow: Double(ms) / 1000)) }
+    }
+
+    /// Waits for the next connection; nil once the listener is closed or has failed (`next()` says which).
     public func accept() -> Connection? {
-        guard let c = try? Socket.accept(fd) else { return nil }
-        return Connection(fd: c, peer: "peer \(c)")
+        if case .connection(let c) = next() { return c }
+        return nil
     }
 
     /// Waits up to `timeoutNs` for the next connection; nil when none came (or the listener is closed).
@@ -423,6 +488,12 @@ public final class Listener: @unchecked Sendable {
         return accept()
     }
 
-    /// Stops accepting (wakes a thread blocked in `accept`).
-    public func stop() { Socket.shutdown(fd) }
+    /// Stops accepting (wakes a thread blocked in `accept` or backing off).
+    public func stop() {
+        pause.lock()
+        stopping = true
+        pause.broadcast()
+        pause.unlock()
+        Socket.shutdown(fd)
+    }
 }

@@ -16,6 +16,30 @@ public enum MemoryPolicy {
     }
 }
 
+/// The process's limit on open file descriptors.
+public enum FileLimit {
+    /// Raises the soft limit on open descriptors to the hard one and returns both as they are now. A service starts
+    /// with a soft limit of 1 024 (systemd's default) whatever the hard limit allows; a host holding a connection per
+    /// device, its files and a studio's pages should have what it is allowed.
+    @discardableResult
+    public static func raiseToHard() -> (soft: Int, hard: Int) {
+        var l = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &l) == 0 else { return (0, 0) }
+        if l.rlim_cur < l.rlim_max {
+            var raised = l
+            raised.rlim_cur = l.rlim_max
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { l = raised }
+        }
+        return (Int(clamping: l.rlim_cur), Int(clamping: l.rlim_max))
+    }
+
+    /// The soft limit now.
+    public static var soft: Int {
+        var l = rlimit()
+        return getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &l) == 0 ? Int(clamping: l.rlim_cur) : 0
+    }
+}
+
 /// A file mapped into memory (MAP_SHARED), unmapped when released. Bytes written through a writable mapping are the
 /// file's page cache: `FileDescriptor.syncData()` makes them durable like any write.
 public final class FileMapping: @unchecked Sendable {

@@ -114,6 +114,56 @@ public enum Socket {
         try syscall("accept") { Glibc.accept(fd, nil, nil) }
     }
 
+    /// The next connection on a listening socket and the address it came from ("192.168.1.20"; the port left out: a
+    /// peer is its address, whatever port it dials from).
+    public static func acceptWithPeer(_ fd: Int32) throws(SystemError) -> (fd: Int32, peer: String) {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let c = try syscall("accept") {
+            withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(fd, $0, &length) } }
+        }
+        return (c, peerAddress(address))
+    }
+
+    /// The address part of an IPv4 or IPv6 socket address, as text.
+    static func peerAddress(_ storage: sockaddr_storage) -> String {
+        var s = storage
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(s.ss_family) {
+        case AF_INET:
+            withUnsafePointer(to: &s) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a in
+                var addr = a.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
+            } }
+        case AF_INET6:
+            withUnsafePointer(to: &s) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { a in
+                var addr = a.pointee.sin6_addr
+                _ = inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))
+            } }
+        default: return "family \(s.ss_family)"
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Whether an `accept` error is the environment's passing state (no descriptor or memory to spare now, a peer that
+    /// went before it was taken, a network error TCP reports through accept — accept(2) asks that these be retried),
+    /// not the end of the listening socket.
+    public static func acceptErrorIsTransient(_ errno: Int32) -> Bool {
+        [EMFILE, ENFILE, ENOBUFS, ENOMEM, ECONNABORTED, EPERM, EPROTO, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH,
+         EOPNOTSUPP, ENETUNREACH, EAGAIN].contains(errno)
+    }
+
+    /// Whether an `accept` error is one that exhausts a resource (descriptors, kernel memory): worth backing off for.
+    public static func acceptErrorExhausts(_ errno: Int32) -> Bool { [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) }
+
+    /// Binds `fd` to `address` (a local address this machine has) before it connects, so a connection comes from it.
+    public static func bind(_ fd: Int32, to address: sockaddr_in) throws(SystemError) {
+        var a = address
+        try syscall("bind", path: describe(address)) {
+            withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        }
+    }
+
     /// Sets an integer socket option; whether the kernel took it.
     @discardableResult
     public static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) -> Bool {

@@ -163,10 +163,11 @@ public final class HostServer: @unchecked Sendable {
     /// `onClipStored` is called with each newly stored clip's folder (see ``HostStore``); it must return at once.
     public init(
         host: String, port: Int, library: String, policy: IngestPolicy, security: HostSecurity,
-        onClipStored: (@Sendable (String) -> Void)? = nil
+        pending: PendingConnections = PendingConnections(), onClipStored: (@Sendable (String) -> Void)? = nil
     ) throws {
         self.security = security
         listener = try Listener(host: host, port: port)
+        self.pending = pending
         store = try HostStore(library: library, onClipStored: onClipStored)
         self.policy = policy
     }
@@ -177,20 +178,68 @@ public final class HostServer: @unchecked Sendable {
     public var log: [String] { state.withLock { $0.log } }
 
     func note(_ line: String) {
-        state.withLock { $0.log.append(line) }
+        state.withLock { s in
+            s.log.append(line)
+            if s.log.count > Self.logLines { s.log.removeFirst(s.log.count - Self.logLines / 2) }
+        }
         onLog?(line)
     }
+
+    /// The most lines `log` keeps (the newest; older ones went to `onLog` as they happened).
+    static let logLines = 4_000
 
     /// Each device's clock relation as last reported.
     public var relations: [String: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)] {
         state.withLock { s in s.devices.compactMapValues { $0.relation } }
     }
 
-    /// Accepts connections until `stop()`; each served on its own thread. Returns when the listener closes.
-    public func run() {
-        while let c = listener.accept() {
-            Thread { self.serve(c) }.start()
+    /// How `run` ended.
+    public enum RunEnd: Sendable {
+        /// `stop()` was called.
+        case stopped
+        /// The listening socket failed for good: the host can take no more connections.
+        case failed(LinkError)
+    }
+
+    /// Connections that have not finished their handshake, bounded per peer address and overall (see
+    /// `PendingConnections`): 1 100 silent connections once took every descriptor a 1 024 limit gives.
+    public let pending: PendingConnections
+
+    /// Accepts connections until `stop()`, each served on its own thread once admitted; a connection whose peer already
+    /// has too many pending is closed at once, and said (throttled). A passing accept error (out of descriptors, a peer
+    /// gone) is backed off and served through; only `stop()` or a listening socket that fails for good ends it.
+    public func run() -> RunEnd {
+        listener.onTransientError = { [self] error in
+            noteRefusal("accept", "accept on port \(port) failed for now (\(error)); backing off and serving on (\(listener.transientErrors) so far)")
         }
+        while true {
+            switch listener.next() {
+            case .connection(let c):
+                switch pending.admit(c) {
+                case .refused(let why):
+                    c.shutdownNow()
+                    noteRefusal("admission", "refused a connection from \(c.peer): \(why); closed")
+                case .admitted(let ticket):
+                    Thread { [self] in
+                        serve(c, ticket: ticket)
+                        pending.ended(ticket)
+                    }.start()
+                }
+            case .closed: return .stopped
+            case .failed(let e):
+                note("stopped taking connections: \(e)")
+                return .failed(e)
+            }
+        }
+    }
+
+    /// Lines about connections refused or failed before they said who they are: from outside, so as many as an
+    /// attacker likes; said at most five in ten seconds each kind, the rest counted.
+    let refusals = LogThrottle()
+
+    /// Says a line about a connection from outside, throttled by kind.
+    func noteRefusal(_ kind: String, _ line: String) {
+        if let shown = refusals.pass(kind, line) { note(shown) }
     }
 
     public func stop() { listener.stop() }
@@ -202,13 +251,14 @@ public final class HostServer: @unchecked Sendable {
         for channel in controls.withLock({ Array($0.values) }) { channel.bye(reason) }
     }
 
-    func serve(_ c: Connection) {
+    func serve(_ c: Connection, ticket: PendingConnections.Ticket) {
+        var settled = false
         do {
             // An encrypted link is authenticated before a message is read: an unpaired device is refused here, and
             // hears nothing but "not paired with this host".
             let opening: Connection.Opening
             do { opening = try c.accept(as: security) } catch {
-                note("refused \(c.peer) at the handshake: \(error)")
+                noteRefusal("handshake", "refused \(c.peer) at the handshake: \(error)")
                 return
             }
             guard case .hello(let version, let device, let channel, let profile) = try c.receive(timeoutNs: 5_000_000_000) else {
@@ -246,6 +296,8 @@ public final class HostServer: @unchecked Sendable {
                 return
             }
             try c.send(.helloAck(accepted: true, policy: policy.name, reason: ""))
+            pending.settled(ticket)
+            settled = true
             c.configure(channel)
             state.withLock { $0.devices[device, default: Device(relation: nil, lastSeenNs: monotonicNowNs(), events: 0)].lastSeenNs = monotonicNowNs() }
             note("accepted \(device) (\(channel)) \(profile)")
@@ -261,7 +313,7 @@ public final class HostServer: @unchecked Sendable {
             }
             note("closed \(device) (\(channel))")
         } catch {
-            note("closed \(c.peer): \(error)")
+            if settled { note("closed \(c.peer): \(error)") } else { noteRefusal("unsettled", "closed \(c.peer) before it was accepted: \(error)") }
         }
     }
 

@@ -25,7 +25,7 @@ struct TransferTests {
         return files
     }
 
-    static func start(_ server: HostServer) { Thread { server.run() }.start() }
+    static func start(_ server: HostServer) { Thread { _ = server.run() }.start() }
 
     static func connectBulk(_ port: Int, device: String = "bay-3") throws -> Connection {
         let c = try Connection.connect(host: "127.0.0.1", port: port, channel: .bulk)

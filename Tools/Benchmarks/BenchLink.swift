@@ -144,7 +144,7 @@ enum BenchLink {
         try FileSystem.makeDirectory(dir)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let server = try HostServer(host: "127.0.0.1", port: 0, library: "\(dir)/library", policy: .any, security: Keys.hostSecurity)
-        Thread { server.run() }.start()
+        Thread { _ = server.run() }.start()
         defer { server.stop() }
 
         // Incompressible bytes (a SplitMix64 stream: one getrandom per 8 bytes took longer than the transfer).

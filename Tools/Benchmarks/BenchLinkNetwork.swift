@@ -110,7 +110,7 @@ extension BenchLink {
             let host = net.hostAddress
             let server = try net.inside(net.hostNamespace) {
                 let s = try HostServer(host: host, port: 0, library: library, policy: .any, security: Keys.hostSecurity)
-                Thread { s.run() }.start()
+                Thread { _ = s.run() }.start()
                 return s
             }
             defer { server.stop() }

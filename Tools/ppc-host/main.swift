@@ -258,9 +258,13 @@ let root = Command(
         let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
         let notCatalogued = Atomic<Int>(0)
         let studioBox = StudioBox()
+        // A service is given a soft limit of 1 024 descriptors whatever its hard limit: the host takes what it may, and
+        // keeps connections that have not finished a handshake to an eighth of it (at most 128).
+        let files = FileLimit.raiseToHard()
+        let pendingLimits = PendingConnections.Limits(perPeer: 8, overall: min(128, max(16, files.soft / 8)))
         do {
             server = try HostServer(
-                host: host, port: port, library: library, policy: policy, security: security,
+                host: host, port: port, library: library, policy: policy, security: security, pending: PendingConnections(pendingLimits),
                 onClipStored: { dir in
                     views.enqueue(dir)
                     // Indexed off the receive path too: the clip is already durable; the catalogue is its index.
@@ -354,13 +358,19 @@ let root = Command(
             }
         }
         defer { stops.cancel() }
-        server.run()
+        let end = server.run()
         cataloguing.sync {}
         let missed = notCatalogued.load(ordering: .relaxed)
         Terminal.out(
             missed == 0
                 ? "ppc-host: stopped; every clip stored is catalogued (a view copy not made yet is made at the next start)"
                 : "ppc-host: stopped; \(missed) clip(s) stored but not catalogued (named above; ppc-host catalogue rebuild re-reads them)")
+        // Only a stop asked for (a signal) is a success: a host that stopped by itself must be restarted by its
+        // supervisor (Restart=on-failure), and a listener that failed for good is such a stop.
+        if case .failed(let e) = end {
+            Terminal.err("ppc-host: stopped without being asked: \(e)")
+            return .failure
+        }
         return .success
     })
 
@@ -428,5 +438,4 @@ final class ViewCopies: Sendable {
 
 MediaLog.quiet()
 Signals.unblockAll()
-MemoryPolicy.keepFreedMemory()
 exit(Main.run(root, version: "ppc-host 0.1.0", arguments: Array(CommandLine.arguments.dropFirst())))
