@@ -16,6 +16,35 @@ public final class MediaReader {
         public let sourcePixelFormat: String
     }
 
+    /// The frame rates a file may declare (a high-speed camera's at most, as the synthetic source allows).
+    public static let frameRateRange = 1...10_000
+    /// The largest side a file's frames may have (16K).
+    public static let maxSide = 16_384
+    /// The audio sample rates a file may declare.
+    public static let sampleRateRange = 1_000...768_000
+
+    /// The declared frame rate, rounded, or an error naming the file and the figure when it is none ppc could take.
+    static func framesPerSecond(_ rate: AVRational, location: String) throws(MediaError) -> Int {
+        let declared = rate.den != 0 ? Double(rate.num) / Double(rate.den) : 0
+        guard declared.isFinite, declared > 0 else { return 0 }  // none declared: the source says so, by name
+        let fps = declared.rounded()
+        guard fps >= Double(frameRateRange.lowerBound), fps <= Double(frameRateRange.upperBound) else {
+            throw MediaError(
+                operation: "open", path: location,
+                "the video stream declares \(rate.num)/\(rate.den) frames per second; ppc takes \(frameRateRange.lowerBound) to \(frameRateRange.upperBound)")
+        }
+        return Int(fps)
+    }
+
+    /// The decoder's frame size, or an error naming what the file claims when that is past `maxSide` (the decoder then
+    /// reports 0x0, which said nothing of why).
+    static func frameSize(decoded: (Int, Int), claimed: (width: Int, height: Int), location: String) throws(MediaError) -> (width: Int, height: Int) {
+        for (w, h) in [decoded, (claimed.width, claimed.height)] where w > maxSide || h > maxSide || w < 0 || h < 0 {
+            throw MediaError(operation: "open", path: location, "the video stream claims \(w)x\(h); ppc takes at most \(maxSide) on a side")
+        }
+        return decoded.0 > 0 && decoded.1 > 0 ? (decoded.0, decoded.1) : (claimed.width, claimed.height)
+    }
+
     public let location: String
     public let video: VideoInfo?
     public let audioSampleRate: Int?
@@ -95,18 +124,35 @@ public final class MediaReader {
         guard let f = av_frame_alloc(), let p = av_packet_alloc() else { throw MediaError(operation: "allocate", "out of memory") }
         frame = f
         packet = p
-        if let dec = videoDecoder {
-            let s = ctx.pointee.streams[Int(videoIndex)]!
-            var rate = s.pointee.avg_frame_rate
-            if rate.num == 0 || rate.den == 0 { rate = s.pointee.r_frame_rate }
-            let fps = rate.den > 0 ? Int((Double(rate.num) / Double(rate.den)).rounded()) : 0
-            video = VideoInfo(
-                width: Int(dec.pointee.width), height: Int(dec.pointee.height), framesPerSecond: fps,
-                sourcePixelFormat: av_get_pix_fmt_name(dec.pointee.pix_fmt).map { String(cString: $0) } ?? "unknown")
-        } else {
-            video = nil
+        // Every figure the file claims is held to a range before anything does arithmetic with it: a Y4M header
+        // claiming 2 147 483 647 fps trapped the encoder's setup (its GOP, twice the rate), and an AVI claiming
+        // 65534x65534 was said to be "0x0".
+        do {
+            if let dec = videoDecoder {
+                let s = ctx.pointee.streams[Int(videoIndex)]!
+                var rate = s.pointee.avg_frame_rate
+                if rate.num == 0 || rate.den == 0 { rate = s.pointee.r_frame_rate }
+                let fps = try Self.framesPerSecond(rate, location: location)
+                let claimed = (width: Int(s.pointee.codecpar.pointee.width), height: Int(s.pointee.codecpar.pointee.height))
+                let size = try Self.frameSize(decoded: (Int(dec.pointee.width), Int(dec.pointee.height)), claimed: claimed, location: location)
+                video = VideoInfo(
+                    width: size.width, height: size.height, framesPerSecond: fps,
+                    sourcePixelFormat: av_get_pix_fmt_name(dec.pointee.pix_fmt).map { String(cString: $0) } ?? "unknown")
+            } else {
+                video = nil
+            }
+            audioSampleRate = try audioDecoder.map { dec throws(MediaError) -> Int in
+                let rate = Int(dec.pointee.sample_rate)
+                guard Self.sampleRateRange.contains(rate) else {
+                    throw MediaError(operation: "open", path: location, "the audio track declares \(rate) samples a second; ppc takes \(Self.sampleRateRange.lowerBound) to \(Self.sampleRateRange.upperBound)")
+                }
+                return rate
+            }
+        } catch {
+            var c: UnsafeMutablePointer<AVFormatContext>? = ctx
+            avformat_close_input(&c)
+            throw error
         }
-        audioSampleRate = audioDecoder.map { Int($0.pointee.sample_rate) }
         // One origin for both streams: the earlier start, so audio and video keep their relation.
         func startNs(_ index: Int32) -> (Int64, Int64)? {
             guard index >= 0 else { return nil }

@@ -78,6 +78,7 @@ public final class IMUFileSource: IMUSource {
             guard rateHz <= Self.maxRateHz else {
                 throw IMUFileError(path, "samples \(median) ns apart (\(rateHz) Hz, the median of the first): above \(Self.maxRateHz) Hz, faster than an IMU a session indexes (are the times in ns, not µs?)")
             }
+            rateMeasured = true
         }
     }
 
@@ -173,11 +174,42 @@ public final class IMUFileSource: IMUSource {
                 throw IMUFileError(path, line: lineNumber, "\(columnNames[columns[0]]) goes back or stands still (\(t) ns after \(lastTimeNs) ns): samples must be in time order")
             }
             lastTimeNs = t
+            try holdRate(t)
             let a = SIMD3<Float>(Float(values[1] * accelerationScale), Float(values[2] * accelerationScale), Float(values[3] * accelerationScale))
             let g = SIMD3<Float>(Float(values[4] * rotationScale), Float(values[5] * rotationScale), Float(values[6] * rotationScale))
             return IMUSample(timeNs: t, acceleration: a, rotationRate: g)
         }
         return nil
+    }
+
+    /// Samples a window of the rate check spans.
+    static let rateWindow = 16
+    /// The last `rateWindow` sample times (a ring; `timesSeen` of them valid).
+    var recentTimes = [Int64](repeating: 0, count: rateWindow)
+    var timesSeen = 0
+    /// Whether `rateHz` was measured from the first samples (then the rest may not run more than twice as fast).
+    var rateMeasured = false
+
+    /// Holds the rate for the whole file, not only its start: over any `rateWindow` samples it may be no faster than
+    /// `maxRateHz`, nor — once the rate is measured from the first samples — than twice that rate (the session sizes
+    /// its IMU ring for it). Before, only the first 17 samples were judged: 17 at 10 kHz then a million a second was
+    /// taken, 5.2 million samples in a 6 s session and an 8.2 MB index.bin a clip.
+    func holdRate(_ t: Int64) throws {
+        let slot = timesSeen % Self.rateWindow
+        let windowStart = recentTimes[slot]
+        recentTimes[slot] = t
+        timesSeen += 1
+        guard timesSeen > Self.rateWindow else { return }
+        let span = t - windowStart  // positive: times only go forward
+        let limitHz = rateMeasured ? min(Self.maxRateHz, 2 * rateHz) : Self.maxRateHz
+        let fastest = Int64(Self.rateWindow) * 1_000_000_000 / Int64(limitHz)
+        if span < fastest {
+            let hz = Double(Self.rateWindow) * 1e9 / Double(max(span, 1))
+            let why = limitHz == Self.maxRateHz
+                ? "above \(Self.maxRateHz) Hz, faster than an IMU a session indexes (are the times in ns, not µs?)"
+                : "more than twice the \(rateHz) Hz the file began at (a session's IMU ring is sized for that rate)"
+            throw IMUFileError(path, line: lineNumber, "\(Self.rateWindow) samples in \(span) ns (\(Int(hz.rounded())) Hz): \(why)")
+        }
     }
 
     /// Reads the fields this source uses from the line into `values`, each a finite number in range.

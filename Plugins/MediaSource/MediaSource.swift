@@ -19,6 +19,10 @@ public final class MediaSource: VideoSource, AudioSource {
     public init(location: String, timeoutSeconds: Double, passthrough: Bool = true) throws {
         let r = try MediaReader(location, timeoutSeconds: timeoutSeconds)
         guard let v = r.video else { throw MediaError(operation: "open", path: location, "no video stream (an audio-only input cannot be a video source)") }
+        guard v.width > 0, v.height > 0 else {
+            // libavformat leaves a size it refuses (an AVI claiming 65534x65534) at 0x0: what it claimed is not kept.
+            throw MediaError(operation: "open", path: location, "the video stream has no frame size libavformat would take (it claims none, or one past what libavformat accepts)")
+        }
         guard v.width >= 2, v.height >= 2, v.width % 2 == 0, v.height % 2 == 0 else {
             throw MediaError(operation: "open", path: location, "video is \(v.width)x\(v.height); NV12 needs even dimensions")
         }

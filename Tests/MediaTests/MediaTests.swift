@@ -16,6 +16,24 @@ struct MediaTests {
         #expect(error?.path == bogus)
     }
 
+    /// Issue 33: a Y4M header claiming 2 147 483 647 fps reached the encoder's setup and trapped `selftest` and `run`
+    /// (SIGILL). Every figure a file declares is held to a range as it is read, and the refusal names the file.
+    @Test(arguments: ["F2147483647:1", "F0:0", "F1:2147483647", "F30001:3"])
+    func aFrameRateNoCameraHasIsRefusedNamingTheFile(rate: String) throws {
+        let tmp = TemporaryDirectory()
+        let path = tmp.sub("claim.y4m")
+        let frame = Data("FRAME\n".utf8) + Data(count: 64 * 48 * 3 / 2)
+        try (Data("YUV4MPEG2 W64 H48 \(rate) Ip A1:1 C420jpeg\n".utf8) + frame + frame).write(to: URL(fileURLWithPath: path))
+        do {
+            let r = try MediaReader(path, timeoutSeconds: 5)
+            // A rate the reader takes is one a camera could have (or none declared, said by the source as such).
+            let fps = r.video?.framesPerSecond ?? -1
+            #expect(fps == 0 || MediaReader.frameRateRange.contains(fps), "\(rate): \(fps)")
+        } catch {
+            #expect(error.path == path && error.description.contains("frames per second"), "\(error)")
+        }
+    }
+
     @Test func noFragmentsIsAnError() throws {
         let tmp = TemporaryDirectory()
         #expect(throws: MediaError.self) { try ClipRemuxer.remux(fragments: [], to: tmp.sub("clip.mp4"), frameIntervalTicks: 750) }

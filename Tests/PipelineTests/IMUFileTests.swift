@@ -82,6 +82,42 @@ struct IMUFileTests {
         #expect(error?.description.hasPrefix(tmp.path) == true && error?.description.contains(said) == true, "\(error?.description ?? "none")")
     }
 
+    /// Issue 33: only the first 17 samples were judged, so 17 at 10 kHz then 1 MHz was taken (5.2 million samples in a
+    /// 6 s session). The rate holds for the whole file, within twice what it began at and never past 10 kHz.
+    @Test func theRateHoldsForTheWholeFileNotItsStart() throws {
+        var text = "timeNs,ax,ay,az,gx,gy,gz\n"
+        var t = 0
+        for _ in 0..<17 {
+            text += "\(t),0,0,9.8,0,0,0\n"
+            t += 100_000  // 10 kHz
+        }
+        for _ in 0..<100 {
+            text += "\(t),0,0,9.8,0,0,0\n"
+            t += 1_000  // 1 MHz
+        }
+        let error = #expect(throws: IMUFileError.self) { _ = try all(IMUFileSource(path: file(text, "burst.csv"))) }
+        #expect(error?.description.contains("burst.csv:") == true && error?.description.contains("above 10000 Hz") == true, "\(error?.description ?? "none")")
+
+        // 100 Hz at the start, then 250 Hz: past twice the rate the session sized its ring for.
+        var slow = "timeNs,ax,ay,az,gx,gy,gz\n"
+        t = 0
+        for i in 0..<80 {
+            slow += "\(t),0,0,9.8,0,0,0\n"
+            t += i < 40 ? 10_000_000 : 4_000_000
+        }
+        let faster = #expect(throws: IMUFileError.self) { _ = try all(IMUFileSource(path: file(slow, "faster.csv"))) }
+        #expect(faster?.description.contains("more than twice the 100 Hz the file began at") == true, "\(faster?.description ?? "none")")
+
+        // Jitter within twice the rate is a real logger's, and read.
+        var jitter = "timeNs,ax,ay,az,gx,gy,gz\n"
+        t = 0
+        for i in 0..<200 {
+            jitter += "\(t),0,0,9.8,0,0,0\n"
+            t += i % 2 == 0 ? 6_000_000 : 14_000_000
+        }
+        #expect(try all(IMUFileSource(path: file(jitter, "jitter.csv"))).count == 200)
+    }
+
     @Test func aFolderOrAFIFOIsNamedNotWaitedOn() throws {
         let fifo = tmp.sub("fifo.csv")
         #expect(mkfifo(fifo, 0o600) == 0)
