@@ -74,6 +74,13 @@ let package = Package(
         .target(name: "JSONInput", path: "Modules/JSONInput"),
         .testTarget(name: "JSONInputTests", dependencies: ["JSONInput"], path: "Tests/JSONInputTests"),
 
+        // MARK: - Admission
+
+        /** Connections that have not said who they are, bounded per peer and overall (the oldest silent one makes room);
+            lines about them throttled. Shared by the link's listener and the studio's front door. */
+        .target(name: "Admission", dependencies: ["Syscall"], path: "Modules/Admission"),
+        .testTarget(name: "AdmissionTests", dependencies: ["Admission", "Syscall"], path: "Tests/AdmissionTests"),
+
         // MARK: - Config
 
         /** Every parameter ppc is built with, each with its value, unit and provenance (measured/vendor/derived/assumed). */
@@ -154,7 +161,7 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["CSodium"], path: "Modules/Crypto"),
         /** The wire protocol (control and bulk channels), TCP connections, the encrypted link's handshake and records,
             and the clock relation. */
-        .target(name: "Link", dependencies: ["Syscall", "Crypto"], path: "Modules/Link"),
+        .target(name: "Link", dependencies: ["Admission", "Syscall", "Crypto"], path: "Modules/Link"),
         /** libavahi-client (Debian libavahi-client-dev; headers in /usr/include, linked by the module map — its pkg-config
             cflags carry -D_REENTRANT, which SwiftPM refuses); wrapped by Discovery. */
         .systemLibrary(name: "CAvahi", path: "Modules/CAvahi"),
@@ -181,7 +188,7 @@ let package = Package(
         .target(name: "Pairing", dependencies: ["JSONInput", "Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),
         /** Resumable, verified clip transfer: the host's store and server, the device's sender. */
-        .target(name: "Transfer", dependencies: ["Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),
+        .target(name: "Transfer", dependencies: ["Admission", "Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),
         .testTarget(name: "LinkTests", dependencies: ["Link", "TestSupport", "Syscall", "Synthetic", "Crypto"], path: "Tests/LinkTests"),
         .testTarget(name: "TransferTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum", "Syscall", "Crypto"], path: "Tests/TransferTests"),
 
@@ -253,7 +260,7 @@ let package = Package(
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
-        .executableTarget(name: "ppc-host", dependencies: ["JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
+        .executableTarget(name: "ppc-host", dependencies: ["Admission", "JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
             name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall", "PayloadSource"],

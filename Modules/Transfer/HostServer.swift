@@ -1,3 +1,4 @@
+import Admission
 import Foundation
 import Link
 import Synchronization
@@ -205,8 +206,8 @@ public final class HostServer: @unchecked Sendable {
     /// `PendingConnections`): 1 100 silent connections once took every descriptor a 1 024 limit gives.
     public let pending: PendingConnections
 
-    /// Accepts connections until `stop()`, each served on its own thread once admitted; a connection whose peer already
-    /// has too many pending is closed at once, and said (throttled). A passing accept error (out of descriptors, a peer
+    /// Accepts connections until `stop()`, each served on its own thread; when too many are pending, the one silent
+    /// longest is closed to make room, and said (throttled). A passing accept error (out of descriptors, a peer
     /// gone) is backed off and served through; only `stop()` or a listening socket that fails for good ends it.
     public func run() -> RunEnd {
         listener.onTransientError = { [self] error in
@@ -215,16 +216,14 @@ public final class HostServer: @unchecked Sendable {
         while true {
             switch listener.next() {
             case .connection(let c):
-                switch pending.admit(c) {
-                case .refused(let why):
-                    c.shutdownNow()
-                    noteRefusal("admission", "refused a connection from \(c.peer): \(why); closed")
-                case .admitted(let ticket):
-                    Thread { [self] in
-                        serve(c, ticket: ticket)
-                        pending.ended(ticket)
-                    }.start()
+                let (ticket, eviction) = pending.admit(peer: c.peer) { [c] in c.shutdownNow() }
+                if let e = eviction {
+                    noteRefusal(e.perPeer ? "eviction-peer" : "eviction-all", "closed a connection from \(e.peer) that had said nothing for \(PendingConnections.seconds(e.silentNs)) to make room for a newer one (\(e.perPeer ? "at most \(pending.limits.perPeer) from one address" : "at most \(pending.limits.overall) from all") before a handshake)")
                 }
+                Thread { [self] in
+                    serve(c, ticket: ticket)
+                    pending.ended(ticket)
+                }.start()
             case .closed: return .stopped
             case .failed(let e):
                 note("stopped taking connections: \(e)")

@@ -1,3 +1,4 @@
+import Admission
 import CLI
 import Catalogue
 import Studio
