@@ -173,7 +173,7 @@ let package = Package(
         /** libcivetweb (Debian ships no .pc file: linked by name); wrapped by WebServer. */
         .systemLibrary(name: "CCivetweb", path: "Modules/CCivetweb", providers: [.apt(["libcivetweb-dev"])]),
         /** HTTP with Range and WebSocket over civetweb's thread pool: the only importer of CCivetweb. */
-        .target(name: "WebServer", dependencies: ["CCivetweb", "Syscall"], path: "Modules/WebServer"),
+        .target(name: "WebServer", dependencies: ["Admission", "CCivetweb", "Syscall"], path: "Modules/WebServer"),
         /** ppc Studio: the host's web pages (plain files in web/) and the JSON API over the catalogue and the library. */
         .target(name: "Studio", dependencies: ["JSONInput", "WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall"], path: "Modules/Studio", resources: [.copy("web")]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "Syscall", "TestSupport"], path: "Tests/StudioTests"),

@@ -51,7 +51,7 @@ public final class Studio: @unchecked Sendable {
         self.live = live
         self.say = say
         let check = RequestCheck(keyless: access == nil)
-        server = try WebServer(listen: listen) { request in access?.admit(request) ?? check.refusal(request) }
+        server = try WebServer(listen: listen, gate: { request in access?.admit(request) ?? check.refusal(request) }, say: say)
         check.port.store(server.port, ordering: .relaxed)
         socket = server.websocket("/ws", greeting: { [live] in [Self.encode(["type": "devices", "devices": live()])] })
         let api = self

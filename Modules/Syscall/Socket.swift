@@ -210,6 +210,33 @@ public enum Socket {
         return ready == 0 ? 0 : p.revents
     }
 
+    /// Waits up to `timeoutMs` (negative: for ever) for the events each of `fds` asks for; how many have some (their
+    /// `revents` say which).
+    public static func poll(_ fds: UnsafeMutableBufferPointer<pollfd>, timeoutMs: Int32) throws(SystemError) -> Int {
+        Int(try syscall("poll") { Glibc.poll(fds.baseAddress, nfds_t(fds.count), timeoutMs) })
+    }
+
+    /// The local port a socket is bound to (the one the kernel chose for a bind to port 0).
+    public static func localPort(_ fd: Int32) throws(SystemError) -> Int {
+        var bound = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try syscall("getsockname") {
+            withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        }
+        return Int(UInt16(bigEndian: bound.sin_port))
+    }
+
+    /// Ends the sending direction only (the peer reads an end of stream; what it sends is still read).
+    public static func shutdownWrite(_ fd: Int32) { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
+    /// A send that waits longer than `timeoutNs` fails with EAGAIN (SO_SNDTIMEO): a peer that stops reading does not
+    /// hold the sender for ever.
+    @discardableResult
+    public static func setSendTimeout(_ fd: Int32, ns: Int64) -> Bool {
+        var t = timeval(tv_sec: Int(ns / 1_000_000_000), tv_usec: Int(ns % 1_000_000_000 / 1_000))
+        return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, socklen_t(MemoryLayout<timeval>.size)) == 0
+    }
+
     /// Stops both directions now (a thread blocked on the socket wakes).
     public static func shutdown(_ fd: Int32) { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
 

@@ -1,3 +1,4 @@
+import Admission
 import CCivetweb
 import Foundation
 import Synchronization
@@ -32,11 +33,13 @@ public final class WebServer: @unchecked Sendable {
         let handler: @Sendable (Request) -> Response
         let gate: Gate?
         let threads: HandlerThreads
-        init(prefix: String, handler: @escaping @Sendable (Request) -> Response, gate: Gate?, threads: HandlerThreads) {
+        let door: FrontDoor
+        init(prefix: String, handler: @escaping @Sendable (Request) -> Response, gate: Gate?, threads: HandlerThreads, door: FrontDoor) {
             self.prefix = prefix
             self.handler = handler
             self.gate = gate
             self.threads = threads
+            self.door = door
         }
     }
 
@@ -91,16 +94,24 @@ public final class WebServer: @unchecked Sendable {
     /// civetweb closes one that answers none of several pings — about seven timeouts, measured with civetweb 1.15: 14 s
     /// at 2 s. Without the pings civetweb never closed an idle WebSocket, so a page that vanished (a phone off the Wi-Fi)
     /// held its worker and its place for ever.
-    public init(listen: String, threads: Int = 64, gate: Gate? = nil, pageTimeoutMs: Int = 10_000) throws(WebServerError) {
+    public init(listen: String, threads: Int = 64, gate: Gate? = nil, pageTimeoutMs: Int = 10_000, say: @escaping @Sendable (String) -> Void = { _ in }) throws(WebServerError) {
         self.gate = gate
         maxWebSockets = max(1, threads - 16)
         guard let colon = listen.lastIndex(of: ":"), let p = Int(listen[listen.index(after: colon)...]), (0...65535).contains(p) else {
             throw WebServerError("--http \(listen): expected ADDRESS:PORT, e.g. 127.0.0.1:8080")
         }
+        let address: sockaddr_in
+        do { address = try Socket.lookupIPv4(String(listen[..<colon]), p) } catch {
+            throw WebServerError("--http \(listen): cannot listen there (\(error))")
+        }
         _ = mg_init_library(0)
+        // civetweb serves only its front door, on a loopback port of its own: every connection reaches it with its
+        // request's headers already whole (`FrontDoor`). A relayed connection's next request on keep-alive, or its
+        // body, must then come within civetweb's own deadline.
         let options = [
-            "listening_ports", "\(listen[..<colon]):\(p)", "num_threads", "\(max(2, threads))",
+            "listening_ports", "127.0.0.1:0", "num_threads", "\(max(2, threads))",
             "enable_keep_alive", "yes", "static_file_max_age", "3600", "websocket_timeout_ms", "\(pageTimeoutMs)", "enable_websocket_ping_pong", "yes",
+            "request_timeout_ms", "10000",
         ]
         var cStrings = options.map { strdup($0) } + [nil]
         defer { for s in cStrings { free(s) } }
@@ -108,13 +119,26 @@ public final class WebServer: @unchecked Sendable {
         let started = cStrings.withUnsafeMutableBufferPointer { buf in
             buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) { mg_start(&callbacks, nil, $0) }
         }
-        guard let started else { throw WebServerError("--http \(listen): cannot listen there (in use, or not an address of this machine)") }
-        ctx = started
-        // Port 0: the kernel's choice, as civetweb bound it.
+        guard let started else { throw WebServerError("the studio's web server could not listen on a loopback port of its own") }
         var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
         let n = mg_get_server_ports(started, 4, &ports)
-        port = n > 0 ? Int(ports[0].port) : p
+        guard n > 0 else {
+            mg_stop(started)
+            throw WebServerError("the studio's web server could not say its loopback port")
+        }
+        do {
+            door = try FrontDoor(listen: address, name: listen, backendPort: Int(ports[0].port), pending: PendingConnections(), say: say)
+        } catch {
+            mg_stop(started)
+            throw WebServerError("--http \(listen): cannot listen there (\(error.errno == EADDRINUSE ? "in use" : "not an address of this machine, or \(error)"))")
+        }
+        ctx = started
+        port = door.port
+        door.start()
     }
+
+    /// The door every connection comes through first (see `FrontDoor`).
+    let door: FrontDoor
 
     deinit { stop() }
 
@@ -128,13 +152,14 @@ public final class WebServer: @unchecked Sendable {
     /// Stops serving: waits for the workers to finish what they are doing.
     public func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        door.stop()
         mg_stop(ctx)
         handlers.stop()
     }
 
     /// Serves every request whose path starts with `prefix` (longest registered prefix wins, as civetweb matches).
     public func handle(_ prefix: String, _ handler: @escaping @Sendable (Request) -> Response) {
-        let route = Route(prefix: prefix, handler: handler, gate: gate, threads: handlers)
+        let route = Route(prefix: prefix, handler: handler, gate: gate, threads: handlers, door: door)
         routes.withLock { $0.append(route) }
         mg_set_request_handler(ctx, prefix, { conn, cbdata in
             guard let conn, let cbdata else { return 0 }
@@ -144,7 +169,7 @@ public final class WebServer: @unchecked Sendable {
     }
 
     /// The request as civetweb parsed it (`mg_get_request_info`), without its body.
-    static func request(_ info: mg_request_info) -> Request {
+    static func request(_ info: mg_request_info, door: FrontDoor?) -> Request {
         let method = info.request_method.map { String(cString: $0) } ?? "GET"
         let path = info.local_uri.map { String(cString: $0) } ?? "/"
         var query: [String: String] = [:]
@@ -158,13 +183,15 @@ public final class WebServer: @unchecked Sendable {
                 if let n = h.name, let v = h.value { headers[String(cString: n).lowercased()] = String(cString: v) }
             }
         }
-        let remote = withUnsafeBytes(of: info.remote_addr) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let relay = withUnsafeBytes(of: info.remote_addr) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        // civetweb sees the door's relay; the door knows whose connection it relays.
+        let remote = door?.peer(ofRelayPort: Int(info.remote_port)) ?? relay
         return Request(method: method, path: path, query: query, headers: headers, remoteAddress: remote)
     }
 
     static func serve(_ conn: OpaquePointer, _ route: Route) -> Int32 {
         guard let info = mg_get_request_info(conn)?.pointee else { return 0 }
-        var request = request(info)
+        var request = request(info, door: route.door)
         let method = request.method
         if let refusal = route.gate?(request) { return write(conn, refusal, head: method == "HEAD") }
         var body = Data()
@@ -216,7 +243,7 @@ public final class WebServer: @unchecked Sendable {
     /// Accepts WebSocket connections at `path`; `greeting` gives the messages a new connection is sent first (the
     /// state it should start from, so a page needs no poll).
     public func websocket(_ path: String, greeting: @escaping @Sendable () -> [String] = { [] }) -> WebSocketHub {
-        let hub = WebSocketHub(greeting: greeting, gate: gate, limit: maxWebSockets)
+        let hub = WebSocketHub(greeting: greeting, gate: gate, limit: maxWebSockets, door: door)
         hubs.withLock { $0.append(hub) }
         mg_set_websocket_handler(
             ctx, path,
@@ -226,7 +253,7 @@ public final class WebServer: @unchecked Sendable {
                 guard hub.hasRoom else { return 1 }
                 guard let gate = hub.gate else { return 0 }
                 guard let info = mg_get_request_info(conn)?.pointee else { return 1 }
-                return gate(WebServer.request(info)) == nil ? 0 : 1
+                return gate(WebServer.request(info, door: hub.door)) == nil ? 0 : 1
             },
             { conn, cbdata in
                 guard let conn, let cbdata else { return }
@@ -262,7 +289,10 @@ public final class WebSocketHub: @unchecked Sendable {
     /// The most connections held at once; more are refused (each holds one of civetweb's workers for its life).
     let limit: Int
 
-    init(greeting: @escaping @Sendable () -> [String], gate: WebServer.Gate?, limit: Int) {
+    let door: FrontDoor
+
+    init(greeting: @escaping @Sendable () -> [String], gate: WebServer.Gate?, limit: Int, door: FrontDoor) {
+        self.door = door
         self.greeting = greeting
         self.gate = gate
         self.limit = limit

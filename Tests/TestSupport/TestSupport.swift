@@ -89,8 +89,9 @@ public func isSessionClipID(_ name: String) -> Bool {
 }
 
 /// Sends `request` (raw HTTP) to 127.0.0.1:`port` and returns what comes back up to the end of the response's head
-/// ("\r\n\r\n"), or whatever came before the peer closed ("" when it closed at once). Reads give up after 30 s.
-public func rawHTTPHead(port: Int, _ request: String) -> String {
+/// ("\r\n\r\n"), or whatever came before the peer closed ("" when it closed at once). Reads give up after
+/// `readTimeoutSeconds` (default 30).
+public func rawHTTPHead(port: Int, _ request: String, readTimeoutSeconds: Int = 30) -> String {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var addr = sockaddr_in()
@@ -99,7 +100,7 @@ public func rawHTTPHead(port: Int, _ request: String) -> String {
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
     guard ok == 0 else { return "<cannot connect to 127.0.0.1:\(port)>" }
-    var limit = timeval(tv_sec: 30, tv_usec: 0)
+    var limit = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     var got: [UInt8] = []
