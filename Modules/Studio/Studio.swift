@@ -339,6 +339,10 @@ public final class Studio: @unchecked Sendable {
         var notes: String?
         if let n = o["notes"] {
             guard let s = n as? String, s.utf8.count <= 10_000 else { throw StudioError(400, "\(what): notes must be a string of at most 10 000 bytes") }
+            // A NUL ends a C string: the catalogue kept the notes cut at it, and answered 200.
+            if let at = s.unicodeScalars.firstIndex(of: "\u{0}") {
+                throw StudioError(400, "\(what): notes hold a NUL character (U+0000) at character \(s.unicodeScalars.distance(from: s.unicodeScalars.startIndex, to: at)); nothing was kept")
+            }
             notes = s
         }
         if flags == nil, notes == nil { throw StudioError(400, "\(what): nothing to change (give flags, notes or both)") }

@@ -206,6 +206,12 @@ public final class WebServer: @unchecked Sendable {
                 if n <= 0 { break }
                 body.append(contentsOf: buf[0..<Int(n)])
             }
+            // A chunked body declares no length: it is read up to the bound and, past it, refused as one declared too
+            // long is (before, the part read was parsed and refused as "not a JSON object").
+            if body.count > maxBodyBytes {
+                write(conn, .error(413, "request body of more than \(maxBodyBytes) bytes: at most \(maxBodyBytes)"))
+                return 413
+            }
         }
         request.body = body
         let given = request
@@ -247,13 +253,19 @@ public final class WebServer: @unchecked Sendable {
         hubs.withLock { $0.append(hub) }
         mg_set_websocket_handler(
             ctx, path,
-            { conn, cbdata in  // 0 accepts; a connection the gate answers, or one too many, is refused
+            { conn, cbdata in  // 0 accepts; a connection the gate answers, or one too many, is refused with an HTTP status
                 guard let conn, let cbdata else { return 1 }
                 let hub = Unmanaged<WebSocketHub>.fromOpaque(cbdata).takeUnretainedValue()
-                guard hub.hasRoom else { return 1 }
+                guard hub.hasRoom else {
+                    WebServer.write(conn, .error(503, "\(hub.limit) live pages are open already: close one and reload"))
+                    return 1
+                }
                 guard let gate = hub.gate else { return 0 }
                 guard let info = mg_get_request_info(conn)?.pointee else { return 1 }
-                return gate(WebServer.request(info, door: hub.door)) == nil ? 0 : 1
+                guard let refusal = gate(WebServer.request(info, door: hub.door)) else { return 0 }
+                // civetweb sends nothing for a refused upgrade: the page (and docs/studio.md) expect the gate's status.
+                WebServer.write(conn, refusal)
+                return 1
             },
             { conn, cbdata in
                 guard let conn, let cbdata else { return }

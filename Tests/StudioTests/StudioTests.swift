@@ -178,6 +178,24 @@ struct StudioTests {
         #expect(try get(s, "/api/clips").status == 200)
     }
 
+    /// Issue 33: a 10 MB chunked body was read to the bound and the part parsed ("must be a JSON object", 400); notes
+    /// holding U+0000 were kept cut at it with a 200.
+    @Test func aChunkedBodyPastTheBoundIs413AndANULInNotesIsRefused() throws {
+        let s = try studio()
+        defer { s.stop() }
+        let id = try #require(json(try get(s, "/api/clips").body)["clips"].flatMap { ($0 as? [[String: Any]])?.first?["clipId"] as? String })
+        let chunk = String(repeating: "x", count: 1 << 16)
+        var raw = "POST /api/clips/\(id)/annotate HTTP/1.1\r\nHost: 127.0.0.1:\(s.port)\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        for _ in 0..<160 { raw += String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n" }  // 10 MiB
+        raw += "0\r\n\r\n"
+        let head = rawHTTPHead(port: s.port, raw)
+        #expect(head.hasPrefix("HTTP/1.1 413"), "\(head.prefix(120))")
+        let before = try #require(try Self.library.catalogue.clip(id)).notes
+        let r = try request(s, "POST", "/api/clips/\(id)/annotate", body: Data(#"{"notes": "grip\u0000hidden"}"#.utf8), headers: ["Content-Type": "application/json"])
+        #expect(r.status == 400 && String(decoding: r.body, as: UTF8.self).contains("NUL character (U+0000) at character 4"), "\(r.status)")
+        #expect(try Self.library.catalogue.clip(id)?.notes == before)
+    }
+
     /// A catalogue entry no host could have made (a hand-edited file, a shared catalogue an older host wrote) costs that
     /// clip, named, not the pages: before, summing its bytes or spanning its t0 trapped the whole host.
     @Test func anEntryOutOfRangeCostsThatClipNotThePages() throws {
@@ -369,7 +387,8 @@ struct StudioRequestCheckTests {
         // The studio's own page: taken.
         #expect(post("Content-Type: application/json; charset=utf-8\r\nOrigin: http://127.0.0.1:\(port)\r\n").hasSuffix("200 OK"))
         #expect(post("Content-Type: application/json\r\n").hasSuffix("200 OK"), "a script with no Origin (curl) is no other site's page")
-        // The live socket: the studio's own page gets it, another site's page does not (it is closed unanswered).
+        // The live socket: the studio's own page gets it, another site's page is refused with the gate's 403 (before
+        // 2026-12-03 it was closed unanswered, though docs/studio.md said 403).
         func upgrade(_ origin: String) -> String {
             head(
                 port,
@@ -377,7 +396,7 @@ struct StudioRequestCheckTests {
                     + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
         }
         #expect(upgrade("http://127.0.0.1:\(port)").hasPrefix("HTTP/1.1 101"))
-        #expect(upgrade("http://evil.example").isEmpty)
+        #expect(upgrade("http://evil.example").hasPrefix("HTTP/1.1 403"), "\(upgrade("http://evil.example"))")
     }
 }
 
@@ -440,7 +459,7 @@ struct StudioAccessTests {
             #expect(r.status == 403 && r.body.contains("asks for its key"), "\(path): \(r.status) \(r.body)")
         }
         #expect(exchange(port, "/api/clips", method: "POST").status == 403)
-        #expect(upgrade(port, cookie: nil).isEmpty, "the socket is closed unanswered")
+        #expect(upgrade(port, cookie: nil).hasPrefix("HTTP/1.1 403"), "the socket is refused with its status")
         #expect(exchange(port, "/?key=not-the-key").status == 403)
         #expect(exchange(port, "/api/clips", headers: ["Cookie": "ppc_studio=0000"]).body.contains("old key"))
         // The link: into the cookie, out of the address.

@@ -1,3 +1,4 @@
+import Glibc
 import Foundation
 import TestSupport
 import Testing
@@ -55,6 +56,17 @@ struct MeasureToolTests {
         let r = try ToolRunner.run(["config", "show", "--measured", tmp.sub("rec.json")])
         #expect(r.status == 65, "\(r.stdout)")
         #expect(r.stderr.contains("rec.json") && r.stderr.contains("altered"), "\(r.stderr)")
+    }
+
+    /// Issue 33: a 200 MB file given as a record was read whole (616 MiB resident) before it was refused; a record is a
+    /// few KiB, and more than 1 MiB is refused before it is read.
+    @Test func aFileFarLargerThanARecordIsRefusedUnread() throws {
+        let tmp = TemporaryDirectory("ppc-measure-huge")
+        let path = tmp.sub("huge.json")
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        #expect(truncate(path, 200 << 20) == 0)
+        let r = try ToolRunner.run(["config", "show", "--measured", path])
+        #expect(r.status == 65 && r.stderr.contains("huge.json") && r.stderr.contains("more than 1024 KiB"), "\(r.stderr)")
     }
 }
 

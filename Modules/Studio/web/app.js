@@ -33,7 +33,7 @@ const fmtWhen = iso => iso ? new Date(iso).toLocaleString() : '—';
 
 const live = { devices: [], latestClip: null, listeners: new Set() };
 function connectSocket() {
-  const ws = new WebSocket(`ws://${location.host}/ws`);
+  const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`);  // behind a TLS proxy: wss
   ws.binaryType = 'arraybuffer';
   const badge = $('#socket');
   ws.onopen = () => { badge.textContent = 'live'; badge.classList.add('up'); };
