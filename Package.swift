@@ -185,7 +185,7 @@ let package = Package(
         .target(name: "PostgresCatalogue", dependencies: ["CPostgres", "Catalogue"], path: "Modules/PostgresCatalogue"),
         .testTarget(name: "CatalogueTests", dependencies: ["Catalogue", "PostgresCatalogue", "TestSupport"], path: "Tests/CatalogueTests"),
         /** Pairing: long-term identities, the pinned peers, and the code-confirmed pairing exchange. */
-        .target(name: "Pairing", dependencies: ["JSONInput", "Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
+        .target(name: "Pairing", dependencies: ["Admission", "JSONInput", "Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),
         /** Resumable, verified clip transfer: the host's store and server, the device's sender. */
         .target(name: "Transfer", dependencies: ["Admission", "Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),

@@ -17,6 +17,9 @@ import Link
 /// ```
 public enum PairingProtocol {
     public static let preamble: [UInt8] = Array("PPCP".utf8) + [1]
+    /// How long one side waits for the other person's answer once the code is shown: a person reads two screens and
+    /// answers (assumed; before 2026-12-03 it was the link's 10 s, and two people 10 s apart failed as a dead peer).
+    public static let defaultAnswerTimeoutNs: Int64 = 120_000_000_000
 
     /// What a finished pairing gave.
     public struct Result: Sendable {
@@ -36,6 +39,17 @@ public enum PairingProtocol {
         return ("\(digits.prefix(3)) \(digits.suffix(3))", Crypto.hash([Array("confirm".utf8), t], key: dh))
     }
 
+    /// The other side's answer record, waited for up to `timeoutNs`; a side that says nothing by then, or goes, is
+    /// `otherwise`'s error — what a person reads, not a dead peer.
+    static func awaitAnswer(_ c: Connection, timeoutNs: Int64, else otherwise: String) throws -> [UInt8] {
+        do { return try c.receiveHandshakeRecord(timeoutNs: timeoutNs) } catch {
+            if error.code == .deadPeer || error.code == .closed { throw PairingError(otherwise) }
+            throw error
+        }
+    }
+
+    static func seconds(_ ns: Int64) -> String { String(format: "%.1f s", Double(ns) / 1e9) }
+
     static func answer(_ yes: Bool, role: String, key: [UInt8]) -> [UInt8] {
         [yes ? 1 : 0] + Crypto.hash([Array(role.utf8), [yes ? 1 : 0]], key: key)
     }
@@ -49,8 +63,13 @@ public enum PairingProtocol {
 
     /// Device side, on a connection to the host's pairing window. `confirm` shows the code (and the host's name and
     /// fingerprint) to the person and returns their answer.
+    ///
+    /// The host's person may answer long after this side's (they are two people at two screens): the host's answer is
+    /// waited for up to `answerTimeoutNs`, and a host that says nothing by then is said to be one whose person did not
+    /// answer in time (before, a 10 s wait ended it as a dead peer).
     public static func pairAsDevice(
-        _ c: Connection, identity: Identity, deviceID: String, confirm: (_ code: String, _ hostName: String, _ fingerprint: String) -> Bool
+        _ c: Connection, identity: Identity, deviceID: String, answerTimeoutNs: Int64 = defaultAnswerTimeoutNs,
+        confirm: (_ code: String, _ hostName: String, _ fingerprint: String) -> Bool
     ) throws(PairingError) -> Result {
         do {
             let e = KeyPair.generate()
@@ -72,7 +91,11 @@ public enum PairingProtocol {
             let (code, kc) = derive(dh: dh, transcript: [m1, m2, m3])
             let yes = confirm(code, hostName, KeyText.fingerprint(hostKey))
             try c.sendHandshakeRecord(answer(yes, role: "device", key: kc))
-            let m5 = try c.receiveHandshakeRecord()
+            let m5 = try awaitAnswer(
+                c, timeoutNs: answerTimeoutNs,
+                else: yes
+                    ? "the host's person did not answer within \(seconds(answerTimeoutNs)) of this side's yes (or the host's window closed): nothing pinned"
+                    : "not confirmed here: nothing pinned")
             guard let hostYes = peerSaidYes(m5, role: "host", key: kc) else {
                 throw PairingError("the host's confirmation is not authentic (a relay between us?): nothing pinned")
             }
@@ -88,8 +111,13 @@ public enum PairingProtocol {
 
     /// Host side, on a connection that opened with the pairing preamble's first bytes already read by `opened`.
     /// `admit` says why a device id cannot be paired (not a plain name, taken by another key), `confirm` shows the code.
+    ///
+    /// `confirm` may return nil when the code is not to be put to the person at all (the window is closing, or has
+    /// had its attempts): the device is answered no. The device's person's answer is waited for up to
+    /// `answerTimeoutNs` after this side's.
     public static func pairAsHost(
-        _ c: Connection, identity: Identity, hostName: String, serves: String? = nil, admit: (_ deviceID: String, _ key: [UInt8]) -> String?,
+        _ c: Connection, identity: Identity, hostName: String, serves: String? = nil, answerTimeoutNs: Int64 = defaultAnswerTimeoutNs,
+        admit: (_ deviceID: String, _ key: [UInt8]) -> String?,
         confirm: (_ code: String, _ deviceID: String, _ fingerprint: String) -> Bool
     ) throws(PairingError) -> Result {
         do {
@@ -113,7 +141,9 @@ public enum PairingProtocol {
             guard let dh = e.agree(with: Array(m3[0..<32])) else { throw PairingError("the device's ephemeral key is not usable") }
             let (code, kc) = derive(dh: dh, transcript: [m1, m2, m3])
             let yes = confirm(code, deviceID, KeyText.fingerprint(deviceKey))
-            let m4 = try c.receiveHandshakeRecord()
+            let m4 = try awaitAnswer(
+                c, timeoutNs: answerTimeoutNs,
+                else: "the device's person did not answer within \(seconds(answerTimeoutNs)) (or the device went): nothing pinned")
             try c.sendHandshakeRecord(answer(yes, role: "host", key: kc))
             guard let deviceYes = peerSaidYes(m4, role: "device", key: kc) else {
                 throw PairingError("the device's confirmation is not authentic (a relay between us?): nothing pinned")

@@ -65,6 +65,43 @@ struct PairingTests {
         #expect(throws: PairingError.self) { try r.host.get() }
     }
 
+    /// Issue 33: two people answer at two screens; the one answering later was ended as a dead peer after the link's
+    /// 10 s. Each side now waits for the other's answer as long as a person may take (`answerTimeoutNs`), and one that
+    /// does not come is said to be the other person's silence.
+    @Test func anAnswerThatDoesNotComeIsSaidToBeThePersonsNotADeadPeer() throws {
+        let tmp = TemporaryDirectory("ppc-pair-slow")
+        let hostID = try Identity.loadOrCreate(tmp.sub("host")).identity
+        let deviceIdentity = try Identity.loadOrCreate(tmp.sub("device")).identity
+        let listener = try Listener(host: "127.0.0.1", port: 0)
+        let release = DispatchSemaphore(value: 0)
+        let hostSide = HostSide()
+        Thread {
+            guard let c = listener.accept() else { return }
+            hostSide.result = Result { () throws(PairingError) -> PairingProtocol.Result in
+                guard (try? c.readPreamble(5)) == PairingProtocol.preamble else { throw PairingError("no preamble") }
+                return try PairingProtocol.pairAsHost(
+                    c, identity: hostID, hostName: "studio", admit: { _, _ in nil },
+                    confirm: { _, _, _ in
+                        release.wait()  // the host's person is still reading
+                        return true
+                    })
+            }
+            hostSide.done.signal()
+        }.start()
+        let c = try Connection.connect(host: "127.0.0.1", port: listener.port, channel: .control)
+        let device = Result { () throws(PairingError) -> PairingProtocol.Result in
+            try PairingProtocol.pairAsDevice(c, identity: deviceIdentity, deviceID: "bay-a", answerTimeoutNs: 300_000_000) { _, _, _ in true }
+        }
+        c.shutdownNow()
+        release.signal()
+        hostSide.done.wait()
+        guard case .failure(let e) = device else {
+            Issue.record("paired without the host's answer")
+            return
+        }
+        #expect("\(e)".contains("the host's person did not answer within 0.3 s"), "\(e)")
+    }
+
     @Test func aDeviceTheHostWillNotAdmitIsToldWhyBeforeAnyCode() throws {
         let r = try Self.pair(deviceSays: true, hostSays: true, admit: "'bay-a' is already paired here with another key")
         #expect(r.codes.isEmpty)

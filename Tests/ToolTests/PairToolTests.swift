@@ -18,7 +18,8 @@ struct PairToolTests {
     /// Opens a pairing window on `port` with host state `hostState`, pairs a device (state `deviceState`) as
     /// `deviceID`; the person answers `hostAnswer` on the host and `deviceAnswer` on the device, after seeing both codes.
     static func pair(
-        port: Int, hostState: String, deviceState: String, deviceID: String, hostAnswer: String = "y", deviceAnswer: String = "y", attempts: Int = 3
+        port: Int, hostState: String, deviceState: String, deviceID: String, hostAnswer: String = "y", deviceAnswer: String = "y", attempts: Int = 3,
+        beforeTheDevice: () -> Void = {}
     ) throws -> Pairing {
         func start(_ tool: String, _ args: [String]) throws -> (Process, FileHandle, LineReader) {
             let p = Process()
@@ -33,6 +34,7 @@ struct PairToolTests {
         }
         let (host, hostIn, hostLog) = try start("ppc-host", ["pair", "--listen", "127.0.0.1:\(port)", "--state", hostState, "--window", "60", "--attempts", "\(attempts)", "--name", "studio"])
         #expect(hostLog.await("pairing window open"), "\(hostLog.text)")
+        beforeTheDevice()
         let (device, deviceIn, deviceLog) = try start("ppc-tool", ["pair", "127.0.0.1:\(port)", "--device-id", deviceID, "--state", deviceState])
         #expect(hostLog.await("code: "), "\(hostLog.text)")
         #expect(deviceLog.await("code: "), "\(deviceLog.text)")
@@ -85,6 +87,28 @@ struct PairToolTests {
         }
         let list = try ToolRunner.run(["devices", "--json", "--state", tmp.sub("host")], tool: "ppc-host")
         #expect(list.stdout.contains("\"deviceId\" : \"bay-a\""), "\(list.stdout)")
+    }
+
+    /// Issue 33: one silent connection held the window's single accept loop for 10 s (the real device failed with
+    /// dead-peer), and three garbage requests closed the window in 2.4 s (counted as attempts before anything was
+    /// authenticated). The window serves each connection on its own; only an exchange that reached a code is an
+    /// attempt; and the person sees the id and the address asking.
+    @Test func silentAndGarbageConnectionsNeitherHoldNorCloseTheWindow() throws {
+        let tmp = TemporaryDirectory("ppc-pair-hostile")
+        let port = freeLoopbackPort(SOCK_STREAM)
+        var silent: [Int32] = []
+        let p = try Self.pair(
+            port: port, hostState: tmp.sub("host"), deviceState: tmp.sub("device"), deviceID: "bay-z", attempts: 3,
+            beforeTheDevice: {
+                silent = silentConnections(to: port, from: ["127.0.0.3"], each: 1)
+                for _ in 0..<3 { _ = rawHTTPHead(port: port, "GET / HTTP/1.0\r\n\r\n", readTimeoutSeconds: 15) }  // closed by the window
+            })
+        defer { closeAll(silent) }
+        #expect(silent.count == 1)
+        #expect(p.hostStatus == 0 && p.deviceStatus == 0, "\(p.hostOut)\n\(p.deviceOut)")
+        #expect(p.hostOut.contains("is not a pairing request"), "\(p.hostOut)")
+        #expect(p.hostOut.contains("attempt 1 of 3: device 'bay-z' at 127.0.0.1 asks to pair"), "\(p.hostOut)")
+        #expect(p.hostOut.contains("paired 'bay-z' at 127.0.0.1"), "\(p.hostOut)")
     }
 
     @Test func aDeclinedCodePinsNothingOnEitherSide() throws {

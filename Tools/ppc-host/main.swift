@@ -55,7 +55,7 @@ let pairCommand = Command(
         let peers: PairedPeers
         do { peers = try PairedPeers(directory: state.dir) } catch { throw CommandFailure.dataError("\(error)") }
         let name = inv.value("name") ?? ProcessInfo.processInfo.hostName
-        func admit(_ id: String, _ key: [UInt8]) -> String? { PlainName.problem(id, what: "device id") ?? peers.conflict(name: id, key: key) }
+        @Sendable func admit(_ id: String, _ key: [UInt8]) -> String? { PlainName.problem(id, what: "device id") ?? peers.conflict(name: id, key: key) }
         if let wanted = inv.value("device") {
             // The device advertised itself; the host connects to it and the pairing runs as from a window.
             guard let serves = inv.value("serves"), serves.split(separator: ":").count == 2 else {
@@ -94,34 +94,26 @@ let pairCommand = Command(
         let listener: Listener
         do { listener = try Listener(host: host, port: port) } catch { throw CommandFailure.failure("\(error)") }
         Terminal.out("ppc-host: pairing window open on \(host):\(listener.port) for \(Int(window)) s (\(attempts) attempts); host key \(state.identity.fingerprint)")
-        let deadline = monotonicNowNs() + Int64(window * 1e9)
-        var tried = 0
-        while tried < attempts, monotonicNowNs() < deadline {
-            guard let c = listener.accept(timeoutNs: deadline - monotonicNowNs()) else { break }
-            guard (try? c.readPreamble(PairingProtocol.preamble.count)) == PairingProtocol.preamble else {
-                Terminal.out("ppc-host: \(c.peer) is not a pairing request (a device runs: ppc-tool pair \(host):\(listener.port)); closed")
-                continue
-            }
-            tried += 1
-            do {
-                let result = try PairingProtocol.pairAsHost(
-                    c, identity: state.identity, hostName: name,
-                    admit: admit,
-                    confirm: { code, id, fingerprint in
-                        Terminal.out("ppc-host: device '\(id)' asks to pair (device key \(fingerprint))")
-                        Terminal.out("code: \(code)")
-                        return Terminal.ask("Does the device show the same code?", timeoutNs: max(0, deadline - monotonicNowNs()))
-                    })
-                try peers.pin(name: result.peerName, key: result.peerKey)
-                Terminal.out("ppc-host: paired '\(result.peerName)' (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)")
-                return .success
-            } catch {
-                Terminal.out("ppc-host: attempt \(tried) of \(attempts) failed: \(error)")
-                if tried < attempts { sleepNs(1_000_000_000) }  // rate limit: at most one attempt a second
-            }
+        // Each device's exchange runs on its own thread; only one that reached a code is an attempt, and the person
+        // sees one code at a time with who asks for it.
+        let pairing = PairingWindow(
+            listener: listener, identity: state.identity,
+            settings: .init(windowNs: Int64(window * 1e9), attempts: attempts, hostName: name),
+            admit: { id, key in admit(id, key) },
+            ask: { code, id, address, fingerprint, deadline in
+                Terminal.out("code: \(code)")  // who asks was said just before: its id, its address and its key
+                return Terminal.ask("Does the device show the same code?", timeoutNs: max(0, deadline - monotonicNowNs()))
+            },
+            say: { Terminal.out("ppc-host: \($0)") })
+        switch pairing.run() {
+        case .paired(let result, let address):
+            do { try peers.pin(name: result.peerName, key: result.peerKey) } catch { throw CommandFailure.failure("\(error)") }
+            Terminal.out("ppc-host: paired '\(result.peerName)' at \(address) (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)")
+            return .success
+        case .closed(let tried):
+            Terminal.err("ppc-host: pairing window closed (\(tried) code(s) shown); nothing pinned")
+            return .failure
         }
-        Terminal.err("ppc-host: pairing window closed (\(tried) attempt(s)); nothing pinned")
-        return .failure
     })
 
 let discoverCommand = Command(
