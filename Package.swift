@@ -183,7 +183,7 @@ let package = Package(
         .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
         /** The clip catalogue on PostgreSQL, for a facility whose hosts share one: the only importer of CPostgres. */
         .target(name: "PostgresCatalogue", dependencies: ["CPostgres", "Catalogue"], path: "Modules/PostgresCatalogue"),
-        .testTarget(name: "CatalogueTests", dependencies: ["Catalogue", "PostgresCatalogue", "TestSupport"], path: "Tests/CatalogueTests"),
+        .testTarget(name: "CatalogueTests", dependencies: ["Catalogue", "PostgresCatalogue", "Syscall", "TestSupport"], path: "Tests/CatalogueTests"),
         /** Pairing: long-term identities, the pinned peers, and the code-confirmed pairing exchange. */
         .target(name: "Pairing", dependencies: ["Admission", "JSONInput", "Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),

@@ -7,9 +7,13 @@ public struct CatalogueError: Error, Sendable, CustomStringConvertible {
     /// SQLite found the file is no database or a damaged one (SQLITE_NOTADB, SQLITE_CORRUPT): the library's files
     /// are still the truth, and `ppc-host catalogue rebuild` makes a new catalogue from them.
     public let damaged: Bool
-    public init(_ d: String, damaged: Bool = false) {
+    /// The catalogue's server cannot be reached now (PostgreSQL restarting, or down): it is being reconnected to, and
+    /// the library goes on taking clips; a studio says so (503) rather than failing.
+    public let unavailable: Bool
+    public init(_ d: String, damaged: Bool = false, unavailable: Bool = false) {
         description = d
         self.damaged = damaged
+        self.unavailable = unavailable
     }
 
     /// SQLite's words for `db`'s last error, marked damaged by its code.

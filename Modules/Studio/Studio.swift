@@ -74,6 +74,9 @@ public final class Studio: @unchecked Sendable {
         socket.broadcast(text: Self.encode(["type": "shot", "device": device, "t0HostNs": t0HostNs as Any? ?? NSNull()]))
     }
 
+    /// A shared catalogue is reachable again (and caught up): pages listing swings refresh.
+    public func catalogueReturned() { socket.broadcast(text: Self.encode(["type": "catalogue", "state": "available"])) }
+
     /// A clip was catalogued: pages listing swings refresh.
     public func clipCatalogued(clipID: String, device: String) {
         let swing = ((try? clips()).map { Catalogue.swings($0) } ?? []).first { $0.contains { $0.clipID == clipID } }
@@ -153,6 +156,8 @@ public final class Studio: @unchecked Sendable {
             }
         } catch let e as StudioError {
             return .error(e.status, e.message)
+        } catch let e as CatalogueError where e.unavailable {
+            return .error(503, "\(e)")  // a shared catalogue's server away: said, not an empty 500
         } catch {
             return .error(500, "\(r.path): \(error)")
         }
@@ -352,7 +357,9 @@ public final class Studio: @unchecked Sendable {
     func annotate(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, clipID)
         let here = try clipHere(clipID)  // nothing said of a clip that is not catalogued or is gone
-        do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch { throw StudioError(404, "\(error)") }
+        do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch {
+            throw StudioError(error.unavailable ? 503 : 404, "\(error)")
+        }
         return .json(clipJSON(try keepBeside(here)))
     }
 
@@ -416,7 +423,9 @@ public final class Studio: @unchecked Sendable {
         guard let s = Catalogue.swings(try clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): no such swing") }
         for c in s { try Self.requireFolder(c) }
         for c in s {
-            do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch { throw StudioError(500, "\(error)") }
+            do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch {
+                throw StudioError(error.unavailable ? 503 : 500, "\(error)")
+            }
         }
         guard let fresh = Catalogue.swings(try clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): gone") }
         for c in fresh { try keepBeside(c) }

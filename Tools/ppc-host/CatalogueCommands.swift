@@ -14,10 +14,11 @@ enum HostCatalogue {
     static let catalogueOption = Option.value(
         "catalogue", "url", help: "postgresql://… for a catalogue a facility's hosts share (default: LIBRARY/catalogue.sqlite).")
 
-    /// The catalogue asked for: PostgreSQL by URL, else SQLite in the library.
-    static func open(library: String, url: String?) throws -> any CatalogueStore {
+    /// The catalogue asked for: PostgreSQL by URL, else SQLite in the library. `waitForServer`: a PostgreSQL server that
+    /// cannot be reached now is reconnected to rather than an error (the host starts and takes clips meanwhile).
+    static func open(library: String, url: String?, waitForServer: Bool = false) throws -> any CatalogueStore {
         do {
-            if let url, url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return try PostgresCatalogue(url: url) }
+            if let url, url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { return try PostgresCatalogue(url: url, waitForServer: waitForServer) }
             if let url { throw CommandFailure.usage("--catalogue '\(url)': expected postgresql://… (or nothing, for SQLite in the library)") }
             return try Catalogue(path: path(library))
         } catch let e as CommandFailure {
@@ -120,6 +121,13 @@ enum HostCatalogue {
     }
 
     /// Records each of `dirs`: how many were, and why each other one was not (`DIR: reason`).
+    /// Catalogues every clip folder of `library` the catalogue does not hold yet: those stored while the host was stopped
+    /// or the catalogue away, and those `make run`'s file sink wrote there.
+    static func catchUp(library: String, in catalogue: any CatalogueStore) throws -> (recorded: Int, skipped: [String]) {
+        let known = Set(try catalogue.clips().map(\.path))
+        return record(clipFolders(library).filter { !known.contains($0) }, in: catalogue)
+    }
+
     static func record(_ dirs: [String], in catalogue: any CatalogueStore) -> (recorded: Int, skipped: [String]) {
         var recorded = 0, skipped: [String] = []
         for dir in dirs {

@@ -1,6 +1,7 @@
 import Admission
 import CLI
 import Catalogue
+import PostgresCatalogue
 import Studio
 import Discovery
 import Foundation
@@ -247,7 +248,7 @@ let root = Command(
         do { try FileSystem.makeDirectories(library) } catch {
             throw CommandFailure.failure("--library \(library): cannot make the library there: \(error)")
         }
-        let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"))
+        let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"), waitForServer: true)
         let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
         let notCatalogued = Atomic<Int>(0)
         let studioBox = StudioBox()
@@ -291,11 +292,39 @@ let root = Command(
             Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
         }
         // Clips stored before this start and not in the catalogue — the host stopped before it indexed them, or `make
-        // run`'s file sink wrote them into this folder — are catalogued first, studio or not.
-        let known = Set(((try? catalogue.clips()) ?? []).map(\.path))
-        let (added, skipped) = HostCatalogue.record(HostCatalogue.clipFolders(library).filter { !known.contains($0) }, in: catalogue)
-        for s in skipped { Terminal.out("ppc-host: not catalogued: \(s) (ppc-host catalogue rebuild re-reads it)") }
-        if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)") }
+        // run`'s file sink wrote them into this folder — are catalogued first, studio or not; and again each time a
+        // shared catalogue comes back after it could not be reached (clips stored meanwhile are in the library).
+        @Sendable func catchUp(_ when: String) {
+            do {
+                let (added, skipped) = try HostCatalogue.catchUp(library: library, in: catalogue)
+                for s in skipped { Terminal.out("ppc-host: not catalogued: \(s) (ppc-host catalogue rebuild re-reads it)") }
+                if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)\(when)") }
+            } catch {
+                Terminal.out("ppc-host: \(error)")
+            }
+        }
+        if let shared = catalogue as? PostgresCatalogue {
+            shared.onReconnect = { [studioBox] in
+                Terminal.out("ppc-host: the catalogue is reachable again (\(shared.url))")
+                cataloguing.async {
+                    catchUp(" while the catalogue was away")
+                    studioBox.studio?.catalogueReturned()
+                }
+            }
+            // Watched once a second, so it comes back without waiting for a clip or a page to ask.
+            let watch = Thread {
+                while true {
+                    sleepNs(1_000_000_000)
+                    shared.reconnectIfDown()
+                }
+            }
+            watch.name = "ppc-host.catalogue-watch"
+            watch.start()
+            if let why = shared.unavailableBecause {
+                Terminal.out("ppc-host: the catalogue cannot be reached now (\(why)); clips are stored in the library and catalogued once it is back (tried again every 1 to 30 s)")
+            }
+        }
+        if (catalogue as? PostgresCatalogue)?.isAvailable ?? true { catchUp("") }
         if let http = inv.value("http") {
             let address = String(http.split(separator: ":").first ?? "")
             if !DeviceLinkSecurity.isLoopback(address), !inv.flag("studio-on-network") {
