@@ -158,11 +158,14 @@ public enum ClipRemuxer {
         /// The clip's first frame on the fragments' own clock (90 kHz), which becomes time 0.
         public let firstPts90k: Int64
         public let durationTicks90k: Int64
+        /// Audio samples in the clip's sound track (0: none), from the clip's time 0.
+        public var audioSamples: Int = 0
     }
 
     /// Writes `fragments` (in order) to `output` as an MP4 with `+faststart` (moov first), timestamps shifted
-    /// so the first frame is at 0. `frameIntervalTicks` (90 kHz) gives the last frame its duration.
-    public static func remux(fragments: [String], to output: String, frameIntervalTicks: Int64) throws(MediaError) -> Report {
+    /// so the first frame is at 0. `frameIntervalTicks` (90 kHz) gives the last frame its duration. With `audio`, the
+    /// clip also carries it as an AAC track a browser plays (`ClipSoundTrack`), interleaved with the video.
+    public static func remux(fragments: [String], to output: String, frameIntervalTicks: Int64, audio: ClipSoundTrack? = nil) throws(MediaError) -> Report {
         guard !fragments.isEmpty else { throw MediaError(operation: "remux", path: output, "no fragments") }
         var out: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&out, nil, "mp4", output), "create MP4 muxer", path: output)
@@ -176,6 +179,8 @@ public enum ClipRemuxer {
         defer { av_packet_free(&pkt) }
 
         var outStream: UnsafeMutablePointer<AVStream>?
+        var sound: ClipSoundTrack.Encoded?
+        defer { sound?.free() }
         var offset: Int64?
         var lastDts = Int64.min
         var frames = 0
@@ -199,6 +204,9 @@ public enum ClipRemuxer {
                 // Declare the exact rate (90 kHz / ticks per frame), not an average MP4 would estimate.
                 s.pointee.avg_frame_rate = ppc_rational(90_000, Int32(frameIntervalTicks))
                 s.pointee.r_frame_rate = s.pointee.avg_frame_rate
+                if let audio {
+                    sound = try audio.encode(into: oc, path: output)
+                }
                 try check(avio_open(&oc.pointee.pb, output, AVIO_FLAG_WRITE), "create", path: output)
                 var options: OpaquePointer?
                 av_dict_set(&options, "movflags", "+faststart", 0)
@@ -228,14 +236,19 @@ public enum ClipRemuxer {
                 packet.pointee.duration = frameIntervalTicks
                 packet.pointee.stream_index = 0
                 packet.pointee.pos = -1
+                // The sound up to this frame goes first: the muxer then holds neither stream back for the other.
+                try sound?.write(until90k: packet.pointee.pts, into: oc, path: output)
                 av_packet_rescale_ts(packet, mpegTimeBase, s.pointee.time_base)
                 try check(av_interleaved_write_frame(oc, packet), "write MP4 packet", path: output)
                 frames += 1
             }
         }
+        try sound?.write(until90k: .max, into: oc, path: output)
         try check(av_write_trailer(oc), "finish MP4", path: output)
-        return Report(
+        var report = Report(
             frames: frames, firstIsKeyframe: firstKey, firstPts90k: firstPts,
             durationTicks90k: lastPts - firstPts + frameIntervalTicks)
+        report.audioSamples = sound?.samples ?? 0
+        return report
     }
 }

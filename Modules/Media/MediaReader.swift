@@ -411,18 +411,29 @@ extension MediaReader {
     /// A whole file's audio as mono samples at its own rate, read to the end (a recording for `detect`, a clip's
     /// audio.wav for the studio's waveform). Throws, naming the file, when it cannot be opened or holds no audio.
     public static func wholeAudio(_ path: String) throws(MediaError) -> (samples: [Float], sampleRate: Int) {
+        let (samples, rate, _) = try wholeAudioTimed(path)
+        return (samples, rate)
+    }
+
+    /// Every audio sample of `path`, its rate, and the first sample's time (ns from the earlier stream's start: in a
+    /// clip, from its first frame), as libavformat and libavcodec place it — an MP4's edit list honoured.
+    public static func wholeAudioTimed(_ path: String) throws(MediaError) -> (samples: [Float], sampleRate: Int, firstNs: Int64) {
         let reader = try MediaReader(path)
         guard let rate = reader.audioSampleRate else { throw MediaError(operation: "read audio", path: path, "no audio track") }
         var samples: [Float] = []
+        var firstNs: Int64?
         var block = [Float](repeating: 0, count: 65_536)
         do {
-            while let b = try block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) { samples += block[0..<b.count] }
+            while let b = try block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) {
+                if firstNs == nil { firstNs = b.timeNs }
+                samples += block[0..<b.count]
+            }
         } catch let e as MediaError {
             throw e
         } catch {
             throw MediaError(operation: "read audio", path: path, "\(error)")
         }
-        return (samples, rate)
+        return (samples, rate, firstNs ?? 0)
     }
 }
 

@@ -3,7 +3,8 @@ import Foundation
 
 /// Makes a viewing copy of a clip a browser cannot play (Motion JPEG): decoded, encoded to H.264 (libx264, one IDR a
 /// second, no B-frames) at the clip's own frame times, and written as a faststart MP4 — through the same TS fragment
-/// muxer and MP4 remuxer as the capture path, so the copy meets the same checks. The original is never touched.
+/// muxer and MP4 remuxer as the capture path, so the copy meets the same checks — with the clip's sound track, when it
+/// has one, in the same place. The original is never touched.
 ///
 /// For a host, off its receive path (seed 000: a device runs one encode session while armed; transcoding is the
 /// host's work).
@@ -80,7 +81,11 @@ public enum ViewTranscoder {
         try muxer.end()
         try file.synchronize()
         guard frames > 0 else { throw MediaError(operation: "transcode", path: input, "no frames decoded") }
-        _ = try ClipRemuxer.remux(fragments: [ts], to: partial, frameIntervalTicks: 90_000 / Int64(v.framesPerSecond))
+        // The clip's sound track goes along (decoded and encoded again: a copy for viewing), so the strike is heard there too.
+        let sound = reader.audioSampleRate == nil ? nil : try MediaReader.wholeAudioTimed(input)
+        _ = try ClipRemuxer.remux(
+            fragments: [ts], to: partial, frameIntervalTicks: 90_000 / Int64(v.framesPerSecond),
+            audio: sound.map { ClipSoundTrack(samples: $0.samples, sampleRate: $0.sampleRate, startNs: $0.firstNs) })
         if FileManager.default.fileExists(atPath: output) { try FileManager.default.removeItem(atPath: output) }
         try FileManager.default.moveItem(atPath: partial, toPath: output)
         return Report(frames: frames, sourceCodec: reader.videoCodec ?? "?", width: size.width, height: size.height, framesPerSecond: v.framesPerSecond)

@@ -143,6 +143,34 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         }
     }
 
+    /// clip.mp4's sound track: the shot's audio window encoded for a player, placed on the clip's timeline, and where
+    /// it really puts the strike — measured by decoding the clip as a player does.
+    public struct SoundTrack: Codable, Sendable, Equatable {
+        public var codec: String
+        public var sampleRate: Int
+        public var bitRate: Figure<Int>
+        /// Samples in the track, from the clip's time 0 (silence before the window, when it starts later).
+        public var samples: Int
+        /// How far the track's strike lies from t0 on the clip's timeline, ns (positive: heard late); nil when the
+        /// window held no clear strike to find.
+        public var strikeOffsetNs: Figure<Int64>?
+        public init(codec: String, sampleRate: Int, bitRate: Figure<Int>, samples: Int, strikeOffsetNs: Figure<Int64>?) {
+            self.codec = codec
+            self.sampleRate = sampleRate
+            self.bitRate = bitRate
+            self.samples = samples
+            self.strikeOffsetNs = strikeOffsetNs
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(codec, forKey: .codec)
+            try c.encode(sampleRate, forKey: .sampleRate)
+            try c.encode(bitRate, forKey: .bitRate)
+            try c.encode(samples, forKey: .samples)
+            try c.encode(strikeOffsetNs, forKey: .strikeOffsetNs)  // null, not absent: "not found" is said
+        }
+    }
+
     public struct Timeline: Codable, Sendable, Equatable {
         public var file: String
         public var entries: Int
@@ -178,6 +206,8 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     public var tofCorrection: TofCorrection
     /// nil when the session had no audio source.
     public var audio: Audio?
+    /// clip.mp4's sound track; nil when the clip has none (no audio source), or was minted before 2026-12-03.
+    public var soundTrack: SoundTrack?
     public var timeline: Timeline
     /// Every other file of the bundle, with its size and XXH3.
     public var files: [String: File]
@@ -185,9 +215,10 @@ public struct ClipMeta: Codable, Sendable, Equatable {
 
     public init(
         clipId: String, session: String, sessionId: String, device: String, t0Ns: Figure<Int64>, window: Window, frames: Int,
-        captureProfile: CaptureProfile, candidate: Candidate, tofCorrection: TofCorrection, audio: Audio?, timeline: Timeline,
-        files: [String: File], createdAt: String
+        captureProfile: CaptureProfile, candidate: Candidate, tofCorrection: TofCorrection, audio: Audio?, soundTrack: SoundTrack? = nil,
+        timeline: Timeline, files: [String: File], createdAt: String
     ) {
+        self.soundTrack = soundTrack
         self.clipId = clipId
         self.session = session
         self.sessionId = sessionId
@@ -207,7 +238,7 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case format, version, clipId, session, sessionId, device, clock, t0Ns, window, frames, captureProfile, candidate
         case tofCorrection = "tof_correction"
-        case audio, timeline, files, createdAt
+        case audio, soundTrack, timeline, files, createdAt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -226,6 +257,7 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         try c.encode(candidate, forKey: .candidate)
         try c.encode(tofCorrection, forKey: .tofCorrection)
         try c.encode(audio, forKey: .audio)  // null, not absent: "no audio" is said
+        try c.encodeIfPresent(soundTrack, forKey: .soundTrack)
         try c.encode(timeline, forKey: .timeline)
         try c.encode(files, forKey: .files)
         try c.encode(createdAt, forKey: .createdAt)

@@ -36,8 +36,24 @@ func figure(_ value: Any, _ provenance: String, _ note: String? = nil) -> [Strin
 
 extension SessionRunner {
     /// The clip's meta.json, every figure with its provenance (the bundle writer adds the files' sizes and XXH3).
+    /// The sound track's figures: what it holds, and where it puts the strike — decoded from the clip just written and
+    /// matched against the window it was made from (`ClipSoundCheck`).
+    func soundTrackFigures(_ shot: DetectedImpact, clip: ClipMinter.Clip, audio: AudioWindow) -> ClipMeta.SoundTrack {
+        let index = Double(shot.t0Ns - audio.firstSampleNs) / audio.nsPerSample
+        let offset = ClipMinter.soundOffsetNs(
+            clip, sound: .init(samples: audio.samples, sampleRate: audio.rate, firstSampleNs: audio.firstSampleNs), index: index,
+            expectedNs: shot.t0Ns - clip.firstFrameNs)
+        return ClipMeta.SoundTrack(
+            codec: "aac", sampleRate: audio.rate, bitRate: .init(96_000, "assumed", "ample for one channel of a strike and a voice"),
+            samples: clip.report.audioSamples,
+            strikeOffsetNs: offset.map {
+                .init($0, "measured", "clip.mp4 decoded as a player decodes it (its edit list honoured), the strike found by cross-correlation with audio.wav")
+            })
+    }
+
     func metadata(
-        _ shot: DetectedImpact, clip: ClipMinter.Clip, window: SwingWindow<RingPayloadSource>, clipID: String, audio: AudioWindow?
+        _ shot: DetectedImpact, clip: ClipMinter.Clip, window: SwingWindow<RingPayloadSource>, clipID: String, audio: AudioWindow?,
+        soundTrack: ClipMeta.SoundTrack? = nil
     ) -> ClipMeta {
         let c = components.config
         func given<V: Codable & Sendable & Equatable>(_ key: ConfigurationKey<V>, _ value: V, _ note: String? = nil) -> ClipMeta.Figure<V> {
@@ -74,6 +90,7 @@ extension SessionRunner {
                         $0.nsPerSample, components.audio is SampleClockMapping ? "measured" : "derived",
                         components.audio is SampleClockMapping ? "the same fit's sample period" : "1e9 / the nominal rate"))
             },
+            soundTrack: soundTrack,
             timeline: .init(file: "index.bin", entries: window.timeline.entries.count), files: [:],
             createdAt: ISO8601DateFormatter().string(from: Date()))
     }

@@ -742,15 +742,18 @@ public final class SessionRunner: @unchecked Sendable {
         var queued = false
         defer { if !queued { try? live.release(window) } }
         let bundle = try ClipBundleWriter(out: options.context.outputDirectory, clipID: clipID)
-        let clip = try ClipMinter.mint(
-            window, to: bundle.videoPath, frameIntervalNs: components.video.format.frameIntervalNs,
-            fragmentExtension: components.encoder.fragmentExtension)
         lock.lock()
         let audio = audioWindows[shot.id]  // the candidate keeps its window while it is retained
         lock.unlock()
+        // The sound goes into clip.mp4 too, a track a browser plays with the swing; audio.wav stays the lossless truth.
+        let clip = try ClipMinter.mint(
+            window, to: bundle.videoPath, frameIntervalNs: components.video.format.frameIntervalNs,
+            fragmentExtension: components.encoder.fragmentExtension,
+            sound: audio.map { ClipMinter.Sound(samples: $0.samples, sampleRate: $0.rate, firstSampleNs: $0.firstSampleNs) })
         if let audio { try bundle.writeAudio(audio.samples, sampleRate: audio.rate) }
         try bundle.writeTimeline(window.timeline)
-        let sizes = try bundle.finish(metadata(shot, clip: clip, window: window, clipID: clipID, audio: audio)).values.map { UInt64($0) }
+        let sound = audio.map { soundTrackFigures(shot, clip: clip, audio: $0) }
+        let sizes = try bundle.finish(metadata(shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound)).values.map { UInt64($0) }
         for case let e as EventSink in components.sinks {
             e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
         }

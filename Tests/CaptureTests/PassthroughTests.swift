@@ -41,7 +41,7 @@ struct PassthroughTests {
             let path = ring.path(of: f.sequence)
             #expect(path.hasSuffix(".nut"))
             let probe = try ToolRunner.runProgram(
-                "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", path])
+                "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", path])
             #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,60", "\(probe.stderr)")
         }
     }
@@ -55,7 +55,7 @@ struct PassthroughTests {
         let clip = try ClipMinter.mint(window, to: clipPath, frameIntervalNs: source.format.frameIntervalNs, fragmentExtension: "nut")
         #expect(clip.frames == window.frameCount)
         let probe = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,codec_tag_string,r_frame_rate,start_time", "-of", "csv=p=0", clipPath])
+            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name,codec_tag_string,r_frame_rate,start_time", "-of", "csv=p=0", clipPath])
         #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,mp4v,120/1,0.000000")
         let decode = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", clipPath, "-f", "null", "-"])
         #expect(decode.status == 0 && decode.stderr.isEmpty, "ffmpeg said: \(decode.stderr)")
@@ -156,7 +156,7 @@ struct PassthroughTests {
         let r = try ViewTranscoder.transcode(clipPath, to: view)
         #expect(r.frames == window.frameCount && r.sourceCodec == "mjpeg")
         let probe = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", view])
+            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", view])
         #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(window.frameCount)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: clipPath)) == before)
         #expect(!ViewTranscoder.needsViewingCopy(view))
@@ -180,7 +180,7 @@ struct PassthroughTests {
             try #require(made.status == 0, "\(made.stderr)")
             let view = tmp.sub("\(size).view.mp4")
             let r = try ViewTranscoder.transcode(path, to: view)
-            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", view])
+            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0", view])
             #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == expected && r.frames == 6, "\(size)")
         }
     }

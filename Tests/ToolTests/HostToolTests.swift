@@ -317,9 +317,9 @@ extension HostToolTests {
         #expect(profile["codec"] as? String == "mjpeg" && profile["pixelFormat"] as? String == "mjpeg", "\(profile)")
         #expect(host.await("view copy of"), "\(host.log.text)")
         let probe = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/view.mp4"])
+            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/view.mp4"])
         let original = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/clip.mp4"])
+            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/clip.mp4"])
         let frames = String(decoding: original.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").last.map(String.init) ?? "?"
         #expect(String(decoding: original.stdout, as: UTF8.self).hasPrefix("mjpeg,"))
         #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(frames)", "\(probe.stderr)")

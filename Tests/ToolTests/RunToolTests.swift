@@ -84,6 +84,22 @@ struct RunToolTests {
             // audio.wav: the 2 s window at 48 kHz.
             let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=sample_rate,duration", "-of", "csv=p=0", "\(dir)/audio.wav"])
             #expect(String(decoding: probe.stdout, as: UTF8.self).hasPrefix("48000,2.000000"))
+            // clip.mp4 carries the sound too (issue 32): an AAC track from the clip's time 0, whose strike — as ffmpeg
+            // decodes it, independently — is within 1 ms of t0 (an eighth of a frame at 120 fps: on the impact frame);
+            // meta.json says where the mint measured it.
+            let streams = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,codec_name,start_time", "-of", "csv=p=0", "\(dir)/clip.mp4"])
+            let lines = String(decoding: streams.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(lines.contains("aac,audio,0.000000"), "\(lines)")
+            let pcm = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", "\(dir)/clip.mp4", "-map", "0:a", "-f", "f32le", "-ac", "1", "-ar", "48000", "-"])
+            let sound: [Float] = pcm.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            let loudest = sound.map(abs).max() ?? 0
+            let onset = try #require(sound.firstIndex { abs($0) > 0.3 * loudest })
+            let onsetNs = Int64(onset) * 1_000_000_000 / 48_000
+            #expect(abs(onsetNs - (t0 - zero)) <= 1_000_000, "the strike is heard at \(onsetNs) ns of the clip, t0 is at \(t0 - zero) ns")
+            let track = try #require(meta["soundTrack"] as? [String: Any])
+            let offset = try #require(track["strikeOffsetNs"] as? [String: Any])
+            #expect(offset["provenance"] as? String == "measured")
+            #expect(abs((offset["value"] as? NSNumber)?.int64Value ?? .max) <= 1_000_000, "\(offset)")
         }
         let svg = try String(contentsOfFile: "\(out)/timeline.svg", encoding: .utf8)
         #expect(svg.hasPrefix("<svg") && svg.hasSuffix("</svg>\n") && svg.contains("shot 2"))
@@ -187,7 +203,7 @@ struct RunToolTests {
         #expect((clips.first?["startNs"] as? NSNumber)?.int64Value == 0)
         let path = try #require(clips.first?["path"] as? String)
         let probe = try ToolRunner.runProgram(
-            "/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
+            "/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
         #expect(probe.status == 0 && String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "240", "\(probe)")  // every frame: 0.6 s before t0 and the 3.4 s after it, whole fragments
     }
 

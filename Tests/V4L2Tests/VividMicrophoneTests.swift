@@ -222,7 +222,7 @@ final class VividMicrophoneTests: XCTestCase {
             // And it is the sound that was played then.
             let near = try XCTUnwrap(nearestPlayed(Int64(onsetNs), play: play))
             XCTAssertLessThanOrEqual(abs(near.offsetNs), 5e6 + 1e6, "\(c): heard \(near.offsetNs / 1e6) ms from played sample \(near.sample)")
-            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", dir + "/clip.mp4"])
+            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", dir + "/clip.mp4"])
             XCTAssertEqual(probe.status, 0, probe.stderr)
             XCTAssertGreaterThan(Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0)
         }

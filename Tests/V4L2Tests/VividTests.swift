@@ -241,7 +241,7 @@ final class VividTests: XCTestCase {
         XCTAssertFalse(clips.isEmpty, "\(clips)")  // two impacts; how many windows the camera covered depends on its warm-up time in the VM
         for c in clips {
             let probe = try ToolRunner.runProgram(
-                "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0",
+                "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0",
                             b.dir.path + "/cam-clips/\(c)/clip.mp4"])
             let fields = String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
             XCTAssertEqual(probe.status, 0, probe.stderr)
