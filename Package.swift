@@ -184,6 +184,10 @@ let package = Package(
         /** The clip catalogue on PostgreSQL, for a facility whose hosts share one: the only importer of CPostgres. */
         .target(name: "PostgresCatalogue", dependencies: ["CPostgres", "Catalogue"], path: "Modules/PostgresCatalogue"),
         .testTarget(name: "CatalogueTests", dependencies: ["Catalogue", "PostgresCatalogue", "Syscall", "TestSupport"], path: "Tests/CatalogueTests"),
+        /** The host's library: clip folders as catalogue entries, placed in swings once and kept (swing.json), caught up
+            after the host or its catalogue was away; bays. */
+        .target(name: "Library", dependencies: ["Catalogue", "PayloadSource", "JSONInput", "Syscall"], path: "Modules/Library"),
+        .testTarget(name: "LibraryTests", dependencies: ["Library", "Catalogue", "PayloadSource", "Syscall", "TestSupport"], path: "Tests/LibraryTests"),
         /** Pairing: long-term identities, the pinned peers, and the code-confirmed pairing exchange. */
         .target(name: "Pairing", dependencies: ["Admission", "JSONInput", "Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),
@@ -260,7 +264,7 @@ let package = Package(
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
-        .executableTarget(name: "ppc-host", dependencies: ["Admission", "JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
+        .executableTarget(name: "ppc-host", dependencies: ["Library", "Admission", "JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
             name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall", "PayloadSource"],

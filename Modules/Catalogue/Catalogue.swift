@@ -49,14 +49,34 @@ public struct CatalogueClip: Sendable, Equatable {
     /// rebuilds and re-recording: the files do not hold them.
     public var flags: Set<ClipFlag>
     public var notes: String
+    /// The swing it is an angle of: the id of the swing's first clip, given when the swing began and never changed as
+    /// angles join it (nil until the catalogue placed it).
+    public var swingID: String?
+    /// Its place in the order the host received clips (1, 2, …): "newest" means the highest, whatever the clocks said.
+    public var receivedSeq: Int64?
+    /// The boot of the host that received it (`/proc/sys/kernel/random/boot_id`), and that host's monotonic clock then:
+    /// host-clock times compare only within one boot.
+    public var hostBoot: String?
+    public var receivedMonoNs: Int64?
+    /// The bay its device belonged to when it arrived (nil: none set).
+    public var bay: String?
+    /// How its shot was known: "heard" (its own microphone) or "relayed from DEVICE …" (a bay-mate heard it).
+    public var trigger: String?
 
     public init(
         clipID: String, device: String, session: String, sessionID: String, t0DeviceNs: Int64, t0HostNs: Int64?, t0UncertaintyNs: Int64?,
         frames: Int, captureProfile: String, belowPolicy: String?, receivedAt: String, path: String, bytes: Int64,
-        flags: Set<ClipFlag> = [], notes: String = ""
+        flags: Set<ClipFlag> = [], notes: String = "", swingID: String? = nil, receivedSeq: Int64? = nil, hostBoot: String? = nil,
+        receivedMonoNs: Int64? = nil, bay: String? = nil, trigger: String? = nil
     ) {
         self.flags = flags
         self.notes = notes
+        self.swingID = swingID
+        self.receivedSeq = receivedSeq
+        self.hostBoot = hostBoot
+        self.receivedMonoNs = receivedMonoNs
+        self.bay = bay
+        self.trigger = trigger
         self.clipID = clipID
         self.device = device
         self.session = session
@@ -147,6 +167,9 @@ public protocol CatalogueStore: AnyObject, Sendable {
     func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError)
     /// Every clip, oldest first by host-clock t0 (device-clock t0 where no relation is known).
     func clips() throws(CatalogueError) -> [CatalogueClip]
+    /// Records a clip and places it in a swing (`SwingRule`), in one transaction; a clip already placed keeps its
+    /// place. Returns the entry as stored.
+    func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule) throws(CatalogueError) -> CatalogueClip
     /// One clip by its id (nil when it is not catalogued): a keyed lookup, for a server answering per request.
     func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip?
     /// Sets a clip's flags and notes (nil: leave as they are); throws naming the clip when it is not catalogued.
@@ -163,7 +186,7 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
     let db: OpaquePointer
     let lock = NSLock()
     public let path: String
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
     /// Migrations, in order: schema version n is reached by running migrations[0..<n]. Written once, in SQL both
     /// SQLite and PostgreSQL take (a store for another engine maps the column types it must: `PostgresCatalogue`).
@@ -176,7 +199,18 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
           flags TEXT NOT NULL DEFAULT '', notes TEXT NOT NULL DEFAULT '');
         CREATE INDEX clips_t0_host ON clips(t0_host_ns);
         CREATE TABLE files(clip_id TEXT NOT NULL, name TEXT NOT NULL, bytes INTEGER NOT NULL, xxh3 TEXT NOT NULL, PRIMARY KEY(clip_id, name));
+        """,
+        // 2: swings placed once and kept (`SwingRule`), the order of receipt, the host's boot, bays, how a shot was known.
         """
+        ALTER TABLE clips ADD COLUMN swing_id TEXT;
+        ALTER TABLE clips ADD COLUMN received_seq INTEGER;
+        ALTER TABLE clips ADD COLUMN host_boot TEXT;
+        ALTER TABLE clips ADD COLUMN received_mono_ns INTEGER;
+        ALTER TABLE clips ADD COLUMN bay TEXT;
+        ALTER TABLE clips ADD COLUMN trigger TEXT;
+        CREATE INDEX clips_swing ON clips(swing_id);
+        CREATE INDEX clips_seq ON clips(received_seq);
+        """,
     ]
 
     public init(path: String) throws(CatalogueError) {
@@ -197,6 +231,19 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         }
         for v in version..<Self.schemaVersion {
             try exec("BEGIN; \(Self.migrations[v]) INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '\(v + 1)'); COMMIT;")
+        }
+        // Clips catalogued before swings were placed get the swings and the order the old rule gave them.
+        let unplaced = try select("WHERE swing_id IS NULL", [])
+        if !unplaced.isEmpty {
+            let assignments = Self.backfill(unplaced)
+            let base = Int64(try scalar("SELECT COALESCE(MAX(received_seq), 0) FROM clips") ?? "0") ?? 0
+            lock.lock()
+            defer { lock.unlock() }
+            try transaction { () throws(CatalogueError) in
+                for a in assignments {
+                    try run("UPDATE clips SET swing_id = ?, received_seq = ? WHERE clip_id = ?", [.text(a.swingID), .int(base + a.seq), .text(a.clipID)])
+                }
+            }
         }
     }
 
@@ -233,19 +280,66 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         }
     }
 
-    /// Records (or replaces) a clip and its files, in one transaction.
+    /// Records (or replaces) a clip and its files, in one transaction. Its flags and notes, and where it was placed
+    /// (swing, order of receipt, boot, bay, trigger) when the entry given does not say, are kept from the entry it
+    /// replaces.
     public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
         lock.lock()
         defer { lock.unlock() }
+        try transaction { () throws(CatalogueError) in try insert(clip, files: files) }
+    }
+
+    /// The insert itself (the caller holds `lock` and a transaction).
+    func insert(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
+        func keep(_ column: String) -> String { "COALESCE(?, (SELECT \(column) FROM clips WHERE clip_id = ?1))" }
+        try run(
+            "INSERT OR REPLACE INTO clips(clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes, swing_id, received_seq, host_boot, received_mono_ns, bay, trigger) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?, COALESCE((SELECT flags FROM clips WHERE clip_id = ?1), ''), COALESCE((SELECT notes FROM clips WHERE clip_id = ?1), ''), \(keep("swing_id")), \(keep("received_seq")), \(keep("host_boot")), \(keep("received_mono_ns")), \(keep("bay")), \(keep("trigger")))",
+            [.text(clip.clipID), .text(clip.device), .text(clip.session), .text(clip.sessionID), .int(clip.t0DeviceNs),
+             clip.t0HostNs.map { .int($0) } ?? .null, clip.t0UncertaintyNs.map { .int($0) } ?? .null, .int(Int64(clip.frames)),
+             .text(clip.captureProfile), clip.belowPolicy.map { .text($0) } ?? .null, .text(clip.receivedAt), .text(clip.path), .int(clip.bytes),
+             clip.swingID.map { .text($0) } ?? .null, clip.receivedSeq.map { .int($0) } ?? .null, clip.hostBoot.map { .text($0) } ?? .null,
+             clip.receivedMonoNs.map { .int($0) } ?? .null, clip.bay.map { .text($0) } ?? .null, clip.trigger.map { .text($0) } ?? .null])
+        try run("DELETE FROM files WHERE clip_id = ?", [.text(clip.clipID)])
+        for f in files { try run("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES(?,?,?,?)", [.text(clip.clipID), .text(f.name), .int(f.bytes), .text(f.xxh3)]) }
+    }
+
+    /// Records a clip and places it in a swing, in one transaction: a clip already placed keeps its place; a new one
+    /// gets the next number in the order of receipt and joins a swing by `rule` (taking that swing's flags and notes)
+    /// or begins one named by its id. Returns the entry as stored.
+    public func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule) throws(CatalogueError) -> CatalogueClip {
+        lock.lock()
+        defer { lock.unlock() }
+        var placed = clip
         try transaction { () throws(CatalogueError) in
-            try run(
-                "INSERT OR REPLACE INTO clips(clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?, COALESCE((SELECT flags FROM clips WHERE clip_id = ?1), ''), COALESCE((SELECT notes FROM clips WHERE clip_id = ?1), ''))",
-                [.text(clip.clipID), .text(clip.device), .text(clip.session), .text(clip.sessionID), .int(clip.t0DeviceNs),
-                 clip.t0HostNs.map { .int($0) } ?? .null, clip.t0UncertaintyNs.map { .int($0) } ?? .null, .int(Int64(clip.frames)),
-                 .text(clip.captureProfile), clip.belowPolicy.map { .text($0) } ?? .null, .text(clip.receivedAt), .text(clip.path), .int(clip.bytes)])
-            try run("DELETE FROM files WHERE clip_id = ?", [.text(clip.clipID)])
-            for f in files { try run("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES(?,?,?,?)", [.text(clip.clipID), .text(f.name), .int(f.bytes), .text(f.xxh3)]) }
+            let before = try selectLocked("WHERE clip_id = ?", [.text(clip.clipID)]).first
+            if let before, before.swingID != nil, placed.swingID == nil {
+                placed.swingID = before.swingID
+                placed.receivedSeq = before.receivedSeq
+            }
+            if placed.receivedSeq == nil { placed.receivedSeq = (Int64(try scalar("SELECT COALESCE(MAX(received_seq), 0) FROM clips") ?? "0") ?? 0) + 1 }
+            var inherited: CatalogueClip?
+            if placed.swingID == nil {
+                var known: [CatalogueClip] = []
+                if let boot = clip.hostBoot, let at = clip.receivedMonoNs {
+                    let w = rule.arrivalWindowNs
+                    known = try selectLocked(
+                        "WHERE host_boot = ? AND received_mono_ns BETWEEN ? AND ?",
+                        [.text(boot), .int(at.subtractingReportingOverflow(w).partialValue), .int(at.addingReportingOverflow(w).partialValue)])
+                }
+                if let joined = rule.swing(for: clip, among: known) {
+                    placed.swingID = joined
+                    inherited = known.filter { $0.swingID == joined }.min { ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max) }
+                } else {
+                    placed.swingID = clip.clipID
+                }
+            }
+            try insert(placed, files: files)
+            // A new angle of a swing a coach already marked carries the marks (the page shows the swing's).
+            if before == nil, let first = inherited, !first.flags.isEmpty || !first.notes.isEmpty {
+                try run("UPDATE clips SET flags = ?, notes = ? WHERE clip_id = ?", [.text(ClipFlag.text(first.flags)), .text(first.notes), .text(clip.clipID)])
+            }
         }
+        return try selectLocked("WHERE clip_id = ?", [.text(clip.clipID)]).first ?? placed
     }
 
     enum Value { case text(String), int(Int64), null }
@@ -275,20 +369,30 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
     }
 
     /// The clips table's columns as every store reads them, in order.
-    public static let columns = "clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes"
+    public static let columns = "clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes, swing_id, received_seq, host_boot, received_mono_ns, bay, trigger"
 
     func select(_ tail: String, _ values: [Value]) throws(CatalogueError) -> [CatalogueClip] {
         lock.lock()
         defer { lock.unlock() }
+        return try selectLocked(tail, values)
+    }
+
+    /// `select` for a caller that holds `lock`.
+    func selectLocked(_ tail: String, _ values: [Value]) throws(CatalogueError) -> [CatalogueClip] {
         var stmt: OpaquePointer?
         guard sqlite3_prepare_v2(db, "SELECT \(Self.columns) FROM clips \(tail)", -1, &stmt, nil) == SQLITE_OK else {
             throw CatalogueError(path, db)
         }
         defer { sqlite3_finalize(stmt) }
         for (i, v) in values.enumerated() {
-            if case .text(let t) = v { sqlite3_bind_text(stmt, Int32(i + 1), t, -1, ppc_sqlite_transient()) }
+            switch v {
+            case .text(let t): sqlite3_bind_text(stmt, Int32(i + 1), t, -1, ppc_sqlite_transient())
+            case .int(let x): sqlite3_bind_int64(stmt, Int32(i + 1), x)
+            case .null: sqlite3_bind_null(stmt, Int32(i + 1))
+            }
         }
         func text(_ i: Int32) -> String { sqlite3_column_text(stmt, i).map { String(cString: $0) } ?? "" }
+        func optionalText(_ i: Int32) -> String? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : text(i) }
         func optionalInt(_ i: Int32) -> Int64? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : sqlite3_column_int64(stmt, i) }
         var out: [CatalogueClip] = []
         while sqlite3_step(stmt) == SQLITE_ROW {
@@ -296,7 +400,9 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
                 clipID: text(0), device: text(1), session: text(2), sessionID: text(3), t0DeviceNs: sqlite3_column_int64(stmt, 4),
                 t0HostNs: optionalInt(5), t0UncertaintyNs: optionalInt(6), frames: Int(sqlite3_column_int64(stmt, 7)),
                 captureProfile: text(8), belowPolicy: sqlite3_column_type(stmt, 9) == SQLITE_NULL ? nil : text(9), receivedAt: text(10),
-                path: text(11), bytes: sqlite3_column_int64(stmt, 12), flags: ClipFlag.parse(text(13)), notes: text(14)))
+                path: text(11), bytes: sqlite3_column_int64(stmt, 12), flags: ClipFlag.parse(text(13)), notes: text(14),
+                swingID: optionalText(15), receivedSeq: optionalInt(16), hostBoot: optionalText(17), receivedMonoNs: optionalInt(18),
+                bay: optionalText(19), trigger: optionalText(20)))
         }
         return out
     }

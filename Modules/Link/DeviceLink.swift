@@ -137,10 +137,36 @@ public final class DeviceLink: @unchecked Sendable {
 
     /// The host's next message on the control channel, waited for at most three heartbeat intervals (`timeoutNs`). A
     /// bye — the host stopping — ends the link with the host's reason.
+    ///
+    /// A shot the host relays from a bay-mate may come at any time: it is handed to `onRelayedShot` as it arrives and the
+    /// wait goes on for the answer expected.
     func receiveFromHost(timeoutNs: Int64? = nil) throws(LinkError) -> LinkMessage {
-        let m = try control.receive(timeoutNs: timeoutNs ?? 3 * settings.heartbeatIntervalNs)
-        if case .bye(let reason) = m { throw LinkError(.bye, "the host said bye: \(reason)") }
-        return m
+        let deadline = monotonicNowNs() + (timeoutNs ?? 3 * settings.heartbeatIntervalNs)
+        while true {
+            let m = try control.receive(timeoutNs: max(0, deadline - monotonicNowNs()))
+            if case .bye(let reason) = m { throw LinkError(.bye, "the host said bye: \(reason)") }
+            if case .relayedShot = m {
+                onRelayedShot?(m)
+                continue
+            }
+            return m
+        }
+    }
+
+    /// Called on the control thread with each shot the host relays from a bay-mate (set before `start`).
+    public var onRelayedShot: (@Sendable (LinkMessage) -> Void)?
+
+    /// Listens on the control channel for `ns` (between heartbeats): a relayed shot is handed on as it comes, not a
+    /// heartbeat later; anything else the host sends unasked is a protocol violation.
+    func listen(forNs ns: Int64) throws(LinkError) {
+        let deadline = monotonicNowNs() + ns
+        while true {
+            let left = deadline - monotonicNowNs()
+            if left <= 0 { return }
+            let m: LinkMessage
+            do { m = try receiveFromHost(timeoutNs: left) } catch where error.code == .deadPeer { return }
+            throw LinkError(.protocolViolation, "\(m.name) from the host unasked")
+        }
     }
 
     /// A bye the host sent before it closed the channel, still unread, as `receiveFromHost` says it (nil when none).
@@ -247,8 +273,8 @@ public final class DeviceLink: @unchecked Sendable {
                     }
                     lastExchangeNs = end
                     // Pace the heartbeat: wait out the rest of the interval (this is the heartbeat's clock, not a
-                    // synchronisation).
-                    sleepNs(settings.heartbeatIntervalNs)
+                    // synchronisation), listening for shots the host relays meanwhile.
+                    try listen(forNs: settings.heartbeatIntervalNs)
                 } catch {
                     state.lock()
                     let stop = stopping

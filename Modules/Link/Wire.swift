@@ -24,6 +24,12 @@ public enum LinkMessage: Sendable, Equatable {
     /// The device's state, about once a second on the control channel: armed, achieved frame rate, frames dropped so far,
     /// the thermal level and hottest zone (°C, NaN when none is readable), free bytes where it stores.
     case status(armed: Bool, framesPerSecond: Double, framesDropped: UInt64, thermal: String, thermalCelsius: Double, storageFreeBytes: UInt64)
+    /// What the device says of itself once its control channel is up: the bay it was told it stands at (`run --bay`;
+    /// empty: none — a bay set on the host wins), and whether it hears shots itself (it has a microphone).
+    case deviceInfo(bay: String, hears: Bool)
+    /// Host → device: a shot a bay-mate heard, on this device's capture clock (through both devices' clock relations),
+    /// with how uncertain that is and who heard it: the device mints its own window around it.
+    case relayedShot(id: UInt64, t0Ns: Int64, uncertaintyNs: Int64, from: String)
     // Bulk
     case offer(clipID: String, file: String, size: UInt64, xxh3: UInt64)
     case resumeAt(clipID: String, file: String, offset: UInt64)
@@ -33,6 +39,11 @@ public enum LinkMessage: Sendable, Equatable {
     case fileComplete(clipID: String, file: String, verified: Bool, reason: String)
     case clipDone(clipID: String)
     case clipConfirmed(clipID: String, path: String)
+    /// A first look at a shot — its pre-roll and impact, minted as soon as they sealed — offered ahead of the clip: its
+    /// t0 and first frame on the device's clock, its size and XXH3; its bytes follow as chunks from 0, each acknowledged.
+    case lookOffer(clipID: String, t0Ns: Int64, zeroNs: Int64, size: UInt64, xxh3: UInt64)
+    /// Host → device: the first look was stored whole (or why not). Never resumed: a first look is worth only its speed.
+    case lookStored(clipID: String, stored: Bool, reason: String)
     // Preview
     /// The newest frame's luma, downscaled: live only, never queued (a frame the socket cannot take at once is shed).
     case preview(frameIndex: UInt64, timeNs: Int64, width: UInt16, height: UInt16, luma: [UInt8])
@@ -62,6 +73,8 @@ public enum LinkMessage: Sendable, Equatable {
         case .interruption: 11
         case .bye: 12
         case .status: 13
+        case .deviceInfo: 14
+        case .relayedShot: 15
         case .offer: 20
         case .resumeAt: 21
         case .chunk: 22
@@ -69,6 +82,8 @@ public enum LinkMessage: Sendable, Equatable {
         case .fileComplete: 24
         case .clipDone: 25
         case .clipConfirmed: 26
+        case .lookOffer: 27
+        case .lookStored: 28
         case .preview: 30
         }
     }
@@ -78,7 +93,7 @@ public enum LinkMessage: Sendable, Equatable {
         switch t {
         case 3, 4, 5, 9, 23: 64
         case 6, 7, 8: 64
-        case 1, 2, 10, 11, 12, 13, 20, 21, 24, 25, 26: 1024
+        case 1, 2, 10, 11, 12, 13, 14, 15, 20, 21, 24, 25, 26, 27, 28: 1024
         case 22: maxChunkBytes + 32
         case 30: maxPreviewPixels + 32
         default: nil
@@ -100,6 +115,8 @@ public enum LinkMessage: Sendable, Equatable {
         case .interruption: "interruption"
         case .bye: "bye"
         case .status: "status"
+        case .deviceInfo: "device_info"
+        case .relayedShot: "relayed_shot"
         case .offer: "offer"
         case .resumeAt: "resume_at"
         case .chunk: "chunk"
@@ -107,6 +124,8 @@ public enum LinkMessage: Sendable, Equatable {
         case .fileComplete: "file_complete"
         case .clipDone: "clip_done"
         case .clipConfirmed: "clip_confirmed"
+        case .lookOffer: "look_offer"
+        case .lookStored: "look_stored"
         case .preview: "preview"
         }
     }
@@ -128,6 +147,8 @@ public enum LinkMessage: Sendable, Equatable {
         case .interruption(let i, let s, let d, let r): w.u64(i); w.i64(s); w.i64(d); w.string(r)
         case .status(let a, let f, let d, let t, let c, let b): w.u8(a ? 1 : 0); w.f64(f); w.u64(d); w.string(t); w.f64(c); w.u64(b)
         case .bye(let r): w.string(r)
+        case .deviceInfo(let b, let h): w.string(b); w.u8(h ? 1 : 0)
+        case .relayedShot(let i, let t, let u, let f): w.u64(i); w.i64(t); w.i64(u); w.string(f)
         case .offer(let c, let f, let s, let x): w.string(c); w.string(f); w.u64(s); w.u64(x)
         case .resumeAt(let c, let f, let o): w.string(c); w.string(f); w.u64(o)
         case .chunk(let o, let x, let z, let d): w.u64(o); w.u64(x); w.u8(z ? 1 : 0); w.u32(UInt32(d.count)); w.bytes += d
@@ -135,6 +156,8 @@ public enum LinkMessage: Sendable, Equatable {
         case .fileComplete(let c, let f, let v, let r): w.string(c); w.string(f); w.u8(v ? 1 : 0); w.string(r)
         case .clipDone(let c): w.string(c)
         case .clipConfirmed(let c, let p): w.string(c); w.string(p)
+        case .lookOffer(let c, let t, let z, let n, let x): w.string(c); w.i64(t); w.i64(z); w.u64(n); w.u64(x)
+        case .lookStored(let c, let ok, let r): w.string(c); w.u8(ok ? 1 : 0); w.string(r)
         case .preview(let i, let t, let wd, let h, let l): w.u64(i); w.i64(t); w.u16(wd); w.u16(h); w.bytes += l
         }
         var frame = [Self.version, type, 0, 0]
@@ -178,6 +201,14 @@ public enum LinkMessage: Sendable, Equatable {
             }
             m = .status(armed: a == 1, framesPerSecond: f, framesDropped: d, thermal: t, thermalCelsius: c, storageFreeBytes: b)
         case 12: m = .bye(reason: try r.string())
+        case 14:
+            let b = try r.string(), h = try r.u8()
+            guard h <= 1 else { throw LinkError(.malformed, "device_info: hears \(h) is not 0 or 1") }
+            m = .deviceInfo(bay: b, hears: h == 1)
+        case 15:
+            let i = try r.u64(), t = try r.i64(), u = try r.i64(), f = try r.string()
+            guard u >= 0 else { throw LinkError(.malformed, "relayed_shot: uncertainty \(u) ns is negative") }
+            m = .relayedShot(id: i, t0Ns: t, uncertaintyNs: u, from: f)
         case 20: m = .offer(clipID: try r.string(), file: try r.string(), size: try r.u64(), xxh3: try r.u64())
         case 21: m = .resumeAt(clipID: try r.string(), file: try r.string(), offset: try r.u64())
         case 22:
@@ -188,6 +219,11 @@ public enum LinkMessage: Sendable, Equatable {
         case 24: m = .fileComplete(clipID: try r.string(), file: try r.string(), verified: try r.u8() == 1, reason: try r.string())
         case 25: m = .clipDone(clipID: try r.string())
         case 26: m = .clipConfirmed(clipID: try r.string(), path: try r.string())
+        case 27: m = .lookOffer(clipID: try r.string(), t0Ns: try r.i64(), zeroNs: try r.i64(), size: try r.u64(), xxh3: try r.u64())
+        case 28:
+            let c = try r.string(), ok = try r.u8(), why = try r.string()
+            guard ok <= 1 else { throw LinkError(.malformed, "look_stored: stored \(ok) is not 0 or 1") }
+            m = .lookStored(clipID: c, stored: ok == 1, reason: why)
         case 30:
             let i = try r.u64(), t = try r.i64(), wd = try r.u16(), h = try r.u16()
             guard Int(wd) * Int(h) <= maxPreviewPixels else { throw LinkError(.oversize, "preview of \(wd)x\(h) exceeds \(maxPreviewPixels) pixels") }

@@ -208,6 +208,9 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     public var audio: Audio?
     /// clip.mp4's sound track; nil when the clip has none (no audio source), or was minted before 2026-12-03.
     public var soundTrack: SoundTrack?
+    /// How its shot was known: "heard" (this device's microphone), or "relayed from DEVICE ± N µs" (a bay-mate heard it,
+    /// and a host relayed it through both clock relations). nil in clips minted before 2026-12-03 (all heard).
+    public var trigger: String?
     public var timeline: Timeline
     /// Every other file of the bundle, with its size and XXH3.
     public var files: [String: File]
@@ -216,9 +219,10 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     public init(
         clipId: String, session: String, sessionId: String, device: String, t0Ns: Figure<Int64>, window: Window, frames: Int,
         captureProfile: CaptureProfile, candidate: Candidate, tofCorrection: TofCorrection, audio: Audio?, soundTrack: SoundTrack? = nil,
-        timeline: Timeline, files: [String: File], createdAt: String
+        timeline: Timeline, files: [String: File], createdAt: String, trigger: String? = nil
     ) {
         self.soundTrack = soundTrack
+        self.trigger = trigger
         self.clipId = clipId
         self.session = session
         self.sessionId = sessionId
@@ -238,7 +242,7 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case format, version, clipId, session, sessionId, device, clock, t0Ns, window, frames, captureProfile, candidate
         case tofCorrection = "tof_correction"
-        case audio, soundTrack, timeline, files, createdAt
+        case audio, soundTrack, trigger, timeline, files, createdAt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -258,6 +262,7 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         try c.encode(tofCorrection, forKey: .tofCorrection)
         try c.encode(audio, forKey: .audio)  // null, not absent: "no audio" is said
         try c.encodeIfPresent(soundTrack, forKey: .soundTrack)
+        try c.encodeIfPresent(trigger, forKey: .trigger)
         try c.encode(timeline, forKey: .timeline)
         try c.encode(files, forKey: .files)
         try c.encode(createdAt, forKey: .createdAt)

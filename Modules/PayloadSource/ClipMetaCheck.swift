@@ -54,6 +54,15 @@ extension ClipMeta {
                 checks.append("audio.nsPerSample.value \(p) is out of range (a sample period, ns, 100…1e9)")
             }
         }
+        if let t = soundTrack {
+            checks += [
+                count(t.sampleRate, "soundTrack.sampleRate", 1...Self.maxSampleRate), count(t.samples, "soundTrack.samples", 0...Self.maxFileBytes),
+                t.strikeOffsetNs.flatMap { time($0.value, "soundTrack.strikeOffsetNs.value") },
+            ]
+        }
+        if let t = trigger, t.utf8.count > 256 || t.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+            checks.append("trigger: \(t.utf8.count) bytes, or a control character: not how a shot was known (at most 256 bytes of text)")
+        }
         return checks.lazy.compactMap { $0 }.first
     }
 }

@@ -303,6 +303,10 @@ public struct SessionContext: Sendable {
     public var session: String
     /// `WxH@FPS codec`, for a host's ingest policy.
     public var captureProfile: String
+    /// The bay the device stands at (`run --bay`; nil: none said — a host may set one).
+    public var bay: String?
+    /// Whether the session hears shots itself (it has an audio source): a host relays bay-mates' shots to it either way.
+    public var hears = true
 
     /// This run of the session, minted when it is armed: UTC time to the second and 32 random bits
     /// (`20261201T091500Z-9f3c01ab`). Two runs of one session name on one device never share it.
@@ -343,6 +347,31 @@ public protocol EventSink: AnyObject {
     func candidate(_ c: DetectedImpact)
     func shot(_ c: DetectedImpact)
     func announce(clipID: String, bytes: UInt64, files: Int)
+}
+
+/// A shot a bay-mate heard, relayed by the host on this device's capture clock.
+public struct RelayedShot: Sendable, Equatable {
+    /// The host's number for the relay.
+    public var id: UInt64
+    /// t0 on this device's capture clock, ns.
+    public var t0Ns: Int64
+    /// How uncertain that is: both devices' clock relations together, ns.
+    public var uncertaintyNs: Int64
+    /// The device that heard it.
+    public var from: String
+    public init(id: UInt64, t0Ns: Int64, uncertaintyNs: Int64, from: String) {
+        self.id = id
+        self.t0Ns = t0Ns
+        self.uncertaintyNs = uncertaintyNs
+        self.from = from
+    }
+}
+
+/// A sink that hears of shots from elsewhere (a host relaying what a bay-mate heard): the session sets `onRelayedShot`
+/// before it opens the sink, and mints its own window around each — so a camera with no microphone records every
+/// swing its bay hears.
+public protocol ShotRelaying: AnyObject {
+    var onRelayedShot: (@Sendable (RelayedShot) -> Void)? { get set }
 }
 
 /// A sink whose work yields to policy (seed 000: transfer degrades before capture loses a frame): the session sets

@@ -89,6 +89,14 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
             try script(c, url, migrations[v])
             try query(c, url, "INSERT INTO meta(key, value) VALUES('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", ["\(v + 1)"])
         }
+        // Clips catalogued before swings were placed get the swings and the order the old rule gave them.
+        let unplaced = try query(c, url, "SELECT \(Catalogue.columns) FROM clips WHERE swing_id IS NULL").map(Self.clip)
+        if !unplaced.isEmpty {
+            let base = Int64((try query(c, url, "SELECT COALESCE(MAX(received_seq), 0) FROM clips").first?.first ?? nil) ?? "0") ?? 0
+            for a in Catalogue.backfill(unplaced) {
+                try query(c, url, "UPDATE clips SET swing_id = $1, received_seq = $2 WHERE clip_id = $3", [a.swingID, "\(base + a.seq)", a.clipID])
+            }
+        }
         try query(c, url, "COMMIT")
     }
 
@@ -243,21 +251,70 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
     }
 
     public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
-        try withConnection { () throws(CatalogueError) in try transaction { () throws(CatalogueError) in
-            try query(
-                """
-                INSERT INTO clips(clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile,
-                  below_policy, received_at, path, bytes) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
-                ON CONFLICT (clip_id) DO UPDATE SET device = EXCLUDED.device, session = EXCLUDED.session, session_id = EXCLUDED.session_id,
-                  t0_device_ns = EXCLUDED.t0_device_ns, t0_host_ns = EXCLUDED.t0_host_ns, t0_uncertainty_ns = EXCLUDED.t0_uncertainty_ns,
-                  frames = EXCLUDED.frames, capture_profile = EXCLUDED.capture_profile, below_policy = EXCLUDED.below_policy,
-                  received_at = EXCLUDED.received_at, path = EXCLUDED.path, bytes = EXCLUDED.bytes
-                """,
-                [clip.clipID, clip.device, clip.session, clip.sessionID, "\(clip.t0DeviceNs)", clip.t0HostNs.map { "\($0)" },
-                 clip.t0UncertaintyNs.map { "\($0)" }, "\(clip.frames)", clip.captureProfile, clip.belowPolicy, clip.receivedAt, clip.path, "\(clip.bytes)"])
-            try query("DELETE FROM files WHERE clip_id = $1", [clip.clipID])
-            for f in files { try query("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES($1,$2,$3,$4)", [clip.clipID, f.name, "\(f.bytes)", f.xxh3]) }
-        } }
+        try withConnection { () throws(CatalogueError) in try transaction { () throws(CatalogueError) in try insert(clip, files: files) } }
+    }
+
+    /// The insert itself (the caller is inside a transaction). Flags and notes, and a placement the entry does not
+    /// give, are kept from the entry it replaces.
+    func insert(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
+        try query(
+            """
+            INSERT INTO clips(clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile,
+              below_policy, received_at, path, bytes, swing_id, received_seq, host_boot, received_mono_ns, bay, trigger)
+              VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)
+            ON CONFLICT (clip_id) DO UPDATE SET device = EXCLUDED.device, session = EXCLUDED.session, session_id = EXCLUDED.session_id,
+              t0_device_ns = EXCLUDED.t0_device_ns, t0_host_ns = EXCLUDED.t0_host_ns, t0_uncertainty_ns = EXCLUDED.t0_uncertainty_ns,
+              frames = EXCLUDED.frames, capture_profile = EXCLUDED.capture_profile, below_policy = EXCLUDED.below_policy,
+              received_at = EXCLUDED.received_at, path = EXCLUDED.path, bytes = EXCLUDED.bytes,
+              swing_id = COALESCE(EXCLUDED.swing_id, clips.swing_id), received_seq = COALESCE(EXCLUDED.received_seq, clips.received_seq),
+              host_boot = COALESCE(EXCLUDED.host_boot, clips.host_boot), received_mono_ns = COALESCE(EXCLUDED.received_mono_ns, clips.received_mono_ns),
+              bay = COALESCE(EXCLUDED.bay, clips.bay), trigger = COALESCE(EXCLUDED.trigger, clips.trigger)
+            """,
+            [clip.clipID, clip.device, clip.session, clip.sessionID, "\(clip.t0DeviceNs)", clip.t0HostNs.map { "\($0)" },
+             clip.t0UncertaintyNs.map { "\($0)" }, "\(clip.frames)", clip.captureProfile, clip.belowPolicy, clip.receivedAt, clip.path, "\(clip.bytes)",
+             clip.swingID, clip.receivedSeq.map { "\($0)" }, clip.hostBoot, clip.receivedMonoNs.map { "\($0)" }, clip.bay, clip.trigger])
+        try query("DELETE FROM files WHERE clip_id = $1", [clip.clipID])
+        for f in files { try query("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES($1,$2,$3,$4)", [clip.clipID, f.name, "\(f.bytes)", f.xxh3]) }
+    }
+
+    public func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule) throws(CatalogueError) -> CatalogueClip {
+        try withConnection { () throws(CatalogueError) -> CatalogueClip in
+            var placed = clip
+            try transaction { () throws(CatalogueError) in
+                // Hosts sharing the catalogue place one clip at a time: the order of receipt and the swings stay one.
+                try query("SELECT pg_advisory_xact_lock(7601)")
+                let before = try query("SELECT \(Catalogue.columns) FROM clips WHERE clip_id = $1", [clip.clipID]).map(Self.clip).first
+                if let before, before.swingID != nil, placed.swingID == nil {
+                    placed.swingID = before.swingID
+                    placed.receivedSeq = before.receivedSeq
+                }
+                if placed.receivedSeq == nil {
+                    placed.receivedSeq = (Int64((try query("SELECT COALESCE(MAX(received_seq), 0) FROM clips").first?.first ?? nil) ?? "0") ?? 0) + 1
+                }
+                var inherited: CatalogueClip?
+                if placed.swingID == nil {
+                    var known: [CatalogueClip] = []
+                    if let boot = clip.hostBoot, let at = clip.receivedMonoNs {
+                        let w = rule.arrivalWindowNs
+                        known = try query(
+                            "SELECT \(Catalogue.columns) FROM clips WHERE host_boot = $1 AND received_mono_ns BETWEEN $2 AND $3",
+                            [boot, "\(at.subtractingReportingOverflow(w).partialValue)", "\(at.addingReportingOverflow(w).partialValue)"]
+                        ).map(Self.clip)
+                    }
+                    if let joined = rule.swing(for: clip, among: known) {
+                        placed.swingID = joined
+                        inherited = known.filter { $0.swingID == joined }.min { ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max) }
+                    } else {
+                        placed.swingID = clip.clipID
+                    }
+                }
+                try insert(placed, files: files)
+                if before == nil, let first = inherited, !first.flags.isEmpty || !first.notes.isEmpty {
+                    try query("UPDATE clips SET flags = $1, notes = $2 WHERE clip_id = $3", [ClipFlag.text(first.flags), first.notes, clip.clipID])
+                }
+            }
+            return try query("SELECT \(Catalogue.columns) FROM clips WHERE clip_id = $1", [clip.clipID]).map(Self.clip).first ?? placed
+        }
     }
 
     public func forget(clipID: String) throws(CatalogueError) {
@@ -276,14 +333,17 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
     }
 
     func select(_ tail: String, _ params: [String?]) throws(CatalogueError) -> [CatalogueClip] {
-        let rows = try withConnection { () throws(CatalogueError) in try query("SELECT \(Catalogue.columns) FROM clips \(tail)", params) }
-        return rows.map { r in
-            CatalogueClip(
-                clipID: r[0] ?? "", device: r[1] ?? "", session: r[2] ?? "", sessionID: r[3] ?? "", t0DeviceNs: Int64(r[4] ?? "0") ?? 0,
-                t0HostNs: r[5].flatMap { Int64($0) }, t0UncertaintyNs: r[6].flatMap { Int64($0) }, frames: Int(r[7] ?? "0") ?? 0,
-                captureProfile: r[8] ?? "", belowPolicy: r[9], receivedAt: r[10] ?? "", path: r[11] ?? "", bytes: Int64(r[12] ?? "0") ?? 0,
-                flags: ClipFlag.parse(r[13] ?? ""), notes: r[14] ?? "")
-        }
+        try withConnection { () throws(CatalogueError) in try query("SELECT \(Catalogue.columns) FROM clips \(tail)", params) }.map(Self.clip)
+    }
+
+    /// A row of `Catalogue.columns` as an entry.
+    static func clip(_ r: [String?]) -> CatalogueClip {
+        CatalogueClip(
+            clipID: r[0] ?? "", device: r[1] ?? "", session: r[2] ?? "", sessionID: r[3] ?? "", t0DeviceNs: Int64(r[4] ?? "0") ?? 0,
+            t0HostNs: r[5].flatMap { Int64($0) }, t0UncertaintyNs: r[6].flatMap { Int64($0) }, frames: Int(r[7] ?? "0") ?? 0,
+            captureProfile: r[8] ?? "", belowPolicy: r[9], receivedAt: r[10] ?? "", path: r[11] ?? "", bytes: Int64(r[12] ?? "0") ?? 0,
+            flags: ClipFlag.parse(r[13] ?? ""), notes: r[14] ?? "", swingID: r[15], receivedSeq: r[16].flatMap { Int64($0) }, hostBoot: r[17],
+            receivedMonoNs: r[18].flatMap { Int64($0) }, bay: r[19], trigger: r[20])
     }
 
     public func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError) {

@@ -49,4 +49,20 @@ struct CandidateBook: Sendable {
 
     /// Takes the oldest shot not yet minted off the queue.
     mutating func takeNextShot() -> DetectedImpact? { pending.isEmpty ? nil : pending.removeFirst() }
+
+    /// Adds a shot that was not this session's candidate (relayed from a bay-mate): a shot to mint, in t0 order among
+    /// those waiting, never a candidate (retention is the detector's).
+    mutating func addShot(_ shot: DetectedImpact) {
+        shots.append(shot)
+        pending.insert(shot, at: pending.firstIndex { $0.t0Ns > shot.t0Ns } ?? pending.endIndex)
+    }
+
+    /// Withdraws a shot not yet minted (a relayed shot the session heard itself after all); whether it was waiting.
+    @discardableResult
+    mutating func withdraw(_ id: UInt64) -> Bool {
+        guard let i = pending.firstIndex(where: { $0.id == id }) else { return false }
+        pending.remove(at: i)
+        shots.removeAll { $0.id == id }
+        return true
+    }
 }

@@ -53,7 +53,7 @@ extension SessionRunner {
 
     func metadata(
         _ shot: DetectedImpact, clip: ClipMinter.Clip, window: SwingWindow<RingPayloadSource>, clipID: String, audio: AudioWindow?,
-        soundTrack: ClipMeta.SoundTrack? = nil
+        soundTrack: ClipMeta.SoundTrack? = nil, trigger: String = "heard"
     ) -> ClipMeta {
         let c = components.config
         func given<V: Codable & Sendable & Equatable>(_ key: ConfigurationKey<V>, _ value: V, _ note: String? = nil) -> ClipMeta.Figure<V> {
@@ -76,7 +76,8 @@ extension SessionRunner {
                 source: (components.video as? SourceDetailing)?.details ?? [:]),
             candidate: .init(
                 id: shot.id, onsetSample: shot.onsetSample, impactSample: shot.impactSample, score: shot.score, features: shot.features,
-                decidedAtSample: shot.decidedAtSample, shotRule: "score ≥ \(options.shotThreshold) (the default rule)"),
+                decidedAtSample: shot.decidedAtSample,
+                shotRule: trigger == "heard" ? "score ≥ \(options.shotThreshold) (the default rule)" : "a bay-mate's shot, relayed by the host"),
             tofCorrection: .init(samples: shot.tofCorrectionSamples, provenance: shot.tofProvenance),
             audio: audio.map {
                 .init(
@@ -92,7 +93,7 @@ extension SessionRunner {
             },
             soundTrack: soundTrack,
             timeline: .init(file: "index.bin", entries: window.timeline.entries.count), files: [:],
-            createdAt: ISO8601DateFormatter().string(from: Date()))
+            createdAt: ISO8601DateFormatter().string(from: Date()), trigger: trigger)
     }
 
     func report() -> SessionReport {

@@ -125,6 +125,8 @@ public final class SessionRunner: @unchecked Sendable {
     let lock = NSCondition()
     // Under `lock`:
     var book: CandidateBook
+    /// Shots bay-mates heard, relayed by a host, merged with this session's own.
+    var relay = ShotRelay()
     var clips: [MintedClip] = []
     var mintFailures: [String] = []
     /// Shots whose mint found the disk full while capture ran, with that error: minted again when capture ends.
@@ -319,6 +321,18 @@ public final class SessionRunner: @unchecked Sendable {
         lock.broadcast()
     }
 
+    /// A shot a bay-mate heard (a host relayed it): minted like this session's own, unless this session heard the same
+    /// swing (then one clip of it, not two). Called on the sink's thread.
+    func relayed(_ r: RelayedShot) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !videoDone else { return }  // capture is over: no frames to mint it from
+        guard let shot = relay.arrive(r, own: book.shots) else { return }
+        book.addShot(shot)
+        extendStop(for: shot)
+        lock.broadcast()
+    }
+
     /// A shot heard while a graceful stop waits moves the stop to its post-roll's end, within the stop's limit. Under `lock`.
     func extendStop(for shot: DetectedImpact) {
         guard let limit = stopLimitNs, limit != .min else { return }
@@ -337,9 +351,12 @@ public final class SessionRunner: @unchecked Sendable {
         }
         let policy = policy
         for case let y as TransferYielding in components.sinks { y.mustYield = { policy.stance >= .transferPaused } }
+        for case let r as ShotRelaying in components.sinks { r.onRelayedShot = { [self] shot in relayed(shot) } }
         policy.start()
         defer { policy.stop() }
-        for s in components.sinks { try s.open(options.context) }
+        var context = options.context
+        context.hears = components.audio != nil
+        for s in components.sinks { try s.open(context) }
         let group = DispatchGroup()
         func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
             group.enter()
@@ -571,6 +588,8 @@ public final class SessionRunner: @unchecked Sendable {
                     // Retention is bounded in candidates, not shots (REQ-PRIV-6): the book evicts the oldest past its cap.
                     let (isShot, drop) = book.record(cand)
                     if let drop { audioWindows[drop] = nil }  // its audio goes with it, unless a shot still needs it
+                    // A bay-mate's relay of the same swing, still waiting, gives way to what this microphone heard.
+                    if isShot, let same = relay.heard(cand, waiting: book.pending) { book.withdraw(same) }
                     if isShot {
                         eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))
                         extendStop(for: cand)
@@ -633,7 +652,7 @@ public final class SessionRunner: @unchecked Sendable {
             var ready: DetectedImpact?
             while ready == nil {
                 if let s = book.nextShot, newestFragmentEndNs >= s.t0Ns + post || videoDone,
-                    audioWindows[s.id] != nil || audioDone, !mintMustWait(s, pre: pre)
+                    audioWindows[s.id] != nil || audioDone || relay.isRelayed(s.id), !mintMustWait(s, pre: pre)
                 {
                     ready = book.takeNextShot()
                     break
@@ -744,6 +763,7 @@ public final class SessionRunner: @unchecked Sendable {
         let bundle = try ClipBundleWriter(out: options.context.outputDirectory, clipID: clipID)
         lock.lock()
         let audio = audioWindows[shot.id]  // the candidate keeps its window while it is retained
+        let trigger = relay.trigger(of: shot.id)
         lock.unlock()
         // The sound goes into clip.mp4 too, a track a browser plays with the swing; audio.wav stays the lossless truth.
         let clip = try ClipMinter.mint(
@@ -753,7 +773,7 @@ public final class SessionRunner: @unchecked Sendable {
         if let audio { try bundle.writeAudio(audio.samples, sampleRate: audio.rate) }
         try bundle.writeTimeline(window.timeline)
         let sound = audio.map { soundTrackFigures(shot, clip: clip, audio: $0) }
-        let sizes = try bundle.finish(metadata(shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound)).values.map { UInt64($0) }
+        let sizes = try bundle.finish(metadata(shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound, trigger: trigger)).values.map { UInt64($0) }
         for case let e as EventSink in components.sinks {
             e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
         }

@@ -77,10 +77,13 @@ public final class Studio: @unchecked Sendable {
     /// A shared catalogue is reachable again (and caught up): pages listing swings refresh.
     public func catalogueReturned() { socket.broadcast(text: Self.encode(["type": "catalogue", "state": "available"])) }
 
-    /// A clip was catalogued: pages listing swings refresh.
-    public func clipCatalogued(clipID: String, device: String) {
-        let swing = ((try? clips()).map { Catalogue.swings($0) } ?? []).first { $0.contains { $0.clipID == clipID } }
-        socket.broadcast(text: Self.encode(["type": "clip", "clipId": clipID, "device": device, "swingId": swing.map(Self.swingID) ?? clipID]))
+    /// A clip was catalogued, placed in its swing: pages listing swings add it, a swing page open on its swing shows
+    /// the new angle.
+    public func clipCatalogued(_ clip: CatalogueClip) {
+        socket.broadcast(text: Self.encode([
+            "type": "clip", "clipId": clip.clipID, "device": clip.device, "swingId": clip.swingID ?? clip.clipID,
+            "seq": clip.receivedSeq as Any? ?? NSNull(), "bay": clip.bay as Any? ?? NSNull(),
+        ]))
     }
 
     /// A device's preview frame (8-bit luma): one binary message — "P", width and height (u16 little-endian), the device
@@ -190,18 +193,26 @@ public final class Studio: @unchecked Sendable {
         return c
     }
 
-    /// Swings, newest first (clips from several devices at one impact on the host clock).
+    /// Swings, newest first: as the catalogue placed them, in the order the host received each one's first angle.
     func swings(limit: Int) throws -> [[CatalogueClip]] {
-        Array(Catalogue.swings(try clips()).reversed().prefix(limit))
+        Array(Catalogue.placedSwings(try clips()).prefix(limit))
     }
 
-    /// A swing's id: its first clip's (stable as clips are added to it).
-    static func swingID(_ s: [CatalogueClip]) -> String { s.map(\.clipID).min() ?? "" }
+    /// The swing `id` (its first angle's clip id, given once and kept); nil when there is none.
+    func swing(_ id: String) throws -> [CatalogueClip]? {
+        let all = try clips()
+        let angles = all.filter { ($0.swingID ?? $0.clipID) == id }
+        return Catalogue.placedSwings(angles).first
+    }
+
+    /// A swing's id: its first angle's, given when the swing began and kept as angles join it.
+    static func swingID(_ s: [CatalogueClip]) -> String { s.first.map { $0.swingID ?? $0.clipID } ?? "" }
 
     func swingSummary(_ s: [CatalogueClip]) -> [String: Any] {
         let t = s.compactMap(\.t0HostNs).min()
         return [
             "id": Self.swingID(s), "t0HostNs": t as Any? ?? NSNull(), "receivedAt": s.map(\.receivedAt).max() ?? "",
+            "seq": s.first?.receivedSeq as Any? ?? NSNull(), "bay": s.first?.bay as Any? ?? NSNull(),
             "flags": Self.swingFlags(s), "angles": s.map { c -> [String: Any] in
                 var a = clipJSON(c)
                 a["impactSeconds"] = (try? ClipMeta.read(c.path + "/meta.json")).map { Double($0.t0Ns.value - $0.window.clipTimeZeroNs) / 1e9 } ?? NSNull()
@@ -222,7 +233,8 @@ public final class Studio: @unchecked Sendable {
             "clipId": c.clipID, "device": c.device, "session": c.session, "sessionId": c.sessionID, "t0DeviceNs": c.t0DeviceNs,
             "t0HostNs": c.t0HostNs as Any? ?? NSNull(), "t0UncertaintyNs": c.t0UncertaintyNs as Any? ?? NSNull(), "frames": c.frames,
             "captureProfile": c.captureProfile, "belowPolicy": c.belowPolicy as Any? ?? NSNull(), "receivedAt": c.receivedAt,
-            "bytes": c.bytes, "flags": c.flags.sorted().map(\.rawValue), "notes": c.notes,
+            "bytes": c.bytes, "flags": c.flags.sorted().map(\.rawValue), "notes": c.notes, "swingId": c.swingID ?? c.clipID,
+            "seq": c.receivedSeq as Any? ?? NSNull(), "bay": c.bay as Any? ?? NSNull(), "trigger": c.trigger as Any? ?? NSNull(),
         ]
     }
 
@@ -235,9 +247,7 @@ public final class Studio: @unchecked Sendable {
     /// time 0 is on the host clock (`zeroHostNs`: the clip's time zero plus the device's clock offset), where the
     /// impact is in the video (`impactSeconds`), the frame rate, and its audio's place.
     func swingDetail(_ id: String) throws -> WebServer.Response {
-        guard let s = Catalogue.swings(try clips()).first(where: { Self.swingID($0) == id }) else {
-            throw StudioError(404, "\(id): no such swing")
-        }
+        guard let s = try swing(id) else { throw StudioError(404, "\(id): no such swing") }
         var angles: [[String: Any]] = []
         for c in s {
             let meta: ClipMeta
@@ -420,14 +430,14 @@ public final class Studio: @unchecked Sendable {
     /// Flags (and notes) for every angle of a swing at once: keep, discard or star what was hit, not one camera's view.
     func annotateSwing(_ id: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, id)
-        guard let s = Catalogue.swings(try clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): no such swing") }
+        guard let s = try swing(id) else { throw StudioError(404, "\(id): no such swing") }
         for c in s { try Self.requireFolder(c) }
         for c in s {
             do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch {
                 throw StudioError(error.unavailable ? 503 : 500, "\(error)")
             }
         }
-        guard let fresh = Catalogue.swings(try clips()).first(where: { Self.swingID($0) == id }) else { throw StudioError(404, "\(id): gone") }
+        guard let fresh = try swing(id) else { throw StudioError(404, "\(id): gone") }
         for c in fresh { try keepBeside(c) }
         return .json(swingSummary(fresh))
     }
@@ -443,9 +453,9 @@ public final class Studio: @unchecked Sendable {
                 "kept": g.filter { $0.flags.contains(.kept) }.count, "discarded": g.filter { $0.flags.contains(.discarded) }.count,
                 "starred": g.filter { $0.flags.contains(.starred) }.count, "belowPolicy": g.filter { $0.belowPolicy != nil }.count,
                 "bytes": Catalogue.total(g.map(\.bytes)), "firstReceivedAt": g.map(\.receivedAt).min() ?? "",
-                "lastReceivedAt": g.map(\.receivedAt).max() ?? "",
+                "lastReceivedAt": g.map(\.receivedAt).max() ?? "", "lastSeq": g.compactMap(\.receivedSeq).max() ?? 0,
             ]
-        }.sorted { ($0["lastReceivedAt"] as? String ?? "") > ($1["lastReceivedAt"] as? String ?? "") }
+        }.sorted { ($0["lastSeq"] as? Int64 ?? 0) > ($1["lastSeq"] as? Int64 ?? 0) }  // newest received first, whatever the wall clock said
     }
 
     /// One session: its report (counts, span, profile) and every shot on its device clock, for the timeline.
@@ -453,7 +463,7 @@ public final class Studio: @unchecked Sendable {
         let all = try clips()
         let g = all.filter { $0.device == device && $0.sessionID == sessionID }.sorted { $0.t0DeviceNs < $1.t0DeviceNs }
         guard let first = g.first, let last = g.last else { throw StudioError(404, "\(device)/\(sessionID): no such session") }
-        let swingOf = Dictionary(uniqueKeysWithValues: Catalogue.swings(all).flatMap { s in s.map { ($0.clipID, Self.swingID(s)) } })
+        let swingOf = Dictionary(uniqueKeysWithValues: all.map { ($0.clipID, $0.swingID ?? $0.clipID) })
         var window: [String: Any] = [:]
         if let m = try? ClipMeta.read(first.path + "/meta.json") {
             window = ["clipPreNs": m.window.clipPreNs.value, "clipPostNs": m.window.clipPostNs.value]

@@ -37,6 +37,14 @@ public func monotonicNowNs() -> Int64 {
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 
+/// This boot of the machine (`/proc/sys/kernel/random/boot_id`, a UUID the kernel makes at each boot): CLOCK_MONOTONIC
+/// times compare only within one. "unknown" where the file cannot be read.
+public let bootID: String = {
+    let text = (try? FileSystem.readSmallFile("/proc/sys/kernel/random/boot_id", limit: 64)).map { String(decoding: $0, as: UTF8.self) }
+    let id = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    return id.isEmpty ? "unknown" : id
+}()
+
 /// CPU time this process has used (all threads, user + system), ns: CLOCK_PROCESS_CPUTIME_ID.
 public func processCPUNs() -> Int64 {
     var ts = timespec()

@@ -82,6 +82,9 @@ public final class HostServer: @unchecked Sendable {
         var lastShotDeviceNs: Int64?
         var lastShotAtNs: Int64?
         var profile = ""
+        /// The bay the device says it stands at (`run --bay`), and whether it hears shots itself.
+        var claimedBay: String?
+        var hears: Bool?
     }
 
     /// A device's last reported state (the `status` message).
@@ -104,6 +107,9 @@ public final class HostServer: @unchecked Sendable {
         public var captureProfile: String
         public var relation: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)?
         public var status: DeviceStatus?
+        /// The bay it belongs to (the host's setting, else its own word), and whether it hears shots itself (nil: not said).
+        public var bay: String?
+        public var hears: Bool?
         /// The last shot: its t0 on the device clock, and on the host clock through the relation (nil without one).
         public var lastShotDeviceNs: Int64?
         public var lastShotHostNs: Int64?
@@ -132,9 +138,13 @@ public final class HostServer: @unchecked Sendable {
                 let shotHost = d.lastShotDeviceNs.flatMap { t in d.relation.map { t + $0.offsetNs } }
                 return LiveDevice(
                     id: id, link: d.controlChannels > 0 ? "connected" : "disconnected", captureProfile: d.profile, relation: d.relation,
-                    status: d.status, lastShotDeviceNs: d.lastShotDeviceNs, lastShotHostNs: shotHost, lastShotAtNs: d.lastShotAtNs,
-                    lastSeenNs: d.lastSeenNs)
+                    status: d.status, bay: nil, hears: d.hears, lastShotDeviceNs: d.lastShotDeviceNs, lastShotHostNs: shotHost,
+                    lastShotAtNs: d.lastShotAtNs, lastSeenNs: d.lastSeenNs)
             }.sorted { $0.id < $1.id }
+        }.map { d in
+            var d = d
+            d.bay = bay(of: d.id)
+            return d
         }
     }
     let state = Guarded<(devices: [String: Device], log: [String])>(([:], []))
@@ -164,8 +174,10 @@ public final class HostServer: @unchecked Sendable {
     /// `onClipStored` is called with each newly stored clip's folder (see ``HostStore``); it must return at once.
     public init(
         host: String, port: Int, library: String, policy: IngestPolicy, security: HostSecurity,
-        pending: PendingConnections = PendingConnections(), onClipStored: (@Sendable (String) -> Void)? = nil
+        pending: PendingConnections = PendingConnections(), bays: @escaping @Sendable (String) -> String? = { _ in nil },
+        onClipStored: (@Sendable (String) -> Void)? = nil
     ) throws {
+        self.bays = bays
         self.security = security
         listener = try Listener(host: host, port: port)
         self.pending = pending
@@ -174,6 +186,46 @@ public final class HostServer: @unchecked Sendable {
     }
 
     public var port: Int { listener.port }
+
+    /// The bay the host sets for a device (nil: none set; the device's own word then counts).
+    let bays: @Sendable (String) -> String?
+
+    /// The bay `device` belongs to: the host's setting, else what the device said (`run --bay`), else none.
+    public func bay(of device: String) -> String? {
+        if let set = bays(device), !set.isEmpty { return set }
+        return state.withLock { $0.devices[device]?.claimedBay }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Shots relayed to bay-mates so far (numbered for the devices).
+    let relayed = Atomic<UInt64>(0)
+
+    /// A shot `source` heard, sent to every other device of its bay whose control channel is up, on that device's own
+    /// clock: host time = source time + the source's offset = mate time + the mate's offset, as uncertain as both
+    /// relations together. A device without a relation yet cannot be told when (and is not); a device that heard the
+    /// shot too mints one clip of it, not two (it merges a relayed shot with its own).
+    func relay(shotAt t0: Int64, from source: String) {
+        guard let bay = bay(of: source) else { return }
+        let (sourceRelation, mates) = state.withLock { s in
+            (s.devices[source]?.relation, s.devices.filter { $0.key != source && $0.value.controlChannels > 0 }.map { ($0.key, $0.value.relation) })
+        }
+        guard let from = sourceRelation else { return }
+        let channels = controls.withLock { Array($0.values) }
+        for (mate, relation) in mates where self.bay(of: mate) == bay {
+            guard let to = relation else {
+                note("shot of \(source) not relayed to \(mate): no clock relation from \(mate) yet")
+                continue
+            }
+            let (hostT0, o1) = t0.addingReportingOverflow(from.offsetNs)
+            let (mateT0, o2) = hostT0.subtractingReportingOverflow(to.offsetNs)
+            guard !o1, !o2, mateT0.magnitude < DeviceLink.largestTimeNs.magnitude else { continue }
+            let id = relayed.add(1, ordering: .relaxed).newValue
+            let uncertainty = from.uncertaintyNs.addingReportingOverflow(to.uncertaintyNs).partialValue
+            for channel in channels where channel.device == mate {
+                try? channel.send(.relayedShot(id: id, t0Ns: mateT0, uncertaintyNs: uncertainty, from: source))
+            }
+            note("shot of \(source) relayed to \(mate) (bay \(bay)), ± \(uncertainty) ns")
+        }
+    }
 
     /// What happened, one line each (accepted, refused, closed and why).
     public var log: [String] { state.withLock { $0.log } }
@@ -351,9 +403,15 @@ public final class HostServer: @unchecked Sendable {
     }
 
     func clockNote(_ device: String) -> [String: Any] {
-        guard let r = relations[device] else { return ["clockRelation": "none reported"] }
-        return ["clockRelation": ["offsetNs": r.offsetNs, "skewPpm": r.skewPpm, "uncertaintyNs": r.uncertaintyNs, "samples": r.samples,
-                                  "meaning": "host time = device time + offset (+ skew × elapsed)"]]
+        var note: [String: Any] = ["clockRelation": "none reported"]
+        if let r = relations[device] {
+            note["clockRelation"] = [
+                "offsetNs": r.offsetNs, "skewPpm": r.skewPpm, "uncertaintyNs": r.uncertaintyNs, "samples": r.samples,
+                "meaning": "host time = device time + offset (+ skew × elapsed)",
+            ] as [String: Any]
+        }
+        if let bay = bay(of: device) { note["bay"] = bay }
+        return note
     }
 
     /// True while `device` has a control channel open.
@@ -393,7 +451,7 @@ public final class HostServer: @unchecked Sendable {
             $0.devices[device]?.controlChannels += 1
             $0.devices[device]?.profile = profile
         }
-        let channel = ControlChannel(c)
+        let channel = ControlChannel(c, device: device)
         controls.withLock { $0[ObjectIdentifier(channel)] = channel }
         onLive?(.connected(device: device))
         defer {
@@ -428,6 +486,16 @@ public final class HostServer: @unchecked Sendable {
                     $0.devices[device]?.lastShotAtNs = now
                 }
                 onLive?(.shot(device: device))
+                relay(shotAt: t0, from: device)
+            case .deviceInfo(let bay, let hears):
+                if let why = bay.isEmpty ? nil : PlainName.problem(bay, what: "bay") {
+                    throw LinkError(.malformed, "device_info from \(device): \(why)")
+                }
+                state.withLock {
+                    $0.devices[device]?.claimedBay = bay
+                    $0.devices[device]?.hears = hears
+                }
+                onLive?(.status(device: device))
             case .candidate, .announce, .interruption: state.withLock { $0.devices[device]?.events += 1 }
             case .status(let armed, let fps, let dropped, let thermal, let celsius, let free):
                 let st = DeviceStatus(
@@ -448,10 +516,14 @@ public final class HostServer: @unchecked Sendable {
 /// time (an encrypted link's sending state must not be shared by two writers).
 final class ControlChannel: Sendable {
     let connection: Connection
+    let device: String
     /// Whether a bye was said: nothing is sent after it.
     private let closed = Guarded<Bool>(false)
 
-    init(_ connection: Connection) { self.connection = connection }
+    init(_ connection: Connection, device: String) {
+        self.connection = connection
+        self.device = device
+    }
 
     func send(_ m: LinkMessage) throws(LinkError) {
         try closed.withLock { (closed: inout Bool) throws(LinkError) in

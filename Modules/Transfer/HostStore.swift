@@ -40,6 +40,7 @@ public final class HostStore: Sendable {
     /// are not part of what a device sent, so a clip offered again is compared without them.
     public static let hostFiles: Set<String> = [
         "host-meta.json", "view.mp4", "annotations.json", "annotations.json.tmp", "drawings.json", "drawings.json.tmp",
+        "swing.json", "swing.json.tmp", "thumb.jpg", "thumb.jpg.tmp",
     ]
 
     /// Called (on the receiving thread, after the clip's folder is durably in place) with each newly stored clip's
@@ -388,6 +389,7 @@ public final class HostStore: Sendable {
                             note["clipId"] = clipID
                             note["device"] = device
                             note["receivedHostNs"] = monotonicNowNs()
+                            note["hostBoot"] = bootID  // host monotonic times compare only within one boot
                             note["receivedAt"] = ISO8601DateFormatter().string(from: Date())
                             let json = try JSONSerialization.data(withJSONObject: note, options: [.prettyPrinted, .sortedKeys])
                             try json.write(to: URL(fileURLWithPath: "\(partial)/host-meta.json"))

@@ -15,8 +15,10 @@ import Transfer
 /// Threads: events come from the audio thread, announces from the mint thread, status from the status thread,
 /// deliveries from the delivery thread; the link they share is behind a lock (a reconnect replaces it).
 public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving,
-    OwedClipsSending
+    OwedClipsSending, ShotRelaying
 {
+    /// Set by the session: each shot the host relays from a bay-mate.
+    public var onRelayedShot: (@Sendable (RelayedShot) -> Void)?
     let host: String
     let port: Int
     let config: Configuration
@@ -104,7 +106,14 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         let link = try DeviceLink(settings)
         let history = history
         link.onStatus = { history.add("\(ISO8601DateFormatter().string(from: Date())) \($0.sentence)") }
+        let relayed = onRelayedShot
+        link.onRelayedShot = { m in
+            guard case .relayedShot(let id, let t0, let u, let from) = m else { return }
+            relayed?(RelayedShot(id: id, t0Ns: t0, uncertaintyNs: u, from: from))
+        }
         try link.start()
+        // Which bay this device stands at, and whether it hears: a host relays its bay-mates' shots to it.
+        if let context { try link.send(event: .deviceInfo(bay: context.bay ?? "", hears: context.hears)) }
         return link
     }
 

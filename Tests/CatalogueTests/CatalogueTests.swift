@@ -12,6 +12,30 @@ import Testing
             path: "/lib/\(device)/\(id)", bytes: 1000)
     }
 
+    /// A catalogue of schema 1 (before swings were placed) opens at schema 2 with each clip placed where the old rule put
+    /// it and named as the old rule named it (its smallest clip id): a swing page saved then still opens, its marks kept.
+    @Test func aCatalogueOfTheOldSchemaKeepsItsSwingsAndTheirIds() throws {
+        let tmp = TemporaryDirectory("ppc-catalogue-v1")
+        let path = tmp.sub("catalogue.sqlite")
+        let sql = """
+            PRAGMA journal_mode=WAL; CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            BEGIN; \(Catalogue.migrations[0]) INSERT INTO meta VALUES('schema_version', '1');
+            INSERT INTO clips VALUES('b-1','bay-b','s','x',1000000,1000000,50000,300,'p',NULL,'2026-12-01T10:00:02Z','/lib/b/b-1',1,'starred','wrist');
+            INSERT INTO clips VALUES('a-1','bay-a','s','x',1002000,1002000,50000,300,'p',NULL,'2026-12-01T10:00:01Z','/lib/a/a-1',1,'','');
+            INSERT INTO clips VALUES('a-2','bay-a','s','x',9000000000,9000000000,50000,300,'p',NULL,'2026-12-01T10:00:03Z','/lib/a/a-2',1,'','');
+            COMMIT;
+            """
+        let made = try ToolRunner.runProgram("/usr/bin/python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.close()", path, sql])
+        #expect(made.status == 0, "\(made.stderr)")
+        let c = try Catalogue(path: path)
+        let clips = try c.clips()
+        #expect(clips.map { $0.swingID } == ["a-1", "a-1", "a-2"], "\(clips.map(\.clipID))")
+        #expect(clips.map(\.receivedSeq) == [2, 1, 3], "in the order they were received: a-1, b-1, a-2")
+        #expect(Catalogue.placedSwings(clips).map { $0.map(\.clipID) } == [["a-2"], ["a-1", "b-1"]])
+        #expect(clips.first { $0.clipID == "b-1" }?.flags == [.starred])
+        #expect(try c.scalar("SELECT value FROM meta WHERE key = 'schema_version'") == "2")
+    }
+
     @Test func clipsAreRecordedReplacedAndReadBackAfterReopening() throws {
         let tmp = TemporaryDirectory("ppc-catalogue")
         let path = tmp.sub("catalogue.sqlite")

@@ -5,7 +5,7 @@ import Foundation
 import PayloadSource
 import Syscall
 import Transfer
-import JSONInput
+import Library
 
 /// The host's catalogue of a library: where it lives, how a stored clip becomes an entry, and the commands over it.
 enum HostCatalogue {
@@ -39,116 +39,6 @@ enum HostCatalogue {
         }
         try FileSystem.syncDirectory(library)
         return aside
-    }
-
-    /// What the host wrote of a clip it stored (host-meta.json), as far as an entry needs it.
-    struct HostNotes: Decodable {
-        struct Relation: Decodable {
-            var offsetNs: Int64
-            var uncertaintyNs: Int64?
-        }
-        /// Absent, or "none reported" (a string), when the device reported no clock relation.
-        var clockRelation: Relation?
-        var belowPolicy: String?
-        var receivedAt: String?
-
-        enum CodingKeys: String, CodingKey { case clockRelation, belowPolicy, receivedAt }
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let noneReported = (try? c.decode(String.self, forKey: .clockRelation)) != nil
-            clockRelation = noneReported ? nil : try c.decodeIfPresent(Relation.self, forKey: .clockRelation)
-            belowPolicy = try c.decodeIfPresent(String.self, forKey: .belowPolicy)
-            receivedAt = try c.decodeIfPresent(String.self, forKey: .receivedAt)
-        }
-    }
-
-    /// A stored clip's entry, from its own meta.json (what the device said) and host-meta.json (what the host measured
-    /// and its clock relation): t0 on the host clock is the device's t0 plus the relation's offset, as uncertain as it.
-    /// Throws naming the file and field when meta.json is not one a capture could have written (`ClipMeta.read`), names
-    /// another clip than its folder, or host-meta.json does not read or holds an offset out of range.
-    static func entry(_ dir: String) throws -> (CatalogueClip, [(name: String, bytes: Int64, xxh3: String)]) {
-        let meta = try ClipMeta.read(dir + "/meta.json")
-        let folder = (dir as NSString).lastPathComponent
-        guard meta.clipId == folder else {
-            // The catalogue keys clips by id: a meta.json naming another clip would take that clip's entry.
-            throw CommandFailure.dataError("\(dir)/meta.json: clipId '\(meta.clipId)' is not its folder's '\(folder)'")
-        }
-        var host = HostNotes?.none
-        if FileSystem.exists(dir + "/host-meta.json") {
-            do { host = try JSONInput.decode(HostNotes.self, from: Data(FileSystem.readSmallFile(dir + "/host-meta.json", limit: 1 << 20, regularFileOnly: true))) } catch {
-                throw CommandFailure.dataError("\(dir)/host-meta.json: not the host's notes of a clip (\(error))")
-            }
-        }
-        let relation = host?.clockRelation
-        if let offset = relation?.offsetNs, !(-ClipMeta.maxTimeNs...ClipMeta.maxTimeNs).contains(offset) {
-            throw CommandFailure.dataError("\(dir)/host-meta.json: clockRelation.offsetNs \(offset) is out of range (±2^60 ns)")
-        }
-        if let u = relation?.uncertaintyNs, !(0...ClipMeta.maxTimeNs).contains(u) {
-            throw CommandFailure.dataError("\(dir)/host-meta.json: clockRelation.uncertaintyNs \(u) is out of range (0…2^60 ns)")
-        }
-        let p = meta.captureProfile
-        let files = meta.files.map { (name: $0.key, bytes: Int64($0.value.bytes), xxh3: $0.value.xxh3) }.sorted { $0.name < $1.name }
-        let clip = CatalogueClip(
-            clipID: meta.clipId, device: meta.device, session: meta.session, sessionID: meta.sessionId, t0DeviceNs: meta.t0Ns.value,
-            t0HostNs: relation.map { meta.t0Ns.value + $0.offsetNs }, t0UncertaintyNs: relation?.uncertaintyNs,
-            frames: meta.frames, captureProfile: "\(p.width)x\(p.height)@\(p.framesPerSecond) \(p.codec)",
-            belowPolicy: host?.belowPolicy, receivedAt: host?.receivedAt ?? meta.createdAt, path: dir,
-            bytes: files.reduce(0) { $0 + $1.bytes })
-        return (clip, files)
-    }
-
-    /// Records the clip stored in `dir` (its `entry`) in `catalogue`; returns the entry.
-    @discardableResult
-    static func record(_ dir: String, in catalogue: any CatalogueStore) throws -> CatalogueClip {
-        let (clip, files) = try entry(dir)
-        // The catalogue keys clips by id. Another folder holding a clip of the same id (two devices' folders, one
-        // careless or hostile) keeps its entry; one no longer there (a library moved, a clip deleted), or this folder
-        // spelled otherwise (`--library ./lib` one day, `lib` the next), is replaced.
-        if let other = try catalogue.clip(clip.clipID), other.path != dir, FileSystem.exists(other.path + "/meta.json"),
-            !FileSystem.sameFile(other.path, dir)
-        {
-            throw CommandFailure.dataError("clip id \(clip.clipID) is already catalogued from \(other.path); two folders hold one clip id, the first keeps it")
-        }
-        try catalogue.record(clip, files: files)
-        // What a person said of it, kept beside it (a catalogue made again has it too). A side file that does not read
-        // costs the clip its flags and notes, said, not its place in the catalogue (it is recorded already).
-        do {
-            if let a = try ClipAnnotations.read(dir) { try catalogue.annotate(clipID: clip.clipID, flags: a.flags, notes: a.notes) }
-        } catch {
-            Terminal.err("ppc-host: \(dir): catalogued without the flags and notes beside it: \(error)")
-        }
-        return clip
-    }
-
-    /// Records each of `dirs`: how many were, and why each other one was not (`DIR: reason`).
-    /// Catalogues every clip folder of `library` the catalogue does not hold yet: those stored while the host was stopped
-    /// or the catalogue away, and those `make run`'s file sink wrote there.
-    static func catchUp(library: String, in catalogue: any CatalogueStore) throws -> (recorded: Int, skipped: [String]) {
-        let known = Set(try catalogue.clips().map(\.path))
-        return record(clipFolders(library).filter { !known.contains($0) }, in: catalogue)
-    }
-
-    static func record(_ dirs: [String], in catalogue: any CatalogueStore) -> (recorded: Int, skipped: [String]) {
-        var recorded = 0, skipped: [String] = []
-        for dir in dirs {
-            do {
-                try record(dir, in: catalogue)
-                recorded += 1
-            } catch { skipped.append("\(dir): \(error)") }
-        }
-        return (recorded, skipped)
-    }
-
-    /// Every clip folder of a library (LIBRARY/<device>/<clipId>/ with a meta.json).
-    static func clipFolders(_ library: String) -> [String] {
-        let fm = FileManager.default
-        var out: [String] = []
-        for device in ((try? fm.contentsOfDirectory(atPath: library)) ?? []).sorted() where !device.hasPrefix(".") {
-            for clip in ((try? fm.contentsOfDirectory(atPath: "\(library)/\(device)")) ?? []).sorted() where !clip.hasPrefix(".") {
-                if fm.fileExists(atPath: "\(library)/\(device)/\(clip)/meta.json") { out.append("\(library)/\(device)/\(clip)") }
-            }
-        }
-        return out
     }
 
     /// Forgets every catalogued clip of `library` whose folder is gone (deleted by hand, a cleanup): the library is the
@@ -194,8 +84,9 @@ enum HostCatalogue {
                 } catch {}  // anything else: said by `open` below
             }
             let catalogue = try open(library: library, url: inv.value("catalogue"))
-            let folders = clipFolders(library)
-            let (recorded, skipped) = record(folders, in: catalogue)
+            let folders = Library.clipFolders(library)
+            let (recorded, skipped, warnings) = Library.place(folders, in: catalogue)
+            for w in warnings { Terminal.err("ppc-host: \(w)") }
             for s in skipped { Terminal.err("ppc-host: not catalogued: \(s)") }
             Terminal.out("ppc-host: \(recorded) clip(s) catalogued in \(inv.value("catalogue") ?? path(library))\(skipped.isEmpty ? "" : "; \(skipped.count) not (above)")")
             let forgotten = try forgetGone(library: library, folders: folders, in: catalogue, shared: inv.value("catalogue") != nil)
@@ -212,7 +103,7 @@ enum HostCatalogue {
         options: [libraryOption, .json],
         run: { inv in
             let library = try existingLibrary(inv)
-            let folders = clipFolders(library)
+            let folders = Library.clipFolders(library)
             let damaged = folders.compactMap { dir in
                 ClipMeta.bundleProblem(dir, besides: HostStore.hostFiles, clipID: (dir as NSString).lastPathComponent).map { (clip: dir, why: $0) }
             }
@@ -241,7 +132,7 @@ enum HostCatalogue {
             }
             let readable = Catalogue.readable(inv.value("device").map { d in all.filter { $0.device == d } } ?? all)
             for r in readable.refused { Terminal.err("ppc-host: left out: \(r.problem) (`ppc-host catalogue rebuild` records it again from its files)") }
-            let swings = Catalogue.swings(readable.clips)
+            let swings = Array(Catalogue.placedSwings(readable.clips).reversed())  // oldest first, as a listing reads
             if inv.flag("json") {
                 try Terminal.json(swings.enumerated().map { i, s in
                     ["swing": i + 1, "t0HostNs": s.first?.t0HostNs as Any? ?? NSNull(),

@@ -5,6 +5,7 @@ import PostgresCatalogue
 import Studio
 import Discovery
 import Foundation
+import Library
 import Link
 import Media
 import Pairing
@@ -264,9 +265,10 @@ let root = Command(
                     // Indexed off the receive path too: the clip is already durable; the catalogue is its index.
                     cataloguing.async {
                         do {
-                            let clip = try HostCatalogue.record(dir, in: catalogue)
-                            Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device))")
-                            studioBox.studio?.clipCatalogued(clipID: clip.clipID, device: clip.device)
+                            let (clip, warning) = try LibraryClip.place(dir, in: catalogue)
+                            if let warning { Terminal.err("ppc-host: \(warning)") }
+                            Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device), swing \(clip.swingID ?? clip.clipID))")
+                            studioBox.studio?.clipCatalogued(clip)
                         } catch {
                             notCatalogued.add(1, ordering: .relaxed)
                             Terminal.out("ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)")
@@ -296,7 +298,8 @@ let root = Command(
         // shared catalogue comes back after it could not be reached (clips stored meanwhile are in the library).
         @Sendable func catchUp(_ when: String) {
             do {
-                let (added, skipped) = try HostCatalogue.catchUp(library: library, in: catalogue)
+                let (added, skipped, warnings) = try Library.catchUp(library, in: catalogue)
+                for w in warnings { Terminal.err("ppc-host: \(w)") }
                 for s in skipped { Terminal.out("ppc-host: not catalogued: \(s) (ppc-host catalogue rebuild re-reads it)") }
                 if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)\(when)") }
             } catch {

@@ -20,6 +20,7 @@ enum RunCommand {
             Option.value("duration", "seconds", help: "Stop after this long (default: the end of the source)."),
             Option.value("device-id", "id", help: "This device's name in bundles and reports: a plain name (default: the host name, else machine-<machine-id>)."),
             Option.value("host", "host:port", help: "Point the manifest's network sink at this ppc-host."),
+            Option.value("bay", "name", help: "The bay this device stands at: the host relays every shot one of a bay's devices hears to the others (a bay set on the host wins)."),
             Option.value("clock-offset-ns", "ns", help: "Inject a device clock offset (tests know the truth)."),
             Option.value("clock-skew-ppm", "ppm", help: "Inject a device clock skew."),
             Option.value("preview-fps", "n", help: "Send the host a live preview at most N times a second (newest frame only, never queued)."),
@@ -89,16 +90,27 @@ enum RunCommand {
             return try Stages.make(ClipSink.self, named: stage.plugin, kinds: [.sink], given: given, config: config)
         }
         if sinks.isEmpty { sinks = [FileSink(directory: nil)] }
-        if detector == nil { Terminal.err("ppc-tool run: no detector in \(path): nothing will be detected, so no clips will be minted") }
+        if detector == nil {
+            Terminal.err(
+                sinks.contains(where: { $0 is ShotRelaying })
+                    ? "ppc-tool run: no detector in \(path): clips are minted for the shots a host relays from this device's bay-mates"
+                    : "ppc-tool run: no detector in \(path): nothing will be detected, so no clips will be minted")
+        }
+        let bay = inv.value("bay")
+        if let bay, let why = PlainName.problem(bay, what: "--bay") { throw CommandFailure.usage(why) }
 
         let runner: SessionRunner
         do {
             runner = try SessionRunner(
                 .init(video: video, audio: audio, imu: imu, encoder: encoder, detector: detector, sinks: sinks, config: config),
                 options: .init(
-                    context: SessionContext(
-                        outputDirectory: out, deviceID: device, session: manifest.session,
-                        captureProfile: "\(video.format.width)x\(video.format.height)@\(video.format.framesPerSecond) \(video.format.pixelFormat.isCompressed ? video.format.pixelFormat.rawValue : (manifest.encoder?.plugin ?? "x264"))"),
+                    context: {
+                        var context = SessionContext(
+                            outputDirectory: out, deviceID: device, session: manifest.session,
+                            captureProfile: "\(video.format.width)x\(video.format.height)@\(video.format.framesPerSecond) \(video.format.pixelFormat.isCompressed ? video.format.pixelFormat.rawValue : (manifest.encoder?.plugin ?? "x264"))")
+                        context.bay = bay
+                        return context
+                    }(),
                     durationNs: duration.map { Int64($0 * 1e9) }, thermalRoot: inv.value("thermal-root") ?? "/sys/class/thermal"))
         } catch {
             throw CommandFailure.failure("cannot prepare \(out): \(error)")
