@@ -175,7 +175,7 @@ let package = Package(
         /** HTTP with Range and WebSocket over civetweb's thread pool: the only importer of CCivetweb. */
         .target(name: "WebServer", dependencies: ["Admission", "CCivetweb", "Syscall"], path: "Modules/WebServer"),
         /** ppc Studio: the host's web pages (plain files in web/) and the JSON API over the catalogue and the library. */
-        .target(name: "Studio", dependencies: ["JSONInput", "WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall"], path: "Modules/Studio", resources: [.copy("web")]),
+        .target(name: "Studio", dependencies: ["JSONInput", "Library", "WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall"], path: "Modules/Studio", resources: [.copy("web")]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "Syscall", "TestSupport"], path: "Tests/StudioTests"),
         /** The host's clip catalogue on SQLite: clips, files, swings across devices; the only importer of CSQLite. */
         .target(name: "Catalogue", dependencies: ["JSONInput", "CSQLite", "Syscall"], path: "Modules/Catalogue"),

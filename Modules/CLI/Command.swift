@@ -63,9 +63,12 @@ public struct Argument: Sendable {
     public let name: String
     public let help: String
     public let optional: Bool
-    public init(_ name: String, optional: Bool = false, help: String) {
+    /// The last argument may take any number of values (none, when it is also optional).
+    public let repeating: Bool
+    public init(_ name: String, optional: Bool = false, repeating: Bool = false, help: String) {
         self.name = name
         self.optional = optional
+        self.repeating = repeating
         self.help = help
     }
 }

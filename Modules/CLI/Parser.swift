@@ -85,7 +85,7 @@ public enum Parser {
             let missing = command.arguments[positionals.count]
             throw .usage("\(path.joined(separator: " ")): missing <\(missing.name)>\n\(Help.usageLine(command, path: path))")
         }
-        if positionals.count > command.arguments.count {
+        if positionals.count > command.arguments.count, command.arguments.last?.repeating != true {
             throw .usage(
                 "\(path.joined(separator: " ")): unexpected argument '\(positionals[command.arguments.count])'\n\(Help.usageLine(command, path: path))"
             )
@@ -122,7 +122,7 @@ public enum Help {
             let shown = o.valueName.map { "--\(o.name) <\($0)>" } ?? "--\(o.name)"
             parts.append(o.repeatable ? "[\(shown) ...]" : "[\(shown)]")
         }
-        for a in c.arguments { parts.append(a.optional ? "[<\(a.name)>]" : "<\(a.name)>") }
+        for a in c.arguments { parts.append((a.optional ? "[<\(a.name)>]" : "<\(a.name)>") + (a.repeating ? "…" : "")) }
         return parts.joined(separator: " ")
     }
 

@@ -110,6 +110,7 @@ extension SessionRunner {
         let evicted = book.evicted
         let shotList = book.shots
         let candidateList = book.retained
+        let relayedNow = relay.relayed.count, mergedNow = relay.merged
         let interruptionList = interruptions.map { ("video", $0) } + audioInterruptions.map { ("audio", $0) }
         lock.unlock()
         let c = components.config
@@ -186,7 +187,10 @@ extension SessionRunner {
             "capturePriority": stats?.capturePriority ?? "",
             "candidates": figure(candidateCount, "measured"),
             "candidatesEvicted": figure(evicted, "measured", "retention is bounded at detect.maxRetainedCandidates = \(c[.maxRetainedCandidates]); oldest evicted first"),
-            "shots": figure(shotList.count, "measured", "candidates with score ≥ \(options.shotThreshold)"),
+            "shots": figure(shotList.count, "measured", "candidates with score ≥ \(options.shotThreshold), and shots bay-mates heard that this device did not"),
+            "relayedShots": figure(
+                ["minted": relayedNow, "alsoHeardHere": mergedNow] as [String: Any], "measured",
+                "shots a host relayed from bay-mates: those minted from the relay, and those this device heard itself (one clip a swing)"),
             "clips": clipsNow.map {
                 ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "startNs": $0.startNs, "endNs": $0.endNs, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy] as [String: Any]
             },

@@ -51,6 +51,7 @@ struct ShotRelay: Sendable {
         guard let same = waiting.first(where: { isRelayed($0.id) && Self.same($0.t0Ns, shot.t0Ns, uncertaintyNs: relayed[$0.id]!.uncertaintyNs) })
         else { return nil }
         merged += 1
+        relayed[same.id] = nil  // never minted: it is not counted as a relayed shot
         return same.id
     }
 }

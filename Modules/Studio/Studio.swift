@@ -6,6 +6,7 @@ import Synchronization
 import Syscall
 import WebServer
 import JSONInput
+import Library
 
 /// ppc Studio: the host's web interface over its clip catalogue — Live, Swings, Compare, Sessions — and the JSON API
 /// behind every page (docs/studio.md). Static pages are plain files (`web/`, no build step, no CDN); media are served by
@@ -17,6 +18,8 @@ public final class Studio: @unchecked Sendable {
     public let server: WebServer
     let library: String
     let catalogue: any CatalogueStore
+    /// The library's bays: which devices stand where, in the order their angles are shown.
+    let bays: Bays?
     let assets: String
     let socket: WebSocketHub
     /// The devices' live state as JSON objects (ppc-host gives the link's view; see docs/studio.md for the fields).
@@ -40,8 +43,9 @@ public final class Studio: @unchecked Sendable {
 
     public init(
         listen: String, library: String, catalogue: any CatalogueStore, assets: String? = nil, access: StudioAccess? = nil,
-        live: @escaping @Sendable () -> [[String: Any]], say: @escaping @Sendable (String) -> Void = { _ in }
+        bays: Bays? = nil, live: @escaping @Sendable () -> [[String: Any]], say: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
+        self.bays = bays
         guard let assets = assets ?? Self.bundledAssets, FileManager.default.fileExists(atPath: assets + "/index.html") else {
             throw WebServerError("the studio's pages are missing (\(assets ?? "no bundled web/ folder")/index.html)")
         }
@@ -154,6 +158,8 @@ public final class Studio: @unchecked Sendable {
             case ("GET", "clips", 4) where p[3] == "drawings": return try drawings(p[2])
             case ("PUT", "clips", 4) where p[3] == "drawings", ("POST", "clips", 4) where p[3] == "drawings": return try setDrawings(p[2], r.body)
             case ("GET", "sessions", 2): return .json(["sessions": try sessions()])
+            case ("GET", "bays", 2): return try baysJSON()
+            case ("PUT", "bays", 2), ("POST", "bays", 2): return try setBays(r.body)
             case ("GET", "sessions", 4): return try session(device: p[2], sessionID: p[3])
             default: return .error(404, "\(r.method) \(r.path): no such API (see docs/studio.md)")
             }
@@ -195,14 +201,45 @@ public final class Studio: @unchecked Sendable {
 
     /// Swings, newest first: as the catalogue placed them, in the order the host received each one's first angle.
     func swings(limit: Int) throws -> [[CatalogueClip]] {
-        Array(Catalogue.placedSwings(try clips()).prefix(limit))
+        Array(Catalogue.placedSwings(try clips()).prefix(limit)).map(inBayOrder)
     }
 
-    /// The swing `id` (its first angle's clip id, given once and kept); nil when there is none.
+    /// The swing `id` (its first angle's clip id, given once and kept), its angles in their bay's order; nil when
+    /// there is none.
     func swing(_ id: String) throws -> [CatalogueClip]? {
         let all = try clips()
         let angles = all.filter { ($0.swingID ?? $0.clipID) == id }
-        return Catalogue.placedSwings(angles).first
+        return Catalogue.placedSwings(angles).first.map(inBayOrder)
+    }
+
+    /// A swing's angles as its bay shows them (face-on left, down-the-line right: `bays.json`), the devices it does not
+    /// list after, as they arrived.
+    func inBayOrder(_ angles: [CatalogueClip]) -> [CatalogueClip] {
+        guard let bays else { return angles }
+        return angles.enumerated().sorted { a, b in
+            (bays.place(of: a.element.device) ?? Int.max, a.offset) < (bays.place(of: b.element.device) ?? Int.max, b.offset)
+        }.map(\.element)
+    }
+
+    /// `GET /api/bays`: the bays as set, and each device seen with the bay it is in.
+    func baysJSON() throws -> WebServer.Response {
+        let plan = bays?.plan ?? Bays.Plan(bays: [])
+        return .json(["bays": plan.bays.map { ["name": $0.name, "devices": $0.devices] as [String: Any] }])
+    }
+
+    /// `PUT /api/bays`: `{"bays": [{"name": "bay-1", "devices": ["face-on", "down-the-line"]}, …]}` — every bay, each
+    /// device at one, in the order its angles are shown; kept in the library's bays.json.
+    func setBays(_ body: Data) throws -> WebServer.Response {
+        guard let bays else { throw StudioError(409, "this studio was started without a library's bays") }
+        let plan: Bays.Plan
+        do { plan = try JSONInput.decode(Bays.Plan.self, from: body) } catch {
+            throw StudioError(400, "the body must be {\"bays\": [{\"name\": …, \"devices\": [device, …]}, …]} (\(Self.decodingProblem(error)))")
+        }
+        do { try bays.set(plan) } catch let e as LibraryError { throw StudioError(400, e.description) } catch {
+            throw StudioError(500, "\(bays.path): \(error)")
+        }
+        devicesChanged()
+        return try baysJSON()
     }
 
     /// A swing's id: its first angle's, given when the swing began and kept as angles join it.

@@ -112,3 +112,34 @@ public func rawHTTPHead(port: Int, _ request: String, readTimeoutSeconds: Int = 
     }
     return String(decoding: got, as: UTF8.self)
 }
+
+/// A GET of `path` from 127.0.0.1:`port` (Connection: close): the whole response, head and body ("" when nothing came).
+public func httpGet(port: Int, _ path: String) -> String {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    guard ok == 0 else { return "" }
+    var limit = timeval(tv_sec: 30, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
+    _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    var got: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { break }
+        got += buf[0..<n]
+    }
+    return String(decoding: got, as: UTF8.self)
+}
+
+/// The JSON body of `httpGet`, as an object (nil when it is none).
+public func httpGetJSON(port: Int, _ path: String) -> [String: Any]? {
+    let text = httpGet(port: port, path)
+    guard let body = text.range(of: "\r\n\r\n").map({ text[$0.upperBound...] }) else { return nil }
+    return (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
+}

@@ -175,6 +175,31 @@ let unpairCommand = Command(
         return .success
     })
 
+let bayCommand = Command(
+    "bay", abstract: "Set which devices stand at a bay, in the order their angles are shown: ppc-host bay bay-1 face-on down-the-line.",
+    discussion: """
+        A shot one device of a bay hears is relayed by the host to the others, so a camera with no microphone records
+        every swing its bay hears; a swing's pages show the bay's angles in this order. No devices: the bay is removed.
+        Kept in LIBRARY/bays.json (the studio sets it too); a running ppc-host reads it when it starts.
+        """,
+    options: [HostCatalogue.libraryOption],
+    arguments: [Argument("name", help: "The bay (a plain name)."), Argument("devices", optional: true, repeating: true, help: "Its devices, in order.")],
+    run: { inv in
+        let library = inv.value("library") ?? "library"
+        let bays: Bays
+        do { bays = try Bays(library: library) } catch { throw CommandFailure.dataError("\(error)") }
+        let name = inv.argument(0)!
+        let devices = Array(inv.arguments.dropFirst())
+        var plan = bays.plan
+        plan.bays.removeAll { $0.name == name }
+        for i in plan.bays.indices { plan.bays[i].devices.removeAll { devices.contains($0) } }  // a device stands at one bay
+        if !devices.isEmpty { plan.bays.append(.init(name: name, devices: devices)) }
+        do { try bays.set(plan) } catch let e as LibraryError { throw CommandFailure.usage(e.description) } catch { throw CommandFailure.failure("\(error)") }
+        Terminal.out(devices.isEmpty ? "ppc-host: bay \(name) removed (\(bays.path))" : "ppc-host: bay \(name): \(devices.joined(separator: ", ")) (\(bays.path))")
+        for b in plan.bays where b.name != name { Terminal.out("  bay \(b.name): \(b.devices.joined(separator: ", "))") }
+        return .success
+    })
+
 /// The host part of a studio link for `--http ADDRESS:PORT`: the address, or this machine's name for a wildcard one
 /// (0.0.0.0 is no address a tablet can open).
 func studioHostShown(_ http: String) -> String {
@@ -226,7 +251,7 @@ let root = Command(
         .value("http", "host:port", help: "Serve ppc Studio (the web pages and JSON API, docs/studio.md) there, e.g. 127.0.0.1:8080; port 0 picks one."),
         .flag("studio-on-network", help: "Let --http take an address other than loopback. The studio then asks for its key: the link printed at start (http://…/?key=…) holds it; STATE/studio.key keeps it."),
     ],
-    subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, studioLinkCommand, HostCatalogue.command, HostCatalogue.clips],
+    subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, studioLinkCommand, bayCommand, HostCatalogue.command, HostCatalogue.clips],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
         let policyName = inv.value("ingest-policy") ?? "pinpoint-studio"
@@ -250,6 +275,8 @@ let root = Command(
             throw CommandFailure.failure("--library \(library): cannot make the library there: \(error)")
         }
         let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"), waitForServer: true)
+        let bays: Bays
+        do { bays = try Bays(library: library) } catch { throw CommandFailure.dataError("\(error)") }
         let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
         let notCatalogued = Atomic<Int>(0)
         let studioBox = StudioBox()
@@ -260,6 +287,7 @@ let root = Command(
         do {
             server = try HostServer(
                 host: host, port: port, library: library, policy: policy, security: security, pending: PendingConnections(pendingLimits),
+                bays: { bays.bay(of: $0) },
                 onClipStored: { dir in
                     views.enqueue(dir)
                     // Indexed off the receive path too: the clip is already durable; the catalogue is its index.
@@ -347,7 +375,7 @@ let root = Command(
             let studio: Studio
             do {
                 studio = try Studio(
-                    listen: http, library: library, catalogue: catalogue, access: access?.0,
+                    listen: http, library: library, catalogue: catalogue, access: access?.0, bays: bays,
                     live: { [server] in server.liveDevices.map(StudioLive.json) }, say: { Terminal.err("ppc-host: \($0)") })
             } catch { throw CommandFailure.usage("\(error)") }
             studioBox.studio = studio
@@ -409,7 +437,7 @@ final class StudioBox: @unchecked Sendable {
 enum StudioLive {
     static func json(_ d: HostServer.LiveDevice) -> [String: Any] {
         var o: [String: Any] = [
-            "id": d.id, "link": d.link, "captureProfile": d.captureProfile,
+            "id": d.id, "link": d.link, "captureProfile": d.captureProfile, "bay": d.bay as Any? ?? NSNull(), "hears": d.hears as Any? ?? NSNull(),
             "lastShotDeviceNs": d.lastShotDeviceNs as Any? ?? NSNull(), "lastShotHostNs": d.lastShotHostNs as Any? ?? NSNull(),
             "lastSeenAgoNs": monotonicNowNs() - d.lastSeenNs,
             "lastShotAgoNs": d.lastShotAtNs.map { monotonicNowNs() - $0 } as Any? ?? NSNull(),
