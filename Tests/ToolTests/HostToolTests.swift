@@ -348,7 +348,7 @@ extension HostToolTests {
                 "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub(device), "--host", "127.0.0.1:\(host.port)", "--device-id", device,
             ])
             #expect(r.status == 0, "\(r.stderr)")
-            #expect(host.await("catalogued") && host.await("(\(device))"), "\(host.log.text)")
+            #expect(host.await("catalogued") && host.await("(\(device), swing"), "\(host.log.text)")
         }
         func swings() throws -> [[String: Any]] {
             let r = try ToolRunner.run(["clips", "--json", "--library", library], tool: "ppc-host")
