@@ -172,6 +172,8 @@ public protocol CatalogueStore: AnyObject, Sendable {
     func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule) throws(CatalogueError) -> CatalogueClip
     /// One clip by its id (nil when it is not catalogued): a keyed lookup, for a server answering per request.
     func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip?
+    /// The angles of swing `id` (its clips placed there, or the clip of that id not placed yet): an indexed lookup.
+    func angles(ofSwing id: String) throws(CatalogueError) -> [CatalogueClip]
     /// Sets a clip's flags and notes (nil: leave as they are); throws naming the clip when it is not catalogued.
     func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError)
     /// Removes a clip and its files from the catalogue (its folder is gone from the library); nothing when it is not
@@ -366,6 +368,10 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
 
     public func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip? {
         try select("WHERE clip_id = ?", [.text(clipID)]).first
+    }
+
+    public func angles(ofSwing id: String) throws(CatalogueError) -> [CatalogueClip] {
+        try select("WHERE swing_id = ? OR (swing_id IS NULL AND clip_id = ?)", [.text(id), .text(id)])
     }
 
     /// The clips table's columns as every store reads them, in order.

@@ -326,8 +326,15 @@ public struct SessionContext: Sendable {
     /// A clip's id, unique for ever: the session's name, this run's id and the shot's number
     /// (`range-20261201T091500Z-9f3c01ab-007`). On a host it lives under the device's own folder.
     public func clipID(shot: UInt64) -> String {
-        "\(session)-\(sessionID)-\(String(format: "%03llu", shot))"
+        if shot & Self.relayedShotBit != 0 {
+            return "\(session)-\(sessionID)-r\(String(format: "%03llu", shot & ~Self.relayedShotBit))"  // a bay-mate's shot: r001, r002, …
+        }
+        return "\(session)-\(sessionID)-\(String(format: "%03llu", shot))"
     }
+
+    /// Shots a host relayed from a bay-mate carry this bit in their id (they are numbered apart from the detector's
+    /// candidates): their clips are `…-r001`, `…-r002`.
+    public static let relayedShotBit: UInt64 = 1 << 63
 
     /// A new session id: UTC now to the second, then 32 bits from the system's random source.
     public static func mintSessionID() -> String {
@@ -372,6 +379,29 @@ public struct RelayedShot: Sendable, Equatable {
 /// swing its bay hears.
 public protocol ShotRelaying: AnyObject {
     var onRelayedShot: (@Sendable (RelayedShot) -> Void)? { get set }
+}
+
+/// A first look at a shot: its pre-roll and impact, minted as soon as the ring sealed them, for a screen at the bay to
+/// play while the clip's post-roll is still being captured. Video only; the clip, whole and with its sound, follows.
+public struct FirstLook: Sendable, Equatable {
+    public var clipID: String
+    public var path: String
+    /// t0 and the look's first frame (its time 0), on the capture clock, ns.
+    public var t0Ns: Int64
+    public var zeroNs: Int64
+    public init(clipID: String, path: String, t0Ns: Int64, zeroNs: Int64) {
+        self.clipID = clipID
+        self.path = path
+        self.t0Ns = t0Ns
+        self.zeroNs = zeroNs
+    }
+}
+
+/// A sink that shows first looks (a network sink sends them to its host ahead of the clip). Called on the delivery
+/// thread, between clips; nil when the look went, else why not (no link now, the host refused): a look is never queued
+/// for later.
+public protocol LookSending: AnyObject {
+    func sendLook(_ look: FirstLook) -> String?
 }
 
 /// A sink whose work yields to policy (seed 000: transfer degrades before capture loses a frame): the session sets

@@ -332,6 +332,10 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         try select("WHERE clip_id = $1", [clipID]).first
     }
 
+    public func angles(ofSwing id: String) throws(CatalogueError) -> [CatalogueClip] {
+        try select("WHERE swing_id = $1 OR (swing_id IS NULL AND clip_id = $1)", [id])
+    }
+
     func select(_ tail: String, _ params: [String?]) throws(CatalogueError) -> [CatalogueClip] {
         try withConnection { () throws(CatalogueError) in try query("SELECT \(Catalogue.columns) FROM clips \(tail)", params) }.map(Self.clip)
     }

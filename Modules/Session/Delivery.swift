@@ -33,7 +33,7 @@ extension SessionRunner {
             // One deadline for the whole wait: the condition is broadcast after every fragment, so a deadline taken
             // afresh at each wake-up would never come.
             let retryAt = Date(timeIntervalSinceNow: Double(components.config[.owedRetryIntervalNs]) / 1e9)
-            while deliveries.isEmpty && !mintingDone {
+            while deliveries.isEmpty && looks.isEmpty && !mintingDone {
                 if owed.isEmpty && !senders.contains(where: \.needsRetry) {
                     lock.wait()
                 } else if !lock.wait(until: retryAt) {
@@ -44,6 +44,13 @@ extension SessionRunner {
             if retryOwed {
                 lock.unlock()
                 sendOwed()
+                continue
+            }
+            // A first look goes before any clip: it is worth only its speed, and it is small.
+            if !looks.isEmpty {
+                let look = looks.removeFirst()
+                lock.unlock()
+                send(look)
                 continue
             }
             guard !deliveries.isEmpty else {

@@ -111,6 +111,7 @@ extension SessionRunner {
         let shotList = book.shots
         let candidateList = book.retained
         let relayedNow = relay.relayed.count, mergedNow = relay.merged
+        let looksNow = (sent: looksSent, shed: looksShed, why: looksShedReasons)
         let interruptionList = interruptions.map { ("video", $0) } + audioInterruptions.map { ("audio", $0) }
         lock.unlock()
         let c = components.config
@@ -188,6 +189,9 @@ extension SessionRunner {
             "candidates": figure(candidateCount, "measured"),
             "candidatesEvicted": figure(evicted, "measured", "retention is bounded at detect.maxRetainedCandidates = \(c[.maxRetainedCandidates]); oldest evicted first"),
             "shots": figure(shotList.count, "measured", "candidates with score ≥ \(options.shotThreshold), and shots bay-mates heard that this device did not"),
+            "firstLooks": figure(
+                ["sent": looksNow.sent, "notSent": looksNow.shed, "why": looksNow.why] as [String: Any], "measured",
+                "each shot's pre-roll and impact, sent ahead of its clip as soon as the ring sealed them; never queued or resent"),
             "relayedShots": figure(
                 ["minted": relayedNow, "alsoHeardHere": mergedNow] as [String: Any], "measured",
                 "shots a host relayed from bay-mates: those minted from the relay, and those this device heard itself (one clip a swing)"),

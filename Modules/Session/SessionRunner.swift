@@ -127,6 +127,10 @@ public final class SessionRunner: @unchecked Sendable {
     var book: CandidateBook
     /// Shots bay-mates heard, relayed by a host, merged with this session's own.
     var relay = ShotRelay()
+    /// First looks minted and waiting for the delivery thread; how many went, how many did not and why (under `lock`).
+    var looks: [FirstLook] = []
+    var looksSent = 0, looksShed = 0
+    var looksShedReasons: [String] = []
     var clips: [MintedClip] = []
     var mintFailures: [String] = []
     /// Shots whose mint found the disk full while capture ran, with that error: minted again when capture ends.
@@ -371,6 +375,7 @@ public final class SessionRunner: @unchecked Sendable {
         if components.audio != nil { thread("ppc.audio") { self.audioLoop() } } else { audioDone = true }
         if components.imu != nil { thread("ppc.imu") { self.imuLoop() } }
         thread("ppc.mint") { self.mintLoop() }
+        if components.sinks.contains(where: { $0 is LookSending }) { thread("ppc.look") { self.lookLoop() } }
         thread("ppc.deliver") { self.deliveryLoop() }
         if components.sinks.contains(where: { $0 is DeviceStatusObserving }) {
             thread("ppc.status") { self.statusLoop(self.components.sinks.compactMap { $0 as? DeviceStatusObserving }) }
@@ -378,6 +383,7 @@ public final class SessionRunner: @unchecked Sendable {
         group.wait()
         for s in components.sinks { try s.finish() }
         try? FileManager.default.removeItem(atPath: ClipBundleWriter.stagingDirectory(out: options.context.outputDirectory))
+        try? FileManager.default.removeItem(atPath: Self.looksDirectory(out: options.context.outputDirectory))
         return report()
     }
 

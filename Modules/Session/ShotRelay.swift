@@ -11,12 +11,16 @@ struct ShotRelay: Sendable {
     /// (assumed: a detector's onset jitter and the sound's travel across a bay, 50 ms).
     static let toleranceNs: Int64 = 50_000_000
     /// Relayed shots' ids carry this bit: they never collide with the detector's candidate ids.
-    static let idBit: UInt64 = 1 << 63
+    static let idBit = SessionContext.relayedShotBit
 
     /// Each relayed shot kept, by the session's id for it.
     private(set) var relayed: [UInt64: RelayedShot] = [:]
     /// Relayed shots dropped or withdrawn because this session heard the swing too.
     private(set) var merged = 0
+    /// Relayed shots numbered so far (1, 2, …; the host's own numbers are kept in `relayed`).
+    private(set) var numbered: UInt64 = 0
+    /// The host's relay ids seen, so the same relay twice (a reconnect) is one shot.
+    private(set) var seen = Set<UInt64>()
 
     /// Whether shot `id` came from a bay-mate.
     func isRelayed(_ id: UInt64) -> Bool { relayed[id] != nil }
@@ -34,12 +38,13 @@ struct ShotRelay: Sendable {
 
     /// A relayed shot arrived: the shot to add to the book, or nil when one of this session's shots is the same swing.
     mutating func arrive(_ r: RelayedShot, own shots: [DetectedImpact]) -> DetectedImpact? {
+        guard seen.insert(r.id).inserted else { return nil }  // the same relay twice (a reconnect) is one shot
         if shots.contains(where: { !isRelayed($0.id) && Self.same($0.t0Ns, r.t0Ns, uncertaintyNs: r.uncertaintyNs) }) {
             merged += 1
             return nil
         }
-        let id = Self.idBit | r.id
-        guard relayed[id] == nil else { return nil }  // the same relay twice (a reconnect) is one shot
+        numbered += 1
+        let id = Self.idBit | numbered
         relayed[id] = r
         return DetectedImpact(
             id: id, onsetSample: -1, impactSample: -1, t0Ns: r.t0Ns, score: 1, features: [:], tofCorrectionSamples: nil,

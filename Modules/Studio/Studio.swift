@@ -20,6 +20,8 @@ public final class Studio: @unchecked Sendable {
     let catalogue: any CatalogueStore
     /// The library's bays: which devices stand where, in the order their angles are shown.
     let bays: Bays?
+    /// Stills are cut one at a time.
+    let thumbnailLock = NSLock()
     let assets: String
     let socket: WebSocketHub
     /// The devices' live state as JSON objects (ppc-host gives the link's view; see docs/studio.md for the fields).
@@ -35,7 +37,7 @@ public final class Studio: @unchecked Sendable {
     /// Files of a clip the studio serves; anything else under a clip is not.
     public static let mediaFiles: [String: String] = [
         "clip.mp4": "video/mp4", "view.mp4": "video/mp4", "audio.wav": "audio/wav", "meta.json": "application/json",
-        "host-meta.json": "application/json",
+        "host-meta.json": "application/json", "thumb.jpg": "image/jpeg",
     ]
 
     /// Where the pages are: the bundled `web/` folder (SwiftPM resources), unless `assets` names another.
@@ -61,6 +63,7 @@ public final class Studio: @unchecked Sendable {
         let api = self
         server.handle("/api") { api.route($0) }
         server.handle("/media") { api.media($0) }
+        server.handle("/looks") { api.lookFile($0) }
         server.handle("/") { api.page($0) }
     }
 
@@ -75,7 +78,38 @@ public final class Studio: @unchecked Sendable {
 
     /// A shot was heard by a device (before its clip arrives).
     public func shot(device: String, t0HostNs: Int64?) {
-        socket.broadcast(text: Self.encode(["type": "shot", "device": device, "t0HostNs": t0HostNs as Any? ?? NSNull()]))
+        socket.broadcast(text: Self.encode([
+            "type": "shot", "device": device, "t0HostNs": t0HostNs as Any? ?? NSNull(), "t0WallMs": t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
+            "bay": bays?.bay(of: device) as Any? ?? NSNull(),
+        ]))
+    }
+
+    /// A moment on the host's monotonic clock as wall-clock milliseconds since 1970, as a browser's `Date.now()` reads
+    /// them (the two clocks compared now: good to the wall clock's own steadiness over seconds).
+    static func wallMs(_ hostNs: Int64) -> Double {
+        Date().timeIntervalSince1970 * 1000 - Double(monotonicNowNs() &- hostNs) / 1e6
+    }
+
+    /// A first look at a shot arrived (its pre-roll and impact, minted as they sealed, ahead of the clip): a bay screen
+    /// plays it at once and swaps in the whole clip when it is catalogued. Served at `/looks/<device>/<clipId>.mp4`.
+    public func look(device: String, clipID: String, t0HostNs: Int64?, zeroHostNs: Int64?, t0DeviceNs: Int64, zeroDeviceNs: Int64) {
+        socket.broadcast(text: Self.encode([
+            "type": "look", "device": device, "clipId": clipID, "url": "/looks/\(device)/\(clipID).mp4",
+            "t0HostNs": t0HostNs as Any? ?? NSNull(), "zeroHostNs": zeroHostNs as Any? ?? NSNull(),
+            "impactSeconds": Double(t0DeviceNs - zeroDeviceNs) / 1e9, "t0WallMs": t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
+            "bay": bays?.bay(of: device) as Any? ?? NSNull(),
+        ]))
+    }
+
+    /// `/looks/<device>/<clipId>.mp4`: a first look, by Range (from `LIBRARY/<device>/.looks/`).
+    func lookFile(_ r: WebServer.Request) -> WebServer.Response {
+        let parts = r.path.split(separator: "/").map(String.init)
+        guard parts.count == 3, parts[2].hasSuffix(".mp4"), PlainName.problem(parts[1], what: "device") == nil,
+            PlainName.problem(String(parts[2].dropLast(4)), what: "clip") == nil
+        else { return .error(404, "\(r.path): first looks are /looks/<device>/<clipId>.mp4") }
+        let file = "\(library)/\(parts[1])/.looks/\(parts[2])"
+        guard FileSystem.isRegularFile(file) else { return .error(404, "\(r.path): no such first look (kept for the newest \(16) shots of a device)") }
+        return .file(path: file, contentType: "video/mp4", headers: [])
     }
 
     /// A shared catalogue is reachable again (and caught up): pages listing swings refresh.
@@ -87,6 +121,7 @@ public final class Studio: @unchecked Sendable {
         socket.broadcast(text: Self.encode([
             "type": "clip", "clipId": clip.clipID, "device": clip.device, "swingId": clip.swingID ?? clip.clipID,
             "seq": clip.receivedSeq as Any? ?? NSNull(), "bay": clip.bay as Any? ?? NSNull(),
+            "t0HostNs": clip.t0HostNs as Any? ?? NSNull(), "t0WallMs": clip.t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
         ]))
     }
 
@@ -135,8 +170,25 @@ public final class Studio: @unchecked Sendable {
             clip = found
         } catch let e as StudioError { return .error(e.status, e.message) } catch { return .error(500, "\(parts[1]): \(error)") }
         let file = clip.path + "/" + parts[2]
+        if parts[2] == "thumb.jpg", !FileSystem.exists(file) {
+            do { try makeThumbnail(clip) } catch { return .error(422, "\(clip.clipID): no still could be made (\(error))") }
+        }
         guard FileManager.default.fileExists(atPath: file) else { return .error(404, "\(parts[1]) has no \(parts[2])") }
         return .file(path: file, contentType: type, headers: [])
+    }
+
+    /// Cuts a clip's still at its impact (`thumb.jpg`, beside it: made once, then served as a file). One at a time: a
+    /// list of a hundred swings first seen asks for two hundred, and each decodes a second or two of video.
+    func makeThumbnail(_ c: CatalogueClip) throws {
+        try thumbnailLock.withLock {
+            let file = c.path + "/thumb.jpg"
+            guard !FileSystem.exists(file) else { return }
+            try Self.requireFolder(c)
+            let meta = try ClipMeta.read(c.path + "/meta.json")
+            let source = FileManager.default.fileExists(atPath: c.path + "/view.mp4") ? c.path + "/view.mp4" : c.path + "/clip.mp4"
+            let jpeg = try ClipThumbnail.jpeg(clip: source, atNs: meta.t0Ns.value - meta.window.clipTimeZeroNs)
+            try FileSystem.writeAtomically(jpeg, to: file)
+        }
     }
 
     // MARK: API
@@ -147,7 +199,7 @@ public final class Studio: @unchecked Sendable {
             let method = r.method == "HEAD" ? "GET" : r.method  // HEAD answers as GET, without the body (WebServer)
             switch (method, p.count > 1 ? p[1] : "", p.count) {
             case ("GET", "devices", 2): return .json(["devices": live()])
-            case ("GET", "swings", 2): return .json(["swings": try swings(limit: try r.number("limit", default: 200, in: 1...100_000)).map(swingSummary)])
+            case ("GET", "swings", 2): return try swingList(r)
             case ("GET", "swings", 3): return try swingDetail(p[2])
             case ("GET", "clips", 2):
                 let all = Catalogue.readable(try catalogue.clips())
@@ -204,11 +256,43 @@ public final class Studio: @unchecked Sendable {
         Array(Catalogue.placedSwings(try clips()).prefix(limit)).map(inBayOrder)
     }
 
+    /// `GET /api/swings`: newest first, a page at a time (`limit`, and `before`: the `next` the last page gave), filtered
+    /// by `bay`, `device`, `flag` (kept, discarded, starred, or none) and the day received (`from`, `to`: YYYY-MM-DD).
+    func swingList(_ r: WebServer.Request) throws -> WebServer.Response {
+        let limit = try r.number("limit", default: 100, in: 1...100_000)
+        let before = try r.query["before"].map { text throws -> Int64 in
+            guard let n = Int64(text), n > 0 else { throw StudioError(400, "before=\(text.prefix(40)): the `next` of the page before (a whole number)") }
+            return n
+        }
+        let flag = r.query["flag"]
+        if let flag, flag != "none", ClipFlag(rawValue: flag) == nil {
+            throw StudioError(400, "flag=\(flag.prefix(40)): one of kept, discarded, starred, none")
+        }
+        for key in ["from", "to"] {
+            if let d = r.query[key], d.utf8.count != 10 || ISO8601DateFormatter.day.date(from: d) == nil {
+                throw StudioError(400, "\(key)=\(d.prefix(40)): a day, YYYY-MM-DD")
+            }
+        }
+        var all = Catalogue.placedSwings(try clips())
+        if let bay = r.query["bay"] { all = all.filter { $0.contains { $0.bay == bay } } }
+        if let device = r.query["device"] { all = all.filter { $0.contains { $0.device == device } } }
+        if let flag { all = all.filter { s in let f = Self.swingFlags(s); return flag == "none" ? f.isEmpty : f.contains(flag) } }
+        if let from = r.query["from"] { all = all.filter { ($0.first?.receivedAt ?? "") >= from } }
+        if let to = r.query["to"] { all = all.filter { String(($0.first?.receivedAt ?? "").prefix(10)) <= to } }
+        let total = all.count
+        if let before { all = all.filter { ($0.first?.receivedSeq ?? .max) < before } }
+        let page = Array(all.prefix(limit)).map(inBayOrder)
+        let more = all.count > limit
+        return .json([
+            "swings": page.map(swingSummary), "total": total,
+            "next": more ? (page.last?.compactMap(\.receivedSeq).min() as Any? ?? NSNull()) : NSNull(),
+        ])
+    }
+
     /// The swing `id` (its first angle's clip id, given once and kept), its angles in their bay's order; nil when
     /// there is none.
     func swing(_ id: String) throws -> [CatalogueClip]? {
-        let all = try clips()
-        let angles = all.filter { ($0.swingID ?? $0.clipID) == id }
+        let angles = Catalogue.readable(try catalogue.angles(ofSwing: id)).clips
         return Catalogue.placedSwings(angles).first.map(inBayOrder)
     }
 
@@ -254,6 +338,7 @@ public final class Studio: @unchecked Sendable {
                 var a = clipJSON(c)
                 a["impactSeconds"] = (try? ClipMeta.read(c.path + "/meta.json")).map { Double($0.t0Ns.value - $0.window.clipTimeZeroNs) / 1e9 } ?? NSNull()
                 a["video"] = videoURL(c)
+                a["thumb"] = "/media/\(c.clipID)/thumb.jpg"
                 return a
             },
         ]
@@ -294,6 +379,7 @@ public final class Studio: @unchecked Sendable {
             let zero = meta.window.clipTimeZeroNs
             a["video"] = videoURL(c)
             a["download"] = "/media/\(c.clipID)/clip.mp4"
+            a["thumb"] = "/media/\(c.clipID)/thumb.jpg"
             a["framesPerSecond"] = meta.captureProfile.framesPerSecond
             a["impactSeconds"] = Double(meta.t0Ns.value - zero) / 1e9
             // Host clock of the video's time 0: device time + offset, as t0's host time was formed.
@@ -309,8 +395,11 @@ public final class Studio: @unchecked Sendable {
             }
             angles.append(a)
         }
+        let t0Host = s.compactMap(\.t0HostNs).min()
         return .json([
-            "id": id, "t0HostNs": s.compactMap(\.t0HostNs).min() as Any? ?? NSNull(), "flags": Self.swingFlags(s), "angles": angles,
+            "id": id, "t0HostNs": t0Host as Any? ?? NSNull(), "flags": Self.swingFlags(s), "angles": angles,
+            "seq": s.compactMap(\.receivedSeq).min() as Any? ?? NSNull(), "bay": s.first?.bay as Any? ?? NSNull(),
+            "t0WallMs": t0Host.flatMap { s.first?.hostBoot == bootID ? Self.wallMs($0) : nil } as Any? ?? NSNull(),
             "syncedOn": s.allSatisfy { $0.t0HostNs != nil } ? "host clock (each device's clock relation)" : "impact (a device without a clock relation)",
         ])
     }
@@ -533,4 +622,13 @@ extension WebServer.Request {
         }
         return n
     }
+}
+
+extension ISO8601DateFormatter {
+    /// YYYY-MM-DD.
+    nonisolated(unsafe) static let day: ISO8601DateFormatter = {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withFullDate, .withDashSeparatorInDate]
+        return f
+    }()
 }

@@ -181,3 +181,35 @@ public enum BundleSender {
         return progress.report
     }
 }
+
+/// The device's side of a first look: one small file sent whole over the bulk channel between clips, ahead of them.
+/// Never resumed or retried — a first look is worth only its speed, and the clip follows in seconds.
+public enum LookSender {
+    /// Sends `path` (a first look at clip `clipID`, its t0 and first frame on the capture clock) and waits for the host
+    /// to store it; throws with the host's reason when it did not.
+    public static func send(
+        path: String, clipID: String, t0Ns: Int64, zeroNs: Int64, over bulk: Connection, answerTimeoutNs: Int64 = 5_000_000_000
+    ) throws {
+        let fd = try FileDescriptor.openRegularFile(path)
+        let size = Int(try fd.status().st_size)
+        guard size > 0, UInt64(size) <= HostStore.maxLookBytes else { throw LinkError(.oversize, "\(path): \(size) bytes is no first look") }
+        let mapping = try FileMapping(fd, length: size, writable: false)
+        let bytes = UnsafeRawBufferPointer(mapping.bytes)
+        try bulk.send(.lookOffer(clipID: clipID, t0Ns: t0Ns, zeroNs: zeroNs, size: UInt64(size), xxh3: XXH3.hash(bytes)))
+        var offset = 0
+        while offset < size {
+            let end = min(size, offset + BundleSender.chunkBytesOnSpareCores)
+            try bulk.sendChunk(
+                offset: UInt64(offset), xxh3: XXH3.hash(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])), file: fd.rawValue, at: offset,
+                count: end - offset)
+            guard case .chunkAck(let committed) = try bulk.receive(timeoutNs: answerTimeoutNs), committed == UInt64(end) else {
+                throw LinkError(.protocolViolation, "expected chunk_ack \(end) of the first look of \(clipID)")
+            }
+            offset = end
+        }
+        guard case .lookStored(_, let stored, let reason) = try bulk.receive(timeoutNs: answerTimeoutNs) else {
+            throw LinkError(.protocolViolation, "expected look_stored for \(clipID)")
+        }
+        guard stored else { throw LinkError(.refused, "the host did not keep the first look of \(clipID): \(reason)") }
+    }
+}

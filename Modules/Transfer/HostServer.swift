@@ -126,6 +126,9 @@ public final class HostServer: @unchecked Sendable {
         case status(device: String)
         case shot(device: String)
         case preview(device: String, width: Int, height: Int, luma: [UInt8])
+        /// A first look at a shot arrived, ahead of its clip: stored at `path`; its t0 and first frame on the host's
+        /// clock (nil without a clock relation).
+        case look(device: String, clipID: String, path: String, t0HostNs: Int64?, zeroHostNs: Int64?, t0DeviceNs: Int64, zeroDeviceNs: Int64)
     }
 
     /// Called on the connection's thread as each live event happens; must return at once.
@@ -356,7 +359,15 @@ public final class HostServer: @unchecked Sendable {
                 try store.serve(
                     c, device: device, clockNote: { [self] in clockNote(device) }, inspect: { [self] in inspection($0, claimed: profile) },
                     stopAfterChunks: stopBulkAfterChunks,
-                    idleTimeoutNs: deadPeerTimeoutNs, keepIdle: { [self] in controlIsUp(device) }, note: { [self] in note($0) })
+                    idleTimeoutNs: deadPeerTimeoutNs, keepIdle: { [self] in controlIsUp(device) }, note: { [self] in note($0) },
+                    lookStored: { [self] l in
+                        let offset = relations[device]?.offsetNs
+                        let after = offset.map { String(format: ", %.0f ms after its t0 on this host's clock", Double(monotonicNowNs() - (l.t0Ns &+ $0)) / 1e6) } ?? ""
+                        note("first look at \(l.clipID) from \(device) stored\(after)")
+                        onLive?(.look(
+                            device: device, clipID: l.clipID, path: l.path, t0HostNs: offset.map { l.t0Ns &+ $0 }, zeroHostNs: offset.map { l.zeroNs &+ $0 },
+                            t0DeviceNs: l.t0Ns, zeroDeviceNs: l.zeroNs))
+                    })
             } else if channel == .preview {
                 try preview(c, device: device)
             } else {

@@ -136,6 +136,49 @@ public final class HostStore: Sendable {
     }
 
     /// Refuses an offer whose clip id, file name or size the host will not take.
+    /// The largest first look taken: 64 MiB (two seconds of 1080p at 50 Mbit/s is 12.5 MB; derived, with room).
+    public static let maxLookBytes: UInt64 = 64 << 20
+    /// First looks kept per device (`LIBRARY/<device>/.looks/`): the newest; each is worth only its speed, and the clip
+    /// it was a look at follows in seconds.
+    public static let looksKept = 16
+
+    /// A first look as it is received.
+    struct IncomingLook {
+        let clipID: String
+        let t0Ns: Int64
+        let zeroNs: Int64
+        let size: UInt64
+        let xxh3: UInt64
+        var bytes: [UInt8]
+    }
+
+    /// A first look stored whole: where, and its t0 and first frame on the device's clock.
+    public struct StoredLook: Sendable {
+        public let device: String
+        public let clipID: String
+        public let path: String
+        public let t0Ns: Int64
+        public let zeroNs: Int64
+    }
+
+    /// Writes a first look received whole as `LIBRARY/<device>/.looks/<clipId>.mp4` (whole or not at all), keeping the
+    /// newest `looksKept`; what it says to the device.
+    func storeLook(_ l: IncomingLook, device: String, deviceDir: String) -> (ok: Bool, reason: String, path: String?) {
+        guard XXH3.hash(l.bytes) == l.xxh3 else { return (false, "the whole first look's XXH3 is not the offered one", nil) }
+        let dir = "\(deviceDir)/.looks"
+        let path = "\(dir)/\(l.clipID).mp4"
+        do {
+            try FileSystem.makeDirectory(dir)
+            try FileSystem.writeAtomically(l.bytes, to: path)
+            let all = try FileSystem.list(dir).filter { $0.hasSuffix(".mp4") }
+            if all.count > Self.looksKept {
+                let byAge = all.map { ($0, (try? FileManager.default.attributesOfItem(atPath: "\(dir)/\($0)")[.modificationDate] as? Date) ?? .distantPast) }
+                for (name, _) in byAge.sorted(by: { $0.1 < $1.1 }).prefix(all.count - Self.looksKept) { try? FileSystem.unlink("\(dir)/\(name)") }
+            }
+        } catch { return (false, "the host could not keep the first look: \(error)", nil) }
+        return (true, "", path)
+    }
+
     static func checkOffer(clipID: String, file: String, size: UInt64) throws(LinkError) {
         try checkClipID(clipID)
         guard bundleFiles.contains(file) else {
@@ -180,7 +223,8 @@ public final class HostStore: Sendable {
     public func serve(
         _ bulk: Connection, device: String, clockNote: @escaping () -> [String: Any],
         inspect: @escaping (String) -> [String: Any] = { _ in [:] }, stopAfterChunks: Int? = nil,
-        idleTimeoutNs: Int64? = nil, keepIdle: () -> Bool = { true }, note: (String) -> Void = { _ in }
+        idleTimeoutNs: Int64? = nil, keepIdle: () -> Bool = { true }, note: (String) -> Void = { _ in },
+        lookStored: (StoredLook) -> Void = { _ in }
     ) throws(LinkError) {
         let deviceDir = deviceDirectory(device)
         do {
@@ -205,10 +249,18 @@ public final class HostStore: Sendable {
         var served = 0
         // What this channel was offered, and what of it verified whole, per clip.
         var ledger = BulkLedger()
+        // A first look being received (`look_offer`): kept in memory until whole, then written at once.
+        var look: IncomingLook?
         while true {
             let receipt: Connection.BulkReceipt
             do {
                 receipt = try bulk.receive(timeoutNs: idleTimeoutNs) { (offset, compressed, count) throws(LinkError) -> UnsafeMutableRawBufferPointer in
+                    if let l = look {
+                        guard !compressed, count > 0, offset == UInt64(l.bytes.count), offset + UInt64(count) <= l.size else {
+                            throw LinkError(.protocolViolation, "chunk at \(offset) of \(count) bytes does not continue the first look of \(l.clipID) (\(l.bytes.count) of \(l.size) bytes)")
+                        }
+                        return received
+                    }
                     guard let c = current else { throw LinkError(.protocolViolation, "chunk outside an offered file") }
                     guard offset == c.committed else {
                         throw LinkError(.protocolViolation, "chunk at offset \(offset) of \(c.file); committed offset is \(c.committed)")
@@ -226,6 +278,18 @@ public final class HostStore: Sendable {
                 throw LinkError(.deadPeer, "bulk channel of \(device) idle for \((idleTimeoutNs ?? 0) / 1_000_000) ms with no control channel up")
             }
             switch receipt {
+            case .chunk(_, let sum, _, let count) where look != nil:
+                let bytes = UnsafeRawBufferPointer(rebasing: received[0..<count])
+                guard XXH3.hash(bytes) == sum else { throw LinkError(.malformed, "first look of \(look!.clipID): a chunk's XXH3 does not match") }
+                look!.bytes += bytes
+                try bulk.send(.chunkAck(committedOffset: UInt64(look!.bytes.count)))
+                if UInt64(look!.bytes.count) == look!.size {
+                    let l = look!
+                    look = nil
+                    let stored = storeLook(l, device: device, deviceDir: deviceDir)
+                    try bulk.send(.lookStored(clipID: l.clipID, stored: stored.ok, reason: stored.reason))
+                    if let path = stored.path { lookStored(StoredLook(device: device, clipID: l.clipID, path: path, t0Ns: l.t0Ns, zeroNs: l.zeroNs)) }
+                }
             case .chunk(let offset, let sum, let compressed, let count):
                 let c = current!  // the destination closure refused any chunk without an open file
                 var bytes = UnsafeRawBufferPointer(rebasing: received[0..<count])
@@ -288,6 +352,19 @@ public final class HostStore: Sendable {
                 }
             case .message(let m):
                 switch m {
+                case .lookOffer(let clipID, let t0, let zero, let size, let xxh3):
+                    try Self.checkClipID(clipID)
+                    guard current == nil, look == nil else {
+                        throw LinkError(.protocolViolation, "look_offer for \(clipID) while a file is being received")
+                    }
+                    guard size > 0, size <= Self.maxLookBytes else {
+                        throw LinkError(.oversize, "first look of \(clipID): \(size) bytes (a first look is 1 byte to \(Self.maxLookBytes))")
+                    }
+                    guard t0.magnitude < DeviceLink.largestTimeNs.magnitude, zero.magnitude < DeviceLink.largestTimeNs.magnitude else {
+                        throw LinkError(.malformed, "first look of \(clipID): t0 \(t0) or zero \(zero) is no reading of a capture clock")
+                    }
+                    look = IncomingLook(clipID: clipID, t0Ns: t0, zeroNs: zero, size: size, xxh3: xxh3, bytes: [])
+                    look!.bytes.reserveCapacity(Int(size))
                 case .offer(let clipID, let file, let size, let xxh3):
                     try Self.checkOffer(clipID: clipID, file: file, size: size)
                     current = nil

@@ -15,7 +15,7 @@ import Transfer
 /// Threads: events come from the audio thread, announces from the mint thread, status from the status thread,
 /// deliveries from the delivery thread; the link they share is behind a lock (a reconnect replaces it).
 public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving,
-    OwedClipsSending, ShotRelaying
+    OwedClipsSending, ShotRelaying, LookSending
 {
     /// Set by the session: each shot the host relays from a bay-mate.
     public var onRelayedShot: (@Sendable (RelayedShot) -> Void)?
@@ -99,6 +99,15 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         history.lock.lock()
         defer { history.lock.unlock() }
         return history.lines
+    }
+
+    /// Sends a first look on the link that is up (none up: not sent — a look is never worth a connection of its own).
+    public func sendLook(_ look: FirstLook) -> String? {
+        guard let link, case .up = link.status else { return "no link to the host now" }
+        do {
+            try LookSender.send(path: look.path, clipID: look.clipID, t0Ns: look.t0Ns, zeroNs: look.zeroNs, over: link.bulk)
+            return nil
+        } catch { return "\(error)" }
     }
 
     /// Makes a link and records its state changes.

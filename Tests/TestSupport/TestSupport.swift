@@ -85,7 +85,7 @@ public func isSessionClipID(_ name: String) -> Bool {
     guard parts.count >= 4 else { return false }
     let stamp = parts[parts.count - 3], random = parts[parts.count - 2], shot = parts[parts.count - 1]
     return stamp.count == 16 && stamp.hasSuffix("Z") && stamp.dropFirst(8).first == "T" && random.count == 8
-        && random.allSatisfy(\.isHexDigit) && shot.count >= 3 && shot.allSatisfy(\.isNumber)
+        && random.allSatisfy(\.isHexDigit) && shot.count >= 3 && shot.drop { $0 == "r" }.allSatisfy(\.isNumber)
 }
 
 /// Sends `request` (raw HTTP) to 127.0.0.1:`port` and returns what comes back up to the end of the response's head

@@ -295,7 +295,8 @@ let root = Command(
                         do {
                             let (clip, warning) = try LibraryClip.place(dir, in: catalogue)
                             if let warning { Terminal.err("ppc-host: \(warning)") }
-                            Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device), swing \(clip.swingID ?? clip.clipID))")
+                            let after = clip.t0HostNs.map { String(format: ", %.0f ms after its t0", Double(monotonicNowNs() - $0) / 1e6) } ?? ""
+                            Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device), swing \(clip.swingID ?? clip.clipID)\(after))")
                             studioBox.studio?.clipCatalogued(clip)
                         } catch {
                             notCatalogued.add(1, ordering: .relaxed)
@@ -386,6 +387,8 @@ let root = Command(
                     studio.devicesChanged()
                     studio.shot(device: device, t0HostNs: server.liveDevices.first { $0.id == device }?.lastShotHostNs)
                 case .preview(let device, let w, let h, let luma): studio.preview(device: device, width: w, height: h, luma: luma)
+                case .look(let device, let clipID, _, let t0, let zero, let t0Device, let zeroDevice):
+                    studio.look(device: device, clipID: clipID, t0HostNs: t0, zeroHostNs: zero, t0DeviceNs: t0Device, zeroDeviceNs: zeroDevice)
                 }
             }
             let shown = studioHostShown(http)

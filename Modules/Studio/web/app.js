@@ -48,6 +48,10 @@ function connectSocket() {
     if (m.type === 'clip') live.latestClip = m;
     for (const f of live.listeners) f(m);
   };
+  ws.onopen = () => {
+    badge.textContent = 'live'; badge.classList.add('up');
+    for (const f of live.listeners) f({ type: 'reconnected' });  // a page that missed messages while away catches up
+  };
 }
 
 // A preview frame: "P", u16 width, u16 height, u8 id length, id, luma.
@@ -67,18 +71,19 @@ function preview(b) {
 
 // ---------------------------------------------------------------- router
 
-const pages = { live: pageLive, swings: pageSwings, swing: pageSwing, compare: pageCompare, sessions: pageSessions, session: pageSession };
+const pages = { live: pageLive, swings: pageSwings, swing: pageSwing, compare: pageCompare, sessions: pageSessions, session: pageSession, bay: pageBay };
 let teardown = null;
 async function route() {
   if (teardown) { teardown(); teardown = null; }
   live.listeners.clear();
-  const parts = (location.hash || '#/live').slice(2).split('/').map(decodeURIComponent);
+  const parts = (location.hash || '#/live').slice(2).split('?')[0].split('/').map(decodeURIComponent);
   const name = pages[parts[0]] ? parts[0] : 'live';
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === name || (name === 'swing' && a.dataset.page === 'swings') || (name === 'session' && a.dataset.page === 'sessions'));
   const main = $('#main');
   delete main.dataset.ready;  // set again by the new page once it is ready: never the last page's word
   main.replaceChildren();
   main.dataset.page = name;
+  document.body.classList.toggle('bay-screen', name === 'bay');
   try { await pages[name](main, parts.slice(1)); } catch (e) { main.append(el('p', { class: 'error' }, String(e.message || e))); }
 }
 window.addEventListener('hashchange', route);
@@ -118,6 +123,7 @@ function pageLive(main) {
         ['Dropped', s ? String(s.framesDropped) : '—'],
         ['Thermal', s ? `${s.thermal}${s.thermalCelsius != null ? ` (${s.thermalCelsius.toFixed(0)} °C)` : ''}` : '—'],
         ['Storage free', s ? fmtBytes(s.storageFreeBytes) : '—'],
+        ['Bay', d.bay ? `${d.bay}${d.hears === false ? ' (no microphone: its bay-mates\' shots are relayed to it)' : ''}` : 'none set'],
         ['Profile', d.captureProfile || '—'],
         ['Last shot', d.lastShotHostNs != null ? `${ago(d)}t0 ${fmtNs(d.lastShotHostNs)} on the host clock` : d.lastShotDeviceNs != null ? `${ago(d)}t0 ${fmtNs(d.lastShotDeviceNs)} on the device clock` : 'none yet'],
       ];
@@ -152,21 +158,60 @@ function flagText(flags) {
     flags.includes('discarded') ? el('span', { class: 'f', style: 'color:var(--bad)' }, 'discarded') : null);
 }
 
+// Swings at the scale of a season: a page of the newest (paged further back on request), filtered by bay, device,
+// flag and day; each angle a still cut at its impact (an image, not a video element); a swing catalogued while the
+// page is open is added to it, or its row updated, without rebuilding the list.
 async function pageSwings(main) {
   main.append(el('h1', {}, 'Swings'));
+  const params = new URLSearchParams(location.hash.split('?')[1] || '');
+  const filters = { bay: params.get('bay') || '', device: params.get('device') || '', flag: params.get('flag') || '', from: params.get('from') || '', to: params.get('to') || '' };
+  const { bays } = await api('/api/bays').catch(() => ({ bays: [] }));
+  const pick = (key, label, options) => el('label', { class: 'filter' }, label + ' ', el('select', { id: 'filter-' + key, onchange: e => { filters[key] = e.target.value; apply(); } },
+    [['', 'all'], ...options].map(([v, t]) => { const o = el('option', { value: v }, t); if (v === filters[key]) o.selected = true; return o; })));
+  const day = (key, label) => el('label', { class: 'filter' }, label + ' ', el('input', { type: 'date', id: 'filter-' + key, value: filters[key], onchange: e => { filters[key] = e.target.value; apply(); } }));
+  const devices = [...new Set([...live.devices.map(d => d.id), ...bays.flatMap(b => b.devices)])].sort();
+  main.append(el('div', { class: 'controls filters' },
+    pick('bay', 'Bay', bays.map(b => [b.name, b.name])), pick('device', 'Device', devices.map(d => [d, d])),
+    pick('flag', 'Flag', [['starred', '★ starred'], ['kept', 'kept'], ['discarded', 'discarded'], ['none', 'not marked']]),
+    day('from', 'From'), day('to', 'To'), el('span', { class: 'muted', id: 'swings-total' })));
   const list = el('div', { class: 'swings', id: 'swings' });
-  main.append(list);
+  const more = el('button', { id: 'more-swings', hidden: '' }, 'Older swings');
+  main.append(list, more);
+  let next = null;
+  const query = () => Object.entries(filters).filter(([, v]) => v).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+  const row = s => el('div', { class: 'swing-row', 'data-swing': s.id, 'data-seq': s.seq ?? '', onclick: () => { location.hash = '#/swing/' + encodeURIComponent(s.id); } },
+    el('div', { class: 'when' }, el('div', {}, fmtWhen(s.receivedAt)), el('div', { class: 'muted' }, `${s.bay ? s.bay + ' · ' : ''}${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`), flagText(s.flags)),
+    el('div', { class: 'thumbs' }, s.angles.map(a => el('div', { class: 'thumb' },
+      el('img', { src: a.thumb, loading: 'lazy', alt: `${a.device} at impact`, width: 180, height: 101 }),
+      el('span', {}, `${a.device} · ${a.captureProfile}`)))));
   const load = async () => {
-    const { swings } = await api('/api/swings?limit=100');
-    list.replaceChildren(...swings.map(s => el('div', { class: 'swing-row', 'data-swing': s.id, onclick: () => { location.hash = '#/swing/' + encodeURIComponent(s.id); } },
-      el('div', { class: 'when' }, el('div', {}, fmtWhen(s.receivedAt)), el('div', { class: 'muted' }, `${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`), flagText(s.flags)),
-      el('div', { class: 'thumbs' }, s.angles.map(a => el('div', { class: 'thumb' },
-        el('video', { src: a.impactSeconds != null ? `${a.video}#t=${a.impactSeconds.toFixed(3)}` : a.video, preload: 'metadata', muted: '' }),
-        el('span', {}, `${a.device} · ${a.captureProfile}`)))))));
-    if (!swings.length) list.append(el('p', { class: 'muted' }, 'No swings yet: clips appear here as devices deliver them.'));
+    const r = await api('/api/swings?limit=100&' + query() + (next ? '&before=' + next : ''));
+    list.append(...r.swings.map(row));
+    next = r.next;
+    more.hidden = next == null;
+    $('#swings-total', main).textContent = `${r.total} swing${r.total === 1 ? '' : 's'}`;
+    if (!list.children.length) list.append(el('p', { class: 'muted', id: 'no-swings' }, 'No swings yet: clips appear here as devices deliver them.'));
   };
+  const apply = () => {
+    const q = query();
+    history.replaceState(null, '', '#/swings' + (q ? '?' + q : ''));
+    list.replaceChildren(); next = null; load();
+  };
+  more.addEventListener('click', load);
   await load();
-  live.listeners.add(m => { if (m.type === 'clip') load(); });
+  main.dataset.ready = 'yes';
+  // A swing catalogued now: its row is added on top (or, for an angle of a swing listed, updated in place).
+  live.listeners.add(async m => {
+    if (m.type !== 'clip') return;
+    if ((filters.bay && m.bay !== filters.bay) || filters.flag || filters.to) return;  // a new swing is unmarked and today's
+    const s = await api('/api/swings/' + encodeURIComponent(m.swingId));
+    if (filters.device && !s.angles.some(a => a.device === filters.device)) return;
+    const summary = { id: s.id, seq: s.seq, bay: s.bay, flags: s.flags, receivedAt: s.angles.map(a => a.receivedAt).sort().pop(), angles: s.angles };
+    const old = list.querySelector(`[data-swing="${CSS.escape(s.id)}"]`);
+    $('#no-swings', list)?.remove();
+    if (old) old.replaceWith(row(summary)); else list.prepend(row(summary));
+    main.dataset.added = String(Number(main.dataset.added || 0) + 1);
+  });
 }
 
 // Plays several videos as one: a common timeline T (s, 0 at the swing's impact on the host clock); angle i shows
@@ -174,7 +219,7 @@ async function pageSwings(main) {
 class SyncPlayer {
   constructor(videos, offsets, fps) {
     this.videos = videos; this.offsets = offsets; this.fps = fps;
-    this.rate = 1; this.raf = null;
+    this.rate = 1; this.raf = null; this.audible = true;
     const lead = videos[0];
     lead.addEventListener('play', () => this.follow());
     lead.addEventListener('pause', () => this.align());
@@ -184,10 +229,13 @@ class SyncPlayer {
   frameOf(i) { return Math.floor(this.videos[i].currentTime * this.fps[i] + 1e-6); }
   seek(T) { this.videos.forEach((v, i) => { v.currentTime = Math.max(0, T + this.offsets[i]); }); }
   align() { this.seek(this.T); }
-  play() { this.videos.forEach(v => { v.playbackRate = this.rate; }); this.align(); this.videos.forEach(v => v.play().catch(() => {})); }
+  play() { this.videos.forEach(v => { v.playbackRate = this.rate; }); this.sound(); this.align(); this.videos.forEach(v => v.play().catch(() => {})); }
+  // The strike is heard at 1× only, from the lead angle: slowed, a browser stretches the sound (pitch kept, smeared
+  // past use), so slow motion is muted.
+  sound() { this.videos.forEach((v, i) => { v.muted = !(i === 0 && this.rate === 1 && this.audible); }); }
   pause() { this.videos.forEach(v => v.pause()); }
   get playing() { return !this.videos[0].paused; }
-  setRate(r) { this.rate = r; this.videos.forEach(v => { v.playbackRate = r; }); }
+  setRate(r) { this.rate = r; this.videos.forEach(v => { v.playbackRate = r; }); this.sound(); }
   step(n) {
     this.pause();
     const f0 = this.fps[0];
@@ -422,6 +470,8 @@ async function pageSwing(main, [id]) {
   await Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
   player.seek(0);
   main.dataset.ready = 'yes';
+  // An angle that arrives while the page is open (a second camera's clip) joins it: the page is made again with it.
+  live.listeners.add(m => { if (m.type === 'clip' && m.swingId === s.id && !s.angles.some(a => a.clipId === m.clipId)) route(); });
   const keys = e => { if (e.target.tagName === 'TEXTAREA') return; if (e.key === '.') player.step(1); if (e.key === ',') player.step(-1); if (e.key === ' ') { e.preventDefault(); player.playing ? player.pause() : player.play(); } };
   document.addEventListener('keydown', keys);
   teardown = () => { player.destroy(); measure.destroy(); document.removeEventListener('keydown', keys); };
@@ -545,4 +595,155 @@ async function pageSession(main, [device, sid]) {
       el('td', {}, i + 1), el('td', {}, `+${fmtNs(sh.t0DeviceNs - base)}`), el('td', {}, fmtWhen(sh.receivedAt)), el('td', {}, sh.frames), el('td', {}, flagText(sh.flags)),
       el('td', {}, el('a', { href: '#/swing/' + encodeURIComponent(sh.swingId) }, 'open'))))));
   main.dataset.ready = 'yes';
+}
+
+// ---------------------------------------------------------------- Bay screen
+
+// The screen at the bay (a TV or a tablet): opened once, then nothing to touch. Each new swing of the bay plays at
+// once — its first looks (pre-roll and impact, sent ahead of the clip) within about a second of impact, then the whole
+// clips as they are catalogued — every angle in sync on the host clock, slowed to the coach's speed, impact marked,
+// looping until the next swing. Space replays, ← → step a frame, 1–4 choose the speed (1×, ½, ¼, ⅛), F fills the
+// screen, S turns the strike's sound on at 1× (a browser allows sound only after a touch or a key).
+async function pageBay(main, [bay]) {
+  const speeds = [1, 0.5, 0.25, 0.125];
+  const state = { rate: 0.25, audible: false, swing: null, player: null, loopRaf: null };
+  window.bayStats = window.bayStats || [];  // per swing: when its impact happened and when it was first on screen
+  const stage = el('div', { class: 'bay-stage', id: 'bay-stage' });
+  const caption = el('div', { class: 'bay-caption', id: 'bay-caption' }, bay ? `Bay ${bay} · waiting for a swing` : 'Waiting for a swing');
+  const impact = el('div', { class: 'bay-impact', id: 'bay-impact' }, 'IMPACT');
+  const bar = el('div', { class: 'bay-bar' }, el('div', { class: 'bay-progress', id: 'bay-progress' }), el('div', { class: 'bay-mark', id: 'bay-mark' }));
+  const help = el('div', { class: 'bay-help' }, 'space replay · ← → frame · 1 2 3 4 speed · F full screen · S sound');
+  main.append(stage, caption, impact, bar, help);
+  const mine = m => !bay || m.bay === bay;
+  // The bay's angles in its order (face-on left, down-the-line right), the devices it does not list after.
+  const order = ((await api('/api/bays').catch(() => ({ bays: [] }))).bays.find(b => b.name === bay) || { devices: [] }).devices;
+  const inOrder = angles => angles.map((a, i) => [a, i]).sort((p, q) => ((order.indexOf(p[0].device) + 1 || 99) - (order.indexOf(q[0].device) + 1 || 99)) || p[1] - q[1]).map(p => p[0]);
+  const speedText = r => ({ 1: '1×', 0.5: '½×', 0.25: '¼×', 0.125: '⅛×' })[r];
+  const fmtClock = ms => ms ? new Date(ms).toLocaleTimeString() : '';
+
+  // angles: [{ clipId, device, src, offset (video time at impact, s), fps }]; T = 0 at the impact.
+  function show(swing) {
+    swing.angles = inOrder(swing.angles);
+    if (state.player) state.player.destroy();
+    cancelAnimationFrame(state.loopRaf);
+    const videos = swing.angles.map(a => el('video', { src: a.src, muted: '', playsinline: '', preload: 'auto', 'data-clip': a.clipId }));
+    stage.replaceChildren(...swing.angles.map((a, i) => el('div', { class: 'bay-angle', 'data-device': a.device }, videos[i], el('span', { class: 'label' }, a.label))));
+    stage.style.setProperty('--angles', swing.angles.length);
+    const player = new SyncPlayer(videos, swing.angles.map(a => a.offset), swing.angles.map(a => a.fps || 60));
+    player.audible = state.audible;
+    player.setRate(state.rate);
+    state.player = player; state.swing = swing;
+    window.studioPlayer = player;
+    caption.textContent = `${bay ? 'Bay ' + bay + ' · ' : ''}${fmtClock(swing.t0WallMs)} · ${swing.angles.length} angle${swing.angles.length > 1 ? 's' : ''} · ${speedText(state.rate)}${swing.first ? ' · first look' : ''}`;
+    // The loop: from where every angle has a picture to where the first one ends.
+    const span = () => {
+      const starts = videos.map((v, i) => -player.offsets[i]);
+      const ends = videos.map((v, i) => (v.duration || 0) - player.offsets[i]);
+      return [Math.max(...starts), Math.min(...ends)];
+    };
+    const tick = () => {
+      const [from, to] = span();
+      const T = player.T;
+      if (player.playing && to > from && T >= to - 0.02) { player.seek(from); }
+      const p = to > from ? (T - from) / (to - from) : 0;
+      $('#bay-progress').style.width = `${Math.max(0, Math.min(1, p)) * 100}%`;
+      $('#bay-mark').style.left = `${to > from ? (-from) / (to - from) * 100 : 0}%`;
+      impact.classList.toggle('on', Math.abs(T) < 0.5 / (swing.angles[0].fps || 60) + 0.04 * state.rate);
+      state.loopRaf = requestAnimationFrame(tick);
+    };
+    const ready = Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
+    ready.then(() => {
+      if (state.player !== player) return;
+      player.seek(span()[0]);
+      player.play();
+      state.loopRaf = requestAnimationFrame(tick);
+    });
+    // When the swing's first frame is on screen: the figure `ppc-tool bench replay` reads.
+    const lead = videos[0];
+    if (lead.requestVideoFrameCallback && swing.t0WallMs && !swing.measured) {
+      swing.measured = true;
+      lead.requestVideoFrameCallback((now, meta) => {
+        window.bayStats.push({ key: swing.key, first: !!swing.first, t0WallMs: swing.t0WallMs, shownWallMs: performance.timeOrigin + meta.expectedDisplayTime });
+        main.dataset.shown = String(window.bayStats.length);
+      });
+    }
+    main.dataset.swing = swing.key;
+    main.dataset.angles = String(swing.angles.length);
+    main.dataset.first = swing.first ? 'yes' : 'no';
+  }
+
+  // A catalogued swing as the bay screen plays it.
+  async function loadSwing(id) {
+    const s = await api('/api/swings/' + encodeURIComponent(id));
+    const t0 = s.t0HostNs;
+    return {
+      key: s.id, swingId: s.id, t0HostNs: t0, t0WallMs: s.t0WallMs, first: false,
+      angles: s.angles.map(a => ({ clipId: a.clipId, device: a.device, src: a.video, fps: a.framesPerSecond, label: a.bay ? `${a.device}` : a.device,
+        offset: (a.zeroHostNs != null && t0 != null) ? (t0 - a.zeroHostNs) / 1e9 : a.impactSeconds })),
+    };
+  }
+
+  // A first look: a new swing, or one more angle of the swing just begun (within 100 ms on the host clock).
+  function looked(m) {
+    const cur = state.swing;
+    const same = cur && cur.t0HostNs != null && m.t0HostNs != null && Math.abs(cur.t0HostNs - m.t0HostNs) < 100e6 && !cur.angles.some(a => a.device === m.device);
+    const angle = { clipId: m.clipId, device: m.device, src: m.url, fps: 0, label: m.device,
+      offset: (m.zeroHostNs != null && m.t0HostNs != null) ? (m.t0HostNs - m.zeroHostNs) / 1e9 : m.impactSeconds };
+    if (same) {
+      const T = state.player ? state.player.T : 0;
+      show({ ...cur, angles: [...cur.angles, angle] });
+      state.player.seek(T);
+    } else {
+      show({ key: m.clipId, t0HostNs: m.t0HostNs, t0WallMs: m.t0WallMs, first: true, angles: [angle] });
+    }
+  }
+
+  // A clip catalogued: its whole angle replaces its first look (same moment kept), or, for a swing not on screen, the
+  // swing is loaded anew when it is the newest.
+  async function catalogued(m) {
+    const cur = state.swing;
+    const ours = cur && (cur.swingId === m.swingId || cur.angles.some(a => a.clipId === m.clipId));
+    if (!ours && cur && cur.t0HostNs != null && m.t0HostNs != null && m.t0HostNs < cur.t0HostNs - 1e9) return;  // an older swing's late angle
+    const s = await loadSwing(m.swingId);
+    if (ours) {
+      const T = state.player ? state.player.T : 0;
+      s.t0WallMs = cur.t0WallMs; s.key = cur.key; s.measured = cur.measured;
+      // Angles still only a first look stay until their clip comes.
+      s.angles = [...s.angles, ...cur.angles.filter(a => !s.angles.some(b => b.device === a.device))];
+      s.first = s.angles.some(a => a.src.startsWith('/looks/'));  // some angle is still only its first look
+      show(s);
+      state.player.seek(T);
+    } else {
+      show(s);
+    }
+  }
+
+  live.listeners.add(m => {
+    if (m.type === 'look' && mine(m)) looked(m);
+    if (m.type === 'clip' && mine(m)) catalogued(m).catch(e => { caption.textContent = String(e.message || e); });
+    if (m.type === 'reconnected') newest();
+  });
+  async function newest() {
+    const { swings } = await api('/api/swings?limit=1' + (bay ? '&bay=' + encodeURIComponent(bay) : ''));
+    if (swings.length && (!state.swing || state.swing.swingId !== swings[0].id)) show(await loadSwing(swings[0].id));
+  }
+  await newest();
+  const keys = e => {
+    const p = state.player;
+    if (e.key === 'f' || e.key === 'F') { document.fullscreenElement ? document.exitFullscreen() : document.documentElement.requestFullscreen().catch(() => {}); }
+    if (e.key === 's' || e.key === 'S') { state.audible = !state.audible; if (p) { p.audible = state.audible; p.sound(); } }
+    if (!p) return;
+    if (e.key === ' ') { e.preventDefault(); const [from] = [Math.max(...p.videos.map((v, i) => -p.offsets[i]))]; p.seek(from); p.play(); }
+    if (e.key === 'ArrowRight') { e.preventDefault(); p.step(1); }
+    if (e.key === 'ArrowLeft') { e.preventDefault(); p.step(-1); }
+    if ('1234'.includes(e.key) && e.key.length === 1) {
+      state.rate = speeds[Number(e.key) - 1]; p.setRate(state.rate);
+      if (state.swing) caption.textContent = caption.textContent.replace(/[0-9½¼⅛]+×/, speedText(state.rate));
+      main.dataset.rate = String(state.rate);
+    }
+  };
+  document.addEventListener('keydown', keys);
+  main.dataset.rate = String(state.rate);
+  main.dataset.ready = 'yes';
+  teardown = () => { document.removeEventListener('keydown', keys); cancelAnimationFrame(state.loopRaf); if (state.player) state.player.destroy(); };
 }
