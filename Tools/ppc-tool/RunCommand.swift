@@ -46,11 +46,17 @@ enum RunCommand {
         let hold = try holdOutputDirectory(out, purpose: "ppc-tool run \(path)")
         defer { hold.release() }
         let config = manifest.configuration
+        for stage in manifest.sources where stage.plugin.hasPrefix("synthetic") {
+            let seconds = stage.parameters.values["seconds"].flatMap { if case .number(let x, _) = $0 { x } else { nil } } ?? 12
+            if let d = duration, d > seconds {
+                Terminal.out("ppc-tool run: --duration \(ParameterValue.format(d)) s is longer than \(stage.plugin)'s script (\(ParameterValue.format(seconds)) s): the script repeats, its swings every \(ParameterValue.format(seconds)) s")
+            }
+        }
         let problems = config.validate()
         guard problems.isEmpty else { throw CommandFailure.dataError(problems.map(\.message).joined(separator: "\n")) }
 
         func make<T>(_ stage: Manifest.Stage, as type: T.Type) throws -> T {
-            try Stages.make(type, named: stage.plugin, kinds: [stage.kind], given: stage.parameters.values, config: config)
+            try Stages.make(type, named: stage.plugin, kinds: [stage.kind], given: repeating(stage, for: duration), config: config)
         }
         guard let videoStage = manifest.sources.first(where: { $0.kind == .videoSource }) else {
             throw CommandFailure.dataError("\(path): sources: a run needs a video source")
@@ -176,4 +182,27 @@ enum RunCommand {
         Terminal.out("  report:   \(out)/report.json\n  timeline: \(out)/timeline.svg\n  ring:     \(out)/ring/")
         return report.errors.isEmpty ? .success : .failure
     }
+}
+
+/// A synthetic source's parameters for a run of `duration` seconds: as given when its script is as long; else the script
+/// repeats — `seconds` becomes the duration and its impacts come again every script length — so `--duration 90` on a
+/// 12 s script is 90 s of swings, not 12 s and then nothing. Other sources: as given.
+func repeating(_ stage: Manifest.Stage, for duration: Double?) -> [String: JSONValue] {
+    var given = stage.parameters.values
+    guard stage.plugin.hasPrefix("synthetic"), let duration else { return given }
+    let seconds = given["seconds"].flatMap { if case .number(let x, _) = $0 { x } else { nil } } ?? 12
+    guard duration > seconds, seconds > 0 else { return given }
+    let impacts = given["impacts"].flatMap { value -> [Double]? in
+        guard case .array(let items) = value else { return nil }
+        return items.compactMap { if case .number(let x, _) = $0.value { x } else { nil } }
+    } ?? [2.5, 5.5, 8.5]  // the synthetic sources' default script
+    var all: [Double] = []
+    var k = 0.0
+    while k * seconds < duration {
+        all += impacts.map { $0 + k * seconds }.filter { $0 < duration }
+        k += 1
+    }
+    given["seconds"] = .number(duration, isInteger: false)
+    given["impacts"] = .array(all.map { JSONNode(.number($0, isInteger: false)) })
+    return given
 }
