@@ -16,6 +16,9 @@ extension SessionRunner {
         var staging: String
         var window: SwingWindow<RingPayloadSource>
         var clip: ClipMinter.Clip
+        /// CLOCK_MONOTONIC when its mint began and when its bundle was staged whole.
+        var mintStartNs: Int64
+        var mintedNs: Int64
     }
 
     /// Hands each minted clip to every sink, in mint order, until the mint thread is done and nothing is queued. What a
@@ -136,7 +139,8 @@ extension SessionRunner {
         let interval = components.video.format.frameIntervalNs
         let minted = MintedClip(
             clipID: d.clipID, path: delivered, t0Ns: d.shot.t0Ns, startNs: d.clip.firstFrameNs,
-            endNs: d.clip.firstFrameNs + Int64(d.clip.frames) * interval, frames: d.clip.frames, bytes: bytes, confirmedBy: confirmed)
+            endNs: d.clip.firstFrameNs + Int64(d.clip.frames) * interval, frames: d.clip.frames, bytes: bytes, confirmedBy: confirmed,
+            timing: (d.mintStartNs - d.shot.t0Ns, d.mintedNs - d.shot.t0Ns, monotonicNowNs() - d.shot.t0Ns))
         guard refused.isEmpty else {
             lock.lock()
             owed.append(OwedClip(minted: minted, refusedBy: refused, shotID: d.shot.id, waitingFor: waitingFor))

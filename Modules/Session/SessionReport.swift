@@ -196,7 +196,10 @@ extension SessionRunner {
                 ["minted": relayedNow, "alsoHeardHere": mergedNow] as [String: Any], "measured",
                 "shots a host relayed from bay-mates: those minted from the relay, and those this device heard itself (one clip a swing)"),
             "clips": clipsNow.map {
-                ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "startNs": $0.startNs, "endNs": $0.endNs, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy] as [String: Any]
+                var c: [String: Any] = ["clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "startNs": $0.startNs, "endNs": $0.endNs, "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy]
+                // On the capture clock, from t0 (meaningful when it is CLOCK_MONOTONIC: a camera, or a synthetic source started now).
+                if let t = $0.timing { c["afterT0Ms"] = ["mintStart": Double(t.mintStartNs) / 1e6, "minted": Double(t.mintedNs) / 1e6, "confirmed": Double(t.confirmedNs) / 1e6] }
+                return c
             },
             "clipsOwed": owedNow.map { ["clipId": $0.clipID, "t0Ns": $0.t0Ns, "heldBy": $0.heldBy, "refusedBy": $0.refusedBy] as [String: Any] },
             "maxAudioVideoDriftMs": figure(

@@ -93,6 +93,9 @@ public final class SessionRunner: @unchecked Sendable {
         public var frames: Int
         public var bytes: Int64
         public var confirmedBy: [String]
+        /// Capture-clock ns from t0 to the mint's start (its post-roll in the ring), to the bundle staged whole, and to
+        /// every sink's confirmation: where the wait for a clip goes.
+        public var timing: (mintStartNs: Int64, mintedNs: Int64, confirmedNs: Int64)?
     }
 
     /// A clip minted whole that not every sink confirmed: the sinks that hold it, and why the others did not.
@@ -761,6 +764,7 @@ public final class SessionRunner: @unchecked Sendable {
             lock.unlock()
         }
         waitForIMU(reaching: endNs)
+        let mintStart = monotonicNowNs()
         let window = try live.freeze(startNs: startNs, endNs: endNs)
         // A mint that fails releases its pin: no bundle reached a sink, so there is nothing to drain, and a shot tried
         // again pins its window anew.
@@ -784,7 +788,7 @@ public final class SessionRunner: @unchecked Sendable {
             e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
         }
         lock.lock()
-        deliveries.append(Delivery(shot: shot, clipID: clipID, staging: bundle.directory, window: window, clip: clip))
+        deliveries.append(Delivery(shot: shot, clipID: clipID, staging: bundle.directory, window: window, clip: clip, mintStartNs: mintStart, mintedNs: monotonicNowNs()))
         queued = true
         lock.broadcast()
         lock.unlock()

@@ -37,6 +37,27 @@ struct StudioBrowserTests {
         }
     }
 
+    /// The bay loop (issue 32): the bay screen plays each new swing of two devices — one with no microphone — with no
+    /// input, in sync, looping, first from its first looks and then its clips; its keys; two screen sizes; a host
+    /// restart; a swing's star, notes and address kept when its second angle arrives. Steps in Tests/Browser/bay_test.py.
+    @Test func theBayLoopInChromium() throws {
+        try #require(Self.missing.isEmpty, "install \(Self.missing.joined(separator: ", ")) (scripts/install-deps does)")
+        let shots = ToolRunner.repoFile(".build/studio-screenshots")
+        let work = TemporaryDirectory("ppc-bay-browser")
+        let closeInherited = "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null; exec \"$@\""
+        let r = try ToolRunner.runProgram("/bin/bash", [
+            "-c", closeInherited, "bay-test", Self.python, ToolRunner.repoFile("Tests/Browser/bay_test.py"),
+            "--host-tool", ToolRunner.executable("ppc-host"), "--tool", ToolRunner.executable("ppc-tool"), "--out", shots, "--work", work.path,
+        ])
+        let out = String(decoding: r.stdout, as: UTF8.self)
+        print(out)
+        #expect(r.status == 0, "\(out)\n\(r.stderr)")
+        #expect(out.contains("PASS"))
+        for size in ["1920x1080", "1024x768"] {
+            #expect(FileManager.default.fileExists(atPath: "\(shots)/bay-\(size).png"), "screenshot at \(size)")
+        }
+    }
+
     /// The coach lost the link: `ppc-host studio-link` gives it again — the key the running studio asks for — and
     /// `--new` makes another.
     @Test func theStudioLinkIsGivenAgainWithTheKeyTheStudioAsksFor() throws {

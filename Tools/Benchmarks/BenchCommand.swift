@@ -28,7 +28,7 @@ public enum BenchCommand {
                 "index",
                 abstract: "TimelineIndex appends/s, 4-source merge rate, 10 s snapshot latency.",
                 options: [Option.json, .value("appends", "n", help: "Appends to time (default 50000000).")], run: index),
-            BenchEncode.command, BenchDetect.command, BenchLink.command, BenchFaults.command, BenchStudio.command,
+            BenchEncode.command, BenchDetect.command, BenchLink.command, BenchFaults.command, BenchStudio.command, BenchReplay.command,
         ])
 
     public static var build: String {

@@ -85,6 +85,8 @@ async function route() {
   main.dataset.page = name;
   document.body.classList.toggle('bay-screen', name === 'bay');
   try { await pages[name](main, parts.slice(1)); } catch (e) { main.append(el('p', { class: 'error' }, String(e.message || e))); }
+  // When the page is first painted, from navigation start (what `ppc-tool bench studio` reads in chromium).
+  requestAnimationFrame(() => { window.studioPainted = window.studioPainted || { page: name, ms: performance.now() }; });
 }
 window.addEventListener('hashchange', route);
 window.addEventListener('DOMContentLoaded', () => { connectSocket(); route(); });
@@ -211,6 +213,7 @@ async function pageSwings(main) {
     $('#no-swings', list)?.remove();
     if (old) old.replaceWith(row(summary)); else list.prepend(row(summary));
     main.dataset.added = String(Number(main.dataset.added || 0) + 1);
+    requestAnimationFrame(() => { (window.rowsAdded = window.rowsAdded || []).push(Date.now()); });
   });
 }
 

@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+"""The Swings page in Debian's chromium, for `ppc-tool bench studio`: how long after navigation its first page of swings
+is painted, and how long after each new swing is catalogued its row is on the page.
+
+    swings_bench.py --url http://127.0.0.1:PORT/ --adds N
+
+Prints `READY <ms>` once the list is painted (ms from navigation start to the frame after the rows were in the page),
+then, for each row the page adds, `ADDED <wall ms>` (Date.now() when the row was put in, the frame after); exits after N.
+"""
+import argparse, sys, time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
+
+ap = argparse.ArgumentParser()
+ap.add_argument('--url', required=True)
+ap.add_argument('--adds', type=int, default=5)
+args = ap.parse_args()
+opts = Options()
+opts.binary_location = '/usr/bin/chromium'
+for a in ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,1000']:
+    opts.add_argument(a)
+driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
+try:
+    js = driver.execute_script
+    wait = lambda cond, t=120: WebDriverWait(driver, t).until(lambda d: cond())
+    driver.get(args.url + '#/swings')
+    wait(lambda: js("return window.studioPainted && window.studioPainted.page === 'swings'"))
+    print('READY %.1f' % js('return window.studioPainted.ms'), flush=True)
+    seen = 0
+    while seen < args.adds:
+        wait(lambda: len(js('return window.rowsAdded || []')) > seen)
+        times = js('return window.rowsAdded')
+        for t in times[seen:]:
+            print('ADDED %.1f' % t, flush=True)
+        seen = len(times)
+finally:
+    driver.quit()
