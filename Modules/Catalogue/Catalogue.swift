@@ -174,6 +174,9 @@ public protocol CatalogueStore: AnyObject, Sendable {
     func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip?
     /// The angles of swing `id` (its clips placed there, or the clip of that id not placed yet): an indexed lookup.
     func angles(ofSwing id: String) throws(CatalogueError) -> [CatalogueClip]
+    /// The clips of the newest `limit` swings — by the order of receipt of each one's first angle, before `before` when
+    /// given — and how many swings there are in all: one page of a long list without reading the whole catalogue.
+    func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int)
     /// Sets a clip's flags and notes (nil: leave as they are); throws naming the clip when it is not catalogued.
     func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError)
     /// Removes a clip and its files from the catalogue (its folder is gone from the library); nothing when it is not
@@ -372,6 +375,19 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
 
     public func angles(ofSwing id: String) throws(CatalogueError) -> [CatalogueClip] {
         try select("WHERE swing_id = ? OR (swing_id IS NULL AND clip_id = ?)", [.text(id), .text(id)])
+    }
+
+    public func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int) {
+        let clips = try select(
+            """
+            WHERE COALESCE(swing_id, clip_id) IN (SELECT COALESCE(swing_id, clip_id) AS s FROM clips GROUP BY s
+              HAVING MIN(COALESCE(received_seq, 0)) < ? ORDER BY MIN(COALESCE(received_seq, 0)) DESC LIMIT ?)
+            """,
+            [.int(before ?? .max), .int(Int64(max(0, limit)))])
+        lock.lock()
+        defer { lock.unlock() }
+        let count = Int(try scalar("SELECT COUNT(DISTINCT COALESCE(swing_id, clip_id)) FROM clips") ?? "0") ?? 0
+        return (clips, count)
     }
 
     /// The clips table's columns as every store reads them, in order.

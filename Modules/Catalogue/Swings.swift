@@ -39,12 +39,15 @@ public struct SwingRule: Sendable {
 
 extension Catalogue {
     /// Swings as the catalogue placed them, newest first (by the order the host received each swing's first angle);
-    /// a clip not placed (none should be) is a swing of its own. Within a swing, angles in the order they arrived.
+    /// a clip not placed (none should be) is a swing of its own, and the oldest. Within a swing, angles in the order
+    /// they arrived.
     public static func placedSwings(_ clips: [CatalogueClip]) -> [[CatalogueClip]] {
         let order = { (a: CatalogueClip, b: CatalogueClip) in (a.receivedSeq ?? .max, a.clipID) < (b.receivedSeq ?? .max, b.clipID) }
+        // A clip with no place in the order (recorded by hand, never placed) counts as the oldest.
+        let newer = { (a: CatalogueClip, b: CatalogueClip) in (a.receivedSeq ?? 0, a.clipID) > (b.receivedSeq ?? 0, b.clipID) }
         return Dictionary(grouping: clips, by: { $0.swingID ?? $0.clipID }).values
             .map { $0.sorted(by: order) }
-            .sorted { order($1[0], $0[0]) }
+            .sorted { newer($0[0], $1[0]) }
     }
 
     /// For clips catalogued before swings were placed (schema 1): the order they were received in (by receivedAt, then

@@ -336,6 +336,17 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         try select("WHERE swing_id = $1 OR (swing_id IS NULL AND clip_id = $1)", [id])
     }
 
+    public func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int) {
+        let clips = try select(
+            """
+            WHERE COALESCE(swing_id, clip_id) IN (SELECT COALESCE(swing_id, clip_id) AS s FROM clips GROUP BY s
+              HAVING MIN(COALESCE(received_seq, 0)) < $1 ORDER BY MIN(COALESCE(received_seq, 0)) DESC LIMIT $2)
+            """,
+            ["\(before ?? .max)", "\(max(0, limit))"])
+        let count = try withConnection { () throws(CatalogueError) in try query("SELECT COUNT(DISTINCT COALESCE(swing_id, clip_id)) FROM clips") }
+        return (clips, Int((count.first?.first ?? nil) ?? "0") ?? 0)
+    }
+
     func select(_ tail: String, _ params: [String?]) throws(CatalogueError) -> [CatalogueClip] {
         try withConnection { () throws(CatalogueError) in try query("SELECT \(Catalogue.columns) FROM clips \(tail)", params) }.map(Self.clip)
     }

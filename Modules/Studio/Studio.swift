@@ -273,16 +273,27 @@ public final class Studio: @unchecked Sendable {
                 throw StudioError(400, "\(key)=\(d.prefix(40)): a day, YYYY-MM-DD")
             }
         }
-        var all = Catalogue.placedSwings(try clips())
-        if let bay = r.query["bay"] { all = all.filter { $0.contains { $0.bay == bay } } }
-        if let device = r.query["device"] { all = all.filter { $0.contains { $0.device == device } } }
-        if let flag { all = all.filter { s in let f = Self.swingFlags(s); return flag == "none" ? f.isEmpty : f.contains(flag) } }
-        if let from = r.query["from"] { all = all.filter { ($0.first?.receivedAt ?? "") >= from } }
-        if let to = r.query["to"] { all = all.filter { String(($0.first?.receivedAt ?? "").prefix(10)) <= to } }
-        let total = all.count
-        if let before { all = all.filter { ($0.first?.receivedSeq ?? .max) < before } }
-        let page = Array(all.prefix(limit)).map(inBayOrder)
-        let more = all.count > limit
+        let filtered = ["bay", "device", "flag", "from", "to"].contains { r.query[$0] != nil }
+        let page: [[CatalogueClip]], total: Int, more: Bool
+        if filtered {
+            var all = Catalogue.placedSwings(try clips())
+            if let bay = r.query["bay"] { all = all.filter { $0.contains { $0.bay == bay } } }
+            if let device = r.query["device"] { all = all.filter { $0.contains { $0.device == device } } }
+            if let flag { all = all.filter { s in let f = Self.swingFlags(s); return flag == "none" ? f.isEmpty : f.contains(flag) } }
+            if let from = r.query["from"] { all = all.filter { ($0.first?.receivedAt ?? "") >= from } }
+            if let to = r.query["to"] { all = all.filter { String(($0.first?.receivedAt ?? "").prefix(10)) <= to } }
+            total = all.count
+            if let before { all = all.filter { ($0.first?.receivedSeq ?? .max) < before } }
+            page = Array(all.prefix(limit)).map(inBayOrder)
+            more = all.count > limit
+        } else {
+            // The unfiltered list — what the Swings page opens on — reads only the page's swings from the catalogue.
+            let newest = try catalogue.newestSwings(limit: limit + 1, before: before)
+            let swings = Catalogue.placedSwings(Catalogue.readable(newest.clips).clips)
+            total = newest.swings
+            page = Array(swings.prefix(limit)).map(inBayOrder)
+            more = swings.count > limit
+        }
         return .json([
             "swings": page.map(swingSummary), "total": total,
             "next": more ? (page.last?.compactMap(\.receivedSeq).min() as Any? ?? NSNull()) : NSNull(),
@@ -335,8 +346,7 @@ public final class Studio: @unchecked Sendable {
             "id": Self.swingID(s), "t0HostNs": t as Any? ?? NSNull(), "receivedAt": s.map(\.receivedAt).max() ?? "",
             "seq": s.first?.receivedSeq as Any? ?? NSNull(), "bay": s.first?.bay as Any? ?? NSNull(),
             "flags": Self.swingFlags(s), "angles": s.map { c -> [String: Any] in
-                var a = clipJSON(c)
-                a["impactSeconds"] = (try? ClipMeta.read(c.path + "/meta.json")).map { Double($0.t0Ns.value - $0.window.clipTimeZeroNs) / 1e9 } ?? NSNull()
+                var a = clipJSON(c)  // where t0 is in the video: the swing's own view (a list reads no clip's files)
                 a["video"] = videoURL(c)
                 a["thumb"] = "/media/\(c.clipID)/thumb.jpg"
                 return a

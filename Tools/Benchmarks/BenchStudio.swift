@@ -118,7 +118,8 @@ enum BenchStudio {
                 pending += d
             }
         }
-        guard let ready = nextLine(), ready.hasPrefix("READY "), let paint = Double(ready.dropFirst(6)) else {
+        let ready = nextLine()?.split(separator: " ") ?? []
+        guard ready.count == 3, ready[0] == "READY", let paint = Double(ready[1]), let warm = Double(ready[2]) else {
             throw CommandFailure.failure("the Swings page in chromium never said it was painted")
         }
         var after: [Double] = []
@@ -139,12 +140,12 @@ enum BenchStudio {
         }
         let sorted = after.sorted()
         let json: [String: Any] = [
-            "firstPaintMs": paint, "newRowAfterCataloguedMs": ["median": sorted[sorted.count / 2], "max": sorted.last!, "n": adds],
+            "firstPaintMs": ["firstVisit": paint, "again": warm], "newRowAfterCataloguedMs": ["median": sorted[sorted.count / 2], "max": sorted.last!, "n": adds],
             "measuredAgainst": "targets (issue 32): first paint ≤ 300 ms, a new swing's row ≤ 200 ms after it is catalogued; chromium headless, 1400x1000",
         ]
         let line = String(
-            format: "  chromium at %d clips: Swings first painted %.0f ms after navigation; a new swing's row %.0f ms (median; max %.0f) after it was catalogued",
-            base, paint, sorted[sorted.count / 2], sorted.last!)
+            format: "  chromium at %d clips: Swings first painted %.0f ms after navigation (%.0f on a later visit, its files cached); a new swing's row %.0f ms (median; max %.0f) after it was catalogued",
+            base, paint, warm, sorted[sorted.count / 2], sorted.last!)
         return (json, line)
     }
 

@@ -167,6 +167,8 @@ async function pageSwings(main) {
   main.append(el('h1', {}, 'Swings'));
   const params = new URLSearchParams(location.hash.split('?')[1] || '');
   const filters = { bay: params.get('bay') || '', device: params.get('device') || '', flag: params.get('flag') || '', from: params.get('from') || '', to: params.get('to') || '' };
+  // The bays (for the filter) and the first page are asked for at once: a list a coach waits for is one round trip.
+  const first = api('/api/swings?limit=100&' + Object.entries(filters).filter(([, v]) => v).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&'));
   const { bays } = await api('/api/bays').catch(() => ({ bays: [] }));
   const pick = (key, label, options) => el('label', { class: 'filter' }, label + ' ', el('select', { id: 'filter-' + key, onchange: e => { filters[key] = e.target.value; apply(); } },
     [['', 'all'], ...options].map(([v, t]) => { const o = el('option', { value: v }, t); if (v === filters[key]) o.selected = true; return o; })));
@@ -186,8 +188,10 @@ async function pageSwings(main) {
     el('div', { class: 'thumbs' }, s.angles.map(a => el('div', { class: 'thumb' },
       el('img', { src: a.thumb, loading: 'lazy', alt: `${a.device} at impact`, width: 180, height: 101 }),
       el('span', {}, `${a.device} · ${a.captureProfile}`)))));
+  let prefetched = first;
   const load = async () => {
-    const r = await api('/api/swings?limit=100&' + query() + (next ? '&before=' + next : ''));
+    const r = prefetched ? await prefetched : await api('/api/swings?limit=100&' + query() + (next ? '&before=' + next : ''));
+    prefetched = null;
     list.append(...r.swings.map(row));
     next = r.next;
     more.hidden = next == null;
@@ -197,7 +201,7 @@ async function pageSwings(main) {
   const apply = () => {
     const q = query();
     history.replaceState(null, '', '#/swings' + (q ? '?' + q : ''));
-    list.replaceChildren(); next = null; load();
+    list.replaceChildren(); next = null; prefetched = null; load();
   };
   more.addEventListener('click', load);
   await load();
