@@ -289,7 +289,7 @@ struct IntegrityToolTests {
         #expect(clips.count == 2, "\(printed)")
         for c in clips {
             let path = try #require(c["path"] as? String)
-            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
+            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
             #expect(probe.status == 0 && !String(decoding: probe.stdout, as: UTF8.self).isEmpty, "\(path): \(probe.stderr)")
         }
     }

@@ -102,7 +102,7 @@ extension PolicyToolTests {
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("post-roll cut to 0.9"), "\(r.stdout)")
         let probe = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", clipPath("\(out)/clips") + "/clip.mp4"])
+            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", clipPath("\(out)/clips") + "/clip.mp4"])
         #expect(probe.status == 0, "\(probe.stderr)")
         #expect((Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0)
     }
