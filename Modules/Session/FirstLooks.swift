@@ -74,7 +74,7 @@ extension SessionRunner {
     }
 
     /// Sends one look to every sink that shows looks (on the delivery thread); removes it after.
-    func send(_ look: FirstLook) {
+    func deliverLook(_ look: FirstLook) {
         defer { try? FileManager.default.removeItem(atPath: look.path) }
         for case let s as LookSending in components.sinks {
             if let why = s.sendLook(look) {
