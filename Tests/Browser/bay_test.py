@@ -200,6 +200,11 @@ try:
     say('the first swing on screen, from its first looks (how soon after impact: `ppc-tool bench replay`)')
     wait(lambda: main('angles') == '2', 60, 'both angles of the swing shown')
     wait(lambda: main('first') == 'no', 60, 'the whole clips replaced the first looks')
+    # The bay's order (face-on left, down-the-line right), whichever angle arrived first: on the screen and in the API.
+    shown = js("return [...document.querySelectorAll('.bay-angle')].map(a => a.dataset.device)")
+    listed = [a['device'] for a in api('/api/swings?limit=1')['swings'][0]['angles']]
+    if shown != ['face', 'dtl'] or listed != ['face', 'dtl']:
+        fail(f'angles in the order {shown} on the screen and {listed} in the list, not the bay\'s (face, dtl)')
     if main('rate') != '0.25':
         fail(f"the bay screen plays at {main('rate')}, not ¼")
     def apart():

@@ -114,12 +114,13 @@ struct BayTests {
         #expect(try Self.metas(tmp.sub("right")).map { $0["trigger"] as? String } == ["heard", "heard"])
         #expect(try Self.swings(library) == [["left", "right"], ["left", "right"]])
         // Each relay that arrived — before or after the device's own detection of the swing — was merged with it, never
-        // minted. (A relay reaches a device only once both devices' clock relations are known: on a loaded machine
-        // that can be after the first swing, so at least one of two is asked for.)
+        // minted. How many arrive is not the test's to choose: a relay reaches a device only once both devices' clock
+        // relations are known, which on a loaded machine can be after both swings (the merge in each order is proven
+        // in ShotRelayTests).
         for side in ["left", "right"] {
             let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("\(side)/report.json")))) as? [String: Any])
             let relayed = (report["relayedShots"] as? [String: Any])?["value"] as? [String: Any]
-            #expect(relayed?["minted"] as? Int == 0 && (1...2).contains(relayed?["alsoHeardHere"] as? Int ?? 0), "\(side): \(relayed ?? [:])")
+            #expect(relayed?["minted"] as? Int == 0 && (0...2).contains(relayed?["alsoHeardHere"] as? Int ?? -1), "\(side): \(relayed ?? [:])")
         }
     }
 }
