@@ -80,6 +80,9 @@ public final class SessionRunner: @unchecked Sendable {
         /// Clips minted that a sink has not confirmed yet (waiting in the outbox for a host).
         public var owed: Int
         public var wallNs: Int64
+        /// Interruptions of either source so far, and how many of them ended with capture resumed and verified.
+        public var interruptions = 0
+        public var resumed = 0
     }
 
     public struct MintedClip: Sendable {
@@ -288,7 +291,9 @@ public final class SessionRunner: @unchecked Sendable {
         defer { lock.unlock() }
         return Progress(
             state: state, framesEncoded: framesEncoded, ringFragments: ring.fragments.count, ringCapacity: ring.configuration.capacity,
-            candidates: book.seen, shots: book.shots.count, clips: clips.count, owed: owed.count, wallNs: monotonicNowNs() - wallStart)
+            candidates: book.seen, shots: book.shots.count, clips: clips.count, owed: owed.count, wallNs: monotonicNowNs() - wallStart,
+            interruptions: interruptions.count + audioInterruptions.count,
+            resumed: (interruptions + audioInterruptions).filter { $0.endNs != nil && $0.verified }.count)
     }
 
     /// Asks capture to end before its source does (an operator's Ctrl-C, a caller's own deadline): the session then

@@ -51,28 +51,29 @@ final class VividMicrophoneTests: XCTestCase {
                 T=ppc-tool
                 $T capture devices --json > /share/devices.json 2> /share/devices.err; echo $? > /share/devices.rc
                 $T selftest --source alsa:hw:9,0 --seconds 1 > /share/nomic.out 2>&1; echo $? > /share/nomic.rc
-                # The microphone alone, while the impacts are played into the loopback's other end. It listens 16 s: the
-                # 10.5 s file starts about a second in, later when the VM is slow; every impact must fall inside.
+                # The microphone alone, while the impacts are played into the loopback's other end: once it says it is
+                # streaming. It listens 16 s for the 10.5 s file, which starts as soon as the player does.
                 $T selftest --source alsa:hw:Loopback,1,0 --seconds 16 --json > /share/mic.json 2> /share/mic.err &
                 pid=$!
-                sleep 1
+                until_seen /share/mic.err "streaming"
                 $T capture play hw:Loopback,0,0 /share/impacts.wav --json > /share/play.json 2> /share/play.err; echo $? > /share/play.rc
                 wait $pid; echo $? > /share/mic.rc
-                # The same, with the capturing process stopped for a second: the card overruns.
+                # The same, with the capturing process stopped for a second once it streams, as the file starts: the
+                # card overruns, and the impacts come after the gap. (The `sleep 1` is the fault's length, not a wait.)
                 $T selftest --source alsa:hw:Loopback,1,0 --seconds 16 --json > /share/xrun.json 2> /share/xrun.err &
                 pid=$!
-                sleep 1
+                until_seen /share/xrun.err "streaming"
                 $T capture play hw:Loopback,0,0 /share/impacts.wav --json > /share/xplay.json 2> /share/xplay.err &
                 ppid=$!
-                sleep 2
                 kill -STOP $pid; sleep 1; kill -CONT $pid
                 wait $ppid; echo $? > /share/xplay.rc
                 wait $pid; echo $? > /share/xrun.rc
                 # A camera and a microphone: Manifests/bay.json with vivid and the loopback. Neither ends by itself: once
-                # the impacts have been played, Ctrl-C (SIGINT) ends the run, which waits for the last swing's post-roll.
+                # armed it is stopped for a second (the fault's length), the impacts are played, and Ctrl-C (SIGINT) ends
+                # the run, which waits for the last swing's post-roll.
                 $T run /share/bay.json --out /tmp/bay --device-id vm-cam > /share/bay.log 2>&1 &
                 pid=$!
-                sleep 2
+                until_seen /share/bay.log "  armed  "
                 kill -STOP $pid; sleep 1; kill -CONT $pid
                 $T capture play hw:Loopback,0,0 /share/impacts.wav --json > /share/bayplay.json 2> /share/bayplay.err
                 kill -INT $pid
@@ -101,6 +102,7 @@ final class VividMicrophoneTests: XCTestCase {
 
     func testCaptureDevicesListsTheLoopbacksCaptureSideWithRatesAndFormats() throws {
         let b = try boot()
+        XCTAssertEqual(b.file("waits"), "", "every event the script waited for came")
         XCTAssertEqual(b.rc("devices"), 0, b.file("devices.err"))
         let audio = try b.json("devices.json")["audio"] as? [[String: Any]] ?? []
         let loop = audio.first { ($0["device"] as? String) == "hw:Loopback,1" }

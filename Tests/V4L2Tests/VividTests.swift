@@ -57,7 +57,7 @@ final class VividTests: XCTestCase {
             throw XCTSkip("\(needed) is missing (scripts/install-deps installs v4l-utils and busybox-static)")
         }
         let dir = TemporaryDirectory("ppc-vivid")
-        try script.write(toFile: dir.path + "/script.sh", atomically: false, encoding: .utf8)
+        try (Self.waiting + script).write(toFile: dir.path + "/script.sh", atomically: false, encoding: .utf8)
         for (name, text) in files { try text.write(toFile: dir.path + "/" + name, atomically: false, encoding: .utf8) }
         for (name, bytes) in data { try bytes.write(to: URL(fileURLWithPath: dir.path + "/" + name)) }
         let r = try ToolRunner.runProgram(
@@ -70,12 +70,31 @@ final class VividTests: XCTestCase {
         return Boot(dir: dir, status: r.status, output: output)
     }
 
+    /// What every VM script starts with: `until_seen FILE PATTERN` waits for an event — a line a tool prints when it
+    /// has happened (`run`'s "armed", selftest's "streaming", a resume) — polling every 0.1 s, for at most 300 s; a
+    /// wait that runs out is written to /share/waits, which each boot's tests check is empty. A script never waits by
+    /// `sleep` alone: on a busy machine a fixed delay is too short one time in N.
+    static let waiting = """
+        until_seen() {
+          i=0
+          until grep -qF "$2" "$1" 2>/dev/null; do
+            i=$((i+1)); [ $i -ge 3000 ] && { echo "never saw '$2' in $1" >> /share/waits; return 1; }
+            sleep 0.1
+          done
+        }
+
+        """
+
     static let cameraManifest = try! String(contentsOfFile: ToolRunner.repoFile("Manifests/camera.json"), encoding: .utf8)
 
     func defaultBoot() throws -> Boot {
         if Self.defaultBoot == nil {
             let yuyv = Self.cameraManifest.replacingOccurrences(of: "\"fps\": 30 }", with: "\"fps\": 30, \"pixelFormat\": \"YUYV\" }")
             let gone = Self.cameraManifest.replacingOccurrences(of: "\"fps\": 30 }", with: "\"fps\": 30, \"recoverySeconds\": 2 }")
+            // The disconnect's session runs until it is told to stop (its sound as long as its 60 s bound), not for a
+            // fixed time the disconnect might come after.
+            let camera = Self.cameraManifest.replacingOccurrences(of: "\"seconds\": 8,", with: "\"seconds\": 60,")
+            XCTAssertNotEqual(camera, Self.cameraManifest)
             XCTAssertNotEqual(yuyv, Self.cameraManifest)
             XCTAssertNotEqual(gone, Self.cameraManifest)
             let script = """
@@ -89,14 +108,18 @@ final class VividTests: XCTestCase {
                 v4l2-ctl -d /dev/video0 -c percentage_of_dropped_buffers=50
                 $T selftest --source v4l2:/dev/video0:320x180@30 --seconds 3 --json > /share/drops.json 2> /share/drops.err; echo $? > /share/drops.rc
                 v4l2-ctl -d /dev/video0 -c percentage_of_dropped_buffers=0
-                # A disconnect mid-session: vivid acts unplugged until every handle closes, then is back.
-                $T run /share/camera.json --out /tmp/cam --device-id vm-cam --duration 8 > /share/cam.log 2>&1 &
+                # A disconnect mid-session: vivid acts unplugged until every handle closes, then is back. Once the
+                # session is armed (holding the camera), the busy checks, then the disconnect; once capture has resumed
+                # (armed after interrupted) and both impacts are shots, Ctrl-C ends it after the last post-roll.
+                $T run /share/camera.json --out /tmp/cam --device-id vm-cam --duration 60 > /share/cam.log 2>&1 &
                 pid=$!
-                sleep 2
+                until_seen /share/cam.log "  armed  "
                 $T selftest --source v4l2:/dev/video0:320x180@30 --seconds 1 > /share/busy.out 2>&1; echo $? > /share/busy.rc
                 $T capture card /dev/video0 > /share/busycard.out 2>&1; echo $? > /share/busycard.rc
-                sleep 1
                 v4l2-ctl -d /dev/video0 -c disconnect=1
+                until_seen /share/cam.log "(1 resumed)"
+                until_seen /share/cam.log "shots 2"
+                kill -INT $pid
                 wait $pid; echo $? > /share/cam.rc
                 cp /tmp/cam/report.json /share/cam.report.json; cp -r /tmp/cam/clips /share/cam-clips
                 $T run /share/yuyv.json --out /tmp/yuyv --device-id vm-cam --duration 5 > /share/yuyv.log 2>&1; echo $? > /share/yuyv.rc
@@ -105,7 +128,7 @@ final class VividTests: XCTestCase {
                 mknod /tmp/v0 c 81 0
                 $T run /share/gone.json --out /tmp/gone --device-id vm-cam --duration 20 > /share/gone.log 2>&1 &
                 pid=$!
-                sleep 3
+                until_seen /share/gone.log "  armed  "
                 rm /dev/video0
                 v4l2-ctl -d /tmp/v0 -c disconnect=1
                 wait $pid; echo $? > /share/gone.rc
@@ -114,7 +137,7 @@ final class VividTests: XCTestCase {
                 """
             Self.defaultBoot = Result {
                 try Self.boot(params: "n_devs=1 node_types=0x1", script: script,
-                              files: ["camera.json": Self.cameraManifest, "yuyv.json": yuyv, "gone.json": gone])
+                              files: ["camera.json": camera, "yuyv.json": yuyv, "gone.json": gone])
             }
         }
         return try Self.defaultBoot!.get()
@@ -140,6 +163,7 @@ final class VividTests: XCTestCase {
 
     func testDevicesAndTheCardEnumerateVividsInputsFormatsSizesAndRates() throws {
         let b = try defaultBoot()
+        XCTAssertEqual(b.file("waits"), "", "every event the script waited for came")
         XCTAssertEqual(b.rc("devices"), 0, b.file("devices.err"))
         let listing = try JSONSerialization.jsonObject(with: Data(b.file("devices.json").utf8)) as? [String: Any] ?? [:]
         let devices = listing["video"] as? [[String: Any]] ?? []

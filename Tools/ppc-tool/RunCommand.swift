@@ -158,15 +158,16 @@ enum RunCommand {
             // Fragments beyond capacity are pinned for clips being minted or owed to a host: said apart from the window.
             let window = min(p.ringFragments, p.ringCapacity)
             let line = String(
-                format: "  %@  %5.1f s  %5d frames (%5.1f fps)  ring %2d/%d%@  candidates %d  shots %d  clips %d%@",
+                format: "  %@  %5.1f s  %5d frames (%5.1f fps)  ring %2d/%d%@  candidates %d  shots %d  clips %d%@%@",
                 p.state, Double(p.wallNs) / 1e9, p.framesEncoded, p.wallNs > 0 ? Double(p.framesEncoded) * 1e9 / Double(p.wallNs) : 0,
                 window, p.ringCapacity, p.ringFragments > window ? " +\(p.ringFragments - window) pinned" : "", p.candidates, p.shots,
-                p.clips, p.owed > 0 ? " (+\(p.owed) owed to the host)" : "")
+                p.clips, p.owed > 0 ? " (+\(p.owed) owed to the host)" : "",
+                p.interruptions > 0 ? "  interruptions \(p.interruptions) (\(p.resumed) resumed)" : "")
             if tty {
                 Terminal.progress(line)
                 continue
             }
-            let what = "\(p.state) \(p.candidates) \(p.shots) \(p.clips) \(p.owed)"
+            let what = "\(p.state) \(p.candidates) \(p.shots) \(p.clips) \(p.owed) \(p.interruptions) \(p.resumed)"
             if let last = lastPrinted, last.what == what, p.wallNs - last.wallNs < 10_000_000_000 { continue }
             lastPrinted = (what, p.wallNs)
             Terminal.out(line)

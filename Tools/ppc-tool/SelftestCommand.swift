@@ -270,6 +270,8 @@ extension SelftestCommand {
                     expected = b.firstSample
                     firstFirst = b.firstSample
                     started = true
+                    // What a script waits for before it plays into the card (never a fixed sleep).
+                    Terminal.err("selftest: alsa \(device) streaming: first period at sample \(b.firstSample)")
                 }
                 let first = firstNs ?? b.timeNs
                 firstNs = first
