@@ -6,7 +6,11 @@
 /// Strings are u16 length + UTF-8. Each type has a size limit; a frame over it, of an unknown type or version, or
 /// whose payload does not decode exactly, is a ``LinkError`` — the link closes with that reason, nothing crashes.
 public enum LinkMessage: Sendable, Equatable {
-    public enum Channel: UInt8, Sendable { case control = 0, bulk = 1, preview = 2 }
+    public enum Channel: UInt8, Sendable {
+        case control = 0
+        case bulk = 1
+        case preview = 2
+    }
 
     // Control
     case hello(protocolVersion: UInt16, deviceID: String, channel: Channel, captureProfile: String)

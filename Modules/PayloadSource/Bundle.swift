@@ -121,8 +121,8 @@ public struct BundlePayloadSource: PayloadBacking {
             throw PayloadError(.badBundle, "\(metaPath): cannot read (\(error))")
         }
         guard let meta = object as? [String: Any] else { throw PayloadError(.badBundle, "\(metaPath): not a JSON object") }
-        func field<T>(_ o: [String: Any], _ key: String, _ where_: String) throws(PayloadError) -> T {
-            guard let v = o[key] as? T else { throw PayloadError(.badBundle, "\(metaPath): \(where_)\(key) is missing or not a \(T.self)") }
+        func field<T>(_ o: [String: Any], _ key: String, _ context: String) throws(PayloadError) -> T {
+            guard let v = o[key] as? T else { throw PayloadError(.badBundle, "\(metaPath): \(context)\(key) is missing or not a \(T.self)") }
             return v
         }
         guard meta["format"] as? String == BundleWriter.format else {

@@ -90,13 +90,17 @@ public struct FileDescriptor: ~Copyable, Sendable {
     /// Starts writing a range of the file's dirty pages (written or mapped) to storage, without waiting for them: the
     /// `syncData()` that makes the file durable later finds the work done or under way instead of all of it still to do.
     public func startWriteback(offset: Int64, count: Int64) throws(SystemError) {
-        try syscall("sync_file_range", path: path) { ppc_sync_file_range(rawValue, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */) }
+        try syscall("sync_file_range", path: path) { ppc_sync_file_range(rawValue, offset, count, Self.syncFileRangeWrite) }
     }
 
     /// Waits until a range's pages, written back as `startWriteback` asked, are on storage (starting any not yet
     /// started). Data only: the file's metadata still needs `syncData()`.
+    /// sync_file_range(2)'s flags (linux/fs.h): SYNC_FILE_RANGE_WRITE, and WAIT_BEFORE | WRITE | WAIT_AFTER.
+    static let syncFileRangeWrite: UInt32 = 2
+    static let syncFileRangeWaitWriteWait: UInt32 = 7
+
     public func awaitWriteback(offset: Int64, count: Int64) throws(SystemError) {
-        try syscall("sync_file_range", path: path) { ppc_sync_file_range(rawValue, offset, count, 7 /* WAIT_BEFORE | WRITE | WAIT_AFTER */) }
+        try syscall("sync_file_range", path: path) { ppc_sync_file_range(rawValue, offset, count, Self.syncFileRangeWaitWriteWait) }
     }
 
     /// Flushes data and all metadata (used on directories after a rename or unlink).

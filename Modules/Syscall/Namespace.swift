@@ -11,6 +11,7 @@ extension Descriptor {
     public static func enterNetworkNamespace(_ path: String) throws(SystemError) {
         let fd = try open(path, O_RDONLY)
         defer { close(fd) }
-        guard ppc_setns(fd, 0x4000_0000 /* CLONE_NEWNET */) == 0 else { throw SystemError(errno: errno, operation: "setns", path: path) }
+        let cloneNewNet: Int32 = 0x4000_0000  // CLONE_NEWNET (sched.h)
+        guard ppc_setns(fd, cloneNewNet) == 0 else { throw SystemError(errno: errno, operation: "setns", path: path) }
     }
 }

@@ -5,20 +5,20 @@ import Glibc
 /// `<Target>_main`, so each harness defines that (one line: `runFuzzer(argc, argv)`) and its one-input function
 /// `LLVMFuzzerTestOneInput`, which the driver hands to libFuzzer.
 @_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
+func llvmFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
 ) -> Int32
 
 /// The harness's one-input function, defined by each harness with `@_cdecl("LLVMFuzzerTestOneInput")`.
 @_silgen_name("LLVMFuzzerTestOneInput")
-func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
+func llvmFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
 
 /// Runs libFuzzer with the process's arguments on the harness's `LLVMFuzzerTestOneInput`.
 public func runFuzzer(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     var count = argc
     var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { LLVMFuzzerTestOneInput($0, $1) }
+    return llvmFuzzerRunDriver(&count, &arguments) { llvmFuzzerTestOneInput($0, $1) }
 }
 
 /// One input's bytes.
