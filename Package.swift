@@ -26,7 +26,11 @@ let package = Package(
             exercise: every parser of input from a socket, a file, a manifest or a disk. */
         .library(
             name: "PPCFuzzable",
-            targets: ["Link", "Crypto", "Pairing", "Transfer", "Checksum", "Pipeline", "Config", "Syscall", "FragmentRing", "TimelineIndex", "PayloadSource", "Catalogue", "Media", "Synthetic", "Detectors", "FileSink", "LibavEncoder", "ZstdCodec", "MediaSource", "NetworkSink", "V4L2Source", "IMUFile"]),
+            targets: [
+                "Link", "Crypto", "Pairing", "Transfer", "Checksum", "Pipeline", "Config", "Syscall", "FragmentRing",
+                "TimelineIndex", "PayloadSource", "Catalogue", "Media", "Synthetic", "Detectors", "FileSink",
+                "LibavEncoder", "ZstdCodec", "MediaSource", "NetworkSink", "V4L2Source", "IMUFile",
+            ]),
     ],
     targets: [
         // MARK: - C libraries (each imported by exactly one wrapper)
@@ -53,7 +57,8 @@ let package = Package(
         /** V4L2 capture: devices, capability cards, frame-rate-first mode selection, warm-once locks, mmap streaming.
             The only importer of CV4L2. */
         .target(name: "V4L2", dependencies: ["JSONInput", "CV4L2", "Syscall"], path: "Modules/V4L2"),
-        .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "V4L2Source", "Pipeline", "TestSupport"], path: "Tests/V4L2Tests"),
+        .testTarget(
+            name: "V4L2Tests", dependencies: ["V4L2", "V4L2Source", "Pipeline", "TestSupport"], path: "Tests/V4L2Tests"),
 
         /** libasound2 (Debian libasound2-dev), found by pkg-config: sound cards. Wrapped by ALSA. */
         .systemLibrary(name: "CALSA", path: "Modules/CALSA", pkgConfig: "alsa"),
@@ -90,14 +95,18 @@ let package = Package(
         // MARK: - FragmentRing
 
         /** The last seconds on disk as a ring of encoded fragments, crash-safe, with pins and validated reads. */
-        .target(name: "FragmentRing", dependencies: ["JSONInput", "Checksum", "Syscall"], path: "Modules/FragmentRing"),
-        .testTarget(name: "FragmentRingTests", dependencies: ["TestSupport", "FragmentRing"], path: "Tests/FragmentRingTests"),
+        .target(
+            name: "FragmentRing", dependencies: ["JSONInput", "Checksum", "Syscall"], path: "Modules/FragmentRing"),
+        .testTarget(
+            name: "FragmentRingTests", dependencies: ["TestSupport", "FragmentRing"], path: "Tests/FragmentRingTests"),
 
         // MARK: - TimelineIndex
 
         /** Every source's entries (fragments, audio windows, IMU, interruptions, candidates) on one time axis. */
         .target(name: "TimelineIndex", dependencies: ["Checksum", "Syscall"], path: "Modules/TimelineIndex"),
-        .testTarget(name: "TimelineIndexTests", dependencies: ["TestSupport", "TimelineIndex"], path: "Tests/TimelineIndexTests"),
+        .testTarget(
+            name: "TimelineIndexTests", dependencies: ["TestSupport", "TimelineIndex"], path: "Tests/TimelineIndexTests"
+        ),
 
         // MARK: - PayloadSource
 
@@ -105,7 +114,9 @@ let package = Package(
         .target(
             name: "PayloadSource", dependencies: ["JSONInput", "FragmentRing", "TimelineIndex", "Checksum", "Syscall"],
             path: "Modules/PayloadSource"),
-        .testTarget(name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource", "Checksum"], path: "Tests/PayloadSourceTests"),
+        .testTarget(
+            name: "PayloadSourceTests", dependencies: ["TestSupport", "PayloadSource", "Checksum"],
+            path: "Tests/PayloadSourceTests"),
 
         // MARK: - Audio
 
@@ -116,17 +127,21 @@ let package = Package(
 
         /** Streaming club–ball impact detection to the sample; scoring against truth. */
         .target(name: "Detect", path: "Modules/Detect", swiftSettings: optimisedEvenInDebug),
-        .testTarget(name: "DetectTests", dependencies: ["Detect", "Synthetic", "TestSupport"], path: "Tests/DetectTests"),
+        .testTarget(
+            name: "DetectTests", dependencies: ["Detect", "Synthetic", "TestSupport"], path: "Tests/DetectTests"),
 
         // MARK: - Capture
 
         /** Source → encoder → FragmentRing (+ TimelineIndex), and window → clip.mp4. */
         .target(
             name: "Capture",
-            dependencies: ["Pipeline", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Syscall", "Audio", "Checksum"],
+            dependencies: [
+                "Pipeline", "FragmentRing", "TimelineIndex", "PayloadSource", "Media", "Syscall", "Audio", "Checksum",
+            ],
             path: "Modules/Capture"),
         .testTarget(
-            name: "CaptureTests", dependencies: ["Capture", "Synthetic", "LibavEncoder", "ZstdCodec", "MediaSource", "TestSupport"],
+            name: "CaptureTests",
+            dependencies: ["Capture", "Synthetic", "LibavEncoder", "ZstdCodec", "MediaSource", "TestSupport"],
             path: "Tests/CaptureTests"),
 
         // MARK: - Session
@@ -134,12 +149,20 @@ let package = Package(
         /** One capture session: every stage composed on per-source threads, DetectAndMint, report and timeline. */
         .target(
             name: "Session",
-            dependencies: ["JSONInput", "Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio", "Checksum", "Syscall", "Policy"],
+            dependencies: [
+                "JSONInput", "Pipeline", "Config", "FragmentRing", "TimelineIndex", "PayloadSource", "Capture", "Audio",
+                "Checksum", "Syscall", "Policy",
+            ],
             path: "Modules/Session"),
         .testTarget(
-            name: "SessionTests", dependencies: ["Session", "Pipeline", "Config", "FragmentRing", "Synthetic", "LibavEncoder", "FileSink", "TestSupport"],
+            name: "SessionTests",
+            dependencies: [
+                "Session", "Pipeline", "Config", "FragmentRing", "Synthetic", "LibavEncoder", "FileSink", "TestSupport",
+            ],
             path: "Tests/SessionTests"),
-        .testTarget(name: "AudioTests", dependencies: ["Audio", "ALSA", "ALSASource", "Pipeline", "Detect"], path: "Tests/AudioTests"),
+        .testTarget(
+            name: "AudioTests", dependencies: ["Audio", "ALSA", "ALSASource", "Pipeline", "Detect"],
+            path: "Tests/AudioTests"),
 
         // MARK: - Measure
 
@@ -175,32 +198,56 @@ let package = Package(
         /** HTTP with Range and WebSocket over civetweb's thread pool: the only importer of CCivetweb. */
         .target(name: "WebServer", dependencies: ["Admission", "CCivetweb", "Syscall"], path: "Modules/WebServer"),
         /** ppc Studio: the host's web pages (plain files in web/) and the JSON API over the catalogue and the library. */
-        .target(name: "Studio", dependencies: ["JSONInput", "Library", "WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall"], path: "Modules/Studio", resources: [.copy("web")]),
-        .testTarget(name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "Syscall", "TestSupport"], path: "Tests/StudioTests"),
+        .target(
+            name: "Studio",
+            dependencies: [
+                "JSONInput", "Library", "WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall",
+            ], path: "Modules/Studio", resources: [.copy("web")]),
+        .testTarget(
+            name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "Syscall", "TestSupport"],
+            path: "Tests/StudioTests"),
         /** The host's clip catalogue on SQLite: clips, files, swings across devices; the only importer of CSQLite. */
         .target(name: "Catalogue", dependencies: ["JSONInput", "CSQLite", "Syscall"], path: "Modules/Catalogue"),
         /** libpq (Debian libpq-dev), found by pkg-config; wrapped by PostgresCatalogue. */
         .systemLibrary(name: "CPostgres", path: "Modules/CPostgres", pkgConfig: "libpq"),
         /** The clip catalogue on PostgreSQL, for a facility whose hosts share one: the only importer of CPostgres. */
-        .target(name: "PostgresCatalogue", dependencies: ["CPostgres", "Catalogue"], path: "Modules/PostgresCatalogue"),
-        .testTarget(name: "CatalogueTests", dependencies: ["Catalogue", "PostgresCatalogue", "Syscall", "TestSupport"], path: "Tests/CatalogueTests"),
+        .target(
+            name: "PostgresCatalogue", dependencies: ["CPostgres", "Catalogue"], path: "Modules/PostgresCatalogue"),
+        .testTarget(
+            name: "CatalogueTests", dependencies: ["Catalogue", "PostgresCatalogue", "Syscall", "TestSupport"],
+            path: "Tests/CatalogueTests"),
         /** The host's library: clip folders as catalogue entries, placed in swings once and kept (swing.json), caught up
             after the host or its catalogue was away; bays. */
-        .target(name: "Library", dependencies: ["Catalogue", "PayloadSource", "JSONInput", "Syscall"], path: "Modules/Library"),
-        .testTarget(name: "LibraryTests", dependencies: ["Library", "Catalogue", "PayloadSource", "Syscall", "TestSupport"], path: "Tests/LibraryTests"),
+        .target(
+            name: "Library", dependencies: ["Catalogue", "PayloadSource", "JSONInput", "Syscall"],
+            path: "Modules/Library"),
+        .testTarget(
+            name: "LibraryTests", dependencies: ["Library", "Catalogue", "PayloadSource", "Syscall", "TestSupport"],
+            path: "Tests/LibraryTests"),
         /** Pairing: long-term identities, the pinned peers, and the code-confirmed pairing exchange. */
-        .target(name: "Pairing", dependencies: ["Admission", "JSONInput", "Crypto", "Link", "Syscall"], path: "Modules/Pairing"),
-        .testTarget(name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"),
+        .target(
+            name: "Pairing", dependencies: ["Admission", "JSONInput", "Crypto", "Link", "Syscall"],
+            path: "Modules/Pairing"),
+        .testTarget(
+            name: "PairingTests", dependencies: ["Pairing", "Link", "Crypto", "TestSupport"], path: "Tests/PairingTests"
+        ),
         /** Resumable, verified clip transfer: the host's store and server, the device's sender. */
-        .target(name: "Transfer", dependencies: ["Admission", "Link", "Checksum", "Compression", "Syscall"], path: "Modules/Transfer"),
-        .testTarget(name: "LinkTests", dependencies: ["Link", "TestSupport", "Syscall", "Synthetic", "Crypto"], path: "Tests/LinkTests"),
-        .testTarget(name: "TransferTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum", "Syscall", "Crypto"], path: "Tests/TransferTests"),
+        .target(
+            name: "Transfer", dependencies: ["Admission", "Link", "Checksum", "Compression", "Syscall"],
+            path: "Modules/Transfer"),
+        .testTarget(
+            name: "LinkTests", dependencies: ["Link", "TestSupport", "Syscall", "Synthetic", "Crypto"],
+            path: "Tests/LinkTests"),
+        .testTarget(
+            name: "TransferTests", dependencies: ["Link", "Transfer", "TestSupport", "Checksum", "Syscall", "Crypto"],
+            path: "Tests/TransferTests"),
 
         // MARK: - Pipeline
 
         /** The plugin registry and the JSON manifest that composes plugins into a pipeline. */
         .target(name: "Pipeline", dependencies: ["Config", "FragmentRing", "Syscall"], path: "Modules/Pipeline"),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "IMUFile", "TestSupport"], path: "Tests/PipelineTests"),
+        .testTarget(
+            name: "PipelineTests", dependencies: ["Pipeline", "IMUFile", "TestSupport"], path: "Tests/PipelineTests"),
 
         // MARK: - CLI
 
@@ -212,7 +259,9 @@ let package = Package(
 
         /** Synthetic video (NV12, or Motion JPEG prepared before arming), audio and IMU sources drawn from one known
             swing script: the built-in test session. */
-        .target(name: "Synthetic", dependencies: ["Pipeline", "Config", "Syscall", "Media"], path: "Plugins/Synthetic", swiftSettings: optimisedEvenInDebug),
+        .target(
+            name: "Synthetic", dependencies: ["Pipeline", "Config", "Syscall", "Media"], path: "Plugins/Synthetic",
+            swiftSettings: optimisedEvenInDebug),
         .testTarget(name: "SyntheticTests", dependencies: ["Synthetic"], path: "Tests/SyntheticTests"),
 
         // MARK: - Test support and Specs
@@ -221,11 +270,16 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["FragmentRing", "Syscall"], path: "Tests/TestSupport"),
         /** Executable specifications: the buffer tests seed 000 asks to port, and crash safety. */
         .testTarget(
-            name: "Specs", dependencies: ["FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall", "Synthetic", "ppc-tool"],
+            name: "Specs",
+            dependencies: [
+                "FragmentRing", "TimelineIndex", "PayloadSource", "TestSupport", "Syscall", "Synthetic", "ppc-tool",
+            ],
             path: "Specs"),
 
         /** x264 and x265 encoder plugins over Media: keyframe-aligned MPEG-TS fragments. */
-        .target(name: "LibavEncoder", dependencies: ["Media", "Pipeline", "Config", "FragmentRing"], path: "Plugins/LibavEncoder"),
+        .target(
+            name: "LibavEncoder", dependencies: ["Media", "Pipeline", "Config", "FragmentRing"],
+            path: "Plugins/LibavEncoder"),
 
         /** `file` and `network` sources: video and audio from anything libavformat opens. */
         .target(name: "MediaSource", dependencies: ["Media", "Pipeline", "Config"], path: "Plugins/MediaSource"),
@@ -234,15 +288,23 @@ let package = Package(
         /** The `impact` detector stage over Modules/Detect. */
         .target(name: "Detectors", dependencies: ["Detect", "Pipeline", "Config"], path: "Plugins/Detectors"),
         /** The `network` sink: events on control, clips on bulk to a ppc-host. */
-        .target(name: "NetworkSink", dependencies: ["Link", "Transfer", "Pipeline", "Config", "Syscall", "Pairing", "PayloadSource"], path: "Plugins/NetworkSink"),
+        .target(
+            name: "NetworkSink",
+            dependencies: ["Link", "Transfer", "Pipeline", "Config", "Syscall", "Pairing", "PayloadSource"],
+            path: "Plugins/NetworkSink"),
         /** The `v4l2` video source: a camera through Modules/V4L2, NV12 as is or YUYV converted once, losses as interruptions. */
-        .target(name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
+        .target(
+            name: "V4L2Source", dependencies: ["V4L2", "Pipeline", "Config", "Syscall"], path: "Plugins/V4L2Source"),
         /** The `alsa` audio source: a microphone through Modules/ALSA, its sample clock fitted against CLOCK_MONOTONIC. */
-        .target(name: "ALSASource", dependencies: ["ALSA", "Audio", "Pipeline", "Config", "Syscall"], path: "Plugins/ALSASource"),
+        .target(
+            name: "ALSASource", dependencies: ["ALSA", "Audio", "Pipeline", "Config", "Syscall"],
+            path: "Plugins/ALSASource"),
         /** The `file.imu` source: a recorded IMU (CoreMotion's, a phone's, a sensor board's) as comma-separated samples, streamed. */
         .target(name: "IMUFile", dependencies: ["Pipeline", "Syscall"], path: "Plugins/IMUFile"),
         /** The lossless zstd fragment codec plugin (NV12 frames, each fragment independent). */
-        .target(name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config", "FragmentRing"], path: "Plugins/ZstdCodec"),
+        .target(
+            name: "ZstdCodec", dependencies: ["Compression", "Pipeline", "Config", "FragmentRing"],
+            path: "Plugins/ZstdCodec"),
 
         // MARK: - Tools
 
@@ -250,24 +312,40 @@ let package = Package(
             commands, as swift-nio keeps its Benchmarks/). */
         .target(
             name: "Benchmarks",
-            dependencies: ["JSONInput", 
-                "CLI", "Config", "Pipeline", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex", "Syscall",
+            dependencies: [
+                "JSONInput",
+                "CLI", "Config", "Pipeline", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
+                "Syscall",
                 "Checksum", "Media", "Detect", "Audio", "Link", "Transfer", "Studio", "Catalogue", "PayloadSource",
             ],
             path: "Tools/Benchmarks"),
         /** `ppc-tool`: one subcommand per module, plus `run`. */
-        .executableTarget(name: "ppc-tool", dependencies: ["JSONInput", 
+        .executableTarget(
+            name: "ppc-tool",
+            dependencies: [
+                "JSONInput",
                 "Benchmarks",
                 "Config", "Pipeline", "CLI", "Synthetic", "LibavEncoder", "Capture", "FragmentRing", "TimelineIndex",
-                "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors", "Detect",
-                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource", "IMUFile", "Pairing", "Discovery", "Measure", "Policy",
+                "PayloadSource", "Syscall", "Checksum", "Media", "ZstdCodec", "MediaSource", "FileSink", "Detectors",
+                "Detect",
+                "Session", "Audio", "NetworkSink", "Link", "Transfer", "V4L2", "V4L2Source", "ALSA", "ALSASource",
+                "IMUFile", "Pairing", "Discovery", "Measure", "Policy",
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
-        .executableTarget(name: "ppc-host", dependencies: ["Library", "Admission", "JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto", "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio"], path: "Tools/ppc-host"),
+        .executableTarget(
+            name: "ppc-host",
+            dependencies: [
+                "Library", "Admission", "JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto",
+                "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio",
+            ], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(
-            name: "ToolTests", dependencies: ["ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum", "Syscall", "PayloadSource"],
+            name: "ToolTests",
+            dependencies: [
+                "ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum",
+                "Syscall", "PayloadSource",
+            ],
             path: "Tests/ToolTests"),
     ]
 )
@@ -276,6 +354,8 @@ let package = Package(
 // documentation, not a resource, so it is excluded from its target and the build stays quiet enough for a real warning
 // to be seen.
 for target in package.targets where target.type != .system {
-    guard let path = target.path, FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/\(path)/README.md") else { continue }
+    guard let path = target.path,
+        FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/\(path)/README.md")
+    else { continue }
     target.exclude.append("README.md")
 }

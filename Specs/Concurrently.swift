@@ -4,7 +4,10 @@ import Synchronization
 /// Runs one producer and `readers` reader threads at once — real threads, not a task pool that might run them one
 /// after another. Readers loop until the producer has finished, then make one last pass. Returns when all have
 /// joined; nothing waits on time.
-func concurrently(readers: Int, producer: @escaping @Sendable () -> Void, reader: @escaping @Sendable (_ reader: Int, _ producerDone: Bool) -> Void) {
+func concurrently(
+    readers: Int, producer: @escaping @Sendable () -> Void,
+    reader: @escaping @Sendable (_ reader: Int, _ producerDone: Bool) -> Void
+) {
     let done = Atomic<Bool>(false)
     let group = DispatchGroup()
     withUnsafePointer(to: done) { donePointer in

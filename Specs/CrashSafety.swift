@@ -16,8 +16,10 @@ struct CrashSafety {
     static func killAfter(lines: Int, dir: String, durability: String) throws -> UInt64? {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable())
-        p.arguments = ["ring", "fill", dir, "--count", "100000", "--bytes", "24000", "--capacity", "6", "--chunks", "16",
-                       "--durability", durability]
+        p.arguments = [
+            "ring", "fill", dir, "--count", "100000", "--bytes", "24000", "--capacity", "6", "--chunks", "16",
+            "--durability", durability,
+        ]
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -61,18 +63,26 @@ struct CrashSafety {
             // Reopen exactly as the next session would.
             let ring = try FragmentRing(directory: tmp.path, configuration: .init(capacity: 6, durability: .none))
             let latest = try #require(ring.latestSequence, "\(said): nothing survived")
-            if let reported { #expect(!(SequenceNumber(latest.rawValue) < SequenceNumber(reported)), "\(said): latest \(latest) < reported \(reported)") }
+            if let reported {
+                #expect(
+                    !(SequenceNumber(latest.rawValue) < SequenceNumber(reported)),
+                    "\(said): latest \(latest) < reported \(reported)")
+            }
             #expect(latest.rawValue >= highest, "\(said): the sequence went back from \(highest) to \(latest)")
             highest = latest.rawValue
             #expect(ring.fragments.count <= 6)
             for f in ring.fragments {
                 let bytes = try ring.read(f.handle)  // checks length and XXH3
-                #expect(bytes == fragmentBytes(f.sequence.rawValue, size: 24000), "\(said): fragment \(f.sequence) is not whole")
+                #expect(
+                    bytes == fragmentBytes(f.sequence.rawValue, size: 24000),
+                    "\(said): fragment \(f.sequence) is not whole")
             }
             // After recovery the directory holds nothing untrusted.
             let scan = try FragmentRing.scan(directory: tmp.path)
             #expect(scan.problems.isEmpty, "\(said): \(scan.problems)")
-            #expect(ring.recovery.rejected.allSatisfy { $0.reason.hasPrefix("orphan") }, "\(said): \(ring.recovery.rejected)")
+            #expect(
+                ring.recovery.rejected.allSatisfy { $0.reason.hasPrefix("orphan") },
+                "\(said): \(ring.recovery.rejected)")
         }
         #expect(highest > UInt64(rounds))
     }

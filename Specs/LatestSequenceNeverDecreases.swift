@@ -25,7 +25,8 @@ struct LatestSequenceNeverDecreases {
                             try publishFragment(ring, startNs: Int64(i) * 2000 + 1000, durationNs: 1000)
                             _ = try ring.publish(
                                 early,
-                                FragmentTiming(startNs: Int64(i) * 2000, endNs: Int64(i) * 2000 + 1000, frameCount: 1,
+                                FragmentTiming(
+                                    startNs: Int64(i) * 2000, endNs: Int64(i) * 2000 + 1000, frameCount: 1,
                                     startsWithKeyframe: true, codec: .opaque))
                         } else {
                             try publishFragment(ring, startNs: Int64(i) * 2000, durationNs: 1000)

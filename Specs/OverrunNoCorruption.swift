@@ -35,7 +35,9 @@ struct OverrunNoCorruption {
                 }
                 for f in w.fragments {
                     do {
-                        if try ring.read(f.handle) != fragmentBytes(f.sequence.rawValue, size: 300) { bad.record("bytes of \(f.sequence)") }
+                        if try ring.read(f.handle) != fragmentBytes(f.sequence.rawValue, size: 300) {
+                            bad.record("bytes of \(f.sequence)")
+                        }
                     } catch let error as RingError where error.code == .rolledAway {
                     } catch {
                         bad.record("\(f.sequence): \(error)")
@@ -59,13 +61,17 @@ struct OverrunNoCorruption {
         concurrently(
             readers: 2,
             producer: {
-                for k in 0..<Int64(200_000) { timeline.append(timeNs: k * 10, kind: .audioWindow, reference: UInt64(k)) }
+                for k in 0..<Int64(200_000) {
+                    timeline.append(timeNs: k * 10, kind: .audioWindow, reference: UInt64(k))
+                }
             },
             reader: { _, _ in
                 var out: [TimelineEntry] = []
                 timeline.collect(startNs: 0, endNs: .max, into: &out)
                 snapshots.add()
-                guard out.count <= timeline.capacity else { return bad.record("snapshot of \(out.count) from a \(timeline.capacity)-entry ring") }
+                guard out.count <= timeline.capacity else {
+                    return bad.record("snapshot of \(out.count) from a \(timeline.capacity)-entry ring")
+                }
                 for e in out where e.timeNs != Int64(e.reference) * 10 { bad.record("corrupt \(e)") }
                 for (a, b) in zip(out, out.dropFirst()) where b.reference <= a.reference {
                     bad.record("out of order: \(a.reference) then \(b.reference)")

@@ -20,7 +20,9 @@ struct PublishOnInvalidSlotIsNoop {
             readers: 2,
             producer: {
                 for i in 0..<50 {
-                    do { try publishFragment(ring, startNs: Int64(i) * 1000, durationNs: 1000) } catch { bad.record("\(error)") }
+                    do { try publishFragment(ring, startNs: Int64(i) * 1000, durationNs: 1000) } catch {
+                        bad.record("\(error)")
+                    }
                 }
             },
             reader: { _, _ in
@@ -29,7 +31,8 @@ struct PublishOnInvalidSlotIsNoop {
         let before = ring.fragments
         let latest = ring.latestSequence
         let outcome = try ring.publish(
-            held, FragmentTiming(startNs: 60_000, endNs: 61_000, frameCount: 1, startsWithKeyframe: true, codec: .opaque))
+            held,
+            FragmentTiming(startNs: 60_000, endNs: 61_000, frameCount: 1, startsWithKeyframe: true, codec: .opaque))
         guard case .noop(let reason) = outcome else {
             Issue.record("publish into a rolled-away slot was \(outcome)")
             return
@@ -51,7 +54,11 @@ struct PublishOnInvalidSlotIsNoop {
         var held = try ring.reserve()
         try [9].withUnsafeBytes { try held.write($0) }
         try ring.reset()
-        guard case .noop = try ring.publish(held, FragmentTiming(startNs: 1000, endNs: 2000, frameCount: 1, startsWithKeyframe: true, codec: .opaque)) else {
+        guard
+            case .noop = try ring.publish(
+                held,
+                FragmentTiming(startNs: 1000, endNs: 2000, frameCount: 1, startsWithKeyframe: true, codec: .opaque))
+        else {
             Issue.record("publish from before a reset was not a no-op")
             return
         }
@@ -67,6 +74,7 @@ struct PublishOnInvalidSlotIsNoop {
         #expect(t.read(position: held)?.reference == 2)
         for k in 8..<20 { t.append(timeNs: Int64(k), kind: .candidate, reference: UInt64(k)) }
         #expect(t.read(position: held) == nil)
-        #expect(t.read(position: held + 16)?.reference == 18)  // same slot (8 slots), the newer entry, by its own position
+        // same slot (8 slots), the newer entry, by its own position
+        #expect(t.read(position: held + 16)?.reference == 18)
     }
 }

@@ -24,7 +24,8 @@ struct SeqlockNeverCorruptsValidatedRead {
             producer: {
                 for k in 0..<Int64(300_000) {
                     timeline.append(
-                        timeNs: k, kind: .imuSample, flags: UInt8(truncatingIfNeeded: k), reference: UInt64(k) &* 3 &+ 1,
+                        timeNs: k, kind: .imuSample, flags: UInt8(truncatingIfNeeded: k),
+                        reference: UInt64(k) &* 3 &+ 1,
                         value: ~k)
                 }
             },
@@ -56,7 +57,9 @@ struct SeqlockNeverCorruptsValidatedRead {
             readers: 2,
             producer: {
                 for i in 0..<600 {
-                    do { try publishFragment(ring, startNs: Int64(i) * 1000, durationNs: 1000, size: 256 + i % 64) } catch {
+                    do {
+                        try publishFragment(ring, startNs: Int64(i) * 1000, durationNs: 1000, size: 256 + i % 64)
+                    } catch {
                         bad.record("publish: \(error)")
                     }
                 }

@@ -15,7 +15,9 @@ struct SequenceNumberWrapAround {
                 directory: tmp.path, configuration: .init(capacity: 8, durability: .none, initialSequence: start))
             var published: [UInt64] = []
             for i in 0..<10 {
-                published.append(try #require(try publishFragment(ring, startNs: Int64(i) * 500, durationNs: 500).published).sequence.rawValue)
+                published.append(
+                    try #require(try publishFragment(ring, startNs: Int64(i) * 500, durationNs: 500).published).sequence
+                        .rawValue)
             }
             #expect(published == [start, start + 1, start + 2, start + 3, start + 4, .max, 0, 1, 2, 3])
             // Retained in order across the wrap: max-3 … max, 0 … 3.
@@ -25,7 +27,9 @@ struct SequenceNumberWrapAround {
             let w = try ring.window(startNs: 2500, endNs: 3900)
             #expect(w.fragments.map(\.sequence.rawValue) == [.max, 0, 1])
             #expect(w.gaps.isEmpty)
-            for f in ring.fragments { #expect(try ring.read(f.handle) == fragmentBytes(f.sequence.rawValue, size: 4096)) }
+            for f in ring.fragments {
+                #expect(try ring.read(f.handle) == fragmentBytes(f.sequence.rawValue, size: 4096))
+            }
         }
         // Recovery orders by serial number too, and continues after the wrap.
         let ring = try FragmentRing(directory: tmp.path, configuration: .init(capacity: 8, durability: .none))

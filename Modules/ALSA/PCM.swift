@@ -74,7 +74,8 @@ public final class PCM {
 
     /// Opens `device` (e.g. `hw:0,0`, `plughw:Loopback,1,0`, `default`).
     public init(
-        device: String, direction: Direction, sampleRate: Int, channels: Int, formats: [PCMSampleFormat] = PCMSampleFormat.allCases,
+        device: String, direction: Direction, sampleRate: Int, channels: Int,
+        formats: [PCMSampleFormat] = PCMSampleFormat.allCases,
         periodFrames: Int, periods: Int
     ) throws(ALSAError) {
         ppc_alsa_silence_errors()
@@ -98,9 +99,12 @@ public final class PCM {
         }
         do throws(ALSAError) {
             try check(snd_pcm_hw_params_any(pcm, hw), "read hardware parameters", device)
-            try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), "set interleaved access", device)
+            try check(
+                snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), "set interleaved access", device)
             guard let format = formats.first(where: { snd_pcm_hw_params_test_format(pcm, hw, $0.alsa) == 0 }) else {
-                throw ALSAError("choose a sample format", device: device, "the device offers none of \(formats.map(\.rawValue).joined(separator: ", "))")
+                throw ALSAError(
+                    "choose a sample format", device: device,
+                    "the device offers none of \(formats.map(\.rawValue).joined(separator: ", "))")
             }
             try check(snd_pcm_hw_params_set_format(pcm, hw, format.alsa), "set format \(format.rawValue)", device)
             var ch = UInt32(channels)
@@ -110,7 +114,9 @@ public final class PCM {
             try check(snd_pcm_hw_params_set_rate_resample(pcm, hw, 0), "turn ALSA's resampler off", device)
             try check(snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, &dir), "set rate \(sampleRate) Hz", device)
             var period = snd_pcm_uframes_t(periodFrames)
-            try check(snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, &dir), "set period \(periodFrames) frames", device)
+            try check(
+                snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, &dir), "set period \(periodFrames) frames",
+                device)
             var buffer = period * snd_pcm_uframes_t(max(2, periods))
             try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer), "set buffer \(buffer) frames", device)
             try check(snd_pcm_hw_params(pcm, hw), "apply hardware parameters", device)
@@ -119,11 +125,14 @@ public final class PCM {
 
             try check(snd_pcm_sw_params_current(pcm, sw), "read software parameters", device)
             try check(snd_pcm_sw_params_set_tstamp_mode(pcm, sw, SND_PCM_TSTAMP_ENABLE), "enable timestamps", device)
-            try check(snd_pcm_sw_params_set_tstamp_type(pcm, sw, SND_PCM_TSTAMP_TYPE_MONOTONIC), "use CLOCK_MONOTONIC timestamps", device)
+            try check(
+                snd_pcm_sw_params_set_tstamp_type(pcm, sw, SND_PCM_TSTAMP_TYPE_MONOTONIC),
+                "use CLOCK_MONOTONIC timestamps", device)
             try check(snd_pcm_sw_params_set_avail_min(pcm, sw, period), "set avail_min", device)
             // Playback starts once a full buffer is queued; capture starts at the first read.
             try check(
-                snd_pcm_sw_params_set_start_threshold(pcm, sw, direction == .playback ? buffer : 1), "set start threshold", device)
+                snd_pcm_sw_params_set_start_threshold(pcm, sw, direction == .playback ? buffer : 1),
+                "set start threshold", device)
             try check(snd_pcm_sw_params(pcm, sw), "apply software parameters", device)
             configuration = Configuration(
                 device: device, sampleRate: Int(rate), channels: Int(ch), format: format, periodFrames: Int(period),
@@ -157,7 +166,9 @@ public final class PCM {
 
     /// After an xrun (-EPIPE) or a suspend (-ESTRPIPE): prepares the stream again (capture restarts at the next read).
     public func recover(_ code: Int) throws(ALSAError) {
-        try check(snd_pcm_recover(handle, Int32(code), 1), "recover from \(String(cString: snd_strerror(Int32(code))))", configuration.device)
+        try check(
+            snd_pcm_recover(handle, Int32(code), 1), "recover from \(String(cString: snd_strerror(Int32(code))))",
+            configuration.device)
     }
 
     /// Lets queued playback finish.

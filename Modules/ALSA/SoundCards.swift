@@ -34,7 +34,9 @@ public enum SoundCards {
             defer { snd_ctl_close(ctl) }
             var info: OpaquePointer?
             var pcmInfo: OpaquePointer?
-            guard snd_ctl_card_info_malloc(&info) == 0, let info, snd_pcm_info_malloc(&pcmInfo) == 0, let pcmInfo else { continue }
+            guard snd_ctl_card_info_malloc(&info) == 0, let info, snd_pcm_info_malloc(&pcmInfo) == 0, let pcmInfo else {
+                continue
+            }
             defer {
                 snd_ctl_card_info_free(info)
                 snd_pcm_info_free(pcmInfo)
@@ -77,12 +79,16 @@ public enum SoundCards {
         var lo: UInt32 = 0
         var hi: UInt32 = 0
         var dir: Int32 = 0
-        if snd_pcm_hw_params_get_rate_min(hw, &lo, &dir) == 0, snd_pcm_hw_params_get_rate_max(hw, &hi, &dir) == 0, lo <= hi {
+        if snd_pcm_hw_params_get_rate_min(hw, &lo, &dir) == 0, snd_pcm_hw_params_get_rate_max(hw, &hi, &dir) == 0,
+            lo <= hi
+        {
             d.rateRange = Int(lo)...Int(hi)
         }
         d.rates = commonRates.filter { snd_pcm_hw_params_test_rate(pcm, hw, UInt32($0), 0) == 0 }
-        d.formats = PCMSampleFormat.allCases.filter { snd_pcm_hw_params_test_format(pcm, hw, $0.alsa) == 0 }.map(\.rawValue)
-        if snd_pcm_hw_params_get_channels_min(hw, &lo) == 0, snd_pcm_hw_params_get_channels_max(hw, &hi) == 0, lo <= hi {
+        d.formats = PCMSampleFormat.allCases.filter { snd_pcm_hw_params_test_format(pcm, hw, $0.alsa) == 0 }.map(
+            \.rawValue)
+        if snd_pcm_hw_params_get_channels_min(hw, &lo) == 0, snd_pcm_hw_params_get_channels_max(hw, &hi) == 0, lo <= hi
+        {
             d.channels = Int(lo)...Int(hi)
         }
     }

@@ -52,7 +52,9 @@ public final class PendingConnections: @unchecked Sendable {
 
         /// The oldest pending connection of `peer`.
         func oldest(of peer: String) -> UInt64? {
-            pending.filter { $0.value.peer == peer }.min { $0.value.since < $1.value.since || ($0.value.since == $1.value.since && $0.key < $1.key) }?.key
+            pending.filter { $0.value.peer == peer }.min {
+                $0.value.since < $1.value.since || ($0.value.since == $1.value.since && $0.key < $1.key)
+            }?.key
         }
     }
 
@@ -88,7 +90,10 @@ public final class PendingConnections: @unchecked Sendable {
             s.next += 1
             s.pending[s.next] = Entry(peer: peer, shutdown: shutdown, since: now)
             s.perPeer[peer, default: 0] += 1
-            return (Ticket(id: s.next), gone, gone.map { Eviction(peer: $0.peer, silentNs: now - $0.since, perPeer: byPeer) })
+            return (
+                Ticket(id: s.next), gone,
+                gone.map { Eviction(peer: $0.peer, silentNs: now - $0.since, perPeer: byPeer) }
+            )
         }
         evicted?.shutdown()  // its thread's read fails, and it ends
         return (ticket, eviction)

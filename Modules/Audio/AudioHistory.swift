@@ -60,10 +60,23 @@ public enum WAVWriter {
         func put32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
         func put16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
         let dataBytes = UInt32(samples.count * 4)
-        put("RIFF"); put32(50 + dataBytes); put("WAVE")
-        put("fmt "); put32(18); put16(3); put16(1); put32(UInt32(sampleRate)); put32(UInt32(sampleRate * 4)); put16(4); put16(32); put16(0)
-        put("fact"); put32(4); put32(UInt32(samples.count))
-        put("data"); put32(dataBytes)
+        put("RIFF")
+        put32(50 + dataBytes)
+        put("WAVE")
+        put("fmt ")
+        put32(18)
+        put16(3)
+        put16(1)
+        put32(UInt32(sampleRate))
+        put32(UInt32(sampleRate * 4))
+        put16(4)
+        put16(32)
+        put16(0)
+        put("fact")
+        put32(4)
+        put32(UInt32(samples.count))
+        put("data")
+        put32(dataBytes)
         samples.withUnsafeBytes { out += $0 }
         return out
     }

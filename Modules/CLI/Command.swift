@@ -119,7 +119,8 @@ public struct Invocation: Sendable {
     public func parsed<T: LosslessStringConvertible>(_ name: String, as: T.Type = T.self) throws(CommandFailure) -> T? {
         guard let s = value(name) else { return nil }
         guard let v = T(s) else { throw CommandFailure.usage("--\(name) '\(s)': expected \(T.self)") }
-        if let f = v as? any BinaryFloatingPoint, !f.isFinite {  // "nan" and "inf" parse as Double; no option means them
+        // "nan" and "inf" parse as Double; no option means them
+        if let f = v as? any BinaryFloatingPoint, !f.isFinite {
             throw CommandFailure.usage("--\(name) '\(s)': expected a finite number")
         }
         return v
@@ -127,10 +128,13 @@ public struct Invocation: Sendable {
 
     /// `--name` parsed as `T` and held to `range`: anything outside it is a usage error naming the option, the value and
     /// the range (a careless `--seconds 1e12` is refused, not tried).
-    public func parsed<T: LosslessStringConvertible & Comparable>(_ name: String, in range: ClosedRange<T>) throws(CommandFailure) -> T? {
+    public func parsed<T: LosslessStringConvertible & Comparable>(_ name: String, in range: ClosedRange<T>)
+        throws(CommandFailure) -> T?
+    {
         guard let v = try parsed(name, as: T.self) else { return nil }
         guard range.contains(v) else {
-            throw CommandFailure.usage("--\(name) '\(value(name) ?? "")': expected \(range.lowerBound) to \(range.upperBound)")
+            throw CommandFailure.usage(
+                "--\(name) '\(value(name) ?? "")': expected \(range.lowerBound) to \(range.upperBound)")
         }
         return v
     }

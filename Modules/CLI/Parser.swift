@@ -1,10 +1,11 @@
+import Foundation
+import Syscall
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Syscall
 
 /// What a command line asks for once parsed.
 public enum ParseResult: Sendable {
@@ -44,7 +45,8 @@ public enum Parser {
             if a == "--help" || a == "-h" { return .help(Help.text(for: command, path: path)) }
             if a == "--version" && path.count == 1 { return .version }
             guard a.hasPrefix("--") else {
-                throw .usage("\(path.joined(separator: " ")): unknown option '\(a)'\n\(Help.usageLine(command, path: path))")
+                throw .usage(
+                    "\(path.joined(separator: " ")): unknown option '\(a)'\n\(Help.usageLine(command, path: path))")
             }
             var name = String(a.dropFirst(2))
             var inline: String?
@@ -55,7 +57,8 @@ public enum Parser {
             guard let option = command.options.first(where: { $0.name == name }) else {
                 let hint = nearest(name, command.options.map(\.name)).map { " (did you mean --\($0)?)" } ?? ""
                 throw .usage(
-                    "\(path.joined(separator: " ")): unknown option '--\(name)'\(hint)\n\(Help.usageLine(command, path: path))")
+                    "\(path.joined(separator: " ")): unknown option '--\(name)'\(hint)\n\(Help.usageLine(command, path: path))"
+                )
             }
             if option.valueName == nil {
                 if inline != nil { throw .usage("--\(name) takes no value") }
@@ -76,14 +79,17 @@ public enum Parser {
         if command.run == nil {
             if let first = positionals.first {
                 let hint = nearest(first, command.subcommands.map(\.name)).map { " (did you mean '\($0)'?)" } ?? ""
-                throw .usage("\(path.joined(separator: " ")): unknown subcommand '\(first)'\(hint)\n\(Help.usageLine(command, path: path))")
+                throw .usage(
+                    "\(path.joined(separator: " ")): unknown subcommand '\(first)'\(hint)\n\(Help.usageLine(command, path: path))"
+                )
             }
             return .help(Help.text(for: command, path: path))
         }
         let required = command.arguments.filter { !$0.optional }.count
         if positionals.count < required {
             let missing = command.arguments[positionals.count]
-            throw .usage("\(path.joined(separator: " ")): missing <\(missing.name)>\n\(Help.usageLine(command, path: path))")
+            throw .usage(
+                "\(path.joined(separator: " ")): missing <\(missing.name)>\n\(Help.usageLine(command, path: path))")
         }
         if positionals.count > command.arguments.count, command.arguments.last?.repeating != true {
             throw .usage(
@@ -105,7 +111,9 @@ public enum Parser {
         var i = 0
         while i < min(x.count, y.count), x[i] == y[i] { i += 1 }
         if x.count == y.count {
-            if i + 1 < x.count, x[i] == y[i + 1], x[i + 1] == y[i] { return Array(x[(i + 2)...]) == Array(y[(i + 2)...]) }
+            if i + 1 < x.count, x[i] == y[i + 1], x[i + 1] == y[i] {
+                return Array(x[(i + 2)...]) == Array(y[(i + 2)...])
+            }
             return i >= x.count || Array(x[(i + 1)...]) == Array(y[(i + 1)...])
         }
         let (long, short) = x.count > y.count ? (x, y) : (y, x)
@@ -182,7 +190,8 @@ public enum Main {
 public enum Terminal {
     /// Prints a Foundation JSON object (keys sorted, pretty, slashes unescaped) on stdout: every `--json` output.
     public static func json(_ object: Any) throws {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let data = try JSONSerialization.data(
+            withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         write(1, String(decoding: data, as: UTF8.self) + "\n")  // JSON escapes control characters itself
     }
 
@@ -207,7 +216,9 @@ public enum Terminal {
         var byte: UInt8 = 0
         while true {
             let left = deadline - Syscall.monotonicNowNs()
-            guard left > 0, let ready = try? Descriptor.poll(0, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000)), ready != 0
+            guard left > 0,
+                let ready = try? Descriptor.poll(
+                    0, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000)), ready != 0
             else {
                 out("")
                 return false

@@ -1,6 +1,6 @@
-import Synchronization
 import FragmentRing
 import Pipeline
+import Synchronization
 import Syscall
 import TimelineIndex
 
@@ -89,7 +89,9 @@ public final class CaptureSession {
     /// Fragments published and refused so far (read by a progress display; updated once per fragment).
     public var fragmentCounts: (published: Int, refused: Int) { (output.published, output.refused) }
 
-    public init(source: VideoSource, encoder: VideoEncoder, ring: FragmentRing, timeline: SourceTimeline?, fragmentNs: Int64) {
+    public init(
+        source: VideoSource, encoder: VideoEncoder, ring: FragmentRing, timeline: SourceTimeline?, fragmentNs: Int64
+    ) {
         self.source = source
         self.encoder = encoder
         self.output = RingFragmentOutput(ring: ring, timeline: timeline)
@@ -104,7 +106,9 @@ public final class CaptureSession {
 
     /// Runs until the source ends, `options.durationNs` passes, or `stopsBefore` says a frame just read (its capture-clock
     /// time given) is past the end; that frame is not counted.
-    public func run(_ options: Options = .init(), stopsBefore: (_ frameNs: Int64) -> Bool = { _ in false }) throws -> Statistics {
+    public func run(_ options: Options = .init(), stopsBefore: (_ frameNs: Int64) -> Bool = { _ in false }) throws
+        -> Statistics
+    {
         var stats = Statistics()
         stats.capturePriority = ThreadPriority.raiseCurrent()
         try encoder.start(format: source.format, fragmentNs: fragmentNs, output: output)
@@ -154,7 +158,8 @@ public final class CaptureSession {
             if let last = lastIndex, info.index > last + 1 {
                 stats.framesMissingAtSource += Int(info.index - last - 1)
                 framesDroppedSoFar.add(Int(info.index - last - 1), ordering: .relaxed)
-                _ = output.timeline?.append(timeNs: info.timeNs, kind: .drop, reference: UInt64(last + 1), value: info.index - last - 1)
+                _ = output.timeline?.append(
+                    timeNs: info.timeNs, kind: .drop, reference: UInt64(last + 1), value: info.index - last - 1)
             }
             lastIndex = info.index
             let firstIndex = firstFrameIndex ?? info.index
@@ -229,7 +234,8 @@ final class RingFragmentOutput: FragmentOutput {
         switch outcome {
         case .published(let f, _):
             published += 1
-            timeline?.append(timeNs: f.startNs, kind: .videoFragment, reference: f.sequence.rawValue, value: f.endNs - f.startNs)
+            timeline?.append(
+                timeNs: f.startNs, kind: .videoFragment, reference: f.sequence.rawValue, value: f.endNs - f.startNs)
             onPublish?(f)
         case .refused, .noop:
             refused += 1

@@ -30,7 +30,8 @@ public struct ClipBundleWriter: Sendable {
 
     /// `audio.wav`: the candidate's window of mono samples.
     public func writeAudio(_ samples: [Float], sampleRate: Int) throws {
-        try FileSystem.writeAtomically(WAVWriter.data(samples: samples, sampleRate: sampleRate), to: "\(directory)/audio.wav")
+        try FileSystem.writeAtomically(
+            WAVWriter.data(samples: samples, sampleRate: sampleRate), to: "\(directory)/audio.wav")
     }
 
     /// `index.bin`: the window's timeline snapshot.

@@ -1,5 +1,5 @@
-import FragmentRing
 import Foundation
+import FragmentRing
 import Media
 import PayloadSource
 import Syscall
@@ -31,9 +31,12 @@ public enum ClipMinter {
     /// ring recycling them mid-remux), then remuxed; the links are removed after. With `sound`, the clip carries it as a
     /// track placed on the same capture clock as its frames (`ClipSoundTrack`).
     public static func mint<B: PayloadBacking>(
-        _ window: SwingWindow<B>, to path: String, frameIntervalNs: Int64, fragmentExtension: String = "ts", sound: Sound? = nil
+        _ window: SwingWindow<B>, to path: String, frameIntervalNs: Int64, fragmentExtension: String = "ts",
+        sound: Sound? = nil
     ) throws -> Clip {
-        guard let first = window.fragments.first else { throw MediaError(operation: "mint clip", path: path, "the window has no fragments") }
+        guard let first = window.fragments.first else {
+            throw MediaError(operation: "mint clip", path: path, "the window has no fragments")
+        }
         let staging = path + ".fragments"
         try? FileManager.default.removeItem(atPath: staging)
         try FileSystem.makeDirectory(staging)
@@ -44,8 +47,12 @@ public enum ClipMinter {
             _ = try window.backing.extract(f.handle, to: file)
             files.append(file)
         }
-        let track = sound.map { ClipSoundTrack(samples: $0.samples, sampleRate: $0.sampleRate, startNs: $0.firstSampleNs - first.info.startNs) }
-        let report = try ClipRemuxer.remux(fragments: files, to: path, frameIntervalTicks: ticks90k(frameIntervalNs), audio: track)
+        let track = sound.map {
+            ClipSoundTrack(
+                samples: $0.samples, sampleRate: $0.sampleRate, startNs: $0.firstSampleNs - first.info.startNs)
+        }
+        let report = try ClipRemuxer.remux(
+            fragments: files, to: path, frameIntervalTicks: ticks90k(frameIntervalNs), audio: track)
         return Clip(path: path, frames: report.frames, firstFrameNs: first.info.startNs, report: report)
     }
 }
@@ -55,7 +62,9 @@ extension ClipMinter {
     /// belongs (`expectedNs` on the clip's timeline): ns late, or nil when the track holds no clear copy of it
     /// (`ClipSoundCheck`).
     public static func soundOffsetNs(_ clip: Clip, sound: Sound, index: Double, expectedNs: Int64) -> Int64? {
-        (try? ClipSoundCheck.offsetNs(clip: clip.path, original: sound.samples, index: index, sampleRate: sound.sampleRate, expectedNs: expectedNs)) ?? nil
+        (try? ClipSoundCheck.offsetNs(
+            clip: clip.path, original: sound.samples, index: index, sampleRate: sound.sampleRate, expectedNs: expectedNs
+        )) ?? nil
     }
 
     /// True when `error`, from minting a clip or writing its bundle, says the disk was full: ENOSPC from a system call
@@ -67,7 +76,9 @@ extension ClipMinter {
         if let e = error as? CocoaError, e.code == .fileWriteOutOfSpace { return true }
         let ns = error as NSError
         if ns.domain == NSPOSIXErrorDomain { return ns.code == Int(ENOSPC) }
-        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying !== ns { return isDiskFull(underlying) }
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying !== ns {
+            return isDiskFull(underlying)
+        }
         return false
     }
 }

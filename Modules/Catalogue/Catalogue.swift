@@ -64,9 +64,11 @@ public struct CatalogueClip: Sendable, Equatable {
     public var trigger: String?
 
     public init(
-        clipID: String, device: String, session: String, sessionID: String, t0DeviceNs: Int64, t0HostNs: Int64?, t0UncertaintyNs: Int64?,
+        clipID: String, device: String, session: String, sessionID: String, t0DeviceNs: Int64, t0HostNs: Int64?,
+        t0UncertaintyNs: Int64?,
         frames: Int, captureProfile: String, belowPolicy: String?, receivedAt: String, path: String, bytes: Int64,
-        flags: Set<ClipFlag> = [], notes: String = "", swingID: String? = nil, receivedSeq: Int64? = nil, hostBoot: String? = nil,
+        flags: Set<ClipFlag> = [], notes: String = "", swingID: String? = nil, receivedSeq: Int64? = nil,
+        hostBoot: String? = nil,
         receivedMonoNs: Int64? = nil, bay: String? = nil, trigger: String? = nil
     ) {
         self.flags = flags
@@ -125,8 +127,11 @@ extension CatalogueClip {
 extension Catalogue {
     /// `clips` split into those whose figures are in range and those refused, each with its `problem` — so one bad row
     /// costs a reader that clip, named, not every page.
-    public static func readable(_ clips: [CatalogueClip]) -> (clips: [CatalogueClip], refused: [(clipID: String, problem: String)]) {
-        var good: [CatalogueClip] = [], refused: [(clipID: String, problem: String)] = []
+    public static func readable(_ clips: [CatalogueClip]) -> (
+        clips: [CatalogueClip], refused: [(clipID: String, problem: String)]
+    ) {
+        var good: [CatalogueClip] = []
+        var refused: [(clipID: String, problem: String)] = []
         for c in clips {
             if let p = c.problem { refused.append((c.clipID, p)) } else { good.append(c) }
         }
@@ -152,7 +157,9 @@ public enum ClipFlag: String, Sendable, CaseIterable, Comparable {
     public static func text(_ flags: Set<ClipFlag>) -> String { flags.sorted().map(\.rawValue).joined(separator: ",") }
 
     /// Reads the column's text; unknown names (a newer host's) are kept out, not failed on.
-    public static func parse(_ text: String) -> Set<ClipFlag> { Set(text.split(separator: ",").compactMap { ClipFlag(rawValue: String($0)) }) }
+    public static func parse(_ text: String) -> Set<ClipFlag> {
+        Set(text.split(separator: ",").compactMap { ClipFlag(rawValue: String($0)) })
+    }
 
     /// Why a set of flags cannot be stored, if it cannot.
     public static func problem(_ flags: Set<ClipFlag>) -> String? {
@@ -169,7 +176,8 @@ public protocol CatalogueStore: AnyObject, Sendable {
     func clips() throws(CatalogueError) -> [CatalogueClip]
     /// Records a clip and places it in a swing (`SwingRule`), in one transaction; a clip already placed keeps its
     /// place. Returns the entry as stored.
-    func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule) throws(CatalogueError) -> CatalogueClip
+    func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule)
+        throws(CatalogueError) -> CatalogueClip
     /// One clip by its id (nil when it is not catalogued): a keyed lookup, for a server answering per request.
     func clip(_ clipID: String) throws(CatalogueError) -> CatalogueClip?
     /// The angles of swing `id` (its clips placed there, or the clip of that id not placed yet): an indexed lookup.
@@ -229,13 +237,19 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         }
         db = handle
         sqlite3_busy_timeout(db, 5000)
-        try exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);")
+        try exec(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        )
         let version = Int(try scalar("SELECT value FROM meta WHERE key = 'schema_version'") ?? "0") ?? 0
         guard version <= Self.schemaVersion else {
-            throw CatalogueError("\(path): schema version \(version) is newer than this ppc-host knows (\(Self.schemaVersion)); use a newer ppc-host")
+            throw CatalogueError(
+                "\(path): schema version \(version) is newer than this ppc-host knows (\(Self.schemaVersion)); use a newer ppc-host"
+            )
         }
         for v in version..<Self.schemaVersion {
-            try exec("BEGIN; \(Self.migrations[v]) INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '\(v + 1)'); COMMIT;")
+            try exec(
+                "BEGIN; \(Self.migrations[v]) INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '\(v + 1)'); COMMIT;"
+            )
         }
         // Clips catalogued before swings were placed get the swings and the order the old rule gave them.
         let unplaced = try select("WHERE swing_id IS NULL", [])
@@ -246,7 +260,9 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
             defer { lock.unlock() }
             try transaction { () throws(CatalogueError) in
                 for a in assignments {
-                    try run("UPDATE clips SET swing_id = ?, received_seq = ? WHERE clip_id = ?", [.text(a.swingID), .int(base + a.seq), .text(a.clipID)])
+                    try run(
+                        "UPDATE clips SET swing_id = ?, received_seq = ? WHERE clip_id = ?",
+                        [.text(a.swingID), .int(base + a.seq), .text(a.clipID)])
                 }
             }
         }
@@ -288,7 +304,9 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
     /// Records (or replaces) a clip and its files, in one transaction. Its flags and notes, and where it was placed
     /// (swing, order of receipt, boot, bay, trigger) when the entry given does not say, are kept from the entry it
     /// replaces.
-    public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
+    public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)])
+        throws(CatalogueError)
+    {
         lock.lock()
         defer { lock.unlock() }
         try transaction { () throws(CatalogueError) in try insert(clip, files: files) }
@@ -299,19 +317,32 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         func keep(_ column: String) -> String { "COALESCE(?, (SELECT \(column) FROM clips WHERE clip_id = ?1))" }
         try run(
             "INSERT OR REPLACE INTO clips(clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes, swing_id, received_seq, host_boot, received_mono_ns, bay, trigger) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?, COALESCE((SELECT flags FROM clips WHERE clip_id = ?1), ''), COALESCE((SELECT notes FROM clips WHERE clip_id = ?1), ''), \(keep("swing_id")), \(keep("received_seq")), \(keep("host_boot")), \(keep("received_mono_ns")), \(keep("bay")), \(keep("trigger")))",
-            [.text(clip.clipID), .text(clip.device), .text(clip.session), .text(clip.sessionID), .int(clip.t0DeviceNs),
-             clip.t0HostNs.map { .int($0) } ?? .null, clip.t0UncertaintyNs.map { .int($0) } ?? .null, .int(Int64(clip.frames)),
-             .text(clip.captureProfile), clip.belowPolicy.map { .text($0) } ?? .null, .text(clip.receivedAt), .text(clip.path), .int(clip.bytes),
-             clip.swingID.map { .text($0) } ?? .null, clip.receivedSeq.map { .int($0) } ?? .null, clip.hostBoot.map { .text($0) } ?? .null,
-             clip.receivedMonoNs.map { .int($0) } ?? .null, clip.bay.map { .text($0) } ?? .null, clip.trigger.map { .text($0) } ?? .null])
+            [
+                .text(clip.clipID), .text(clip.device), .text(clip.session), .text(clip.sessionID),
+                .int(clip.t0DeviceNs),
+                clip.t0HostNs.map { .int($0) } ?? .null, clip.t0UncertaintyNs.map { .int($0) } ?? .null,
+                .int(Int64(clip.frames)),
+                .text(clip.captureProfile), clip.belowPolicy.map { .text($0) } ?? .null, .text(clip.receivedAt),
+                .text(clip.path), .int(clip.bytes),
+                clip.swingID.map { .text($0) } ?? .null, clip.receivedSeq.map { .int($0) } ?? .null,
+                clip.hostBoot.map { .text($0) } ?? .null,
+                clip.receivedMonoNs.map { .int($0) } ?? .null, clip.bay.map { .text($0) } ?? .null,
+                clip.trigger.map { .text($0) } ?? .null,
+            ])
         try run("DELETE FROM files WHERE clip_id = ?", [.text(clip.clipID)])
-        for f in files { try run("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES(?,?,?,?)", [.text(clip.clipID), .text(f.name), .int(f.bytes), .text(f.xxh3)]) }
+        for f in files {
+            try run(
+                "INSERT INTO files(clip_id, name, bytes, xxh3) VALUES(?,?,?,?)",
+                [.text(clip.clipID), .text(f.name), .int(f.bytes), .text(f.xxh3)])
+        }
     }
 
     /// Records a clip and places it in a swing, in one transaction: a clip already placed keeps its place; a new one
     /// gets the next number in the order of receipt and joins a swing by `rule` (taking that swing's flags and notes)
     /// or begins one named by its id. Returns the entry as stored.
-    public func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule) throws(CatalogueError) -> CatalogueClip {
+    public func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule)
+        throws(CatalogueError) -> CatalogueClip
+    {
         lock.lock()
         defer { lock.unlock() }
         var placed = clip
@@ -321,7 +352,10 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
                 placed.swingID = before.swingID
                 placed.receivedSeq = before.receivedSeq
             }
-            if placed.receivedSeq == nil { placed.receivedSeq = (Int64(try scalar("SELECT COALESCE(MAX(received_seq), 0) FROM clips") ?? "0") ?? 0) + 1 }
+            if placed.receivedSeq == nil {
+                placed.receivedSeq =
+                    (Int64(try scalar("SELECT COALESCE(MAX(received_seq), 0) FROM clips") ?? "0") ?? 0) + 1
+            }
             var inherited: CatalogueClip?
             if placed.swingID == nil {
                 var known: [CatalogueClip] = []
@@ -329,11 +363,16 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
                     let w = rule.arrivalWindowNs
                     known = try selectLocked(
                         "WHERE host_boot = ? AND received_mono_ns BETWEEN ? AND ?",
-                        [.text(boot), .int(at.subtractingReportingOverflow(w).partialValue), .int(at.addingReportingOverflow(w).partialValue)])
+                        [
+                            .text(boot), .int(at.subtractingReportingOverflow(w).partialValue),
+                            .int(at.addingReportingOverflow(w).partialValue),
+                        ])
                 }
                 if let joined = rule.swing(for: clip, among: known) {
                     placed.swingID = joined
-                    inherited = known.filter { $0.swingID == joined }.min { ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max) }
+                    inherited = known.filter { $0.swingID == joined }.min {
+                        ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max)
+                    }
                 } else {
                     placed.swingID = clip.clipID
                 }
@@ -341,13 +380,19 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
             try insert(placed, files: files)
             // A new angle of a swing a coach already marked carries the marks (the page shows the swing's).
             if before == nil, let first = inherited, !first.flags.isEmpty || !first.notes.isEmpty {
-                try run("UPDATE clips SET flags = ?, notes = ? WHERE clip_id = ?", [.text(ClipFlag.text(first.flags)), .text(first.notes), .text(clip.clipID)])
+                try run(
+                    "UPDATE clips SET flags = ?, notes = ? WHERE clip_id = ?",
+                    [.text(ClipFlag.text(first.flags)), .text(first.notes), .text(clip.clipID)])
             }
         }
         return try selectLocked("WHERE clip_id = ?", [.text(clip.clipID)]).first ?? placed
     }
 
-    enum Value { case text(String), int(Int64), null }
+    enum Value {
+        case text(String)
+        case int(Int64)
+        case null
+    }
 
     func run(_ sql: String, _ values: [Value]) throws(CatalogueError) {
         var stmt: OpaquePointer?
@@ -377,7 +422,8 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         try select("WHERE swing_id = ? OR (swing_id IS NULL AND clip_id = ?)", [.text(id), .text(id)])
     }
 
-    public func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int) {
+    public func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int)
+    {
         let clips = try select(
             """
             WHERE COALESCE(swing_id, clip_id) IN (SELECT COALESCE(swing_id, clip_id) AS s FROM clips GROUP BY s
@@ -391,7 +437,8 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
     }
 
     /// The clips table's columns as every store reads them, in order.
-    public static let columns = "clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes, swing_id, received_seq, host_boot, received_mono_ns, bay, trigger"
+    public static let columns =
+        "clip_id, device, session, session_id, t0_device_ns, t0_host_ns, t0_uncertainty_ns, frames, capture_profile, below_policy, received_at, path, bytes, flags, notes, swing_id, received_seq, host_boot, received_mono_ns, bay, trigger"
 
     func select(_ tail: String, _ values: [Value]) throws(CatalogueError) -> [CatalogueClip] {
         lock.lock()
@@ -415,16 +462,24 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         }
         func text(_ i: Int32) -> String { sqlite3_column_text(stmt, i).map { String(cString: $0) } ?? "" }
         func optionalText(_ i: Int32) -> String? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : text(i) }
-        func optionalInt(_ i: Int32) -> Int64? { sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : sqlite3_column_int64(stmt, i) }
+        func optionalInt(_ i: Int32) -> Int64? {
+            sqlite3_column_type(stmt, i) == SQLITE_NULL ? nil : sqlite3_column_int64(stmt, i)
+        }
         var out: [CatalogueClip] = []
         while sqlite3_step(stmt) == SQLITE_ROW {
-            out.append(CatalogueClip(
-                clipID: text(0), device: text(1), session: text(2), sessionID: text(3), t0DeviceNs: sqlite3_column_int64(stmt, 4),
-                t0HostNs: optionalInt(5), t0UncertaintyNs: optionalInt(6), frames: Int(sqlite3_column_int64(stmt, 7)),
-                captureProfile: text(8), belowPolicy: sqlite3_column_type(stmt, 9) == SQLITE_NULL ? nil : text(9), receivedAt: text(10),
-                path: text(11), bytes: sqlite3_column_int64(stmt, 12), flags: ClipFlag.parse(text(13)), notes: text(14),
-                swingID: optionalText(15), receivedSeq: optionalInt(16), hostBoot: optionalText(17), receivedMonoNs: optionalInt(18),
-                bay: optionalText(19), trigger: optionalText(20)))
+            out.append(
+                CatalogueClip(
+                    clipID: text(0), device: text(1), session: text(2), sessionID: text(3),
+                    t0DeviceNs: sqlite3_column_int64(stmt, 4),
+                    t0HostNs: optionalInt(5), t0UncertaintyNs: optionalInt(6),
+                    frames: Int(sqlite3_column_int64(stmt, 7)),
+                    captureProfile: text(8), belowPolicy: sqlite3_column_type(stmt, 9) == SQLITE_NULL ? nil : text(9),
+                    receivedAt: text(10),
+                    path: text(11), bytes: sqlite3_column_int64(stmt, 12), flags: ClipFlag.parse(text(13)),
+                    notes: text(14),
+                    swingID: optionalText(15), receivedSeq: optionalInt(16), hostBoot: optionalText(17),
+                    receivedMonoNs: optionalInt(18),
+                    bay: optionalText(19), trigger: optionalText(20)))
         }
         return out
     }
@@ -451,7 +506,9 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
             try run("UPDATE clips SET notes = ? WHERE clip_id = ?", [.text(notes), .text(clipID)])
             changed += Int(sqlite3_changes(db))
         }
-        guard changed > 0 || (flags == nil && notes == nil) else { throw CatalogueError("\(clipID): no such clip in \(path)") }
+        guard changed > 0 || (flags == nil && notes == nil) else {
+            throw CatalogueError("\(clipID): no such clip in \(path)")
+        }
     }
 
     /// Swings: clips from different devices whose host-clock t0 agree within their combined uncertainty plus
@@ -460,7 +517,8 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         var out: [[CatalogueClip]] = []
         for c in clips.sorted(by: { ($0.t0HostNs ?? $0.t0DeviceNs) < ($1.t0HostNs ?? $1.t0DeviceNs) }) {
             if let t = c.t0HostNs, var last = out.last, let first = last.first, let ft = first.t0HostNs,
-                !last.contains(where: { $0.device == c.device }), within(t, ft, c.t0UncertaintyNs, first.t0UncertaintyNs, toleranceNs)
+                !last.contains(where: { $0.device == c.device }),
+                within(t, ft, c.t0UncertaintyNs, first.t0UncertaintyNs, toleranceNs)
             {
                 last.append(c)
                 out[out.count - 1] = last

@@ -1,6 +1,6 @@
 import Foundation
-import Syscall
 import JSONInput
+import Syscall
 
 /// What a person said of a clip — its flags and notes — kept beside the clip as well as in the catalogue
 /// (`LIBRARY/<device>/<clipId>/annotations.json`), so that a catalogue made again from the library (`ppc-host catalogue
@@ -11,7 +11,9 @@ public enum ClipAnnotations {
     /// Writes `flags` and `notes` beside the clip in `directory`, whole or not at all and durably (`FileSystem.writeAtomically`:
     /// a temporary file beside it, fsynced, renamed over).
     public static func write(flags: Set<ClipFlag>, notes: String, to directory: String) throws {
-        let object: [String: Any] = ["flags": flags.sorted().map(\.rawValue), "notes": notes, "format": "ppc-clip-annotations", "version": 1]
+        let object: [String: Any] = [
+            "flags": flags.sorted().map(\.rawValue), "notes": notes, "format": "ppc-clip-annotations", "version": 1,
+        ]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
         try FileSystem.writeAtomically([UInt8](data), to: "\(directory)/\(fileName)")
     }
@@ -27,7 +29,9 @@ public enum ClipAnnotations {
         }
         guard let o = try? JSONInput.object(data),
             let flags = o["flags"] as? [String], let notes = o["notes"] as? String
-        else { throw CatalogueError("\(path): not a clip's annotations (expected {\"flags\": [...], \"notes\": \"...\"})") }
+        else {
+            throw CatalogueError("\(path): not a clip's annotations (expected {\"flags\": [...], \"notes\": \"...\"})")
+        }
         return (Set(flags.compactMap(ClipFlag.init(rawValue:))), notes)
     }
 }

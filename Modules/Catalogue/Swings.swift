@@ -22,16 +22,25 @@ public struct SwingRule: Sendable {
     /// The id of the swing `clip` joins among `known` (clips already placed), or nil: a swing of its own.
     public func swing(for clip: CatalogueClip, among known: [CatalogueClip]) -> String? {
         guard let t = clip.t0HostNs, let boot = clip.hostBoot, let arrived = clip.receivedMonoNs else { return nil }
-        let placed = known.filter { $0.swingID != nil && $0.clipID != clip.clipID && $0.hostBoot == boot && $0.bay == clip.bay }
+        let placed = known.filter {
+            $0.swingID != nil && $0.clipID != clip.clipID && $0.hostBoot == boot && $0.bay == clip.bay
+        }
         var best: (id: String, distance: UInt64)?
         for (id, angles) in Dictionary(grouping: placed, by: { $0.swingID! }) {
             guard !angles.contains(where: { $0.device == clip.device }),
-                angles.allSatisfy({ a in a.receivedMonoNs.map { Catalogue.within(arrived, $0, 0, 0, arrivalWindowNs) } ?? false }),
-                let anchor = angles.min(by: { ($0.receivedSeq ?? .max, $0.clipID) < ($1.receivedSeq ?? .max, $1.clipID) }),
-                let at = anchor.t0HostNs, Catalogue.within(t, at, clip.t0UncertaintyNs, anchor.t0UncertaintyNs, toleranceNs)
+                angles.allSatisfy({ a in
+                    a.receivedMonoNs.map { Catalogue.within(arrived, $0, 0, 0, arrivalWindowNs) } ?? false
+                }),
+                let anchor = angles.min(by: {
+                    ($0.receivedSeq ?? .max, $0.clipID) < ($1.receivedSeq ?? .max, $1.clipID)
+                }),
+                let at = anchor.t0HostNs,
+                Catalogue.within(t, at, clip.t0UncertaintyNs, anchor.t0UncertaintyNs, toleranceNs)
             else { continue }
             let distance = t.subtractingReportingOverflow(at).partialValue.magnitude
-            if best == nil || distance < best!.distance || (distance == best!.distance && id < best!.id) { best = (id, distance) }
+            if best == nil || distance < best!.distance || (distance == best!.distance && id < best!.id) {
+                best = (id, distance)
+            }
         }
         return best?.id
     }
@@ -42,9 +51,13 @@ extension Catalogue {
     /// a clip not placed (none should be) is a swing of its own, and the oldest. Within a swing, angles in the order
     /// they arrived.
     public static func placedSwings(_ clips: [CatalogueClip]) -> [[CatalogueClip]] {
-        let order = { (a: CatalogueClip, b: CatalogueClip) in (a.receivedSeq ?? .max, a.clipID) < (b.receivedSeq ?? .max, b.clipID) }
+        let order = { (a: CatalogueClip, b: CatalogueClip) in
+            (a.receivedSeq ?? .max, a.clipID) < (b.receivedSeq ?? .max, b.clipID)
+        }
         // A clip with no place in the order (recorded by hand, never placed) counts as the oldest.
-        let newer = { (a: CatalogueClip, b: CatalogueClip) in (a.receivedSeq ?? 0, a.clipID) > (b.receivedSeq ?? 0, b.clipID) }
+        let newer = { (a: CatalogueClip, b: CatalogueClip) in
+            (a.receivedSeq ?? 0, a.clipID) > (b.receivedSeq ?? 0, b.clipID)
+        }
         return Dictionary(grouping: clips, by: { $0.swingID ?? $0.clipID }).values
             .map { $0.sorted(by: order) }
             .sorted { newer($0[0], $1[0]) }
@@ -55,7 +68,9 @@ extension Catalogue {
     /// then still opens.
     public static func backfill(_ clips: [CatalogueClip]) -> [(clipID: String, swingID: String, seq: Int64)] {
         var seqOf: [String: Int64] = [:]
-        for (n, c) in clips.sorted(by: { ($0.receivedAt, $0.clipID) < ($1.receivedAt, $1.clipID) }).enumerated() { seqOf[c.clipID] = Int64(n + 1) }
+        for (n, c) in clips.sorted(by: { ($0.receivedAt, $0.clipID) < ($1.receivedAt, $1.clipID) }).enumerated() {
+            seqOf[c.clipID] = Int64(n + 1)
+        }
         return swings(clips).flatMap { s in
             let id = s.map(\.clipID).min() ?? ""
             return s.map { (clipID: $0.clipID, swingID: id, seq: seqOf[$0.clipID] ?? 0) }

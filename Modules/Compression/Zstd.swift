@@ -18,8 +18,11 @@ public final class ZstdCompressor {
     public static func bound(_ count: Int) -> Int { ZSTD_compressBound(count) }
 
     /// Compresses `source` into `destination` (at least `bound(source.count)` long); returns the compressed size.
-    public func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) throws(ZstdError) -> Int {
-        let n = ZSTD_compressCCtx(context, destination.baseAddress, destination.count, source.baseAddress, source.count, level)
+    public func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer)
+        throws(ZstdError) -> Int
+    {
+        let n = ZSTD_compressCCtx(
+            context, destination.baseAddress, destination.count, source.baseAddress, source.count, level)
         if ZSTD_isError(n) != 0 { throw ZstdError(n) }
         return n
     }
@@ -37,8 +40,11 @@ public final class ZstdDecompressor {
     deinit { ZSTD_freeDCtx(context) }
 
     /// Decompresses one zstd frame into `destination`; returns the decompressed size.
-    public func decompress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) throws(ZstdError) -> Int {
-        let n = ZSTD_decompressDCtx(context, destination.baseAddress, destination.count, source.baseAddress, source.count)
+    public func decompress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer)
+        throws(ZstdError) -> Int
+    {
+        let n = ZSTD_decompressDCtx(
+            context, destination.baseAddress, destination.count, source.baseAddress, source.count)
         if ZSTD_isError(n) != 0 { throw ZstdError(n) }
         return n
     }

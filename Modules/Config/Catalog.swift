@@ -45,15 +45,18 @@ public enum Catalog {
             constraints: [.hardLimit(.boolean(true), reason: "seed 000: the encoder runs real-time")]),
         .init(
             "capture.frameStartToExposureOffsetNs", .integer, unit: "ns", .given(.integer(0), .assumed),
-            note: "⚠ No device has been through an LED rig (E-M1). Applied to every frame timestamp.", constraints: [.range(-1_000_000_000, 1_000_000_000)]),
+            note: "⚠ No device has been through an LED rig (E-M1). Applied to every frame timestamp.",
+            constraints: [.range(-1_000_000_000, 1_000_000_000)]),
         .init(
             "capture.rollingShutterReadoutFrames", .real, unit: "frame intervals", .given(.real(1.0), .assumed),
             note: "⚠ Placeholder: real values differ per sensor and binning mode.", constraints: [.range(0, 100)]),
         .init(
             "capture.ringSeconds", .real, unit: "s",
             .derived(
-                .init("capture.fragmentSeconds × capture.fragmentCapacity",
-                    inputs: ["capture.fragmentSeconds", "capture.fragmentCapacity"]) {
+                .init(
+                    "capture.fragmentSeconds × capture.fragmentCapacity",
+                    inputs: ["capture.fragmentSeconds", "capture.fragmentCapacity"]
+                ) {
                     .real($0.real("capture.fragmentSeconds") * $0.real("capture.fragmentCapacity"))
                 }),
             note: "The retained window."),
@@ -67,16 +70,20 @@ public enum Catalog {
         .init(
             "capture.framesPerFragment", .real, unit: "frames",
             .derived(
-                .init("capture.fragmentSeconds × capture.expectedFrameRate",
-                    inputs: ["capture.fragmentSeconds", "capture.expectedFrameRate"]) {
+                .init(
+                    "capture.fragmentSeconds × capture.expectedFrameRate",
+                    inputs: ["capture.fragmentSeconds", "capture.expectedFrameRate"]
+                ) {
                     .real($0.real("capture.fragmentSeconds") * $0.real("capture.expectedFrameRate"))
                 }),
             note: "GOP length; must be a whole number of frames."),
         .init(
             "capture.ringFootprintBytes", .integer, unit: "bytes",
             .derived(
-                .init("capture.ringSeconds × capture.videoBitrateBps / 8",
-                    inputs: ["capture.ringSeconds", "capture.videoBitrateBps"]) {
+                .init(
+                    "capture.ringSeconds × capture.videoBitrateBps / 8",
+                    inputs: ["capture.ringSeconds", "capture.videoBitrateBps"]
+                ) {
                     .integer(Int64(($0.real("capture.ringSeconds") * $0.real("capture.videoBitrateBps") / 8).rounded()))
                 }),
             note: "Disk the ring occupies at the operating bitrate (seed 000 §4: ≈62 MB)."),
@@ -90,11 +97,14 @@ public enum Catalog {
         .init(
             "capture.clipBytes", .integer, unit: "bytes",
             .derived(
-                .init("capture.clipWindowNs / 1e9 × capture.videoBitrateBps / 8",
-                    inputs: ["capture.clipWindowNs", "capture.videoBitrateBps"]) {
+                .init(
+                    "capture.clipWindowNs / 1e9 × capture.videoBitrateBps / 8",
+                    inputs: ["capture.clipWindowNs", "capture.videoBitrateBps"]
+                ) {
                     .integer(
-                        Int64(($0.real("capture.clipWindowNs") / nsPerSecond * $0.real("capture.videoBitrateBps") / 8)
-                            .rounded()))
+                        Int64(
+                            ($0.real("capture.clipWindowNs") / nsPerSecond * $0.real("capture.videoBitrateBps") / 8)
+                                .rounded()))
                 }),
             note: "One clip at the operating bitrate (seed 000 §4: ≈28 MB)."),
     ]
@@ -103,11 +113,14 @@ public enum Catalog {
 
     static let session: [ParameterDefinition] = [
         .init(
-            "session.shots", .integer, unit: "shots", .given(.integer(50), .vendor(source: "PRD §16.2 via seed 000 §4")),
+            "session.shots", .integer, unit: "shots",
+            .given(.integer(50), .vendor(source: "PRD §16.2 via seed 000 §4")),
             note: "Shots in a typical session.", constraints: [.range(1, 10_000_000)]),
         .init(
-            "session.prdClipSeconds", .real, unit: "s", .given(.real(3.0), .vendor(source: "PRD §16.2 via seed 000 §4")),
-            note: "⚠ The clip length the PRD's volume figure assumes; the real window is capture.clipWindowNs.", constraints: [.range(0, 600)]),
+            "session.prdClipSeconds", .real, unit: "s",
+            .given(.real(3.0), .vendor(source: "PRD §16.2 via seed 000 §4")),
+            note: "⚠ The clip length the PRD's volume figure assumes; the real window is capture.clipWindowNs.",
+            constraints: [.range(0, 600)]),
         .init(
             "session.volumeSeconds", .real, unit: "s",
             .derived(
@@ -118,19 +131,25 @@ public enum Catalog {
         .init(
             "session.volumeBytes", .integer, unit: "bytes",
             .derived(
-                .init("session.volumeSeconds × capture.videoBitrateBps / 8",
-                    inputs: ["session.volumeSeconds", "capture.videoBitrateBps"]) {
-                    .integer(Int64(($0.real("session.volumeSeconds") * $0.real("capture.videoBitrateBps") / 8).rounded()))
+                .init(
+                    "session.volumeSeconds × capture.videoBitrateBps / 8",
+                    inputs: ["session.volumeSeconds", "capture.videoBitrateBps"]
+                ) {
+                    .integer(
+                        Int64(($0.real("session.volumeSeconds") * $0.real("capture.videoBitrateBps") / 8).rounded()))
                 }),
             note: "One session's clips on disk (seed 000 §4: ≈1.4 GB)."),
         .init(
             "session.prdVolumeBytes", .integer, unit: "bytes",
             .derived(
-                .init("session.shots × session.prdClipSeconds × capture.videoBitrateBps / 8",
-                    inputs: ["session.shots", "session.prdClipSeconds", "capture.videoBitrateBps"]) {
+                .init(
+                    "session.shots × session.prdClipSeconds × capture.videoBitrateBps / 8",
+                    inputs: ["session.shots", "session.prdClipSeconds", "capture.videoBitrateBps"]
+                ) {
                     .integer(
-                        Int64(($0.real("session.shots") * $0.real("session.prdClipSeconds")
-                            * $0.real("capture.videoBitrateBps") / 8).rounded()))
+                        Int64(
+                            ($0.real("session.shots") * $0.real("session.prdClipSeconds")
+                                * $0.real("capture.videoBitrateBps") / 8).rounded()))
                 }),
             note: "⚠ The PRD's figure (≈940 MB), kept only to show the disagreement."),
     ]
@@ -171,17 +190,22 @@ public enum Catalog {
         .init(
             "detect.tofCorrectionSamples", .real, unit: "samples",
             .derived(
-                .init("detect.micToBallDefaultMetres / detect.speedOfSoundMps × detect.sampleRateHz",
-                    inputs: ["detect.micToBallDefaultMetres", "detect.speedOfSoundMps", "detect.sampleRateHz"]) {
-                    .real($0.real("detect.micToBallDefaultMetres") / $0.real("detect.speedOfSoundMps")
-                        * $0.real("detect.sampleRateHz"))
+                .init(
+                    "detect.micToBallDefaultMetres / detect.speedOfSoundMps × detect.sampleRateHz",
+                    inputs: ["detect.micToBallDefaultMetres", "detect.speedOfSoundMps", "detect.sampleRateHz"]
+                ) {
+                    .real(
+                        $0.real("detect.micToBallDefaultMetres") / $0.real("detect.speedOfSoundMps")
+                            * $0.real("detect.sampleRateHz"))
                 }),
             note: "Time of flight from ball to microphone, subtracted from the onset."),
         .init(
             "detect.audioRetentionBoundSeconds", .real, unit: "s",
             .derived(
-                .init("detect.maxRetainedCandidates × detect.audioWindowNs / 1e9",
-                    inputs: ["detect.maxRetainedCandidates", "detect.audioWindowNs"]) {
+                .init(
+                    "detect.maxRetainedCandidates × detect.audioWindowNs / 1e9",
+                    inputs: ["detect.maxRetainedCandidates", "detect.audioWindowNs"]
+                ) {
                     .real($0.real("detect.maxRetainedCandidates") * $0.real("detect.audioWindowNs") / nsPerSecond)
                 }),
             note: "Most audio a session retains (seed 000: ≈300 s)."),
@@ -198,11 +222,13 @@ public enum Catalog {
             note: "How often the transfer queue pumps.", constraints: [.range(1_000_000, 60_000_000_000)]),
         .init(
             "link.owedRetryIntervalNs", .integer, unit: "ns", .given(.integer(30_000_000_000), .assumed),
-            note: "While a session owes clips to a host that was down, how often it tries to send them again without a new shot (each try costs one connection attempt).",
+            note:
+                "While a session owes clips to a host that was down, how often it tries to send them again without a new shot (each try costs one connection attempt).",
             constraints: [.range(100_000_000, 3_600_000_000_000)]),
         .init(
             "link.connectTimeoutNs", .integer, unit: "ns", .given(.integer(3_000_000_000), .assumed),
-            note: "How long a device waits for a host to answer a connection before it counts the host as unreachable (a host asleep, or a firewall that drops, never answers; the kernel alone would wait about two minutes). Allows one SYN retransmission (1 s).",
+            note:
+                "How long a device waits for a host to answer a connection before it counts the host as unreachable (a host asleep, or a firewall that drops, never answers; the kernel alone would wait about two minutes). Allows one SYN retransmission (1 s).",
             constraints: [.range(10_000_000, 600_000_000_000)]),
         .init(
             "link.syncBurstTarget", .integer, unit: "probes", .given(.integer(16), .assumed),
@@ -210,7 +236,8 @@ public enum Catalog {
             constraints: [.range(1, 10_000)]),
         .init(
             "link.controlCeilingBytesPerSec", .integer, unit: "bytes/s", .given(.integer(10_000), .assumed),
-            note: "A budget, not a measurement: only the idle path has been measured.", constraints: [.range(1, 1_000_000_000_000)]),
+            note: "A budget, not a measurement: only the idle path has been measured.",
+            constraints: [.range(1, 1_000_000_000_000)]),
         .init(
             "link.concurrentPayloadTransfers", .integer, unit: "transfers", .given(.integer(1), .assumed),
             note: "⛔ Hard limit: parallel uploads contend with the ring for no throughput on one link.",
@@ -256,8 +283,10 @@ public enum Catalog {
         .init(
             "device.storageFloorBytes", .integer, unit: "bytes",
             .derived(
-                .init("session.volumeBytes + capture.ringFootprintBytes",
-                    inputs: ["session.volumeBytes", "capture.ringFootprintBytes"]) {
+                .init(
+                    "session.volumeBytes + capture.ringFootprintBytes",
+                    inputs: ["session.volumeBytes", "capture.ringFootprintBytes"]
+                ) {
                     .integer($0.integer("session.volumeBytes") + $0.integer("capture.ringFootprintBytes"))
                 }),
             note:
@@ -269,17 +298,23 @@ public enum Catalog {
 
     static let policy: [ParameterDefinition] = [
         .init(
-            "policy.sampleHz", .real, unit: "Hz", .given(.real(1), .vendor(source: "seed 000: thermal state polled at 1 Hz")),
+            "policy.sampleHz", .real, unit: "Hz",
+            .given(.real(1), .vendor(source: "seed 000: thermal state polled at 1 Hz")),
             note: "How often Policy reads thermal zones, free space and memory.", constraints: [.range(0.01, 1000)]),
         .init(
-            "policy.thermalHistoryWindow", .integer, unit: "readings", .given(.integer(5), .vendor(source: "seed 001 ThermalManager")),
-            note: "Readings the thermal ladder remembers, so a transient spike does not count as persistent heat.", constraints: [.range(1, 100_000)]),
+            "policy.thermalHistoryWindow", .integer, unit: "readings",
+            .given(.integer(5), .vendor(source: "seed 001 ThermalManager")),
+            note: "Readings the thermal ladder remembers, so a transient spike does not count as persistent heat.",
+            constraints: [.range(1, 100_000)]),
         .init(
-            "policy.persistentSeriousReadings", .integer, unit: "readings", .given(.integer(3), .vendor(source: "seed 001 ThermalManager")),
-            note: "Serious-or-worse readings within the window that make heat persistent: minting then waits too.", constraints: [.range(1, 100_000)]),
+            "policy.persistentSeriousReadings", .integer, unit: "readings",
+            .given(.integer(3), .vendor(source: "seed 001 ThermalManager")),
+            note: "Serious-or-worse readings within the window that make heat persistent: minting then waits too.",
+            constraints: [.range(1, 100_000)]),
         .init(
             "policy.fairCelsius", .real, unit: "°C", .given(.real(70), .assumed),
-            note: "Fair above this, for thermal zones that publish no passive trip point.", constraints: [.range(1, 200)]),
+            note: "Fair above this, for thermal zones that publish no passive trip point.",
+            constraints: [.range(1, 200)]),
         .init(
             "policy.seriousCelsius", .real, unit: "°C", .given(.real(85), .assumed),
             note: "Serious above this, for zones without a passive trip point.", constraints: [.range(1, 200)]),
@@ -288,7 +323,8 @@ public enum Catalog {
             note: "Critical above this, for zones without a hot or critical trip point.", constraints: [.range(1, 200)]),
         .init(
             "policy.memoryBudgetBytes", .integer, unit: "bytes", .given(.integer(1 << 30), .assumed),
-            note: "Resident memory above this raises a memory warning (the ring is on disk; seed 000: memory is not the binding constraint).",
+            note:
+                "Resident memory above this raises a memory warning (the ring is on disk; seed 000: memory is not the binding constraint).",
             constraints: [.range(1_048_576, 17_592_186_044_416)]),
     ]
 }

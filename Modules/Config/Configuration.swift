@@ -70,7 +70,8 @@ public struct Configuration: Sendable {
             }
             if case .derived(let rule) = def.source {
                 problems.append(
-                    .init(.derivedNotSettable, key: o.key,
+                    .init(
+                        .derivedNotSettable, key: o.key,
                         "\(o.origin): \(o.key) is derived (\(rule.formula)); set its inputs instead"))
                 continue
             }
@@ -81,20 +82,25 @@ public struct Configuration: Sendable {
                     value = .real(Double(i))
                 } else {
                     problems.append(
-                        .init(.wrongType, key: o.key,
+                        .init(
+                            .wrongType, key: o.key,
                             "\(o.origin): \(o.key) expects \(def.type), found \(o.value.type) '\(o.value)'"))
                     continue
                 }
             }
             if let m = o.measurement, let n = value.number, m.value != n {
                 problems.append(
-                    .init(.invalidMeasurement, key: o.key,
-                        "\(o.origin): \(o.key) = \(value) but its measurement record says \(ParameterValue.format(m.value))"))
+                    .init(
+                        .invalidMeasurement, key: o.key,
+                        "\(o.origin): \(o.key) = \(value) but its measurement record says \(ParameterValue.format(m.value))"
+                    ))
                 continue
             }
             // Each value is judged against its own range here, before any derived value is computed from it: derived
             // arithmetic runs only on values inside their ranges, so it never overflows.
-            if let violation = def.constraints.lazy.compactMap({ $0.violation(key: o.key, value: value, unit: def.unit) }).first {
+            if let violation = def.constraints.lazy.compactMap({
+                $0.violation(key: o.key, value: value, unit: def.unit)
+            }).first {
                 problems.append(.init(.constraintViolated, key: o.key, "\(o.origin): \(violation)"))
                 continue
             }
@@ -114,7 +120,8 @@ public struct Configuration: Sendable {
                     r = ResolvedParameter(
                         definition: def, value: o.value, provenance: p, note: o.note ?? def.note, setBy: o.origin)
                 } else {
-                    r = ResolvedParameter(definition: def, value: value, provenance: provenance, note: def.note, setBy: "default")
+                    r = ResolvedParameter(
+                        definition: def, value: value, provenance: provenance, note: def.note, setBy: "default")
                 }
             case .derived(let rule):
                 let inputs = Inputs(values: values)
@@ -127,7 +134,8 @@ public struct Configuration: Sendable {
                 let arithmetic = "\(shownInputs.joined(separator: ", ")) ⇒ \(value)\(unit)"
                 r = ResolvedParameter(
                     definition: def, value: value,
-                    provenance: .derived(Derivation(formula: rule.formula, inputs: rule.inputs, arithmetic: arithmetic)),
+                    provenance: .derived(
+                        Derivation(formula: rule.formula, inputs: rule.inputs, arithmetic: arithmetic)),
                     note: def.note, setBy: "derived")
             }
             values[def.key] = r.value
@@ -207,8 +215,10 @@ extension Configuration {
             let parts = measured.split(separator: " ", maxSplits: 1).map(String.init)
             guard parts.count == 2, let n = value.number else {
                 throw ConfigError([
-                    .init(.invalidMeasurement, key: key,
-                        "--measured for \(key): expected 'YYYY-MM-DD INSTRUMENT' on a numeric parameter, found '\(measured)'")
+                    .init(
+                        .invalidMeasurement, key: key,
+                        "--measured for \(key): expected 'YYYY-MM-DD INSTRUMENT' on a numeric parameter, found '\(measured)'"
+                    )
                 ])
             }
             record = try MeasurementRecord(value: n, date: parts[0], instrument: parts[1])

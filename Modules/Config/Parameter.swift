@@ -1,3 +1,5 @@
+import Foundation
+
 /// A parameter's value. Integers are 64-bit (nanoseconds, bytes, counts); reals are for seconds and metres.
 public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
     case integer(Int64)
@@ -140,5 +142,3 @@ public struct ParameterDefinition: Sendable {
         return false
     }
 }
-
-import Foundation

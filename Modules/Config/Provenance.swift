@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a figure came from. Seed 000's governing habit: nothing claims to be measured when it is not.
 ///
 /// `measured` can only be built from a ``MeasurementRecord``, and a record can only be built with a date and an
@@ -56,7 +58,8 @@ public struct MeasurementRecord: Sendable, Equatable, Codable {
             problems.append(.init(.invalidMeasurement, key: nil, "measurement date '\(date)' is not YYYY-MM-DD"))
         }
         if instrument.trimmingCharacters(in: .whitespaces).isEmpty {
-            problems.append(.init(.invalidMeasurement, key: nil, "measurement instrument is empty: say what measured it"))
+            problems.append(
+                .init(.invalidMeasurement, key: nil, "measurement instrument is empty: say what measured it"))
         }
         if !problems.isEmpty { throw ConfigError(problems) }
         self.value = value
@@ -90,5 +93,3 @@ public struct Derivation: Sendable, Equatable {
     /// The formula with this configuration's values, e.g. `0.5 s × 20 = 10 s`.
     public let arithmetic: String
 }
-
-import Foundation

@@ -19,14 +19,17 @@ extension Configuration {
         let fragmentNs = integer("capture.fragmentNs")
         if abs(fragmentSeconds * Catalog.nsPerSecond - Double(fragmentNs)) > 0.5 || fragmentNs <= 0 {
             problems.append(
-                .init(.constraintViolated, key: "capture.fragmentSeconds",
-                    "capture.fragmentSeconds = \(ParameterValue.format(fragmentSeconds)) s is not a whole number of nanoseconds"))
+                .init(
+                    .constraintViolated, key: "capture.fragmentSeconds",
+                    "capture.fragmentSeconds = \(ParameterValue.format(fragmentSeconds)) s is not a whole number of nanoseconds"
+                ))
         }
         let fps = integer("capture.expectedFrameRate")
         let frames = real("capture.framesPerFragment")
         if abs(frames - frames.rounded()) > 1e-9 {
             problems.append(
-                .init(.constraintViolated, key: "capture.fragmentSeconds",
+                .init(
+                    .constraintViolated, key: "capture.fragmentSeconds",
                     "capture.fragmentSeconds = \(ParameterValue.format(fragmentSeconds)) s at capture.expectedFrameRate = \(fps) fps is \(ParameterValue.format(frames)) frames; a fragment must be a whole number of frames"
                 ))
         }
@@ -36,7 +39,8 @@ extension Configuration {
         let ringNs = fragmentNs * integer("capture.fragmentCapacity")
         if pre + post + fragmentNs > ringNs {
             problems.append(
-                .init(.constraintViolated, key: "capture.clipPostNs",
+                .init(
+                    .constraintViolated, key: "capture.clipPostNs",
                     "capture.clipPreNs (\(pre) ns) + capture.clipPostNs (\(post) ns) = \(Format.seconds(pre + post)) must fit in capture.ringSeconds (\(Format.seconds(ringNs))) with one fragment (\(Format.seconds(fragmentNs))) to spare"
                 ))
         }
@@ -45,7 +49,8 @@ extension Configuration {
         let audioPre = integer("detect.audioPreNs")
         if audioPre >= window {
             problems.append(
-                .init(.constraintViolated, key: "detect.audioPreNs",
+                .init(
+                    .constraintViolated, key: "detect.audioPreNs",
                     "detect.audioPreNs (\(audioPre) ns) must be shorter than detect.audioWindowNs (\(window) ns)"))
         }
         return problems
@@ -78,7 +83,8 @@ extension Configuration {
         if abs(Double(clipNs) / Catalog.nsPerSecond - prdSeconds) > 1e-9 {
             out.append(
                 Contradiction(
-                    id: "clip-window-vs-prd", keys: ["capture.clipPreNs", "capture.clipPostNs", "session.prdClipSeconds"],
+                    id: "clip-window-vs-prd",
+                    keys: ["capture.clipPreNs", "capture.clipPostNs", "session.prdClipSeconds"],
                     text:
                         "The clip window is \(Format.seconds(clipNs)) (capture.clipPreNs + capture.clipPostNs) but PRD §16.2 sizes a session with \(ParameterValue.format(prdSeconds)) s clips: \(shots) shots are \(ParameterValue.format(real("session.volumeSeconds"))) s and \(Format.bytes(integer("session.volumeBytes"))), not \(ParameterValue.format(Double(shots) * prdSeconds)) s and \(Format.bytes(integer("session.prdVolumeBytes"))). ppc uses the real window."
                 ))

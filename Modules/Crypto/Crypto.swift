@@ -24,7 +24,9 @@ public enum Crypto {
     /// Whether `a` and `b` are equal, in time that depends only on their length.
     public static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count, !a.isEmpty else { return a.isEmpty && b.isEmpty }
-        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in sodium_memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }
+        return a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in sodium_memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 }
+        }
     }
 
     /// BLAKE2b of the concatenation of `parts`, `length` bytes (16…64), keyed when `key` is given (16…64 bytes).
@@ -39,7 +41,9 @@ public enum Crypto {
         } else {
             _ = crypto_generichash_init(state, nil, 0, length)
         }
-        for p in parts { _ = p.withUnsafeBufferPointer { crypto_generichash_update(state, $0.baseAddress, UInt64(p.count)) } }
+        for p in parts {
+            _ = p.withUnsafeBufferPointer { crypto_generichash_update(state, $0.baseAddress, UInt64(p.count)) }
+        }
         var out = [UInt8](repeating: 0, count: length)
         _ = out.withUnsafeMutableBufferPointer { crypto_generichash_final(state, $0.baseAddress!, length) }
         return out
@@ -56,7 +60,9 @@ public struct KeyPair: Sendable {
         precondition(Crypto.ready)
         var pk = [UInt8](repeating: 0, count: 32)
         var sk = [UInt8](repeating: 0, count: 32)
-        _ = pk.withUnsafeMutableBufferPointer { p in sk.withUnsafeMutableBufferPointer { s in crypto_box_keypair(p.baseAddress!, s.baseAddress!) } }
+        _ = pk.withUnsafeMutableBufferPointer { p in
+            sk.withUnsafeMutableBufferPointer { s in crypto_box_keypair(p.baseAddress!, s.baseAddress!) }
+        }
         return KeyPair(publicKey: pk, secretKey: sk)
     }
 
@@ -64,7 +70,9 @@ public struct KeyPair: Sendable {
     public init?(secretKey: [UInt8]) {
         guard Crypto.ready, secretKey.count == 32 else { return nil }
         var pk = [UInt8](repeating: 0, count: 32)
-        _ = pk.withUnsafeMutableBufferPointer { p in secretKey.withUnsafeBufferPointer { crypto_scalarmult_base(p.baseAddress!, $0.baseAddress!) } }
+        _ = pk.withUnsafeMutableBufferPointer { p in
+            secretKey.withUnsafeBufferPointer { crypto_scalarmult_base(p.baseAddress!, $0.baseAddress!) }
+        }
         self.publicKey = pk
         self.secretKey = secretKey
     }
@@ -80,7 +88,9 @@ public struct KeyPair: Sendable {
         guard peer.count == 32 else { return nil }
         var out = [UInt8](repeating: 0, count: 32)
         let r = out.withUnsafeMutableBufferPointer { o in
-            secretKey.withUnsafeBufferPointer { s in peer.withUnsafeBufferPointer { p in crypto_scalarmult(o.baseAddress!, s.baseAddress!, p.baseAddress!) } }
+            secretKey.withUnsafeBufferPointer { s in
+                peer.withUnsafeBufferPointer { p in crypto_scalarmult(o.baseAddress!, s.baseAddress!, p.baseAddress!) }
+            }
         }
         return r == 0 ? out : nil
     }
@@ -101,7 +111,8 @@ public enum AEAD {
                     nonce.withUnsafeBufferPointer { n in
                         key.withUnsafeBufferPointer { k in
                             crypto_aead_xchacha20poly1305_ietf_encrypt(
-                                o.baseAddress!, &written, p.baseAddress, UInt64(plain.count), a.baseAddress, UInt64(ad.count), nil,
+                                o.baseAddress!, &written, p.baseAddress, UInt64(plain.count), a.baseAddress,
+                                UInt64(ad.count), nil,
                                 n.baseAddress!, k.baseAddress!)
                         }
                     }
@@ -122,7 +133,8 @@ public enum AEAD {
                     nonce.withUnsafeBufferPointer { n in
                         key.withUnsafeBufferPointer { k in
                             crypto_aead_xchacha20poly1305_ietf_decrypt(
-                                o.baseAddress, &written, nil, c.baseAddress!, UInt64(sealed.count), a.baseAddress, UInt64(ad.count),
+                                o.baseAddress, &written, nil, c.baseAddress!, UInt64(sealed.count), a.baseAddress,
+                                UInt64(ad.count),
                                 n.baseAddress!, k.baseAddress!)
                         }
                     }
@@ -153,7 +165,9 @@ public final class SecretStream: @unchecked Sendable {
         let s = SecretStream()
         var header = [UInt8](repeating: 0, count: headerBytes)
         _ = header.withUnsafeMutableBufferPointer { h in
-            key.withUnsafeBufferPointer { crypto_secretstream_xchacha20poly1305_init_push(&s.state, h.baseAddress!, $0.baseAddress!) }
+            key.withUnsafeBufferPointer {
+                crypto_secretstream_xchacha20poly1305_init_push(&s.state, h.baseAddress!, $0.baseAddress!)
+            }
         }
         return (s, header)
     }
@@ -163,7 +177,9 @@ public final class SecretStream: @unchecked Sendable {
         guard Crypto.ready, key.count == 32, header.count == headerBytes else { return nil }
         let s = SecretStream()
         let r = header.withUnsafeBufferPointer { h in
-            key.withUnsafeBufferPointer { crypto_secretstream_xchacha20poly1305_init_pull(&s.state, h.baseAddress!, $0.baseAddress!) }
+            key.withUnsafeBufferPointer {
+                crypto_secretstream_xchacha20poly1305_init_pull(&s.state, h.baseAddress!, $0.baseAddress!)
+            }
         }
         return r == 0 ? s : nil
     }

@@ -10,8 +10,12 @@ public struct DetectionScore: Sendable, Equatable {
 
     public init() {}
 
-    public var precision: Double { truePositives + falsePositives == 0 ? 1 : Double(truePositives) / Double(truePositives + falsePositives) }
-    public var recall: Double { truePositives + falseNegatives == 0 ? 1 : Double(truePositives) / Double(truePositives + falseNegatives) }
+    public var precision: Double {
+        truePositives + falsePositives == 0 ? 1 : Double(truePositives) / Double(truePositives + falsePositives)
+    }
+    public var recall: Double {
+        truePositives + falseNegatives == 0 ? 1 : Double(truePositives) / Double(truePositives + falseNegatives)
+    }
     public var f: Double { precision + recall == 0 ? 0 : 2 * precision * recall / (precision + recall) }
 
     /// Median, 95th percentile and maximum of |error|, and the median signed error, in samples.
@@ -19,8 +23,13 @@ public struct DetectionScore: Sendable, Equatable {
         guard !errors.isEmpty else { return (0, 0, 0, 0) }
         let abs = errors.map { Swift.abs(Double($0)) }.sorted()
         let signed = errors.map(Double.init).sorted()
-        func median(_ a: [Double]) -> Double { a.count % 2 == 1 ? a[a.count / 2] : (a[a.count / 2 - 1] + a[a.count / 2]) / 2 }
-        return (median(abs), abs[min(abs.count - 1, Int((Double(abs.count) * 0.95).rounded(.up)) - 1)], abs.last!, median(signed))
+        func median(_ a: [Double]) -> Double {
+            a.count % 2 == 1 ? a[a.count / 2] : (a[a.count / 2 - 1] + a[a.count / 2]) / 2
+        }
+        return (
+            median(abs), abs[min(abs.count - 1, Int((Double(abs.count) * 0.95).rounded(.up)) - 1)], abs.last!,
+            median(signed)
+        )
     }
 
     /// Adds one file's result: detections and truth matched one to one, nearest first, within `tolerance` samples.
@@ -29,7 +38,9 @@ public struct DetectionScore: Sendable, Equatable {
     public mutating func add(detected: [Int64], truth: [Int64], tolerance: Int64) -> [Bool] {
         var pairs: [(d: Int, t: Int, distance: Int64)] = []
         for (i, d) in detected.enumerated() {
-            for (j, t) in truth.enumerated() where Swift.abs(d - t) <= tolerance { pairs.append((i, j, Swift.abs(d - t))) }
+            for (j, t) in truth.enumerated() where Swift.abs(d - t) <= tolerance {
+                pairs.append((i, j, Swift.abs(d - t)))
+            }
         }
         pairs.sort { ($0.distance, $0.d, $0.t) < ($1.distance, $1.d, $1.t) }
         var usedD = Set<Int>()

@@ -131,7 +131,9 @@ extension ImpactDetector {
     /// 10·log10(residual of order 2 / residual of order `p`) from the normal equations in `m` (p rows of p + 1), by one
     /// in-place Cholesky factorisation: the leading 2×2 block of the factor is the order-2 factor. `factored`: whether
     /// the factorisation ran to the end (the factor and L⁻¹·r are then in `m`).
-    func choleskyResidualRatioDb(_ m: UnsafeMutablePointer<Double>, p: Int, energy: Double) -> (db: Double, factored: Bool) {
+    func choleskyResidualRatioDb(_ m: UnsafeMutablePointer<Double>, p: Int, energy: Double) -> (
+        db: Double, factored: Bool
+    ) {
         let w = p + 1
         var trace = 0.0
         for i in 0..<p { trace += m[i * w + i] }
@@ -169,7 +171,8 @@ extension ImpactDetector {
     func repetition(at onset: Int64) -> Double {
         let scale = Double(settings.sampleRate) / 48_000
         let w = max(16, Int(96 * scale))
-        let minLag = max(w, Int(160 * scale)), maxLag = max(minLag + 1, Int(600 * scale))
+        let minLag = max(w, Int(160 * scale))
+        let maxLag = max(minLag + 1, Int(600 * scale))
         guard onset + Int64(w) <= sample, sample - (onset - Int64(maxLag)) < Int64(historyMask) else { return 0 }
         @inline(__always) func x(_ k: Int64) -> Double { Double(history[Int(k) & historyMask]) }
         var e0 = 0.0
@@ -183,7 +186,8 @@ extension ImpactDetector {
             let from = onset - Int64(lag)
             if lag > minLag {
                 // Moving one sample earlier: add the new first sample, drop the old last one.
-                let add = x(from), drop = x(from + Int64(w))
+                let add = x(from)
+                let drop = x(from + Int64(w))
                 e1 += add * add - drop * drop
             }
             var c = 0.0
@@ -227,7 +231,8 @@ extension ImpactDetector {
         let from = eventTriggerBlockStart + Int64(96 * scale)
         let to = min(sample, eventTriggerBlockStart + Int64(480 * scale))
         let n = Int(to - from)
-        let minLag = max(2, Int(4 * scale)), maxLag = max(minLag + 1, Int(48 * scale))
+        let minLag = max(2, Int(4 * scale))
+        let maxLag = max(minLag + 1, Int(48 * scale))
         guard n > maxLag * 2, sample - from < Int64(historyMask) else { return 0 }
         @inline(__always) func x(_ k: Int) -> Double { Double(history[Int(from + Int64(k)) & historyMask]) }
         var mean = 0.0
@@ -266,7 +271,8 @@ extension ImpactDetector {
             let v = Double(history[Int(from + Int64(k - 1)) & historyMask])
             left += v * v
             let right = total - left
-            let aic = Double(k) * log(max(left / Double(k), 1e-30)) + Double(n - k) * log(max(right / Double(n - k), 1e-30))
+            let aic =
+                Double(k) * log(max(left / Double(k), 1e-30)) + Double(n - k) * log(max(right / Double(n - k), 1e-30))
             if aic < bestAIC {
                 bestAIC = aic
                 best = k

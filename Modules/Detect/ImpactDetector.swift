@@ -308,10 +308,14 @@ public final class ImpactDetector {
         blockEnergyAll = 0
         blockRingAll.update(repeating: 0, count: Self.blockRingMask + 1)
         blockRing2k.update(repeating: 0, count: Self.blockRingMask + 1)
-        hp2.z1 = 0; hp2.z2 = 0
-        hp6.z1 = 0; hp6.z2 = 0
-        hp4.z1 = 0; hp4.z2 = 0
-        hp200.z1 = 0; hp200.z2 = 0
+        hp2.z1 = 0
+        hp2.z2 = 0
+        hp6.z1 = 0
+        hp6.z2 = 0
+        hp4.z1 = 0
+        hp4.z2 = 0
+        hp200.z1 = 0
+        hp200.z2 = 0
         history.update(repeating: 0, count: historyMask + 1)
         recent = (floor, floor, floor, floor)
         recent4k = (floor4k, floor4k, floor4k, floor4k)
@@ -372,11 +376,13 @@ public final class ImpactDetector {
         // above 4 kHz, against that band's own floor and blocks (RoomCorpus tuning sessions 1–32, ImpactCorpus seeds
         // 1–12 and five unseen ImpactCorpus seed sets, 2026-12-01). Not for a block loud above 2 kHz that did not jump
         // there: that is inside a louder sound's tail, where the 4 kHz band jumps at every brighter reflection.
-        let jumped4k = settings.triggerAbove4k && e <= floor * triggerRatio && q4 > floor4k * triggerRatio
+        let jumped4k =
+            settings.triggerAbove4k && e <= floor * triggerRatio && q4 > floor4k * triggerRatio
             && Self.jumps(q4, over: recent4k, by: jumpRatio)
         recent4k = (recent4k.1, recent4k.2, recent4k.3, q4)
         // The room's echo of a sound just rejected is that sound again, not a new event, unless it is louder or brighter.
-        let echo = blockStart < rejectedUntil && e <= rejectedPeak * echoRatio
+        let echo =
+            blockStart < rejectedUntil && e <= rejectedPeak * echoRatio
             && hf <= e * (rejectedBroadband + settings.echoBroadbandTolerance)
         if (e > floor * triggerRatio && jumped) || jumped4k, !echo, blockStart >= refractoryUntil,
             blocksSeen > Self.warmUpBlocks
@@ -396,7 +402,8 @@ public final class ImpactDetector {
         }
         let alphaUp = Double(blockSize) / (Double(settings.sampleRate) * 1.0)
         Self.follow(&floor, warmUp: &warmUp, e, blocksSeen: blocksSeen, alphaUp: alphaUp, triggerRatio: triggerRatio)
-        Self.follow(&floor4k, warmUp: &warmUp4k, q4, blocksSeen: blocksSeen, alphaUp: alphaUp, triggerRatio: triggerRatio)
+        Self.follow(
+            &floor4k, warmUp: &warmUp4k, q4, blocksSeen: blocksSeen, alphaUp: alphaUp, triggerRatio: triggerRatio)
     }
 
     /// Whether block energy `e` jumps by `ratio` over the four blocks before it. An onset late in a block puts part of
@@ -439,7 +446,8 @@ public final class ImpactDetector {
         let earlyDecayDb = 10 * log10(eventPeak / max(eventEarlyEnergy, 1e-20))
         let broadband4k = eventPeak4k / max(eventPeak, 1e-20)
         let dipDb = 10 * log10(eventPeak / max(eventDip, 1e-20))
-        let decays = decayDb >= settings.minDecayDb || eventLastEnergy <= floor * 2
+        let decays =
+            decayDb >= settings.minDecayDb || eventLastEnergy <= floor * 2
             || (earlyDecayDb >= settings.minEarlyDecayDb && broadband >= 2 * settings.minBroadband)
             || (earlyDecayDb >= settings.minEarlyDecayDb4k && broadband4k >= 1.5 * settings.minBroadband4k)
             || dipDb >= settings.minDipDb
@@ -454,10 +462,12 @@ public final class ImpactDetector {
         rejectedUntil = sample + echoSamples
         var features = Candidate.Features(
             snrDb: snrDb, riseBlocks: eventPeakBlock, decayDb: decayDb, broadband: broadband,
-            broadband4k: broadband4k, jumpDb: 10 * log10(max(eventJump, 1e-20)), earlyDecayDb: earlyDecayDb, dipDb: dipDb)
+            broadband4k: broadband4k, jumpDb: 10 * log10(max(eventJump, 1e-20)), earlyDecayDb: earlyDecayDb,
+            dipDb: dipDb)
         features.laterPeakDb = 10 * log10(max(eventLateMax, 1e-30) / max(eventPeak, 1e-20))
         guard sharp else {
-            if trace != nil { features.attackSamples = attackSamples(from: refineOnset()) }  // for a person reading the trace
+            // for a person reading the trace
+            if trace != nil { features.attackSamples = attackSamples(from: refineOnset()) }
             trace?(eventTriggerBlockStart, features, "slow rise")
             return
         }
@@ -471,7 +481,9 @@ public final class ImpactDetector {
             return features.modality
         }
         func quarter() -> Int {
-            if features.attackQuarterSamples < 0 { features.attackQuarterSamples = attackSamples(from: onset, fraction: 0.25) }
+            if features.attackQuarterSamples < 0 {
+                features.attackQuarterSamples = attackSamples(from: onset, fraction: 0.25)
+            }
             return features.attackQuarterSamples
         }
         func modes() -> Double {
@@ -530,7 +542,8 @@ public final class ImpactDetector {
             let ringing = wide && ring() >= settings.minModalityRinging
             // Less breadth asks for a stronger ring (a second tier, measured the same way). Several modes beat, so the
             // 8-sample energy of an abrupt onset may reach half its peak late: reaching a quarter of it at once counts too.
-            let narrowModal = decays
+            let narrowModal =
+                decays
                 && ((broadband4k >= settings.minBroadband4kModal
                     && (features.attackSamples <= maxNarrowAttack || quarter() <= maxNarrowQuarterAttack)
                     && ring() >= settings.minModalityNarrow)
@@ -538,13 +551,15 @@ public final class ImpactDetector {
                         && ring() >= settings.minModalityStrongRing))
             // A strong ring from an abrupt onset is an impact even while a live room holds the level up for 10 ms
             // (these three: RoomCorpus tuning sessions 1–32, 2026-12-01).
-            let undecayedRing = broadband4k >= settings.minBroadband4kModal && quarter() <= maxRingQuarterAttack
+            let undecayedRing =
+                broadband4k >= settings.minBroadband4kModal && quarter() <= maxRingQuarterAttack
                 && ring() >= settings.minModalityUndecayedRing
             if !(ringing || narrowModal || undecayedRing) {
                 // Several modes ringing at once, from an abrupt onset well over the floor, is a struck head whatever its
                 // breadth or its decay in a live room; a tap, a bounce, a clap or a thud's slap is noise through at most
                 // one resonance.
-                let abrupt = snrDb >= settings.minModesSnrDb && features.attackSamples <= maxModesAttack
+                let abrupt =
+                    snrDb >= settings.minModesSnrDb && features.attackSamples <= maxModesAttack
                     && quarter() <= maxModesQuarterAttack && !clipped
                 // Or a struck object however narrow or slow to decay (`struck()`).
                 guard (abrupt && modes() >= settings.minModesDb) || struck() else {
@@ -582,7 +597,8 @@ public final class ImpactDetector {
         }
         // Noise that ramps up, short of broadband, neither rings nor holds several modes: a ball bouncing, a club tapping
         // the mat — the bounce is a burst of noise however fast it decays (RoomCorpus tuning sessions 1–32, 2026-12-01).
-        if features.attackSamples >= minHissAttack, broadband < settings.minBroadbandBurst, ring() < settings.maxModalityBurst,
+        if features.attackSamples >= minHissAttack, broadband < settings.minBroadbandBurst,
+            ring() < settings.maxModalityBurst,
             modes() < settings.minModesDbBurst, !spared()
         {
             trace?(eventTriggerBlockStart, features, "burst of noise")
@@ -625,8 +641,9 @@ public final class ImpactDetector {
         // Whatever rule let it in: quiet noise that has not decayed, with nothing struck in it — no ring, no modes, no
         // impulse at the onset (asked in that order: an impact usually rings, and the ring is then all that is measured) —
         // is a voice's fricative or plosive, or a ball's soft landing. A crack that is loud or gone within 10 ms stays in.
-        guard snrDb >= settings.unstruckSnrDb || decayDb >= settings.minDecayDb || ring() >= settings.unstruckModality
-            || modes() >= settings.unstruckModesDb || impulse() >= settings.unstruckImpulseDb
+        guard
+            snrDb >= settings.unstruckSnrDb || decayDb >= settings.minDecayDb || ring() >= settings.unstruckModality
+                || modes() >= settings.unstruckModesDb || impulse() >= settings.unstruckImpulseDb
         else {
             trace?(eventTriggerBlockStart, features, "quiet noise, nothing struck (no ring, no modes, no impulse)")
             return
@@ -639,7 +656,9 @@ public final class ImpactDetector {
     /// sounding like the last — no brighter than it by more than `echoBroadbandTolerance` above 6 kHz (a ball struck
     /// just then, in time with a bounce, is a crack, not another soft contact).
     func endsABounceTrain(broadband: Double) -> Bool {
-        guard settings.bounceRatioTolerance >= 0, broadband <= pastBroadband + settings.echoBroadbandTolerance else { return false }
+        guard settings.bounceRatioTolerance >= 0, broadband <= pastBroadband + settings.echoBroadbandTolerance else {
+            return false
+        }
         let (a, b, c) = pastEvents
         let t = (a.0, b.0, c.0, eventTriggerBlockStart)
         guard t.0 >= 0 else { return false }
@@ -659,7 +678,8 @@ public final class ImpactDetector {
     func accept(_ features: Candidate.Features, onset: Int64, emit: (Candidate) -> Void) {
         trace?(eventTriggerBlockStart, features, nil)
         refractoryUntil = onset + refractorySamples
-        let score = min(1, max(0, (features.snrDb - settings.triggerDb) / 30)) * 0.4
+        let score =
+            min(1, max(0, (features.snrDb - settings.triggerDb) / 30)) * 0.4
             + min(1, (features.decayDb - settings.minDecayDb) / 20 + 0.5) * 0.2
             + min(1, features.broadband / 0.8) * 0.2 + (features.riseBlocks <= 1 ? 0.2 : 0.1)
         guard score >= settings.minScore else { return }
@@ -670,7 +690,9 @@ public final class ImpactDetector {
             Candidate(
                 id: nextID, onsetSample: onset, impactSample: impact, t0Ns: t0, score: score,
                 features: features,
-                tofCorrectionSamples: tof, tofProvenance: tof == nil ? "no tof_correction: the session declared no mic-to-ball distance" : settings.distanceProvenance,
+                tofCorrectionSamples: tof,
+                tofProvenance: tof == nil
+                    ? "no tof_correction: the session declared no mic-to-ball distance" : settings.distanceProvenance,
                 decidedAtSample: sample))
         nextID += 1
     }

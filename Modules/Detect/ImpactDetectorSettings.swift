@@ -180,10 +180,12 @@ extension ImpactDetector {
         /// Why these settings cannot be used, if they cannot.
         public var problem: String? {
             if sampleRate < Self.minimumSampleRate {
-                return "sample rate \(sampleRate) Hz: impact detection needs at least \(Self.minimumSampleRate) Hz (it tells an impact by its energy above 6 kHz)"
+                return
+                    "sample rate \(sampleRate) Hz: impact detection needs at least \(Self.minimumSampleRate) Hz (it tells an impact by its energy above 6 kHz)"
             }
             if sampleRate > Self.maximumSampleRate {
-                return "sample rate \(sampleRate) Hz: no sound card records above \(Self.maximumSampleRate) Hz; a rate past it is a damaged or hostile header, not audio"
+                return
+                    "sample rate \(sampleRate) Hz: no sound card records above \(Self.maximumSampleRate) Hz; a rate past it is a damaged or hostile header, not audio"
             }
             return nil
         }

@@ -34,11 +34,15 @@ public enum Discovery {
     /// Every `_ppc._tcp` service seen within `seconds` (IPv4), resolved to an address and port; sooner when `enough`
     /// says what has been seen will do (one named device: no need to wait out the whole window for it, and a longer
     /// window costs nothing when it answers at once).
-    public static func browse(seconds: Double, until enough: ([Service]) -> Bool = { _ in false }) throws(DiscoveryError) -> [Service] {
+    public static func browse(seconds: Double, until enough: ([Service]) -> Bool = { _ in false })
+        throws(DiscoveryError) -> [Service]
+    {
         guard let poll = avahi_simple_poll_new() else { throw DiscoveryError("cannot create an avahi poll") }
         defer { avahi_simple_poll_free(poll) }
         var error: Int32 = 0
-        guard let client = avahi_client_new(avahi_simple_poll_get(poll), AvahiClientFlags(0), { _, _, _ in }, nil, &error) else {
+        guard
+            let client = avahi_client_new(avahi_simple_poll_get(poll), AvahiClientFlags(0), { _, _, _ in }, nil, &error)
+        else {
             throw DiscoveryError("cannot reach avahi-daemon over the D-Bus system bus (is it running?)", code: error)
         }
         defer { avahi_client_free(client) }
@@ -48,13 +52,15 @@ public enum Discovery {
         defer { context.release() }
         guard
             let browser = avahi_service_browser_new(
-                client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET), serviceType, nil, AvahiLookupFlags(0),
+                client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET), serviceType, nil,
+                AvahiLookupFlags(0),
                 { _, interface, proto, event, name, type, domain, _, userdata in
                     let s = Unmanaged<BrowseState>.fromOpaque(userdata!).takeUnretainedValue()
                     switch event {
                     case AVAHI_BROWSER_NEW:
                         _ = avahi_service_resolver_new(
-                            s.avahiClient, interface, proto, name, type, domain, AvahiProtocol(AVAHI_PROTO_INET), AvahiLookupFlags(0),
+                            s.avahiClient, interface, proto, name, type, domain, AvahiProtocol(AVAHI_PROTO_INET),
+                            AvahiLookupFlags(0),
                             { resolver, _, _, event, name, _, _, host, address, port, txt, _, userdata in
                                 let s = Unmanaged<BrowseState>.fromOpaque(userdata!).takeUnretainedValue()
                                 if event == AVAHI_RESOLVER_FOUND, let name, let address {
@@ -63,7 +69,8 @@ public enum Discovery {
                                     var pairs: [String: String] = [:]
                                     var item = txt
                                     while let i = item {
-                                        let bytes = UnsafeRawBufferPointer(start: avahi_string_list_get_text(i), count: avahi_string_list_get_size(i))
+                                        let bytes = UnsafeRawBufferPointer(
+                                            start: avahi_string_list_get_text(i), count: avahi_string_list_get_size(i))
                                         let entry = String(decoding: bytes, as: UTF8.self)
                                         if let eq = entry.firstIndex(of: "=") {
                                             pairs[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
@@ -72,7 +79,9 @@ public enum Discovery {
                                     }
                                     let service = Service(
                                         name: String(cString: name), hostName: host.map { String(cString: $0) } ?? "",
-                                        address: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port: Int(port), txt: pairs)
+                                        address: String(
+                                            decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) },
+                                            as: UTF8.self), port: Int(port), txt: pairs)
                                     s.found[service.name] = service
                                 }
                                 avahi_service_resolver_free(resolver)
@@ -114,26 +123,32 @@ public final class Advertisement: @unchecked Sendable {
     public init(name: String, port: Int, txt: [String]) throws(DiscoveryError) {
         guard let poll = avahi_threaded_poll_new() else { throw DiscoveryError("cannot create an avahi poll") }
         var error: Int32 = 0
-        guard let client = avahi_client_new(avahi_threaded_poll_get(poll), AvahiClientFlags(0), { _, _, _ in }, nil, &error) else {
+        guard
+            let client = avahi_client_new(
+                avahi_threaded_poll_get(poll), AvahiClientFlags(0), { _, _, _ in }, nil, &error)
+        else {
             avahi_threaded_poll_free(poll)
             throw DiscoveryError("cannot reach avahi-daemon over the D-Bus system bus (is it running?)", code: error)
         }
         let state = Unmanaged.passRetained(GroupState())
-        guard let group = avahi_entry_group_new(client, { _, groupState, userdata in
-            let s = Unmanaged<GroupState>.fromOpaque(userdata!).takeUnretainedValue()
-            switch groupState {
-            case AVAHI_ENTRY_GROUP_ESTABLISHED:
-                s.established = true
-                s.settled.signal()
-            case AVAHI_ENTRY_GROUP_COLLISION:
-                s.failure = "another service on the network already has this name"
-                s.settled.signal()
-            case AVAHI_ENTRY_GROUP_FAILURE:
-                s.failure = "the advertisement failed"
-                s.settled.signal()
-            default: break
-            }
-        }, state.toOpaque())
+        guard
+            let group = avahi_entry_group_new(
+                client,
+                { _, groupState, userdata in
+                    let s = Unmanaged<GroupState>.fromOpaque(userdata!).takeUnretainedValue()
+                    switch groupState {
+                    case AVAHI_ENTRY_GROUP_ESTABLISHED:
+                        s.established = true
+                        s.settled.signal()
+                    case AVAHI_ENTRY_GROUP_COLLISION:
+                        s.failure = "another service on the network already has this name"
+                        s.settled.signal()
+                    case AVAHI_ENTRY_GROUP_FAILURE:
+                        s.failure = "the advertisement failed"
+                        s.settled.signal()
+                    default: break
+                    }
+                }, state.toOpaque())
         else {
             let code = avahi_client_errno(client)
             avahi_client_free(client)

@@ -44,7 +44,8 @@ public final class FragmentRing: Sendable {
 
         public init(
             capacity: Int, durability: Durability = .fsync, whenOnlyPinnedRemain: FullPolicy = .refuse,
-            fileExtension: String = "bin", initialSequence: UInt64 = 1, verifyOnOpen: Bool = true, headroomBytes: Int64 = 0
+            fileExtension: String = "bin", initialSequence: UInt64 = 1, verifyOnOpen: Bool = true,
+            headroomBytes: Int64 = 0
         ) {
             self.headroomBytes = headroomBytes
             precondition(capacity > 0, "a ring holds at least one fragment")
@@ -134,11 +135,17 @@ public final class FragmentRing: Sendable {
             for p in scan.pins {
                 s.pins[p.id] = p
                 s.nextPinId = max(s.nextPinId, p.id + 1)
-                for f in s.live where !(f.sequence < p.first) && !(p.last < f.sequence) { s.pinCounts[f.sequence, default: 0] += 1 }
+                for f in s.live where !(f.sequence < p.first) && !(p.last < f.sequence) {
+                    s.pinCounts[f.sequence, default: 0] += 1
+                }
             }
             // Enforce capacity (a crash between commit and recycle can leave one too many).
-            let victims = Self.chooseVictims(&s, capacity: configuration.capacity, policy: configuration.whenOnlyPinnedRemain)
-            for v in victims { try FileSystem.removeIfPresent(Self.path(in: "\(directory)/\(Self.fragmentsDirectory)", v, configuration.fileExtension)) }
+            let victims = Self.chooseVictims(
+                &s, capacity: configuration.capacity, policy: configuration.whenOnlyPinnedRemain)
+            for v in victims {
+                try FileSystem.removeIfPresent(
+                    Self.path(in: "\(directory)/\(Self.fragmentsDirectory)", v, configuration.fileExtension))
+            }
             scan.fragments = s.live
             // Compact: the log restarts with exactly what is live.
             var compact = [IndexRecord(kind: .generation, generation: s.generation)]
@@ -150,7 +157,9 @@ public final class FragmentRing: Sendable {
             }
             compact += s.live.map(IndexRecord.fragment)
             compact += s.pins.values.sorted { $0.id < $1.id }.map {
-                IndexRecord(kind: .pin, sequence: $0.first.rawValue, a: Int64(bitPattern: $0.id), b: Int64(bitPattern: $0.last.rawValue))
+                IndexRecord(
+                    kind: .pin, sequence: $0.first.rawValue, a: Int64(bitPattern: $0.id),
+                    b: Int64(bitPattern: $0.last.rawValue))
             }
             try log.rewrite(compact, directory: directory)
 
@@ -207,7 +216,8 @@ public final class FragmentRing: Sendable {
         let path = path(of: seq)
         do {
             let fd = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC)
-            return FragmentReservation(sequence: seq, generation: generation, path: path, fd: fd, makeRoom: { [self] in makeRoom($0) })
+            return FragmentReservation(
+                sequence: seq, generation: generation, path: path, fd: fd, makeRoom: { [self] in makeRoom($0) })
         } catch {
             throw RingError(.io, "reserve fragment \(seq): \(error)", cause: error)
         }
@@ -217,7 +227,9 @@ public final class FragmentRing: Sendable {
     ///
     /// A no-op when the reservation's slot rolled away or the ring was reset while the writer held it; refused when
     /// only pinned fragments remain and the policy says so. In both cases the reserved file is removed.
-    public func publish(_ reservation: consuming FragmentReservation, _ timing: FragmentTiming) throws(RingError) -> PublishOutcome {
+    public func publish(_ reservation: consuming FragmentReservation, _ timing: FragmentTiming) throws(RingError)
+        -> PublishOutcome
+    {
         let seq = reservation.sequence
         let path = reservation.path
         let info = FragmentInfo(
@@ -232,19 +244,27 @@ public final class FragmentRing: Sendable {
         }
         _ = consume reservation  // closes the file
 
-        enum Decision { case stale(String), refuse(String), commit }
+        enum Decision {
+            case stale(String)
+            case refuse(String)
+            case commit
+        }
         let decision: Decision = state.withLock { s in
             if info.generation != s.generation {
-                return .stale("fragment \(seq) was reserved in generation \(info.generation); the ring was reset to \(s.generation)")
+                return .stale(
+                    "fragment \(seq) was reserved in generation \(info.generation); the ring was reset to \(s.generation)"
+                )
             }
             if let r = s.recycledThrough, !(r < seq) {
                 return .stale("fragment \(seq)'s slot rolled away (fragments through \(r) were already recycled)")
             }
             if configuration.whenOnlyPinnedRemain == .keepPinnedBeside { return .commit }
-            let limit = configuration.capacity + {
-                if case .overflow(let extra) = configuration.whenOnlyPinnedRemain { return extra }
-                return 0
-            }()
+            let limit =
+                configuration.capacity
+                + {
+                    if case .overflow(let extra) = configuration.whenOnlyPinnedRemain { return extra }
+                    return 0
+                }()
             let unpinned = s.live.filter { (s.pinCounts[$0.sequence] ?? 0) == 0 }.count
             if s.live.count + 1 > configuration.capacity && unpinned == 0 && s.live.count + 1 > limit {
                 return .refuse(
@@ -320,7 +340,9 @@ public final class FragmentRing: Sendable {
 
     /// Disk-full figures: writes that found the disk full, bytes of headroom given back, fragments given up early for
     /// room, and the headroom held now.
-    public var diskFull: (events: UInt64, headroomReleasedBytes: Int64, fragmentsGivenUp: UInt64, headroomHeldBytes: Int64) {
+    public var diskFull:
+        (events: UInt64, headroomReleasedBytes: Int64, fragmentsGivenUp: UInt64, headroomHeldBytes: Int64)
+    {
         let h = headroom.figures
         return state.withLock { ($0.diskFullEvents, h.released, $0.givenUpForSpace, h.held) }
     }
@@ -400,7 +422,9 @@ public final class FragmentRing: Sendable {
     /// Only the current generation counts: a fragment an older generation left (kept by a pin for a clip still owed)
     /// is another stream on another clock's span, never part of a new window.
     public func window(startNs: Int64, endNs: Int64) throws(RingError) -> RingWindow {
-        try RingWindow.select(from: state.withLock { s in s.live.filter { $0.generation == s.generation } }, startNs: startNs, endNs: endNs)
+        try RingWindow.select(
+            from: state.withLock { s in s.live.filter { $0.generation == s.generation } }, startNs: startNs,
+            endNs: endNs)
     }
 
     /// Opens a retained fragment for reading. Fails cleanly with `rolledAway` if it is gone — never another
@@ -409,10 +433,12 @@ public final class FragmentRing: Sendable {
         let info = state.withLock { s in
             s.live.first { $0.sequence == handle.sequence && $0.generation == handle.generation }
         }
-        guard let info else { throw RingError(.rolledAway, "fragment \(handle.sequence) (generation \(handle.generation)) rolled away") }
+        guard let info else {
+            throw RingError(.rolledAway, "fragment \(handle.sequence) (generation \(handle.generation)) rolled away")
+        }
         do {
             return OpenFragment(descriptor: try FileDescriptor.open(path(of: handle.sequence), O_RDONLY), info: info)
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             throw RingError(.rolledAway, "fragment \(handle.sequence) rolled away while being opened")
         } catch {
             throw RingError(.io, "open fragment \(handle.sequence): \(error)", cause: error)
@@ -448,7 +474,7 @@ public final class FragmentRing: Sendable {
         let info = try open(handle).info
         do {
             return try FileSystem.cloneFile(path(of: info.sequence), destination)
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             throw RingError(.rolledAway, "fragment \(handle.sequence) rolled away while being extracted")
         } catch {
             throw RingError(.io, "extract fragment \(handle.sequence): \(error)", cause: error)
@@ -469,11 +495,15 @@ public final class FragmentRing: Sendable {
             for f in covered { s.pinCounts[f.sequence, default: 0] += 1 }
             return token
         }
-        guard let token else { throw RingError(.rolledAway, "cannot pin \(first)…\(last): not all of them are retained") }
+        guard let token else {
+            throw RingError(.rolledAway, "cannot pin \(first)…\(last): not all of them are retained")
+        }
         do {
             try log.withLock { log in
-                try log.append(IndexRecord(
-                    kind: .pin, sequence: first.rawValue, a: Int64(bitPattern: token.id), b: Int64(bitPattern: last.rawValue)))
+                try log.append(
+                    IndexRecord(
+                        kind: .pin, sequence: first.rawValue, a: Int64(bitPattern: token.id),
+                        b: Int64(bitPattern: last.rawValue)))
             }
         } catch {
             release(token)
@@ -548,7 +578,7 @@ public struct FragmentReservation: ~Copyable {
             do {
                 try fd.writeAll(bytes, at: byteLength)
                 break
-            } catch where error.errno == ENOSPC && makeRoom(Int64(bytes.count)) {
+            } catch  where error.errno == ENOSPC && makeRoom(Int64(bytes.count)) {
                 continue
             } catch {
                 throw RingError(.io, "write fragment \(sequence): \(error)", cause: error)
@@ -590,7 +620,8 @@ public struct RingWindow: Sendable, Equatable {
         guard let first = live.lastIndex(where: { $0.startNs <= startNs && $0.startsWithKeyframe }) else {
             throw RingError(
                 .notRetained,
-                "the window starts at \(startNs) ns; the oldest retained keyframe fragment starts at \(live.first { $0.startsWithKeyframe }?.startNs ?? newest.startNs) ns")
+                "the window starts at \(startNs) ns; the oldest retained keyframe fragment starts at \(live.first { $0.startsWithKeyframe }?.startNs ?? newest.startNs) ns"
+            )
         }
         var out: [FragmentInfo] = []
         var gaps: [Gap] = []
@@ -601,7 +632,8 @@ public struct RingWindow: Sendable, Equatable {
                 if prev.endNs <= startNs && f.startNs > startNs {
                     throw RingError(
                         .notRetained,
-                        "the window starts at \(startNs) ns; the ring holds up to \(prev.endNs) ns there, then from \(f.startNs) ns")
+                        "the window starts at \(startNs) ns; the ring holds up to \(prev.endNs) ns there, then from \(f.startNs) ns"
+                    )
                 }
                 gaps.append(.init(after: prev.sequence, before: f.sequence, missingNs: f.startNs - prev.endNs))
             }

@@ -44,7 +44,8 @@ struct IndexRecord: Equatable {
 
     static func fragment(_ f: FragmentInfo) -> IndexRecord {
         IndexRecord(
-            kind: .fragment, flags: f.startsWithKeyframe ? 1 : 0, codec: f.codec.rawValue, sequence: f.sequence.rawValue,
+            kind: .fragment, flags: f.startsWithKeyframe ? 1 : 0, codec: f.codec.rawValue,
+            sequence: f.sequence.rawValue,
             a: f.startNs, b: f.endNs, byteLength: UInt64(f.byteLength), checksum: f.checksum, frameCount: f.frameCount,
             generation: f.generation)
     }
@@ -76,7 +77,9 @@ struct IndexRecord: Equatable {
     /// Decodes a record; nil when the magic, the type or the record's own checksum is wrong (a torn or damaged record).
     static func decode(_ p: UnsafeRawBufferPointer) -> IndexRecord? {
         guard p.count >= size else { return nil }
-        func load<T: FixedWidthInteger>(_ off: Int, _: T.Type) -> T { T(littleEndian: p.loadUnaligned(fromByteOffset: off, as: T.self)) }
+        func load<T: FixedWidthInteger>(_ off: Int, _: T.Type) -> T {
+            T(littleEndian: p.loadUnaligned(fromByteOffset: off, as: T.self))
+        }
         guard load(0, UInt32.self) == magic,
             load(56, UInt64.self) == XXH3.hash(UnsafeRawBufferPointer(rebasing: p[0..<56])),
             let kind = Kind(rawValue: load(4, UInt8.self))
@@ -185,7 +188,9 @@ final class IndexLog {
         var bytes = [UInt8](repeating: 0, count: size)
         bytes.withUnsafeMutableBytes { p in
             for (i, r) in records.enumerated() {
-                r.encode(into: UnsafeMutableRawBufferPointer(rebasing: p[(i * IndexRecord.size)..<((i + 1) * IndexRecord.size)]))
+                r.encode(
+                    into: UnsafeMutableRawBufferPointer(
+                        rebasing: p[(i * IndexRecord.size)..<((i + 1) * IndexRecord.size)]))
             }
         }
         do {

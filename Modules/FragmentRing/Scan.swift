@@ -1,8 +1,8 @@
 import Checksum
 import Foundation
 import Glibc
-import Syscall
 import JSONInput
+import Syscall
 
 /// What a directory holds, read without changing anything: the basis of both recovery on open and
 /// `ppc-tool ring inspect/verify`.
@@ -36,7 +36,9 @@ public struct RingScan: Sendable {
     /// fragment gone, a damaged record in the middle of the log, a file that is no fragment).
     public var problems: [String] {
         rejected.filter { !recoverableFiles.contains($0.file) }.map { "\($0.file): \($0.reason)" }
-            + missing.map { "\($0.file): missing: fragment \($0.sequence) is live by its durable record, but its file is gone" }
+            + missing.map {
+                "\($0.file): missing: fragment \($0.sequence) is live by its durable record, but its file is gone"
+            }
             + (damagedRecords > 0 ? ["index.log: \(damagedRecords) damaged records"] : [])
     }
 
@@ -44,7 +46,8 @@ public struct RingScan: Sendable {
     /// append at the end of the log.
     public var recoverable: [String] {
         rejected.filter { recoverableFiles.contains($0.file) }.map { "\($0.file): \($0.reason)" }
-            + (tornTailBytes > 0 ? ["index.log: \(tornTailBytes) bytes of a torn record at the end (an append cut by a crash)"] : [])
+            + (tornTailBytes > 0
+                ? ["index.log: \(tornTailBytes) bytes of a torn record at the end (an append cut by a crash)"] : [])
     }
 }
 
@@ -65,7 +68,8 @@ extension FragmentRing {
         do {
             let log = try IndexLog(path: "\(directory)/\(indexFile)", sync: false)
             let (records, validLength, damaged, torn) = try log.readAll()
-            var result = try scan(directory: directory, records: records, tornBytes: torn, validLength: validLength,
+            var result = try scan(
+                directory: directory, records: records, tornBytes: torn, validLength: validLength,
                 damaged: damaged, verifyChecksums: verifyChecksums)
             result.capacity = capacity
             result.fileExtension = fileExtension
@@ -108,8 +112,12 @@ extension FragmentRing {
         guard let v = o["version"] as? Int, v == formatVersion else {
             throw RingError(.badDirectory, "\(path): 'version' \(o["version"] ?? "missing") is not \(formatVersion)")
         }
-        guard let capacity = (o["capacity"] as? NSNumber).flatMap({ Int(exactly: $0.doubleValue) }), (1...maxCapacity).contains(capacity) else {
-            throw RingError(.badDirectory, "\(path): 'capacity' \(o["capacity"] ?? "missing") is not a whole number from 1 to \(maxCapacity)")
+        guard let capacity = (o["capacity"] as? NSNumber).flatMap({ Int(exactly: $0.doubleValue) }),
+            (1...maxCapacity).contains(capacity)
+        else {
+            throw RingError(
+                .badDirectory,
+                "\(path): 'capacity' \(o["capacity"] ?? "missing") is not a whole number from 1 to \(maxCapacity)")
         }
         let ext = o["fileExtension"] as? String ?? "bin"
         if let why = PlainName.problem(ext, what: "'fileExtension'", maxLength: 16) {
@@ -143,7 +151,8 @@ extension FragmentRing {
                 if highest == nil || highest! < f.sequence { highest = f.sequence }
             case .pin:
                 pins[UInt64(bitPattern: r.a)] = PinToken(
-                    id: UInt64(bitPattern: r.a), first: SequenceNumber(r.sequence), last: SequenceNumber(UInt64(bitPattern: r.b)))
+                    id: UInt64(bitPattern: r.a), first: SequenceNumber(r.sequence),
+                    last: SequenceNumber(UInt64(bitPattern: r.b)))
             case .unpin:
                 pins[UInt64(bitPattern: r.a)] = nil
             }
@@ -164,7 +173,8 @@ extension FragmentRing {
             let seq = SequenceNumber(raw)
             guard let info = byNumber[seq] else {
                 if highest.map({ $0 < seq }) ?? true {
-                    rejected.append((path, "orphan: no durable index record (the fragment being written when the process stopped)"))
+                    rejected.append(
+                        (path, "orphan: no durable index record (the fragment being written when the process stopped)"))
                     recoverable.insert(path)
                 } else {
                     rejected.append((path, "orphan: no durable index record, and numbered before the newest record"))
@@ -193,7 +203,11 @@ extension FragmentRing {
                     offset += Int64(n)
                 }
                 guard hasher.digest == info.checksum else {
-                    rejected.append((path, "checksum \(XXH3.hex(hasher.digest)) does not match its record's \(XXH3.hex(info.checksum))"))
+                    rejected.append(
+                        (
+                            path,
+                            "checksum \(XXH3.hex(hasher.digest)) does not match its record's \(XXH3.hex(info.checksum))"
+                        ))
                     continue
                 }
             }
@@ -207,8 +221,10 @@ extension FragmentRing {
             if recycledThrough == nil || recycledThrough! < seq { recycledThrough = seq }
         }
         return RingScan(
-            fragments: live, pins: pins.values.sorted { $0.id < $1.id }, generation: generation, highestSequence: highest,
-            recycledThrough: recycledThrough, rejected: rejected, recoverableFiles: recoverable, tornTailBytes: tornBytes,
+            fragments: live, pins: pins.values.sorted { $0.id < $1.id }, generation: generation,
+            highestSequence: highest,
+            recycledThrough: recycledThrough, rejected: rejected, recoverableFiles: recoverable,
+            tornTailBytes: tornBytes,
             damagedRecords: damaged)
     }
 }

@@ -72,7 +72,9 @@ public enum JSONInput {
 
     /// `data` as a JSON object, its nesting bounded first; anything else (an array, a number, not JSON) is refused.
     public static func object(_ data: Data, maxDepth: Int = maxDepth) throws(JSONInputError) -> [String: Any] {
-        guard let o = try value(data, maxDepth: maxDepth) as? [String: Any] else { throw JSONInputError("not a JSON object") }
+        guard let o = try value(data, maxDepth: maxDepth) as? [String: Any] else {
+            throw JSONInputError("not a JSON object")
+        }
         return o
     }
 

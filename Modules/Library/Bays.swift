@@ -28,14 +28,17 @@ public final class Bays: @unchecked Sendable {
         /// a device in two bays or twice in one, more than 64 bays or 16 devices a bay.
         public var problem: String? {
             guard bays.count <= 64 else { return "\(bays.count) bays: at most 64" }
-            var names = Set<String>(), devices = [String: String]()
+            var names = Set<String>()
+            var devices = [String: String]()
             for (i, b) in bays.enumerated() {
                 if let why = PlainName.problem(b.name, what: "bays[\(i)].name") { return why }
                 guard names.insert(b.name).inserted else { return "bays[\(i)].name '\(b.name)': a bay named twice" }
                 guard b.devices.count <= 16 else { return "bay '\(b.name)': \(b.devices.count) devices, at most 16" }
                 for (k, d) in b.devices.enumerated() {
                     if let why = PlainName.problem(d, what: "bays[\(i)].devices[\(k)]") { return why }
-                    if let other = devices[d] { return "device '\(d)' is in bay '\(other)' and in bay '\(b.name)': a device stands at one bay" }
+                    if let other = devices[d] {
+                        return "device '\(d)' is in bay '\(other)' and in bay '\(b.name)': a device stands at one bay"
+                    }
                     devices[d] = b.name
                 }
             }
@@ -54,7 +57,10 @@ public final class Bays: @unchecked Sendable {
         current = Plan(bays: [])
         guard FileSystem.exists(path) else { return }
         let plan: Plan
-        do { plan = try JSONInput.decode(Plan.self, from: Data(FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true))) } catch {
+        do {
+            plan = try JSONInput.decode(
+                Plan.self, from: Data(FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true)))
+        } catch {
             throw LibraryError("\(path): not a library's bays (\(error))")
         }
         if let why = plan.problem { throw LibraryError("\(path): \(why)") }

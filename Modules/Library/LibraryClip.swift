@@ -31,7 +31,9 @@ public enum LibraryClip {
         var hostBoot: String?
         var bay: String?
 
-        enum CodingKeys: String, CodingKey { case clockRelation, belowPolicy, receivedAt, receivedHostNs, hostBoot, bay }
+        enum CodingKeys: String, CodingKey {
+            case clockRelation, belowPolicy, receivedAt, receivedHostNs, hostBoot, bay
+        }
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let noneReported = (try? c.decode(String.self, forKey: .clockRelation)) != nil
@@ -69,7 +71,12 @@ public enum LibraryClip {
         }
         var host = HostNotes?.none
         if FileSystem.exists(dir + "/host-meta.json") {
-            do { host = try JSONInput.decode(HostNotes.self, from: Data(FileSystem.readSmallFile(dir + "/host-meta.json", limit: 1 << 20, regularFileOnly: true))) } catch {
+            do {
+                host = try JSONInput.decode(
+                    HostNotes.self,
+                    from: Data(FileSystem.readSmallFile(dir + "/host-meta.json", limit: 1 << 20, regularFileOnly: true))
+                )
+            } catch {
                 throw LibraryError("\(dir)/host-meta.json: not the host's notes of a clip (\(error))")
             }
         }
@@ -83,18 +90,26 @@ public enum LibraryClip {
         if let r = host?.receivedHostNs, !(-ClipMeta.maxTimeNs...ClipMeta.maxTimeNs).contains(r) {
             throw LibraryError("\(dir)/host-meta.json: receivedHostNs \(r) is out of range (±2^60 ns)")
         }
-        if let b = host?.bay, let why = PlainName.problem(b, what: "bay") { throw LibraryError("\(dir)/host-meta.json: \(why)") }
-        if let boot = host?.hostBoot, boot.utf8.count > 64 { throw LibraryError("\(dir)/host-meta.json: hostBoot is no boot id (\(boot.utf8.count) bytes)") }
+        if let b = host?.bay, let why = PlainName.problem(b, what: "bay") {
+            throw LibraryError("\(dir)/host-meta.json: \(why)")
+        }
+        if let boot = host?.hostBoot, boot.utf8.count > 64 {
+            throw LibraryError("\(dir)/host-meta.json: hostBoot is no boot id (\(boot.utf8.count) bytes)")
+        }
         let placement = try self.placement(dir)
         let p = meta.captureProfile
-        let files = meta.files.map { (name: $0.key, bytes: Int64($0.value.bytes), xxh3: $0.value.xxh3) }.sorted { $0.name < $1.name }
+        let files = meta.files.map { (name: $0.key, bytes: Int64($0.value.bytes), xxh3: $0.value.xxh3) }.sorted {
+            $0.name < $1.name
+        }
         let clip = CatalogueClip(
-            clipID: meta.clipId, device: meta.device, session: meta.session, sessionID: meta.sessionId, t0DeviceNs: meta.t0Ns.value,
+            clipID: meta.clipId, device: meta.device, session: meta.session, sessionID: meta.sessionId,
+            t0DeviceNs: meta.t0Ns.value,
             t0HostNs: relation.map { meta.t0Ns.value + $0.offsetNs }, t0UncertaintyNs: relation?.uncertaintyNs,
             frames: meta.frames, captureProfile: "\(p.width)x\(p.height)@\(p.framesPerSecond) \(p.codec)",
             belowPolicy: host?.belowPolicy, receivedAt: host?.receivedAt ?? meta.createdAt, path: dir,
             bytes: files.reduce(0) { $0 + $1.bytes }, swingID: placement?.swingId, receivedSeq: placement?.receivedSeq,
-            hostBoot: host?.hostBoot, receivedMonoNs: host?.receivedHostNs, bay: host?.bay, trigger: meta.trigger ?? "heard")
+            hostBoot: host?.hostBoot, receivedMonoNs: host?.receivedHostNs, bay: host?.bay,
+            trigger: meta.trigger ?? "heard")
         return (clip, files)
     }
 
@@ -103,11 +118,16 @@ public enum LibraryClip {
         let path = "\(dir)/\(placementFile)"
         guard FileSystem.exists(path) else { return nil }
         let p: Placement
-        do { p = try JSONInput.decode(Placement.self, from: Data(FileSystem.readSmallFile(path, limit: 1 << 16, regularFileOnly: true))) } catch {
+        do {
+            p = try JSONInput.decode(
+                Placement.self, from: Data(FileSystem.readSmallFile(path, limit: 1 << 16, regularFileOnly: true)))
+        } catch {
             throw LibraryError("\(path): not where the catalogue placed the clip (\(error))")
         }
         if let why = PlainName.problem(p.swingId, what: "swingId") { throw LibraryError("\(path): \(why)") }
-        guard p.receivedSeq > 0 else { throw LibraryError("\(path): receivedSeq \(p.receivedSeq) is no place in an order (1, 2, …)") }
+        guard p.receivedSeq > 0 else {
+            throw LibraryError("\(path): receivedSeq \(p.receivedSeq) is no place in an order (1, 2, …)")
+        }
         return p
     }
 
@@ -116,19 +136,27 @@ public enum LibraryClip {
     /// same id keeps its entry; one no longer there (a library moved, a clip deleted), or this folder spelled
     /// otherwise, is replaced. Returns the entry as stored, and a word on what beside it did not read.
     @discardableResult
-    public static func place(_ dir: String, in catalogue: any CatalogueStore, rule: SwingRule = SwingRule()) throws -> (clip: CatalogueClip, warning: String?) {
+    public static func place(_ dir: String, in catalogue: any CatalogueStore, rule: SwingRule = SwingRule()) throws -> (
+        clip: CatalogueClip, warning: String?
+    ) {
         let (entry, files) = try entry(dir)
-        if let other = try catalogue.clip(entry.clipID), other.path != dir, FileSystem.exists(other.path + "/meta.json"),
+        if let other = try catalogue.clip(entry.clipID), other.path != dir,
+            FileSystem.exists(other.path + "/meta.json"),
             !FileSystem.sameFile(other.path, dir)
         {
-            throw LibraryError("clip id \(entry.clipID) is already catalogued from \(other.path); two folders hold one clip id, the first keeps it")
+            throw LibraryError(
+                "clip id \(entry.clipID) is already catalogued from \(other.path); two folders hold one clip id, the first keeps it"
+            )
         }
         var stored = try catalogue.place(entry, files: files, rule: rule)
         var warning: String?
         if let swing = stored.swingID, let seq = stored.receivedSeq {
             let placement = Placement(swingId: swing, receivedSeq: seq)
             if (try? self.placement(dir)) != placement {
-                do { try FileSystem.writeAtomically(Array(try JSONEncoder().encode(placement)), to: "\(dir)/\(placementFile)") } catch {
+                do {
+                    try FileSystem.writeAtomically(
+                        Array(try JSONEncoder().encode(placement)), to: "\(dir)/\(placementFile)")
+                } catch {
                     warning = "\(dir)/\(placementFile) not written (\(error)): a catalogue made again may place it anew"
                 }
             }
@@ -159,17 +187,27 @@ public enum Library {
         let fm = FileManager.default
         var out: [String] = []
         for device in ((try? fm.contentsOfDirectory(atPath: library)) ?? []).sorted() where !device.hasPrefix(".") {
-            for clip in ((try? fm.contentsOfDirectory(atPath: "\(library)/\(device)")) ?? []).sorted() where !clip.hasPrefix(".") {
-                if fm.fileExists(atPath: "\(library)/\(device)/\(clip)/meta.json") { out.append("\(library)/\(device)/\(clip)") }
+            for clip in ((try? fm.contentsOfDirectory(atPath: "\(library)/\(device)")) ?? []).sorted()
+            where !clip.hasPrefix(".") {
+                if fm.fileExists(atPath: "\(library)/\(device)/\(clip)/meta.json") {
+                    out.append("\(library)/\(device)/\(clip)")
+                }
             }
         }
-        let seq = Dictionary(uniqueKeysWithValues: out.map { ($0, (try? LibraryClip.placement($0))??.receivedSeq ?? .max) })
-        return out.sorted { (seq[$0]!, ($0 as NSString).lastPathComponent) < (seq[$1]!, ($1 as NSString).lastPathComponent) }
+        let seq = Dictionary(
+            uniqueKeysWithValues: out.map { ($0, (try? LibraryClip.placement($0))??.receivedSeq ?? .max) })
+        return out.sorted {
+            (seq[$0]!, ($0 as NSString).lastPathComponent) < (seq[$1]!, ($1 as NSString).lastPathComponent)
+        }
     }
 
     /// Catalogues each of `dirs`: how many were, and why each other one was not (`DIR: reason`), and the warnings said.
-    public static func place(_ dirs: [String], in catalogue: any CatalogueStore) -> (recorded: Int, skipped: [String], warnings: [String]) {
-        var recorded = 0, skipped: [String] = [], warnings: [String] = []
+    public static func place(_ dirs: [String], in catalogue: any CatalogueStore) -> (
+        recorded: Int, skipped: [String], warnings: [String]
+    ) {
+        var recorded = 0
+        var skipped: [String] = []
+        var warnings: [String] = []
         for dir in dirs {
             do {
                 let (_, warning) = try LibraryClip.place(dir, in: catalogue)
@@ -182,7 +220,9 @@ public enum Library {
 
     /// Catalogues every clip folder of `library` the catalogue does not hold yet: those stored while the host was stopped
     /// or the catalogue away, and those `make run`'s file sink wrote there.
-    public static func catchUp(_ library: String, in catalogue: any CatalogueStore) throws -> (recorded: Int, skipped: [String], warnings: [String]) {
+    public static func catchUp(_ library: String, in catalogue: any CatalogueStore) throws -> (
+        recorded: Int, skipped: [String], warnings: [String]
+    ) {
         let known = Set(try catalogue.clips().map(\.path))
         return place(clipFolders(library).filter { !known.contains($0) }, in: catalogue)
     }

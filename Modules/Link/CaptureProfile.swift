@@ -28,7 +28,8 @@ public struct CaptureProfile: Sendable, Equatable, CustomStringConvertible {
 
     /// The rate as a whole number when it is one (`120`), else as given (`59.94`).
     public var rateText: String {
-        framesPerSecond == framesPerSecond.rounded() && abs(framesPerSecond) < 1e15 ? String(Int(framesPerSecond)) : String(framesPerSecond)
+        framesPerSecond == framesPerSecond.rounded() && abs(framesPerSecond) < 1e15
+            ? String(Int(framesPerSecond)) : String(framesPerSecond)
     }
 
     public var description: String { "\(width)x\(height)@\(rateText)" + (codec.map { " \($0)" } ?? "") }

@@ -98,7 +98,8 @@ public struct ClockEstimator: Sendable {
         // Each fitted offset is off by at most half its own delay; the fit uses delays up to the median, so half the
         // median is the bound it can honestly state.
         return ClockRelation(
-            offsetNs: Int64(offset.rounded()), skewPpm: slope * 1e6, uncertaintyNs: medianDelay / 2, samples: samples.count,
+            offsetNs: Int64(offset.rounded()), skewPpm: slope * 1e6, uncertaintyNs: medianDelay / 2,
+            samples: samples.count,
             referenceDeviceNs: ref, skewKnown: true)
     }
 }

@@ -43,7 +43,7 @@ public final class Connection: @unchecked Sendable {
         for attempt in 1...max(1, attempts) {
             do {
                 return try connect(host: host, port: port, channel: channel, timeoutNs: timeoutNs)
-            } catch where attempt < attempts && error.reason.contains("refused") {
+            } catch  where attempt < attempts && error.reason.contains("refused") {
                 sleepNs(delayNs)
                 delayNs *= 2
             }
@@ -58,7 +58,9 @@ public final class Connection: @unchecked Sendable {
         host: String, port: Int, channel: LinkMessage.Channel, timeoutNs: Int64 = connectTimeoutNs
     ) throws(LinkError) -> Connection {
         let addr: sockaddr_in
-        do { addr = try Socket.lookupIPv4(host, port) } catch { throw LinkError(.io, "connect \(host):\(port): \(error)") }
+        do { addr = try Socket.lookupIPv4(host, port) } catch {
+            throw LinkError(.io, "connect \(host):\(port): \(error)")
+        }
         let fd: Int32
         do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
         do {
@@ -67,7 +69,11 @@ public final class Connection: @unchecked Sendable {
             Socket.close(fd)
             if error.errno == ETIMEDOUT {
                 throw LinkError(
-                    .io, String(format: "connect %@:%d: no answer within %.1f s (link.connectTimeoutNs): the host is asleep, gone, or dropping connections", host, port, Double(timeoutNs) / 1e9))
+                    .io,
+                    String(
+                        format:
+                            "connect %@:%d: no answer within %.1f s (link.connectTimeoutNs): the host is asleep, gone, or dropping connections",
+                        host, port, Double(timeoutNs) / 1e9))
             }
             throw LinkError(.io, "connect \(host):\(port): \(reason(error))")
         }
@@ -85,11 +91,12 @@ public final class Connection: @unchecked Sendable {
         // idle). Each channel is marked for what it is: control first (DSCP EF for switches that honour it, priority 6,
         // interactive: band 0 of Linux's default pfifo_fast), bulk last (DSCP CS1, lower effort, priority 2: band 2),
         // preview between. IP_TOS is set first: it also sets the priority, which the explicit one then overrides.
-        let (tos, priority): (Int32, Int32) = switch channel {
-        case .control: (0xB8, 6)
-        case .bulk: (0x20, 2)
-        case .preview: (0x88, 0)
-        }
+        let (tos, priority): (Int32, Int32) =
+            switch channel {
+            case .control: (0xB8, 6)
+            case .bulk: (0x20, 2)
+            case .preview: (0x88, 0)
+            }
         Socket.setOption(fd, Int32(IPPROTO_IP), IP_TOS, tos)
         Socket.setOption(fd, SOL_SOCKET, SO_PRIORITY, priority)
     }
@@ -98,18 +105,27 @@ public final class Connection: @unchecked Sendable {
     public func send(_ m: LinkMessage) throws(LinkError) {
         let frame = m.encoded()
         if let session {
-            guard frame.count <= SecureSession.maxPlain else { throw LinkError(.oversize, "\(m.name) of \(frame.count) bytes exceeds a record") }
-            frame.withUnsafeBytes { session.scratch.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: frame.count) }
-            if let e = sendRecord(session, plainBytes: frame.count) { throw LinkError(.io, "send \(m.name) to \(peer): \(reason(e))") }
+            guard frame.count <= SecureSession.maxPlain else {
+                throw LinkError(.oversize, "\(m.name) of \(frame.count) bytes exceeds a record")
+            }
+            frame.withUnsafeBytes {
+                session.scratch.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: frame.count)
+            }
+            if let e = sendRecord(session, plainBytes: frame.count) {
+                throw LinkError(.io, "send \(m.name) to \(peer): \(reason(e))")
+            }
             return
         }
-        if let e = frame.withUnsafeBytes({ sendAll($0) }) { throw LinkError(.io, "send \(m.name) to \(peer): \(reason(e))") }
+        if let e = frame.withUnsafeBytes({ sendAll($0) }) {
+            throw LinkError(.io, "send \(m.name) to \(peer): \(reason(e))")
+        }
     }
 
     /// Seals the first `plainBytes` of the session's scratch buffer into one record and sends it.
     func sendRecord(_ session: SecureSession, plainBytes: Int) -> SystemError? {
         let n = session.sender.seal(
-            UnsafeRawBufferPointer(rebasing: session.scratch[0..<plainBytes]), into: UnsafeMutableRawBufferPointer(rebasing: session.sealed[4...]))
+            UnsafeRawBufferPointer(rebasing: session.scratch[0..<plainBytes]),
+            into: UnsafeMutableRawBufferPointer(rebasing: session.sealed[4...]))
         session.sealed.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 0, as: UInt32.self)
         return sendAll(UnsafeRawBufferPointer(rebasing: session.sealed[0..<(4 + n)]))
     }
@@ -118,13 +134,17 @@ public final class Connection: @unchecked Sendable {
     func sendAll(_ bytes: UnsafeRawBufferPointer, flags: Int32 = 0) -> SystemError? {
         var off = 0
         while off < bytes.count {
-            do throws(SystemError) { off += try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[off...]), flags: flags, peer: peer) } catch { return error }
+            do throws(SystemError) {
+                off += try Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[off...]), flags: flags, peer: peer)
+            } catch { return error }
         }
         return nil
     }
 
     /// A chunk frame's 29-byte prefix (header and fields), written into `h` (32 bytes of room).
-    static func chunkPrefix(_ h: UnsafeMutableRawBufferPointer, offset: UInt64, xxh3: UInt64, compressed: Bool, count: Int) {
+    static func chunkPrefix(
+        _ h: UnsafeMutableRawBufferPointer, offset: UInt64, xxh3: UInt64, compressed: Bool, count: Int
+    ) {
         h[0] = LinkMessage.version
         h[1] = 22
         h[2] = 0
@@ -138,7 +158,9 @@ public final class Connection: @unchecked Sendable {
 
     /// Sends a `chunk` frame with its data straight from `data` — header and fields from the stack, then the bytes, in one
     /// sendmsg — so a chunk's payload is never copied on our side. The frame is the same as `send(.chunk(…))`.
-    public func sendChunk(offset: UInt64, xxh3: UInt64, compressed: Bool, data: UnsafeRawBufferPointer) throws(LinkError) {
+    public func sendChunk(offset: UInt64, xxh3: UInt64, compressed: Bool, data: UnsafeRawBufferPointer)
+        throws(LinkError)
+    {
         guard data.count <= LinkMessage.maxChunkBytes else {
             throw LinkError(.oversize, "chunk of \(data.count) bytes exceeds \(LinkMessage.maxChunkBytes)")
         }
@@ -146,8 +168,12 @@ public final class Connection: @unchecked Sendable {
             // Encrypted: prefix and data assembled into one record (the one copy sealing needs anyway).
             let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
             Self.chunkPrefix(session.scratch, offset: offset, xxh3: xxh3, compressed: compressed, count: data.count)
-            if data.count > 0 { (session.scratch.baseAddress! + headLen).copyMemory(from: data.baseAddress!, byteCount: data.count) }
-            if let e = sendRecord(session, plainBytes: headLen + data.count) { throw LinkError(.io, "send chunk to \(peer): \(reason(e))") }
+            if data.count > 0 {
+                (session.scratch.baseAddress! + headLen).copyMemory(from: data.baseAddress!, byteCount: data.count)
+            }
+            if let e = sendRecord(session, plainBytes: headLen + data.count) {
+                throw LinkError(.io, "send chunk to \(peer): \(reason(e))")
+            }
             return
         }
         var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))  // 32 bytes of room for the 29-byte prefix
@@ -160,10 +186,14 @@ public final class Connection: @unchecked Sendable {
             while sent < headLen {
                 var iov = (
                     iovec(iov_base: h.baseAddress! + sent, iov_len: headLen - sent),
-                    iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count))
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)
+                )
                 let taken: Result<Int, SystemError> = withUnsafeMutableBytes(of: &iov) { v in
-                    let vectors = UnsafeMutableBufferPointer(rebasing: v.bindMemory(to: iovec.self)[0..<(data.count > 0 ? 2 : 1)])
-                    do throws(SystemError) { return .success(try Socket.send(fd, vectors, peer: peer)) } catch { return .failure(error) }
+                    let vectors = UnsafeMutableBufferPointer(
+                        rebasing: v.bindMemory(to: iovec.self)[0..<(data.count > 0 ? 2 : 1)])
+                    do throws(SystemError) { return .success(try Socket.send(fd, vectors, peer: peer)) } catch {
+                        return .failure(error)
+                    }
                 }
                 switch taken {
                 case .success(let n): sent += n
@@ -192,11 +222,17 @@ public final class Connection: @unchecked Sendable {
             let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
             Self.chunkPrefix(session.scratch, offset: offset, xxh3: xxh3, compressed: false, count: count)
             let got: Int
-            do { got = try Descriptor.read(file, into: UnsafeMutableRawBufferPointer(rebasing: session.scratch[headLen..<(headLen + count)]), at: Int64(fileOffset)) } catch {
+            do {
+                got = try Descriptor.read(
+                    file, into: UnsafeMutableRawBufferPointer(rebasing: session.scratch[headLen..<(headLen + count)]),
+                    at: Int64(fileOffset))
+            } catch {
                 throw LinkError(.io, "read chunk for \(peer): \(reason(error))")
             }
             guard got == count else { throw LinkError(.io, "read chunk for \(peer): the file is shorter than it said") }
-            if let e = sendRecord(session, plainBytes: headLen + count) { throw LinkError(.io, "send chunk to \(peer): \(reason(e))") }
+            if let e = sendRecord(session, plainBytes: headLen + count) {
+                throw LinkError(.io, "send chunk to \(peer): \(reason(e))")
+            }
             return
         }
         Signals.blockBrokenPipeOnThisThread()
@@ -237,31 +273,45 @@ public final class Connection: @unchecked Sendable {
     /// within ``messageDeadlineNs`` plus ``allowanceNs(forBytes:)``.
     public func receive(
         timeoutNs: Int64? = nil,
-        chunkInto destination: (_ offset: UInt64, _ compressed: Bool, _ count: Int) throws(LinkError) -> UnsafeMutableRawBufferPointer
+        chunkInto destination: (_ offset: UInt64, _ compressed: Bool, _ count: Int) throws(LinkError) ->
+            UnsafeMutableRawBufferPointer
     ) throws(LinkError) -> BulkReceipt {
         var head = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         let headLen = LinkMessage.headerSize + LinkMessage.chunkFieldsSize
         try awaitFirstByte(timeoutNs: timeoutNs)
         var deadline = monotonicNowNs() + Self.messageDeadlineNs
-        return try withUnsafeMutableBytes(of: &head) { (h: UnsafeMutableRawBufferPointer) throws(LinkError) -> BulkReceipt in
-            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: h[0..<LinkMessage.headerSize]), deadlineNs: deadline)
+        return try withUnsafeMutableBytes(of: &head) {
+            (h: UnsafeMutableRawBufferPointer) throws(LinkError) -> BulkReceipt in
+            try readExactly(
+                into: UnsafeMutableRawBufferPointer(rebasing: h[0..<LinkMessage.headerSize]), deadlineNs: deadline)
             let (type, length) = try LinkMessage.header(Array(h[0..<LinkMessage.headerSize]))
             deadline += Self.allowanceNs(forBytes: length)
             guard type == 22 else {
-                return .message(try LinkMessage.decode(type: type, payload: try readExactly(length, deadlineNs: deadline)))
+                return .message(
+                    try LinkMessage.decode(type: type, payload: try readExactly(length, deadlineNs: deadline)))
             }
-            guard length >= LinkMessage.chunkFieldsSize else { throw LinkError(.malformed, "chunk: truncated payload of \(length) bytes") }
-            try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: h[LinkMessage.headerSize..<headLen]), deadlineNs: deadline)
+            guard length >= LinkMessage.chunkFieldsSize else {
+                throw LinkError(.malformed, "chunk: truncated payload of \(length) bytes")
+            }
+            try readExactly(
+                into: UnsafeMutableRawBufferPointer(rebasing: h[LinkMessage.headerSize..<headLen]), deadlineNs: deadline
+            )
             let offset = UInt64(littleEndian: h.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
             let sum = UInt64(littleEndian: h.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
             let z = h[24]
             let n = Int(UInt32(littleEndian: h.loadUnaligned(fromByteOffset: 25, as: UInt32.self)))
             guard n == length - LinkMessage.chunkFieldsSize else {
-                throw LinkError(.malformed, "chunk: data length \(n) does not match its frame (\(length - LinkMessage.chunkFieldsSize))")
+                throw LinkError(
+                    .malformed,
+                    "chunk: data length \(n) does not match its frame (\(length - LinkMessage.chunkFieldsSize))")
             }
-            guard n <= LinkMessage.maxChunkBytes else { throw LinkError(.oversize, "chunk of \(n) bytes exceeds \(LinkMessage.maxChunkBytes)") }
+            guard n <= LinkMessage.maxChunkBytes else {
+                throw LinkError(.oversize, "chunk of \(n) bytes exceeds \(LinkMessage.maxChunkBytes)")
+            }
             let buffer = try destination(offset, z == 1, n)
-            guard n <= buffer.count else { throw LinkError(.oversize, "chunk of \(n) bytes exceeds its destination of \(buffer.count)") }
+            guard n <= buffer.count else {
+                throw LinkError(.oversize, "chunk of \(n) bytes exceeds its destination of \(buffer.count)")
+            }
             try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n]), deadlineNs: deadline)
             return .chunk(offset: offset, xxh3: sum, compressed: z == 1, count: n)
         }
@@ -284,7 +334,10 @@ public final class Connection: @unchecked Sendable {
     func awaitFirstByte(timeoutNs: Int64?) throws(LinkError) {
         guard let timeoutNs, pushback.isEmpty, (session?.unread ?? 0) == 0 else { return }
         let events: Int16
-        do { events = try Socket.poll(fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: max(0, timeoutNs) / 1_000_000)) } catch {
+        do {
+            events = try Socket.poll(
+                fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: max(0, timeoutNs) / 1_000_000))
+        } catch {
             throw LinkError(.io, "poll \(peer): \(reason(error))")
         }
         if events == 0 { throw LinkError(.deadPeer, "\(peer): nothing received for \(timeoutNs / 1_000_000) ms") }
@@ -306,16 +359,24 @@ public final class Connection: @unchecked Sendable {
     /// end of the connection: it was altered, replayed or reordered, or one before it was dropped.
     func readRecord(_ session: SecureSession, deadlineNs: Int64?) throws(LinkError) {
         var lengthBytes: UInt32 = 0
-        try withUnsafeMutableBytes(of: &lengthBytes) { (b: UnsafeMutableRawBufferPointer) throws(LinkError) in try readSocket(into: b, deadlineNs: deadlineNs) }
+        try withUnsafeMutableBytes(of: &lengthBytes) { (b: UnsafeMutableRawBufferPointer) throws(LinkError) in
+            try readSocket(into: b, deadlineNs: deadlineNs)
+        }
         let n = Int(UInt32(littleEndian: lengthBytes))
         guard n >= SecretStream.overhead, n <= SecureSession.maxSealed else {
-            throw LinkError(.tampered, "\(peer): a record of \(n) bytes is not one this link makes (record \(session.receiver.count + 1))")
-        }
-        try readSocket(into: UnsafeMutableRawBufferPointer(rebasing: session.sealed[0..<n]), deadlineNs: deadlineNs)
-        guard let plain = session.receiver.open(UnsafeRawBufferPointer(rebasing: session.sealed[0..<n]), into: session.plain) else {
             throw LinkError(
                 .tampered,
-                "\(peer): record \(session.receiver.count + 1) failed authentication — altered, replayed, reordered, or one before it dropped; the connection is closed")
+                "\(peer): a record of \(n) bytes is not one this link makes (record \(session.receiver.count + 1))")
+        }
+        try readSocket(into: UnsafeMutableRawBufferPointer(rebasing: session.sealed[0..<n]), deadlineNs: deadlineNs)
+        guard
+            let plain = session.receiver.open(
+                UnsafeRawBufferPointer(rebasing: session.sealed[0..<n]), into: session.plain)
+        else {
+            throw LinkError(
+                .tampered,
+                "\(peer): record \(session.receiver.count + 1) failed authentication — altered, replayed, reordered, or one before it dropped; the connection is closed"
+            )
         }
         session.plainStart = 0
         session.plainEnd = plain
@@ -336,23 +397,34 @@ public final class Connection: @unchecked Sendable {
             do {
                 // With a deadline, what is already here is taken without waiting (one call, the common case while a
                 // chunk streams in); only when nothing is does the wait begin, bounded by what is left of the deadline.
-                r = try Socket.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: out[got...]), waiting: deadlineNs == nil, peer: peer)
-            } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+                r = try Socket.receive(
+                    fd, into: UnsafeMutableRawBufferPointer(rebasing: out[got...]), waiting: deadlineNs == nil,
+                    peer: peer)
+            } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
                 // Past the deadline the wait is zero, not skipped: bytes that came meanwhile are read, never taken
                 // for a stall.
                 let left = max(0, deadlineNs! - monotonicNowNs())
                 let events: Int16
-                do { events = try Socket.poll(fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000)) } catch {
+                do {
+                    events = try Socket.poll(
+                        fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000))
+                } catch {
                     throw LinkError(.io, "poll \(peer): \(reason(error))")
                 }
                 if events == 0 {
-                    throw LinkError(.stalled, "\(peer): a message stalled after \(got) of \(n) bytes (a message must arrive whole within its deadline)")
+                    throw LinkError(
+                        .stalled,
+                        "\(peer): a message stalled after \(got) of \(n) bytes (a message must arrive whole within its deadline)"
+                    )
                 }
                 continue
             } catch {
                 throw LinkError(.io, "receive from \(peer): \(reason(error))")
             }
-            if r == 0 { throw LinkError(.closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")") }
+            if r == 0 {
+                throw LinkError(
+                    .closed, "\(peer) closed the connection\(got > 0 ? " mid-message (\(got) of \(n) bytes)" : "")")
+            }
             got += r
         }
     }
@@ -372,7 +444,9 @@ public final class Connection: @unchecked Sendable {
         var out = [UInt8](repeating: 0, count: n)
         var failure: LinkError?
         out.withUnsafeMutableBytes { b in
-            do { try readExactly(into: b, deadlineNs: deadlineNs) } catch { failure = (error as Any) as? LinkError ?? LinkError(.io, "\(error)") }
+            do { try readExactly(into: b, deadlineNs: deadlineNs) } catch {
+                failure = (error as Any) as? LinkError ?? LinkError(.io, "\(error)")
+            }
         }
         if let failure { throw failure }
         return out
@@ -411,7 +485,9 @@ public final class Listener: @unchecked Sendable {
 
     public init(host: String, port: Int) throws(LinkError) {
         let addr: sockaddr_in
-        do { addr = try Socket.lookupIPv4(host, port) } catch { throw LinkError(.io, "listen on \(host):\(port): \(error)") }
+        do { addr = try Socket.lookupIPv4(host, port) } catch {
+            throw LinkError(.io, "listen on \(host):\(port): \(error)")
+        }
         let fd: Int32
         do { fd = try Socket.tcp() } catch { throw LinkError(.io, "socket: \(reason(error))") }
         do {
@@ -452,7 +528,9 @@ public final class Listener: @unchecked Sendable {
                 return .connection(Connection(fd: c, peer: peer))
             } catch {
                 if isStopping || error.errno == EINVAL { return .closed }  // EINVAL: shut down by stop()
-                guard Socket.acceptErrorIsTransient(error.errno) else { return .failed(LinkError(.io, "accept on \(name): \(error)")) }
+                guard Socket.acceptErrorIsTransient(error.errno) else {
+                    return .failed(LinkError(.io, "accept on \(name): \(error)"))
+                }
                 transientErrorCount.add(1, ordering: .relaxed)
                 onTransientError?(error)
                 if Socket.acceptErrorExhausts(error.errno) {
@@ -484,7 +562,10 @@ public final class Listener: @unchecked Sendable {
 
     /// Waits up to `timeoutNs` for the next connection; nil when none came (or the listener is closed).
     public func accept(timeoutNs: Int64) -> Connection? {
-        guard let ready = try? Socket.poll(fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: max(0, timeoutNs) / 1_000_000)), ready != 0 else { return nil }
+        guard
+            let ready = try? Socket.poll(
+                fd, events: Int16(POLLIN), timeoutMs: Int32(clamping: max(0, timeoutNs) / 1_000_000)), ready != 0
+        else { return nil }
         return accept()
     }
 

@@ -32,7 +32,10 @@ public final class DeviceLink: @unchecked Sendable {
         /// that allows it — benches and tests).
         public var security: DeviceSecurity?
 
-        public init(host: String, port: Int, deviceID: String, captureProfile: String, syncBurst: Int, heartbeatIntervalNs: Int64) {
+        public init(
+            host: String, port: Int, deviceID: String, captureProfile: String, syncBurst: Int,
+            heartbeatIntervalNs: Int64
+        ) {
             self.host = host
             self.port = port
             self.deviceID = deviceID
@@ -44,7 +47,9 @@ public final class DeviceLink: @unchecked Sendable {
 
     /// Where the link is, with a sentence a person can read.
     public enum Status: Sendable, Equatable {
-        case connecting, syncing, up, degraded(String), dropped(String)
+        case connecting, syncing, up
+        case degraded(String)
+        case dropped(String)
 
         public var sentence: String {
             switch self {
@@ -85,15 +90,23 @@ public final class DeviceLink: @unchecked Sendable {
     }
 
     /// Connects one channel and, when the device is paired, runs the handshake that authenticates both ends.
-    public static func open(_ s: Settings, _ channel: LinkMessage.Channel, attempts: Int) throws(LinkError) -> Connection {
-        let c = try Connection.connect(host: s.host, port: s.port, channel: channel, attempts: attempts, timeoutNs: s.connectTimeoutNs)
-        if let security = s.security { try c.secure(as: security, channel: channel, timeoutNs: s.answerTimeoutNs ?? Connection.handshakeTimeoutNs) }
+    public static func open(_ s: Settings, _ channel: LinkMessage.Channel, attempts: Int) throws(LinkError)
+        -> Connection
+    {
+        let c = try Connection.connect(
+            host: s.host, port: s.port, channel: channel, attempts: attempts, timeoutNs: s.connectTimeoutNs)
+        if let security = s.security {
+            try c.secure(as: security, channel: channel, timeoutNs: s.answerTimeoutNs ?? Connection.handshakeTimeoutNs)
+        }
         return c
     }
 
     static func hello(_ c: Connection, _ s: Settings, _ channel: LinkMessage.Channel) throws(LinkError) -> String {
         try c.send(.hello(protocolVersion: 1, deviceID: s.deviceID, channel: channel, captureProfile: s.captureProfile))
-        guard case .helloAck(let accepted, let policy, let reason) = try c.receive(timeoutNs: s.answerTimeoutNs ?? 5_000_000_000) else {
+        guard
+            case .helloAck(let accepted, let policy, let reason) = try c.receive(
+                timeoutNs: s.answerTimeoutNs ?? 5_000_000_000)
+        else {
             throw LinkError(.protocolViolation, "the host did not answer hello")
         }
         guard accepted else {
@@ -164,14 +177,14 @@ public final class DeviceLink: @unchecked Sendable {
             let left = deadline - monotonicNowNs()
             if left <= 0 { return }
             let m: LinkMessage
-            do { m = try receiveFromHost(timeoutNs: left) } catch where error.code == .deadPeer { return }
+            do { m = try receiveFromHost(timeoutNs: left) } catch  where error.code == .deadPeer { return }
             throw LinkError(.protocolViolation, "\(m.name) from the host unasked")
         }
     }
 
     /// A bye the host sent before it closed the channel, still unread, as `receiveFromHost` says it (nil when none).
     func pendingBye() -> String? {
-        do { _ = try receiveFromHost(timeoutNs: 0) } catch where error.code == .bye { return error.reason } catch {}
+        do { _ = try receiveFromHost(timeoutNs: 0) } catch  where error.code == .bye { return error.reason } catch {}
         return nil
     }
 
@@ -210,8 +223,11 @@ public final class DeviceLink: @unchecked Sendable {
             }
             // The host's times are read, not trusted: arithmetic on them must not overflow, and a host cannot answer
             // before it received.
-            guard t2.magnitude < Self.largestTimeNs.magnitude, t3.magnitude < Self.largestTimeNs.magnitude, t3 >= t2 else {
-                throw LinkError(.malformed, "sync_reply \(sequence): host times \(t2) and \(t3) ns are not a reception and a later reply")
+            guard t2.magnitude < Self.largestTimeNs.magnitude, t3.magnitude < Self.largestTimeNs.magnitude, t3 >= t2
+            else {
+                throw LinkError(
+                    .malformed,
+                    "sync_reply \(sequence): host times \(t2) and \(t3) ns are not a reception and a later reply")
             }
             let s = SyncSample(t1: t1, t2: t2, t3: t3, t4: now())
             if fastest.map({ s.delayNs < $0.delayNs }) ?? true { fastest = s }
@@ -221,7 +237,9 @@ public final class DeviceLink: @unchecked Sendable {
 
     func publishRelation() throws(LinkError) {
         guard let r = relation else { return }
-        try sendControl(.relationUpdate(offsetNs: r.offsetNs, skewPpm: r.skewPpm, uncertaintyNs: r.uncertaintyNs, samples: UInt32(r.samples)))
+        try sendControl(
+            .relationUpdate(
+                offsetNs: r.offsetNs, skewPpm: r.skewPpm, uncertaintyNs: r.uncertaintyNs, samples: UInt32(r.samples)))
     }
 
     /// The connect-time burst; then the control thread (heartbeats, periodic probes) starts.
@@ -295,7 +313,11 @@ public final class DeviceLink: @unchecked Sendable {
                         // A host that stopped said bye first; a heartbeat sent meanwhile fails on its closed socket
                         // before the bye is read, so the bye is looked for before anything else is said.
                         let bye = e?.code == .bye ? e?.reason : pendingBye()
-                        set(.dropped(bye ?? why ?? (e?.code == .deadPeer ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)")))
+                        set(
+                            .dropped(
+                                bye ?? why
+                                    ?? (e?.code == .deadPeer
+                                        ? "no answer to three heartbeats: the host is gone" : e?.reason ?? "\(error)")))
                         control.shutdownNow()
                         bulk.shutdownNow()
                     }
@@ -311,7 +333,8 @@ public final class DeviceLink: @unchecked Sendable {
     func suspended(silentFor gap: Int64, beyond limit: Int64? = nil) -> String? {
         guard gap > limit ?? 3 * settings.heartbeatIntervalNs else { return nil }
         return String(
-            format: "this device was stopped or suspended for %.1f s (%.1f heartbeats); the host has dropped it, so this link is dropped, not resumed",
+            format:
+                "this device was stopped or suspended for %.1f s (%.1f heartbeats); the host has dropped it, so this link is dropped, not resumed",
             Double(gap) / 1e9, Double(gap) / Double(settings.heartbeatIntervalNs))
     }
 

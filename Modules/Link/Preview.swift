@@ -27,12 +27,15 @@ public final class PreviewSender: @unchecked Sendable {
 
     /// Connects the preview channel and says hello; throws when the host refuses or cannot be reached.
     public init(
-        host: String, port: Int, deviceID: String, captureProfile: String, fps: Double, width: Int = 160, security: DeviceSecurity? = nil,
+        host: String, port: Int, deviceID: String, captureProfile: String, fps: Double, width: Int = 160,
+        security: DeviceSecurity? = nil,
         connectTimeoutNs: Int64 = Connection.connectTimeoutNs
     ) throws(LinkError) {
-        connection = try Connection.connect(host: host, port: port, channel: .preview, attempts: 3, timeoutNs: connectTimeoutNs)
+        connection = try Connection.connect(
+            host: host, port: port, channel: .preview, attempts: 3, timeoutNs: connectTimeoutNs)
         if let security { try connection.secure(as: security, channel: .preview) }
-        try connection.send(.hello(protocolVersion: 1, deviceID: deviceID, channel: .preview, captureProfile: captureProfile))
+        try connection.send(
+            .hello(protocolVersion: 1, deviceID: deviceID, channel: .preview, captureProfile: captureProfile))
         guard case .helloAck(true, _, let reason) = try connection.receive(timeoutNs: 5_000_000_000) else {
             throw LinkError(.refused, "the host refused the preview channel")
         }
@@ -48,7 +51,9 @@ public final class PreviewSender: @unchecked Sendable {
     public var shed: Int { shedCount.load(ordering: .relaxed) }
 
     /// Capture thread: takes at most one frame per interval, downscaled (point-sampled) into the slot. Never blocks.
-    public func offer(luma: UnsafePointer<UInt8>, stride: Int, width fw: Int, height fh: Int, index: Int64, timeNs: Int64) {
+    public func offer(
+        luma: UnsafePointer<UInt8>, stride: Int, width fw: Int, height fh: Int, index: Int64, timeNs: Int64
+    ) {
         if let last = lastOfferNs, timeNs - last < intervalNs { return }
         guard fw > 0, fh > 0 else { return }
         lastOfferNs = timeNs
@@ -91,7 +96,9 @@ public final class PreviewSender: @unchecked Sendable {
             fresh = false
             slotLock.unlock()
             // Only if the socket can take it now: a preview that would wait is already old.
-            guard let ready = try? Socket.poll(connection.fd, events: Int16(POLLOUT), timeoutMs: 0), ready & Int16(POLLOUT) != 0 else {
+            guard let ready = try? Socket.poll(connection.fd, events: Int16(POLLOUT), timeoutMs: 0),
+                ready & Int16(POLLOUT) != 0
+            else {
                 shedCount.add(1, ordering: .relaxed)
                 continue
             }

@@ -89,15 +89,21 @@ public enum LinkHandshake {
     }
 
     /// Message 1 for a responder whose static key is `responder`, from `identity`, carrying `payload`.
-    public static func initiate(identity: KeyPair, responder: [UInt8], payload: [UInt8]) throws(LinkError) -> (Initiator, message: [UInt8]) {
+    public static func initiate(identity: KeyPair, responder: [UInt8], payload: [UInt8]) throws(LinkError) -> (
+        Initiator, message: [UInt8]
+    ) {
         var st = State()
         st.mixHash(responder)
         let e = KeyPair.generate()
         st.mixHash(e.publicKey)
-        guard let es = e.agree(with: responder) else { throw LinkError(.unauthenticated, "the pinned host key is not a usable X25519 key") }
+        guard let es = e.agree(with: responder) else {
+            throw LinkError(.unauthenticated, "the pinned host key is not a usable X25519 key")
+        }
         st.mixKey(es)
         let sealedStatic = st.encryptAndHash(identity.publicKey)
-        guard let ss = identity.agree(with: responder) else { throw LinkError(.unauthenticated, "the pinned host key is not a usable X25519 key") }
+        guard let ss = identity.agree(with: responder) else {
+            throw LinkError(.unauthenticated, "the pinned host key is not a usable X25519 key")
+        }
         st.mixKey(ss)
         let sealedPayload = st.encryptAndHash(payload)
         return (Initiator(state: st, e: e, s: identity, rs: responder), e.publicKey + sealedStatic + sealedPayload)
@@ -105,15 +111,21 @@ public enum LinkHandshake {
 
     /// Reads message 2; the responder's payload and the keys, or why it is not the pinned responder's answer.
     public static func finish(_ i: Initiator, message: [UInt8]) throws(LinkError) -> (payload: [UInt8], keys: Keys) {
-        guard message.count >= 32 + AEAD.tagBytes else { throw LinkError(.unauthenticated, "handshake reply of \(message.count) bytes is too short") }
+        guard message.count >= 32 + AEAD.tagBytes else {
+            throw LinkError(.unauthenticated, "handshake reply of \(message.count) bytes is too short")
+        }
         var st = i.state
         let re = Array(message[0..<32])
         st.mixHash(re)
-        guard let ee = i.e.agree(with: re), let se = i.s.agree(with: re) else { throw LinkError(.unauthenticated, "the host's ephemeral key is not usable") }
+        guard let ee = i.e.agree(with: re), let se = i.s.agree(with: re) else {
+            throw LinkError(.unauthenticated, "the host's ephemeral key is not usable")
+        }
         st.mixKey(ee)
         st.mixKey(se)
         guard let payload = st.decryptAndHash(Array(message[32...])) else {
-            throw LinkError(.unauthenticated, "the reply was not made by the holder of the pinned host key (a swapped or impostor host)")
+            throw LinkError(
+                .unauthenticated,
+                "the reply was not made by the holder of the pinned host key (a swapped or impostor host)")
         }
         let (a, b) = st.split()
         return (payload, Keys(send: a, receive: b))
@@ -139,12 +151,18 @@ public enum LinkHandshake {
         st.mixHash(identity.publicKey)
         let ie = Array(message[0..<32])
         st.mixHash(ie)
-        guard let es = identity.agree(with: ie) else { throw LinkError(.unauthenticated, "the device's ephemeral key is not usable") }
+        guard let es = identity.agree(with: ie) else {
+            throw LinkError(.unauthenticated, "the device's ephemeral key is not usable")
+        }
         st.mixKey(es)
         guard let peer = st.decryptAndHash(Array(message[32..<(32 + sealedStatic)])) else {
-            throw LinkError(.unauthenticated, "message 1 was not made for this host's key (the device pinned another host, or it was altered)")
+            throw LinkError(
+                .unauthenticated,
+                "message 1 was not made for this host's key (the device pinned another host, or it was altered)")
         }
-        guard let ss = identity.agree(with: peer) else { throw LinkError(.unauthenticated, "the device's static key is not usable") }
+        guard let ss = identity.agree(with: peer) else {
+            throw LinkError(.unauthenticated, "the device's static key is not usable")
+        }
         st.mixKey(ss)
         guard let payload = st.decryptAndHash(Array(message[(32 + sealedStatic)...])) else {
             throw LinkError(.unauthenticated, "message 1's sender does not hold the key it claims")
@@ -255,24 +273,33 @@ extension Connection {
         var length: UInt32 = 0
         for i in 0..<4 { length |= UInt32(head[i]) << UInt32(8 * i) }
         let n = Int(length)
-        guard n <= LinkHandshake.maxMessageBytes else { throw LinkError(.unauthenticated, "\(peer): a handshake message of \(n) bytes is not one") }
+        guard n <= LinkHandshake.maxMessageBytes else {
+            throw LinkError(.unauthenticated, "\(peer): a handshake message of \(n) bytes is not one")
+        }
         return try readExactly(n, deadlineNs: deadline)
     }
 
     /// Device side: authenticates the host by the key pinned at pairing and itself by its identity, then seals every
     /// message after. Throws `.unauthenticated` when the host is not the pinned one, `.refused` with the host's words
     /// when the host does not know this device ("not paired with this host").
-    public func secure(as device: DeviceSecurity, channel: LinkMessage.Channel, timeoutNs: Int64 = handshakeTimeoutNs) throws(LinkError) {
-        let code: UInt8 = switch channel {
-        case .control: 0
-        case .bulk: 1
-        case .preview: 2
-        }
-        let (initiator, m1) = try LinkHandshake.initiate(identity: device.identity, responder: device.hostKey, payload: [code])
+    public func secure(as device: DeviceSecurity, channel: LinkMessage.Channel, timeoutNs: Int64 = handshakeTimeoutNs)
+        throws(LinkError)
+    {
+        let code: UInt8 =
+            switch channel {
+            case .control: 0
+            case .bulk: 1
+            case .preview: 2
+            }
+        let (initiator, m1) = try LinkHandshake.initiate(
+            identity: device.identity, responder: device.hostKey, payload: [code])
         try sendHandshakeRecord(m1, prefix: LinkHandshake.preamble)
         let m2: [UInt8]
-        do { m2 = try receiveHandshakeRecord(timeoutNs: timeoutNs) } catch where error.code == .closed {
-            throw LinkError(.unauthenticated, "\(peer) closed the connection during the handshake (a host that does not speak the encrypted link, or one that refused it)")
+        do { m2 = try receiveHandshakeRecord(timeoutNs: timeoutNs) } catch  where error.code == .closed {
+            throw LinkError(
+                .unauthenticated,
+                "\(peer) closed the connection during the handshake (a host that does not speak the encrypted link, or one that refused it)"
+            )
         }
         let (answer, keys) = try LinkHandshake.finish(initiator, message: m2)
         guard let status = answer.first else { throw LinkError(.unauthenticated, "\(peer): an empty handshake answer") }
@@ -312,7 +339,9 @@ extension Connection {
         guard let device = host.deviceFor(responder.peer) else {
             let (m2, _) = try LinkHandshake.reply(responder, payload: [1] + Array("not paired with this host".utf8))
             try sendHandshakeRecord(m2)
-            throw LinkError(.unauthenticated, "\(peer): a device key not paired with this host (\(KeyText.fingerprint(responder.peer)))")
+            throw LinkError(
+                .unauthenticated,
+                "\(peer): a device key not paired with this host (\(KeyText.fingerprint(responder.peer)))")
         }
         let (m2, keys) = try LinkHandshake.reply(responder, payload: [0])
         try sendHandshakeRecord(m2)

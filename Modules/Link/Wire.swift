@@ -27,7 +27,9 @@ public enum LinkMessage: Sendable, Equatable {
     case bye(reason: String)
     /// The device's state, about once a second on the control channel: armed, achieved frame rate, frames dropped so far,
     /// the thermal level and hottest zone (°C, NaN when none is readable), free bytes where it stores.
-    case status(armed: Bool, framesPerSecond: Double, framesDropped: UInt64, thermal: String, thermalCelsius: Double, storageFreeBytes: UInt64)
+    case status(
+        armed: Bool, framesPerSecond: Double, framesDropped: UInt64, thermal: String, thermalCelsius: Double,
+        storageFreeBytes: UInt64)
     /// What the device says of itself once its control channel is up: the bay it was told it stands at (`run --bay`;
     /// empty: none — a bay set on the host wins), and whether it hears shots itself (it has a microphone).
     case deviceInfo(bay: String, hears: Bool)
@@ -138,31 +140,107 @@ public enum LinkMessage: Sendable, Equatable {
     public func encoded() -> [UInt8] {
         var w = Writer()
         switch self {
-        case .hello(let v, let d, let c, let p): w.u16(v); w.string(d); w.u8(c.rawValue); w.string(p)
-        case .helloAck(let a, let p, let r): w.u8(a ? 1 : 0); w.string(p); w.string(r)
-        case .heartbeat(let s, let t): w.u64(s); w.i64(t)
-        case .heartbeatAck(let s, let t): w.u64(s); w.i64(t)
-        case .syncProbe(let s, let t1): w.u64(s); w.i64(t1)
-        case .syncReply(let s, let t1, let t2, let t3): w.u64(s); w.i64(t1); w.i64(t2); w.i64(t3)
-        case .relationUpdate(let o, let k, let u, let n): w.i64(o); w.f64(k); w.i64(u); w.u32(n)
-        case .candidate(let i, let t, let s): w.u64(i); w.i64(t); w.f64(s)
-        case .shot(let i, let t): w.u64(i); w.i64(t)
-        case .announce(let c, let b, let f): w.string(c); w.u64(b); w.u16(f)
-        case .interruption(let i, let s, let d, let r): w.u64(i); w.i64(s); w.i64(d); w.string(r)
-        case .status(let a, let f, let d, let t, let c, let b): w.u8(a ? 1 : 0); w.f64(f); w.u64(d); w.string(t); w.f64(c); w.u64(b)
+        case .hello(let v, let d, let c, let p):
+            w.u16(v)
+            w.string(d)
+            w.u8(c.rawValue)
+            w.string(p)
+        case .helloAck(let a, let p, let r):
+            w.u8(a ? 1 : 0)
+            w.string(p)
+            w.string(r)
+        case .heartbeat(let s, let t):
+            w.u64(s)
+            w.i64(t)
+        case .heartbeatAck(let s, let t):
+            w.u64(s)
+            w.i64(t)
+        case .syncProbe(let s, let t1):
+            w.u64(s)
+            w.i64(t1)
+        case .syncReply(let s, let t1, let t2, let t3):
+            w.u64(s)
+            w.i64(t1)
+            w.i64(t2)
+            w.i64(t3)
+        case .relationUpdate(let o, let k, let u, let n):
+            w.i64(o)
+            w.f64(k)
+            w.i64(u)
+            w.u32(n)
+        case .candidate(let i, let t, let s):
+            w.u64(i)
+            w.i64(t)
+            w.f64(s)
+        case .shot(let i, let t):
+            w.u64(i)
+            w.i64(t)
+        case .announce(let c, let b, let f):
+            w.string(c)
+            w.u64(b)
+            w.u16(f)
+        case .interruption(let i, let s, let d, let r):
+            w.u64(i)
+            w.i64(s)
+            w.i64(d)
+            w.string(r)
+        case .status(let a, let f, let d, let t, let c, let b):
+            w.u8(a ? 1 : 0)
+            w.f64(f)
+            w.u64(d)
+            w.string(t)
+            w.f64(c)
+            w.u64(b)
         case .bye(let r): w.string(r)
-        case .deviceInfo(let b, let h): w.string(b); w.u8(h ? 1 : 0)
-        case .relayedShot(let i, let t, let u, let f): w.u64(i); w.i64(t); w.i64(u); w.string(f)
-        case .offer(let c, let f, let s, let x): w.string(c); w.string(f); w.u64(s); w.u64(x)
-        case .resumeAt(let c, let f, let o): w.string(c); w.string(f); w.u64(o)
-        case .chunk(let o, let x, let z, let d): w.u64(o); w.u64(x); w.u8(z ? 1 : 0); w.u32(UInt32(d.count)); w.bytes += d
+        case .deviceInfo(let b, let h):
+            w.string(b)
+            w.u8(h ? 1 : 0)
+        case .relayedShot(let i, let t, let u, let f):
+            w.u64(i)
+            w.i64(t)
+            w.i64(u)
+            w.string(f)
+        case .offer(let c, let f, let s, let x):
+            w.string(c)
+            w.string(f)
+            w.u64(s)
+            w.u64(x)
+        case .resumeAt(let c, let f, let o):
+            w.string(c)
+            w.string(f)
+            w.u64(o)
+        case .chunk(let o, let x, let z, let d):
+            w.u64(o)
+            w.u64(x)
+            w.u8(z ? 1 : 0)
+            w.u32(UInt32(d.count))
+            w.bytes += d
         case .chunkAck(let o): w.u64(o)
-        case .fileComplete(let c, let f, let v, let r): w.string(c); w.string(f); w.u8(v ? 1 : 0); w.string(r)
+        case .fileComplete(let c, let f, let v, let r):
+            w.string(c)
+            w.string(f)
+            w.u8(v ? 1 : 0)
+            w.string(r)
         case .clipDone(let c): w.string(c)
-        case .clipConfirmed(let c, let p): w.string(c); w.string(p)
-        case .lookOffer(let c, let t, let z, let n, let x): w.string(c); w.i64(t); w.i64(z); w.u64(n); w.u64(x)
-        case .lookStored(let c, let ok, let r): w.string(c); w.u8(ok ? 1 : 0); w.string(r)
-        case .preview(let i, let t, let wd, let h, let l): w.u64(i); w.i64(t); w.u16(wd); w.u16(h); w.bytes += l
+        case .clipConfirmed(let c, let p):
+            w.string(c)
+            w.string(p)
+        case .lookOffer(let c, let t, let z, let n, let x):
+            w.string(c)
+            w.i64(t)
+            w.i64(z)
+            w.u64(n)
+            w.u64(x)
+        case .lookStored(let c, let ok, let r):
+            w.string(c)
+            w.u8(ok ? 1 : 0)
+            w.string(r)
+        case .preview(let i, let t, let wd, let h, let l):
+            w.u64(i)
+            w.i64(t)
+            w.u16(wd)
+            w.u16(h)
+            w.bytes += l
         }
         var frame = [Self.version, type, 0, 0]
         withUnsafeBytes(of: UInt32(w.bytes.count).littleEndian) { frame += $0 }
@@ -171,11 +249,17 @@ public enum LinkMessage: Sendable, Equatable {
 
     /// Checks a frame header; returns the type and payload length, or why the frame is refused.
     public static func header(_ h: [UInt8]) throws(LinkError) -> (type: UInt8, length: Int) {
-        guard h.count == headerSize else { throw LinkError(.malformed, "truncated frame header (\(h.count) of \(headerSize) bytes)") }
-        guard h[0] == version else { throw LinkError(.badVersion, "protocol version \(h[0]); this side speaks \(version)") }
+        guard h.count == headerSize else {
+            throw LinkError(.malformed, "truncated frame header (\(h.count) of \(headerSize) bytes)")
+        }
+        guard h[0] == version else {
+            throw LinkError(.badVersion, "protocol version \(h[0]); this side speaks \(version)")
+        }
         let length = Int(UInt32(h[4]) | UInt32(h[5]) << 8 | UInt32(h[6]) << 16 | UInt32(h[7]) << 24)
         guard let limit = limit(ofType: h[1]) else { throw LinkError(.malformed, "unknown message type \(h[1])") }
-        guard length <= limit else { throw LinkError(.oversize, "message type \(h[1]) of \(length) bytes exceeds its limit of \(limit)") }
+        guard length <= limit else {
+            throw LinkError(.oversize, "message type \(h[1]) of \(length) bytes exceeds its limit of \(limit)")
+        }
         return (h[1], length)
     }
 
@@ -185,7 +269,10 @@ public enum LinkMessage: Sendable, Equatable {
         let m: LinkMessage
         switch type {
         case 1:
-            let v = try r.u16(), d = try r.string(), c = try r.u8(), p = try r.string()
+            let v = try r.u16()
+            let d = try r.string()
+            let c = try r.u8()
+            let p = try r.string()
             guard let channel = Channel(rawValue: c) else { throw LinkError(.malformed, "hello: unknown channel \(c)") }
             m = .hello(protocolVersion: v, deviceID: d, channel: channel, captureProfile: p)
         case 2: m = .helloAck(accepted: try r.u8() == 1, policy: try r.string(), reason: try r.string())
@@ -193,44 +280,71 @@ public enum LinkMessage: Sendable, Equatable {
         case 4: m = .heartbeatAck(sequence: try r.u64(), hostTimeNs: try r.i64())
         case 5: m = .syncProbe(sequence: try r.u64(), t1: try r.i64())
         case 6: m = .syncReply(sequence: try r.u64(), t1: try r.i64(), t2: try r.i64(), t3: try r.i64())
-        case 7: m = .relationUpdate(offsetNs: try r.i64(), skewPpm: try r.f64(), uncertaintyNs: try r.i64(), samples: try r.u32())
+        case 7:
+            m = .relationUpdate(
+                offsetNs: try r.i64(), skewPpm: try r.f64(), uncertaintyNs: try r.i64(), samples: try r.u32())
         case 8: m = .candidate(id: try r.u64(), t0Ns: try r.i64(), score: try r.f64())
         case 9: m = .shot(id: try r.u64(), t0Ns: try r.i64())
         case 10: m = .announce(clipID: try r.string(), totalBytes: try r.u64(), files: try r.u16())
-        case 11: m = .interruption(id: try r.u64(), startNs: try r.i64(), durationNs: try r.i64(), reason: try r.string())
+        case 11:
+            m = .interruption(id: try r.u64(), startNs: try r.i64(), durationNs: try r.i64(), reason: try r.string())
         case 13:
-            let a = try r.u8(), f = try r.f64(), d = try r.u64(), t = try r.string(), c = try r.f64(), b = try r.u64()
+            let a = try r.u8()
+            let f = try r.f64()
+            let d = try r.u64()
+            let t = try r.string()
+            let c = try r.f64()
+            let b = try r.u64()
             guard a <= 1, f.isFinite, f >= 0, !c.isInfinite else {
                 throw LinkError(.malformed, "status: armed \(a), \(f) fps and \(c) °C are not a device's state")
             }
-            m = .status(armed: a == 1, framesPerSecond: f, framesDropped: d, thermal: t, thermalCelsius: c, storageFreeBytes: b)
+            m = .status(
+                armed: a == 1, framesPerSecond: f, framesDropped: d, thermal: t, thermalCelsius: c, storageFreeBytes: b)
         case 12: m = .bye(reason: try r.string())
         case 14:
-            let b = try r.string(), h = try r.u8()
+            let b = try r.string()
+            let h = try r.u8()
             guard h <= 1 else { throw LinkError(.malformed, "device_info: hears \(h) is not 0 or 1") }
             m = .deviceInfo(bay: b, hears: h == 1)
         case 15:
-            let i = try r.u64(), t = try r.i64(), u = try r.i64(), f = try r.string()
+            let i = try r.u64()
+            let t = try r.i64()
+            let u = try r.i64()
+            let f = try r.string()
             guard u >= 0 else { throw LinkError(.malformed, "relayed_shot: uncertainty \(u) ns is negative") }
             m = .relayedShot(id: i, t0Ns: t, uncertaintyNs: u, from: f)
         case 20: m = .offer(clipID: try r.string(), file: try r.string(), size: try r.u64(), xxh3: try r.u64())
         case 21: m = .resumeAt(clipID: try r.string(), file: try r.string(), offset: try r.u64())
         case 22:
-            let o = try r.u64(), x = try r.u64(), z = try r.u8(), n = Int(try r.u32())
+            let o = try r.u64()
+            let x = try r.u64()
+            let z = try r.u8()
+            let n = Int(try r.u32())
             guard n <= maxChunkBytes else { throw LinkError(.oversize, "chunk of \(n) bytes exceeds \(maxChunkBytes)") }
             m = .chunk(offset: o, xxh3: x, compressed: z == 1, data: try r.take(n))
         case 23: m = .chunkAck(committedOffset: try r.u64())
-        case 24: m = .fileComplete(clipID: try r.string(), file: try r.string(), verified: try r.u8() == 1, reason: try r.string())
+        case 24:
+            m = .fileComplete(
+                clipID: try r.string(), file: try r.string(), verified: try r.u8() == 1, reason: try r.string())
         case 25: m = .clipDone(clipID: try r.string())
         case 26: m = .clipConfirmed(clipID: try r.string(), path: try r.string())
-        case 27: m = .lookOffer(clipID: try r.string(), t0Ns: try r.i64(), zeroNs: try r.i64(), size: try r.u64(), xxh3: try r.u64())
+        case 27:
+            m = .lookOffer(
+                clipID: try r.string(), t0Ns: try r.i64(), zeroNs: try r.i64(), size: try r.u64(), xxh3: try r.u64())
         case 28:
-            let c = try r.string(), ok = try r.u8(), why = try r.string()
+            let c = try r.string()
+            let ok = try r.u8()
+            let why = try r.string()
             guard ok <= 1 else { throw LinkError(.malformed, "look_stored: stored \(ok) is not 0 or 1") }
             m = .lookStored(clipID: c, stored: ok == 1, reason: why)
         case 30:
-            let i = try r.u64(), t = try r.i64(), wd = try r.u16(), h = try r.u16()
-            guard Int(wd) * Int(h) <= maxPreviewPixels else { throw LinkError(.oversize, "preview of \(wd)x\(h) exceeds \(maxPreviewPixels) pixels") }
+            let i = try r.u64()
+            let t = try r.i64()
+            let wd = try r.u16()
+            let h = try r.u16()
+            guard Int(wd) * Int(h) <= maxPreviewPixels else {
+                throw LinkError(.oversize, "preview of \(wd)x\(h) exceeds \(maxPreviewPixels) pixels")
+            }
             m = .preview(frameIndex: i, timeNs: t, width: wd, height: h, luma: try r.take(Int(wd) * Int(h)))
         default: throw LinkError(.malformed, "unknown message type \(type)")
         }
@@ -259,7 +373,9 @@ public enum LinkMessage: Sendable, Equatable {
         let bytes: [UInt8]
         var at = 0
         mutating func take(_ n: Int) throws(LinkError) -> [UInt8] {
-            guard n >= 0, at + n <= bytes.count else { throw LinkError(.malformed, "truncated payload: needed \(n) bytes at offset \(at) of \(bytes.count)") }
+            guard n >= 0, at + n <= bytes.count else {
+                throw LinkError(.malformed, "truncated payload: needed \(n) bytes at offset \(at) of \(bytes.count)")
+            }
             defer { at += n }
             return Array(bytes[at..<(at + n)])
         }
@@ -276,7 +392,9 @@ public enum LinkMessage: Sendable, Equatable {
         mutating func string() throws(LinkError) -> String {
             let n = Int(try u16())
             let b = try take(n)
-            guard let s = String(validating: b, as: UTF8.self) else { throw LinkError(.malformed, "string at offset \(at - n) is not UTF-8") }
+            guard let s = String(validating: b, as: UTF8.self) else {
+                throw LinkError(.malformed, "string at offset \(at - n) is not UTF-8")
+            }
             return s
         }
     }

@@ -39,14 +39,21 @@ public struct ShaftFinder: Sendable {
                 samples += 1
             }
         }
-        var median = 0, seen = 0
+        var median = 0
+        var seen = 0
         while median < 255, seen + histogram[median] < samples / 2 {
             seen += histogram[median]
             median += 1
         }
         let cut = min(250, median + threshold)
-        let y0 = Int(Double(height) * topBand), y1 = height - Int(Double(height) * bottomBand)
-        var sw = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, syy = 0.0, sxy = 0.0
+        let y0 = Int(Double(height) * topBand)
+        let y1 = height - Int(Double(height) * bottomBand)
+        var sw = 0.0
+        var sx = 0.0
+        var sy = 0.0
+        var sxx = 0.0
+        var syy = 0.0
+        var sxy = 0.0
         var n = 0
         for y in y0..<max(y0, y1) {
             let row = y * stride
@@ -54,7 +61,8 @@ public struct ShaftFinder: Sendable {
                 let v = Int(luma[row + x])
                 guard v >= cut else { continue }
                 let w = Double(v - cut + 1)
-                let fx = Double(x), fy = Double(y)
+                let fx = Double(x)
+                let fy = Double(y)
                 sw += w
                 sx += w * fx
                 sy += w * fy
@@ -65,11 +73,15 @@ public struct ShaftFinder: Sendable {
             }
         }
         guard n >= minimumPixels, sw > 0 else { return nil }
-        let mx = sx / sw, my = sy / sw
-        let cxx = sxx / sw - mx * mx, cyy = syy / sw - my * my, cxy = sxy / sw - mx * my
+        let mx = sx / sw
+        let my = sy / sw
+        let cxx = sxx / sw - mx * mx
+        let cyy = syy / sw - my * my
+        let cxy = sxy / sw - mx * my
         // The principal axis: the eigenvector of the larger eigenvalue of [[cxx, cxy], [cxy, cyy]].
         let theta = 0.5 * atan2(2 * cxy, cxx - cyy)  // angle of the axis from +x
-        var dx = cos(theta), dy = sin(theta)
+        var dx = cos(theta)
+        var dy = sin(theta)
         if dy < 0 {
             dx = -dx
             dy = -dy
@@ -90,7 +102,8 @@ public struct SweepPoint: Sendable, Equatable, Codable {
     public var missing: Int
 
     public init(
-        bitrateBps: Int, frames: Int, angleRMSEDegrees: Double, positionRMSEPixels: Double, angleRMSEVsTruthDegrees: Double?,
+        bitrateBps: Int, frames: Int, angleRMSEDegrees: Double, positionRMSEPixels: Double,
+        angleRMSEVsTruthDegrees: Double?,
         bytesPerSecond: Double, missing: Int
     ) {
         self.bitrateBps = bitrateBps
@@ -122,9 +135,13 @@ public enum BitrateSweep {
 
     /// RMSE of `found` against `reference`, frame by frame: the angle (axial) and the offset across the shaft (frames
     /// where either has no shaft are counted as missing).
-    public static func compare(_ found: [ShaftFinder.Shaft?], to reference: [ShaftFinder.Shaft?]) -> (angle: Double, position: Double, missing: Int) {
-        var a = 0.0, p = 0.0
-        var n = 0, missing = 0
+    public static func compare(_ found: [ShaftFinder.Shaft?], to reference: [ShaftFinder.Shaft?]) -> (
+        angle: Double, position: Double, missing: Int
+    ) {
+        var a = 0.0
+        var p = 0.0
+        var n = 0
+        var missing = 0
         for (f, r) in zip(found, reference) {
             guard let f, let r else {
                 missing += 1
@@ -150,24 +167,38 @@ public enum BitrateSweep {
 
     /// The sweep as a small SVG: angle RMSE (and position RMSE) against bitrate, log scale, the bound drawn.
     public static func svg(_ points: [SweepPoint], angleBound: Double, chosen: SweepPoint?, title: String) -> String {
-        let w = 640.0, h = 360.0, left = 60.0, right = 20.0, top = 40.0, bottom = 50.0
+        let w = 640.0
+        let h = 360.0
+        let left = 60.0
+        let right = 20.0
+        let top = 40.0
+        let bottom = 50.0
         let sorted = points.sorted { $0.bitrateBps < $1.bitrateBps }
         guard let lo = sorted.first, let hi = sorted.last else { return "<svg xmlns='http://www.w3.org/2000/svg'/>" }
-        let lx0 = log10(Double(lo.bitrateBps)), lx1 = max(lx0 + 0.01, log10(Double(hi.bitrateBps)))
+        let lx0 = log10(Double(lo.bitrateBps))
+        let lx1 = max(lx0 + 0.01, log10(Double(hi.bitrateBps)))
         let ymax = max(angleBound * 2, sorted.map(\.angleRMSEDegrees).filter(\.isFinite).max() ?? 1) * 1.1
         func x(_ b: Int) -> Double { left + (log10(Double(b)) - lx0) / (lx1 - lx0) * (w - left - right) }
         func y(_ v: Double) -> Double { top + (1 - min(v, ymax) / ymax) * (h - top - bottom) }
-        var s = "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(w))' height='\(Int(h))' font-family='sans-serif' font-size='12'>"
+        var s =
+            "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(w))' height='\(Int(h))' font-family='sans-serif' font-size='12'>"
         s += "<rect width='100%' height='100%' fill='white'/>"
         s += "<text x='\(left)' y='20' font-size='14'>\(title.replacingOccurrences(of: "<", with: "&lt;"))</text>"
-        s += "<line x1='\(left)' y1='\(h - bottom)' x2='\(w - right)' y2='\(h - bottom)' stroke='black'/><line x1='\(left)' y1='\(top)' x2='\(left)' y2='\(h - bottom)' stroke='black'/>"
-        s += "<line x1='\(left)' y1='\(y(angleBound))' x2='\(w - right)' y2='\(y(angleBound))' stroke='#c33' stroke-dasharray='4 3'/>"
-        s += "<text x='\(w - right - 150)' y='\(y(angleBound) - 4)' fill='#c33'>bound \(String(format: "%.2f", angleBound))°</text>"
-        let path = sorted.map { "\(String(format: "%.1f", x($0.bitrateBps))),\(String(format: "%.1f", y($0.angleRMSEDegrees)))" }.joined(separator: " ")
+        s +=
+            "<line x1='\(left)' y1='\(h - bottom)' x2='\(w - right)' y2='\(h - bottom)' stroke='black'/><line x1='\(left)' y1='\(top)' x2='\(left)' y2='\(h - bottom)' stroke='black'/>"
+        s +=
+            "<line x1='\(left)' y1='\(y(angleBound))' x2='\(w - right)' y2='\(y(angleBound))' stroke='#c33' stroke-dasharray='4 3'/>"
+        s +=
+            "<text x='\(w - right - 150)' y='\(y(angleBound) - 4)' fill='#c33'>bound \(String(format: "%.2f", angleBound))°</text>"
+        let path = sorted.map {
+            "\(String(format: "%.1f", x($0.bitrateBps))),\(String(format: "%.1f", y($0.angleRMSEDegrees)))"
+        }.joined(separator: " ")
         s += "<polyline fill='none' stroke='#236' stroke-width='2' points='\(path)'/>"
         for p in sorted {
-            s += "<circle cx='\(String(format: "%.1f", x(p.bitrateBps)))' cy='\(String(format: "%.1f", y(p.angleRMSEDegrees)))' r='4' fill='\(p == chosen ? "#c33" : "#236")'/>"
-            s += "<text x='\(String(format: "%.1f", x(p.bitrateBps) - 14))' y='\(h - bottom + 18)'>\(String(format: "%g", Double(p.bitrateBps) / 1e6))M</text>"
+            s +=
+                "<circle cx='\(String(format: "%.1f", x(p.bitrateBps)))' cy='\(String(format: "%.1f", y(p.angleRMSEDegrees)))' r='4' fill='\(p == chosen ? "#c33" : "#236")'/>"
+            s +=
+                "<text x='\(String(format: "%.1f", x(p.bitrateBps) - 14))' y='\(h - bottom + 18)'>\(String(format: "%g", Double(p.bitrateBps) / 1e6))M</text>"
         }
         s += "<text x='\(w / 2 - 60)' y='\(h - 12)'>bitrate (log scale)</text>"
         s += "<text x='12' y='\(top - 8)'>shaft angle RMSE vs lossless, °</text></svg>"

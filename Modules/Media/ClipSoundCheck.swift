@@ -6,7 +6,9 @@ public enum ClipSoundCheck {
     /// belongs at `expectedNs`. The copy is found by normalised cross-correlation of 20 ms around it, searched ±10 ms,
     /// refined between samples by a parabola through the peak. nil when the track holds no clear copy (silence there,
     /// or a correlation under 0.5).
-    public static func offsetNs(clip path: String, original: [Float], index: Double, sampleRate: Int, expectedNs: Int64) throws(MediaError) -> Int64? {
+    public static func offsetNs(clip path: String, original: [Float], index: Double, sampleRate: Int, expectedNs: Int64)
+        throws(MediaError) -> Int64?
+    {
         let (decoded, rate, firstNs) = try MediaReader.wholeAudioTimed(path)
         guard rate == sampleRate, rate > 0 else { return nil }
         let half = rate / 100  // 10 ms each side
@@ -26,7 +28,8 @@ public enum ClipSoundCheck {
                 scores.append(-1)
                 continue
             }
-            var dot = 0.0, energy = 0.0
+            var dot = 0.0
+            var energy = 0.0
             for i in 0..<(2 * half) {
                 let d = Double(decoded[start + i])
                 dot += d * Double(reference[i])

@@ -49,7 +49,9 @@ public struct ClipSoundTrack: Sendable {
         func write(until90k: Int64, into oc: UnsafeMutablePointer<AVFormatContext>, path: String) throws(MediaError) {
             while next < packets.count {
                 let p = packets[next]
-                if until90k != .max, av_rescale_q(p.pointee.pts, ppc_rational(1, rate), mpegTimeBase) > until90k { return }
+                if until90k != .max, av_rescale_q(p.pointee.pts, ppc_rational(1, rate), mpegTimeBase) > until90k {
+                    return
+                }
                 p.pointee.stream_index = stream.pointee.index
                 av_packet_rescale_ts(p, ppc_rational(1, rate), stream.pointee.time_base)
                 try check(av_interleaved_write_frame(oc, p), "write MP4 audio packet", path: path)
@@ -69,7 +71,8 @@ public struct ClipSoundTrack: Sendable {
     /// Adds the track's stream to `oc` (before its header is written) and encodes every sample into packets.
     func encode(into oc: UnsafeMutablePointer<AVFormatContext>, path: String) throws(MediaError) -> Encoded {
         guard (1_000...384_000).contains(sampleRate) else {
-            throw MediaError(operation: "encode the clip's sound", path: path, "a sample rate of \(sampleRate) Hz is none AAC takes")
+            throw MediaError(
+                operation: "encode the clip's sound", path: path, "a sample rate of \(sampleRate) Hz is none AAC takes")
         }
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC), let ctx = avcodec_alloc_context3(codec) else {
             throw MediaError(operation: "find the AAC encoder", path: path, "this FFmpeg has no AAC encoder")
@@ -81,9 +84,13 @@ public struct ClipSoundTrack: Sendable {
         av_channel_layout_default(&ctx.pointee.ch_layout, 1)
         ctx.pointee.bit_rate = Int64(bitRate)
         ctx.pointee.time_base = ppc_rational(1, Int32(sampleRate))
-        if oc.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
+        if oc.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
+            ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        }
         try check(avcodec_open2(ctx, codec, nil), "open the AAC encoder", path: path)
-        guard let s = avformat_new_stream(oc, nil) else { throw MediaError(operation: "create MP4 audio stream", "out of memory") }
+        guard let s = avformat_new_stream(oc, nil) else {
+            throw MediaError(operation: "create MP4 audio stream", "out of memory")
+        }
         try check(avcodec_parameters_from_context(s.pointee.codecpar, ctx), "copy audio codec parameters")
         s.pointee.time_base = ppc_rational(1, Int32(sampleRate))
         let all = fromClipStart

@@ -62,7 +62,8 @@ public final class EncoderSession {
         self.settings = settings
         let name = settings.codec == .h264 ? "libx264" : "libx265"
         guard let codec = avcodec_find_encoder_by_name(name) else {
-            throw MediaError(operation: "find encoder", "\(name) is not in this FFmpeg build (install libavcodec with \(name))")
+            throw MediaError(
+                operation: "find encoder", "\(name) is not in this FFmpeg build (install libavcodec with \(name))")
         }
         guard let ctx = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let pkt = av_packet_alloc() else {
             throw MediaError(operation: "allocate encoder", "out of memory")
@@ -95,7 +96,8 @@ public final class EncoderSession {
                 0)
         } else {
             av_opt_set(
-                priv, "x264-params", "keyint=\(keyint):min-keyint=\(settings.gopFrames):scenecut=0:bframes=0:repeat-headers=1",
+                priv, "x264-params",
+                "keyint=\(keyint):min-keyint=\(settings.gopFrames):scenecut=0:bframes=0:repeat-headers=1",
                 0)
         }
         frame.pointee.format = AV_PIX_FMT_NV12.rawValue
@@ -114,7 +116,9 @@ public final class EncoderSession {
             planar = nil
             scaler = nil
         }
-        try check(avcodec_open2(ctx, codec, nil), "open \(name) \(settings.width)x\(settings.height)@\(settings.framesPerSecond)")
+        try check(
+            avcodec_open2(ctx, codec, nil),
+            "open \(name) \(settings.width)x\(settings.height)@\(settings.framesPerSecond)")
         try check(av_frame_get_buffer(frame, 0), "allocate NV12 frame")
         if let planar { try check(av_frame_get_buffer(planar, 0), "allocate YUV420P frame") }
         if hevc && scaler == nil { throw MediaError(operation: "swscale", "cannot convert NV12 to YUV420P") }
@@ -133,9 +137,13 @@ public final class EncoderSession {
     }
 
     /// The NV12 planes to fill next (made writable: reused unless the codec still holds the last frame).
-    public func nextFrame() throws(MediaError) -> (luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, chroma: UnsafeMutablePointer<UInt8>, chromaStride: Int) {
+    public func nextFrame() throws(MediaError) -> (
+        luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, chroma: UnsafeMutablePointer<UInt8>, chromaStride: Int
+    ) {
         try check(av_frame_make_writable(input), "make frame writable")
-        return (input.pointee.data.0!, Int(input.pointee.linesize.0), input.pointee.data.1!, Int(input.pointee.linesize.1))
+        return (
+            input.pointee.data.0!, Int(input.pointee.linesize.0), input.pointee.data.1!, Int(input.pointee.linesize.1)
+        )
     }
 
     /// Encodes the frame last returned by `nextFrame()` at `pts` (90 kHz); every packet produced goes to `handler`.
@@ -177,10 +185,13 @@ public final class EncoderSession {
     }
 
     /// A frame's plane pointers and strides, as the C arrays libswscale takes.
-    private func planes(_ f: UnsafeMutablePointer<AVFrame>) -> (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int32>) {
+    private func planes(_ f: UnsafeMutablePointer<AVFrame>) -> (
+        UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int32>
+    ) {
         let raw = UnsafeMutableRawPointer(f)
         return (
-            (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.data)!).assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self),
+            (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.data)!).assumingMemoryBound(
+                to: UnsafeMutablePointer<UInt8>?.self),
             (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.linesize)!).assumingMemoryBound(to: Int32.self)
         )
     }

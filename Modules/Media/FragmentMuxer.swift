@@ -40,7 +40,9 @@ public final class FragmentMuxer {
     let packet: UnsafeMutablePointer<AVPacket>
     static let ioBufferSize: Int32 = 64 * 1024
 
-    public convenience init(encoder: EncoderSession, write: @escaping (UnsafeRawBufferPointer) throws -> Void) throws(MediaError) {
+    public convenience init(encoder: EncoderSession, write: @escaping (UnsafeRawBufferPointer) throws -> Void)
+        throws(MediaError)
+    {
         try self.init(.encoder(encoder), write: write)
     }
 
@@ -63,7 +65,9 @@ public final class FragmentMuxer {
         var fmt: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&fmt, nil, stream.container, nil), "create \(stream.container) muxer")
         format = fmt
-        guard let buffer = av_malloc(Int(Self.ioBufferSize)) else { throw MediaError(operation: "allocate I/O buffer", "out of memory") }
+        guard let buffer = av_malloc(Int(Self.ioBufferSize)) else {
+            throw MediaError(operation: "allocate I/O buffer", "out of memory")
+        }
         let opaque = Unmanaged.passUnretained(sink).toOpaque()
         io = avio_alloc_context(
             buffer.assumingMemoryBound(to: UInt8.self), Self.ioBufferSize, 1, opaque, nil,
@@ -79,7 +83,9 @@ public final class FragmentMuxer {
             }, nil)
         guard let io, let fmt else { throw MediaError(operation: "create I/O context", "out of memory") }
         fmt.pointee.pb = io
-        guard let stream = avformat_new_stream(fmt, nil) else { throw MediaError(operation: "create stream", "out of memory") }
+        guard let stream = avformat_new_stream(fmt, nil) else {
+            throw MediaError(operation: "create stream", "out of memory")
+        }
         switch self.stream {
         case .encoder(let encoder):
             try encoder.copyParameters(to: stream.pointee.codecpar)
@@ -165,7 +171,9 @@ public enum ClipRemuxer {
     /// Writes `fragments` (in order) to `output` as an MP4 with `+faststart` (moov first), timestamps shifted
     /// so the first frame is at 0. `frameIntervalTicks` (90 kHz) gives the last frame its duration. With `audio`, the
     /// clip also carries it as an AAC track a browser plays (`ClipSoundTrack`), interleaved with the video.
-    public static func remux(fragments: [String], to output: String, frameIntervalTicks: Int64, audio: ClipSoundTrack? = nil) throws(MediaError) -> Report {
+    public static func remux(
+        fragments: [String], to output: String, frameIntervalTicks: Int64, audio: ClipSoundTrack? = nil
+    ) throws(MediaError) -> Report {
         guard !fragments.isEmpty else { throw MediaError(operation: "remux", path: output, "no fragments") }
         var out: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&out, nil, "mp4", output), "create MP4 muxer", path: output)
@@ -197,8 +205,11 @@ public enum ClipRemuxer {
             try check(videoIndex, "find a video stream", path: path)
             let inStream = input.pointee.streams[Int(videoIndex)]!
             if n == 0 {
-                guard let s = avformat_new_stream(oc, nil) else { throw MediaError(operation: "create MP4 stream", "out of memory") }
-                try check(avcodec_parameters_copy(s.pointee.codecpar, inStream.pointee.codecpar), "copy codec parameters")
+                guard let s = avformat_new_stream(oc, nil) else {
+                    throw MediaError(operation: "create MP4 stream", "out of memory")
+                }
+                try check(
+                    avcodec_parameters_copy(s.pointee.codecpar, inStream.pointee.codecpar), "copy codec parameters")
                 s.pointee.codecpar.pointee.codec_tag = 0
                 s.pointee.time_base = mpegTimeBase
                 // Declare the exact rate (90 kHz / ticks per frame), not an average MP4 would estimate.

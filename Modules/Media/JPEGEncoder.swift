@@ -33,8 +33,10 @@ public final class JPEGEncoder {
         ctx.pointee.flags |= AV_CODEC_FLAG_QSCALE
         ctx.pointee.global_quality = Int32(max(2, min(31, quality))) * FF_QP2LAMBDA
         ctx.pointee.thread_count = 1
-        guard let s = sws_getContext(
-            Int32(width), Int32(height), AV_PIX_FMT_NV12, Int32(width), Int32(height), AV_PIX_FMT_YUVJ420P, SWS_POINT, nil, nil, nil)
+        guard
+            let s = sws_getContext(
+                Int32(width), Int32(height), AV_PIX_FMT_NV12, Int32(width), Int32(height), AV_PIX_FMT_YUVJ420P,
+                SWS_POINT, nil, nil, nil)
         else { throw MediaError(operation: "swscale", "cannot convert NV12 to YUVJ420P") }
         scaler = s
         try check(avcodec_open2(ctx, codec, nil), "open mjpeg encoder \(width)x\(height)")
@@ -56,12 +58,15 @@ public final class JPEGEncoder {
     }
 
     /// One NV12 picture (planes with their strides) as a whole JPEG file's bytes.
-    public func encode(luma: UnsafePointer<UInt8>, lumaStride: Int, chroma: UnsafePointer<UInt8>, chromaStride: Int) throws(MediaError) -> [UInt8] {
+    public func encode(luma: UnsafePointer<UInt8>, lumaStride: Int, chroma: UnsafePointer<UInt8>, chromaStride: Int)
+        throws(MediaError) -> [UInt8]
+    {
         try check(av_frame_make_writable(frame), "make frame writable")
         var src: [UnsafePointer<UInt8>?] = [luma, chroma, nil, nil]
         var srcStride: [Int32] = [Int32(lumaStride), Int32(chromaStride), 0, 0]
         let raw = UnsafeMutableRawPointer(frame)
-        let dst = (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.data)!).assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
+        let dst = (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.data)!).assumingMemoryBound(
+            to: UnsafeMutablePointer<UInt8>?.self)
         let dstStride = (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.linesize)!).assumingMemoryBound(to: Int32.self)
         _ = sws_scale(scaler, &src, &srcStride, 0, Int32(height), dst, dstStride)
         frame.pointee.pts = pictures  // an encoder wants increasing times, though each JPEG stands alone

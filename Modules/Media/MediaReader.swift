@@ -31,16 +31,21 @@ public final class MediaReader {
         guard fps >= Double(frameRateRange.lowerBound), fps <= Double(frameRateRange.upperBound) else {
             throw MediaError(
                 operation: "open", path: location,
-                "the video stream declares \(rate.num)/\(rate.den) frames per second; ppc takes \(frameRateRange.lowerBound) to \(frameRateRange.upperBound)")
+                "the video stream declares \(rate.num)/\(rate.den) frames per second; ppc takes \(frameRateRange.lowerBound) to \(frameRateRange.upperBound)"
+            )
         }
         return Int(fps)
     }
 
     /// The decoder's frame size, or an error naming what the file claims when that is past `maxSide` (the decoder then
     /// reports 0x0, which said nothing of why).
-    static func frameSize(decoded: (Int, Int), claimed: (width: Int, height: Int), location: String) throws(MediaError) -> (width: Int, height: Int) {
+    static func frameSize(decoded: (Int, Int), claimed: (width: Int, height: Int), location: String) throws(MediaError)
+        -> (width: Int, height: Int)
+    {
         for (w, h) in [decoded, (claimed.width, claimed.height)] where w > maxSide || h > maxSide || w < 0 || h < 0 {
-            throw MediaError(operation: "open", path: location, "the video stream claims \(w)x\(h); ppc takes at most \(maxSide) on a side")
+            throw MediaError(
+                operation: "open", path: location,
+                "the video stream claims \(w)x\(h); ppc takes at most \(maxSide) on a side")
         }
         return decoded.0 > 0 && decoded.1 > 0 ? (decoded.0, decoded.1) : (claimed.width, claimed.height)
     }
@@ -106,9 +111,13 @@ public final class MediaReader {
             guard index >= 0 else { return nil }
             let par = ctx.pointee.streams[Int(index)]!.pointee.codecpar!
             guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
-                throw MediaError(operation: "find decoder", path: location, "no decoder for \(String(cString: avcodec_get_name(par.pointee.codec_id)))")
+                throw MediaError(
+                    operation: "find decoder", path: location,
+                    "no decoder for \(String(cString: avcodec_get_name(par.pointee.codec_id)))")
             }
-            guard let dec = avcodec_alloc_context3(codec) else { throw MediaError(operation: "allocate decoder", "out of memory") }
+            guard let dec = avcodec_alloc_context3(codec) else {
+                throw MediaError(operation: "allocate decoder", "out of memory")
+            }
             try check(avcodec_parameters_to_context(dec, par), "decoder parameters", path: location)
             try check(avcodec_open2(dec, codec, nil), "open decoder", path: location)
             return dec
@@ -121,7 +130,9 @@ public final class MediaReader {
             avformat_close_input(&c)
             throw error
         }
-        guard let f = av_frame_alloc(), let p = av_packet_alloc() else { throw MediaError(operation: "allocate", "out of memory") }
+        guard let f = av_frame_alloc(), let p = av_packet_alloc() else {
+            throw MediaError(operation: "allocate", "out of memory")
+        }
         frame = f
         packet = p
         // Every figure the file claims is held to a range before anything does arithmetic with it: a Y4M header
@@ -133,18 +144,25 @@ public final class MediaReader {
                 var rate = s.pointee.avg_frame_rate
                 if rate.num == 0 || rate.den == 0 { rate = s.pointee.r_frame_rate }
                 let fps = try Self.framesPerSecond(rate, location: location)
-                let claimed = (width: Int(s.pointee.codecpar.pointee.width), height: Int(s.pointee.codecpar.pointee.height))
-                let size = try Self.frameSize(decoded: (Int(dec.pointee.width), Int(dec.pointee.height)), claimed: claimed, location: location)
+                let claimed = (
+                    width: Int(s.pointee.codecpar.pointee.width), height: Int(s.pointee.codecpar.pointee.height)
+                )
+                let size = try Self.frameSize(
+                    decoded: (Int(dec.pointee.width), Int(dec.pointee.height)), claimed: claimed, location: location)
                 video = VideoInfo(
                     width: size.width, height: size.height, framesPerSecond: fps,
-                    sourcePixelFormat: av_get_pix_fmt_name(dec.pointee.pix_fmt).map { String(cString: $0) } ?? "unknown")
+                    sourcePixelFormat: av_get_pix_fmt_name(dec.pointee.pix_fmt).map { String(cString: $0) } ?? "unknown"
+                )
             } else {
                 video = nil
             }
             audioSampleRate = try audioDecoder.map { dec throws(MediaError) -> Int in
                 let rate = Int(dec.pointee.sample_rate)
                 guard Self.sampleRateRange.contains(rate) else {
-                    throw MediaError(operation: "open", path: location, "the audio track declares \(rate) samples a second; ppc takes \(Self.sampleRateRange.lowerBound) to \(Self.sampleRateRange.upperBound)")
+                    throw MediaError(
+                        operation: "open", path: location,
+                        "the audio track declares \(rate) samples a second; ppc takes \(Self.sampleRateRange.lowerBound) to \(Self.sampleRateRange.upperBound)"
+                    )
                 }
                 return rate
             }
@@ -188,7 +206,8 @@ public final class MediaReader {
     }
 
     func ns(_ pts: Int64, stream index: Int32) -> Int64 {
-        av_rescale_q(pts, format.pointee.streams[Int(index)]!.pointee.time_base, ppc_rational(1, 1_000_000_000)) - originNs
+        av_rescale_q(pts, format.pointee.streams[Int(index)]!.pointee.time_base, ppc_rational(1, 1_000_000_000))
+            - originNs
     }
 
     /// Reads one packet from the demuxer and routes it: audio is decoded into the FIFO, video goes to `video`
@@ -230,13 +249,18 @@ public final class MediaReader {
             if r >= 0 {
                 defer { av_frame_unref(frame) }
                 try deliver(info, luma: luma, lumaStride: lumaStride, chroma: chroma, chromaStride: chromaStride)
-                let pts = frame.pointee.best_effort_timestamp == ppc_av_nopts_value() ? frame.pointee.pts : frame.pointee.best_effort_timestamp
+                let pts =
+                    frame.pointee.best_effort_timestamp == ppc_av_nopts_value()
+                    ? frame.pointee.pts : frame.pointee.best_effort_timestamp
                 let t = ns(pts == ppc_av_nopts_value() ? 0 : pts, stream: videoIndex)
                 defer { videoFrames += 1 }
                 return (videoFrames, t)
             }
             if r == ppc_averror_eof() { return nil }
-            guard r == ppc_averror_eagain() else { try check(r, "decode video", path: location); return nil }
+            guard r == ppc_averror_eagain() else {
+                try check(r, "decode video", path: location)
+                return nil
+            }
             if !pendingVideo.isEmpty {
                 var p: UnsafeMutablePointer<AVPacket>? = pendingVideo.removeFirst()
                 let s = avcodec_send_packet(dec, p)
@@ -259,18 +283,23 @@ public final class MediaReader {
     /// The video stream's codec (`h264`, `mjpeg`, …).
     public var videoCodec: String? {
         guard videoIndex >= 0 else { return nil }
-        return String(cString: avcodec_get_name(format.pointee.streams[Int(videoIndex)]!.pointee.codecpar.pointee.codec_id))
+        return String(
+            cString: avcodec_get_name(format.pointee.streams[Int(videoIndex)]!.pointee.codecpar.pointee.codec_id))
     }
 
     /// The next video packet as it is stored — not decoded — copied into `buffer` (a Motion JPEG frame passed through);
     /// nil at the end of the input. A packet larger than `buffer` is an error naming both sizes.
-    public func readVideoPacket(into buffer: UnsafeMutableRawBufferPointer) throws -> (index: Int64, timeNs: Int64, byteCount: Int)? {
+    public func readVideoPacket(into buffer: UnsafeMutableRawBufferPointer) throws -> (
+        index: Int64, timeNs: Int64, byteCount: Int
+    )? {
         guard videoIndex >= 0 else { return nil }
         var result: (Int64, Int64, Int)?
         func take(_ p: UnsafeMutablePointer<AVPacket>) throws {
             let n = Int(p.pointee.size)
             guard n <= buffer.count else {
-                throw MediaError(operation: "read video packet", path: location, "a \(n)-byte frame is larger than the \(buffer.count) bytes a frame may take")
+                throw MediaError(
+                    operation: "read video packet", path: location,
+                    "a \(n)-byte frame is larger than the \(buffer.count) bytes a frame may take")
             }
             if n > 0 { buffer.baseAddress!.copyMemory(from: p.pointee.data, byteCount: n) }
             let pts = p.pointee.pts == ppc_av_nopts_value() ? p.pointee.dts : p.pointee.pts
@@ -296,7 +325,9 @@ public final class MediaReader {
         let w = Int(frame.pointee.width)
         let h = Int(frame.pointee.height)
         guard w == info.width, h == info.height else {
-            throw MediaError(operation: "decode video", path: location, "frame size changed from \(info.width)x\(info.height) to \(w)x\(h) mid-stream")
+            throw MediaError(
+                operation: "decode video", path: location,
+                "frame size changed from \(info.width)x\(info.height) to \(w)x\(h) mid-stream")
         }
         let out = outputSize ?? (w, h)
         if frame.pointee.format == AV_PIX_FMT_NV12.rawValue, out == (w, h) {
@@ -304,21 +335,30 @@ public final class MediaReader {
             let ys = Int(frame.pointee.linesize.0)
             let cs = Int(frame.pointee.linesize.1)
             for row in 0..<h { (luma + row * lumaStride).update(from: frame.pointee.data.0! + row * ys, count: w) }
-            for row in 0..<(h + 1) / 2 { (chroma + row * chromaStride).update(from: frame.pointee.data.1! + row * cs, count: w) }
+            for row in 0..<(h + 1) / 2 {
+                (chroma + row * chromaStride).update(from: frame.pointee.data.1! + row * cs, count: w)
+            }
             return
         }
         if scaler == nil {
             scaler = sws_getContext(
-                Int32(w), Int32(h), AVPixelFormat(frame.pointee.format), Int32(out.width), Int32(out.height), AV_PIX_FMT_NV12, SWS_BILINEAR,
+                Int32(w), Int32(h), AVPixelFormat(frame.pointee.format), Int32(out.width), Int32(out.height),
+                AV_PIX_FMT_NV12, SWS_BILINEAR,
                 nil, nil, nil)
             guard scaler != nil else {
-                throw MediaError(operation: "convert video", path: location, "cannot convert \(info.sourcePixelFormat) to NV12")
+                throw MediaError(
+                    operation: "convert video", path: location, "cannot convert \(info.sourcePixelFormat) to NV12")
             }
         }
-        var dst: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?) = (luma, chroma, nil, nil)
+        var dst:
+            (
+                UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?,
+                UnsafeMutablePointer<UInt8>?
+            ) = (luma, chroma, nil, nil)
         var dstStride: (Int32, Int32, Int32, Int32) = (Int32(lumaStride), Int32(chromaStride), 0, 0)
         let raw = UnsafeMutableRawPointer(frame)
-        let src = (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.data)!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+        let src = (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.data)!).assumingMemoryBound(
+            to: UnsafePointer<UInt8>?.self)
         let srcStride = (raw + MemoryLayout<AVFrame>.offset(of: \AVFrame.linesize)!).assumingMemoryBound(to: Int32.self)
         withUnsafeMutablePointer(to: &dst) { d in
             withUnsafeMutablePointer(to: &dstStride) { ds in
@@ -341,7 +381,9 @@ public final class MediaReader {
         while avcodec_receive_frame(dec, frame) >= 0 {
             defer { av_frame_unref(frame) }
             if audioFirstNs == nil {
-                let pts = frame.pointee.best_effort_timestamp == ppc_av_nopts_value() ? 0 : frame.pointee.best_effort_timestamp
+                let pts =
+                    frame.pointee.best_effort_timestamp == ppc_av_nopts_value()
+                    ? 0 : frame.pointee.best_effort_timestamp
                 audioFirstNs = ns(pts, stream: audioIndex)
             }
             appendMono(frame)
@@ -361,8 +403,10 @@ public final class MediaReader {
             switch packed {
             case AV_SAMPLE_FMT_FLT: return UnsafeRawPointer(plane).load(fromByteOffset: at * 4, as: Float.self)
             case AV_SAMPLE_FMT_DBL: return Float(UnsafeRawPointer(plane).load(fromByteOffset: at * 8, as: Double.self))
-            case AV_SAMPLE_FMT_S16: return Float(UnsafeRawPointer(plane).load(fromByteOffset: at * 2, as: Int16.self)) / 32768
-            case AV_SAMPLE_FMT_S32: return Float(UnsafeRawPointer(plane).load(fromByteOffset: at * 4, as: Int32.self)) / 2_147_483_648
+            case AV_SAMPLE_FMT_S16:
+                return Float(UnsafeRawPointer(plane).load(fromByteOffset: at * 2, as: Int16.self)) / 32768
+            case AV_SAMPLE_FMT_S32:
+                return Float(UnsafeRawPointer(plane).load(fromByteOffset: at * 4, as: Int32.self)) / 2_147_483_648
             case AV_SAMPLE_FMT_U8: return (Float(plane[at]) - 128) / 128
             default: return 0
             }
@@ -388,7 +432,9 @@ public final class MediaReader {
 
     /// Reads up to `buffer.count` mono samples; returns the index of the first (counted from the track's first
     /// sample), how many, and its time in ns; nil at the end of the input.
-    public func readAudio(into buffer: UnsafeMutableBufferPointer<Float>) throws -> (firstSample: Int64, count: Int, timeNs: Int64)? {
+    public func readAudio(into buffer: UnsafeMutableBufferPointer<Float>) throws -> (
+        firstSample: Int64, count: Int, timeNs: Int64
+    )? {
         guard audioDecoder != nil, let rate = audioSampleRate else { return nil }
         while audioFIFO.count - audioRead == 0 {
             let more = try pump { p in
@@ -417,9 +463,13 @@ extension MediaReader {
 
     /// Every audio sample of `path`, its rate, and the first sample's time (ns from the earlier stream's start: in a
     /// clip, from its first frame), as libavformat and libavcodec place it — an MP4's edit list honoured.
-    public static func wholeAudioTimed(_ path: String) throws(MediaError) -> (samples: [Float], sampleRate: Int, firstNs: Int64) {
+    public static func wholeAudioTimed(_ path: String) throws(MediaError) -> (
+        samples: [Float], sampleRate: Int, firstNs: Int64
+    ) {
         let reader = try MediaReader(path)
-        guard let rate = reader.audioSampleRate else { throw MediaError(operation: "read audio", path: path, "no audio track") }
+        guard let rate = reader.audioSampleRate else {
+            throw MediaError(operation: "read audio", path: path, "no audio track")
+        }
         var samples: [Float] = []
         var firstNs: Int64?
         var block = [Float](repeating: 0, count: 65_536)
@@ -477,7 +527,8 @@ public enum ClipProbe {
         // In Double: a file's timestamps may lie anywhere in Int64, and their difference need not fit one.
         let span = frames > 1 && tb.den > 0 ? (Double(last) - Double(first)) * Double(tb.num) / Double(tb.den) : 0
         return Facts(
-            width: Int(par.pointee.width), height: Int(par.pointee.height), codec: String(cString: avcodec_get_name(par.pointee.codec_id)),
+            width: Int(par.pointee.width), height: Int(par.pointee.height),
+            codec: String(cString: avcodec_get_name(par.pointee.codec_id)),
             frames: frames, framesPerSecond: span > 0 && span.isFinite ? Double(frames - 1) / span : 0)
     }
 }

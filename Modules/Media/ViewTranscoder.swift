@@ -25,7 +25,8 @@ public enum ViewTranscoder {
     /// The viewing copy's size for a `width`×`height` clip: its own when it fits `maxViewingSide`, else scaled to fit with
     /// its aspect kept; always even (H.264 4:2:0) and at least 2×2.
     public static func viewingSize(width: Int, height: Int) -> (width: Int, height: Int) {
-        let (maxW, maxH) = width >= height ? (maxViewingSide.long, maxViewingSide.short) : (maxViewingSide.short, maxViewingSide.long)
+        let (maxW, maxH) =
+            width >= height ? (maxViewingSide.long, maxViewingSide.short) : (maxViewingSide.short, maxViewingSide.long)
         let scale = min(1, Double(maxW) / Double(width), Double(maxH) / Double(height))
         func even(_ x: Double) -> Int { max(2, Int(x) & ~1) }
         return (even(Double(width) * scale), even(Double(height) * scale))
@@ -45,18 +46,23 @@ public enum ViewTranscoder {
         let reader = try MediaReader(input)
         guard let v = reader.video else { throw MediaError(operation: "transcode", path: input, "no video stream") }
         guard v.width > 0, v.height > 0, v.framesPerSecond > 0 else {
-            throw MediaError(operation: "transcode", path: input, "video is \(v.width)x\(v.height)@\(v.framesPerSecond); a viewing copy needs a size and a rate")
+            throw MediaError(
+                operation: "transcode", path: input,
+                "video is \(v.width)x\(v.height)@\(v.framesPerSecond); a viewing copy needs a size and a rate")
         }
         let size = viewingSize(width: v.width, height: v.height)
         reader.outputSize = size
         // About 0.1 bit a pixel: a viewing copy, not an archive (the original stays).
         let bitrate = max(500_000, min(50_000_000, size.width * size.height * v.framesPerSecond / 10))
         let encoder = try EncoderSession(
-            .init(codec: .h264, width: size.width, height: size.height, framesPerSecond: v.framesPerSecond, bitrateBps: bitrate,
-                  gopFrames: v.framesPerSecond, preset: "veryfast"))
+            .init(
+                codec: .h264, width: size.width, height: size.height, framesPerSecond: v.framesPerSecond,
+                bitrateBps: bitrate,
+                gopFrames: v.framesPerSecond, preset: "veryfast"))
         let ts = output + ".ts.partial"
         let partial = output + ".partial"
-        guard FileManager.default.createFile(atPath: ts, contents: nil), let file = FileHandle(forWritingAtPath: ts) else {
+        guard FileManager.default.createFile(atPath: ts, contents: nil), let file = FileHandle(forWritingAtPath: ts)
+        else {
             throw MediaError(operation: "create", path: ts, "cannot write")
         }
         defer {
@@ -70,7 +76,10 @@ public enum ViewTranscoder {
         var lastPts = Int64.min
         while true {
             let planes = try encoder.nextFrame()
-            guard let f = try reader.readVideo(luma: planes.luma, lumaStride: planes.lumaStride, chroma: planes.chroma, chromaStride: planes.chromaStride)
+            guard
+                let f = try reader.readVideo(
+                    luma: planes.luma, lumaStride: planes.lumaStride, chroma: planes.chroma,
+                    chromaStride: planes.chromaStride)
             else { break }
             let pts = max(ticks90k(f.timeNs), lastPts + 1)
             lastPts = pts
@@ -88,6 +97,8 @@ public enum ViewTranscoder {
             audio: sound.map { ClipSoundTrack(samples: $0.samples, sampleRate: $0.sampleRate, startNs: $0.firstNs) })
         if FileManager.default.fileExists(atPath: output) { try FileManager.default.removeItem(atPath: output) }
         try FileManager.default.moveItem(atPath: partial, toPath: output)
-        return Report(frames: frames, sourceCodec: reader.videoCodec ?? "?", width: size.width, height: size.height, framesPerSecond: v.framesPerSecond)
+        return Report(
+            frames: frames, sourceCodec: reader.videoCodec ?? "?", width: size.width, height: size.height,
+            framesPerSecond: v.framesPerSecond)
     }
 }

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
+import JSONInput
 import Link
 import Syscall
-import JSONInput
 
 /// Why a state directory's identity or pairings cannot be used.
 public struct PairingError: Error, Sendable, CustomStringConvertible {
@@ -22,7 +22,9 @@ public struct Identity: Sendable {
         let path = directory + "/identity.key"
         if let text = try SecretFile.read(path, remedy: "chmod 600 it, or remove it and pair again") {
             let lines = text.split(separator: "\n").map(String.init)
-            guard lines.count >= 2, lines[0] == header, let secret = KeyText.bytes(hex: lines[1]), let keys = KeyPair(secretKey: secret) else {
+            guard lines.count >= 2, lines[0] == header, let secret = KeyText.bytes(hex: lines[1]),
+                let keys = KeyPair(secretKey: secret)
+            else {
                 throw PairingError("\(path) is not a ppc identity (expected '\(header)' and 64 hex digits)")
             }
             return (Identity(keys: keys), false)
@@ -39,7 +41,9 @@ public struct Identity: Sendable {
 public enum AccessKey {
     static let header = "ppc-studio-key-1"
 
-    public static func loadOrCreate(_ directory: String) throws(PairingError) -> (key: String, path: String, created: Bool) {
+    public static func loadOrCreate(_ directory: String) throws(PairingError) -> (
+        key: String, path: String, created: Bool
+    ) {
         let path = directory + "/studio.key"
         if let text = try SecretFile.read(path, remedy: "chmod 600 it, or remove it to make a new key") {
             let lines = text.split(separator: "\n").map(String.init)
@@ -61,20 +65,26 @@ enum SecretFile {
     static func read(_ path: String, remedy: String) throws(PairingError) -> String? {
         let fm = FileManager.default
         guard fm.fileExists(atPath: path) else { return nil }
-        guard let attrs = try? fm.attributesOfItem(atPath: path), let mode = (attrs[.posixPermissions] as? NSNumber)?.intValue else {
+        guard let attrs = try? fm.attributesOfItem(atPath: path),
+            let mode = (attrs[.posixPermissions] as? NSNumber)?.intValue
+        else {
             throw PairingError("\(path): cannot read its permissions")
         }
         guard mode & 0o077 == 0 else {
-            throw PairingError("\(path) is readable by others (mode \(String(mode, radix: 8))): a secret key must be 0600 — \(remedy)")
+            throw PairingError(
+                "\(path) is readable by others (mode \(String(mode, radix: 8))): a secret key must be 0600 — \(remedy)")
         }
-        guard let text = fm.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else { throw PairingError("\(path): cannot read it") }
+        guard let text = fm.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw PairingError("\(path): cannot read it")
+        }
         return text
     }
 
     static func create(_ path: String, in directory: String, text: String) throws(PairingError) {
         let fm = FileManager.default
         do {
-            try fm.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try fm.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch { throw PairingError("\(directory): cannot create the state directory: \(error.localizedDescription)") }
         let tmp = path + ".tmp"
         guard fm.createFile(atPath: tmp, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
@@ -110,8 +120,11 @@ public final class PairedPeers: @unchecked Sendable {
         do { data = Data(try FileSystem.readSmallFile(path, limit: 4 << 20, regularFileOnly: true)) } catch {
             throw PairingError("\(path): cannot read (\(error))")
         }
-        guard let list = try? JSONInput.decode([Peer].self, from: data), list.allSatisfy({ KeyText.bytes(hex: $0.publicKey) != nil }) else {
-            throw PairingError("\(path) is not a list of pairings (name, 64-hex-digit publicKey, pairedAt, fingerprint)")
+        guard let list = try? JSONInput.decode([Peer].self, from: data),
+            list.allSatisfy({ KeyText.bytes(hex: $0.publicKey) != nil })
+        else {
+            throw PairingError(
+                "\(path) is not a list of pairings (name, 64-hex-digit publicKey, pairedAt, fingerprint)")
         }
         peers = list
     }
@@ -152,7 +165,10 @@ public final class PairedPeers: @unchecked Sendable {
         if let why = conflict(name: name, key: key) { throw PairingError(why) }
         lock.lock()
         peers.removeAll { $0.name == name }
-        peers.append(Peer(name: name, publicKey: KeyText.hex(key), pairedAt: ISO8601DateFormatter().string(from: Date()), fingerprint: KeyText.fingerprint(key)))
+        peers.append(
+            Peer(
+                name: name, publicKey: KeyText.hex(key), pairedAt: ISO8601DateFormatter().string(from: Date()),
+                fingerprint: KeyText.fingerprint(key)))
         let snapshot = peers
         lock.unlock()
         try save(snapshot)
@@ -191,10 +207,14 @@ public enum DeviceLinkSecurity {
     /// The security for `host:port`: this device's identity (from `stateDirectory`, default the XDG state dir) and the
     /// host key it pinned there; nil when `insecureLoopbackOnly` and the host is a loopback address. Throws, saying
     /// what to do, when the device is not paired with that host, or plaintext was asked for a non-loopback address.
-    public static func resolve(host: String, port: Int, stateDirectory: String?, insecureLoopbackOnly: Bool) throws(PairingError) -> DeviceSecurity? {
+    public static func resolve(host: String, port: Int, stateDirectory: String?, insecureLoopbackOnly: Bool)
+        throws(PairingError) -> DeviceSecurity?
+    {
         if insecureLoopbackOnly {
             guard isLoopback(host) else {
-                throw PairingError("insecureLoopbackOnly: \(host) is not a loopback address; plaintext never crosses a network — pair with the host instead")
+                throw PairingError(
+                    "insecureLoopbackOnly: \(host) is not a loopback address; plaintext never crosses a network — pair with the host instead"
+                )
             }
             return nil
         }
@@ -203,9 +223,13 @@ public enum DeviceLinkSecurity {
         let hosts = try PairedPeers(directory: dir)
         guard let key = hosts.key(for: "\(host):\(port)") else {
             let known = hosts.all.map(\.name).sorted()
-            let moved = known.isEmpty
-                ? "" : "; if it is a host this device is paired with (\(known.joined(separator: ", "))) at a new address, ppc-tool pair \(host):\(port) --moved OLD-HOST:PORT proves its key and re-pins it"
-            throw PairingError("not paired with \(host):\(port) (state \(dir)): pair first — ppc-host pair on the host, then ppc-tool pair \(host):\(port) here\(moved)")
+            let moved =
+                known.isEmpty
+                ? ""
+                : "; if it is a host this device is paired with (\(known.joined(separator: ", "))) at a new address, ppc-tool pair \(host):\(port) --moved OLD-HOST:PORT proves its key and re-pins it"
+            throw PairingError(
+                "not paired with \(host):\(port) (state \(dir)): pair first — ppc-host pair on the host, then ppc-tool pair \(host):\(port) here\(moved)"
+            )
         }
         return DeviceSecurity(identity: identity.keys, hostKey: key)
     }

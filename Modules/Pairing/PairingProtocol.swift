@@ -78,11 +78,14 @@ public enum PairingProtocol {
             try c.sendHandshakeRecord(m1, prefix: preamble)
             let m2 = try c.receiveHandshakeRecord()
             guard let status = m2.first else { throw PairingError("the host sent an empty answer") }
-            if status != 0 { throw PairingError("the host refused: \(String(decoding: m2.dropFirst(), as: UTF8.self))") }
+            if status != 0 {
+                throw PairingError("the host refused: \(String(decoding: m2.dropFirst(), as: UTF8.self))")
+            }
             guard m2.count >= 1 + 96 else { throw PairingError("the host's answer is too short to be one") }
             let hostE = Array(m2[1..<33])
             let hostKey = Array(m2[65..<97])
-            let tail = String(decoding: m2[97...], as: UTF8.self).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+            let tail = String(decoding: m2[97...], as: UTF8.self).split(
+                separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
             let hostName = tail.first.map(String.init) ?? ""
             let serves = tail.count > 1 ? String(tail[1]) : nil
             let m3 = e.publicKey + nonce
@@ -116,13 +119,16 @@ public enum PairingProtocol {
     /// had its attempts): the device is answered no. The device's person's answer is waited for up to
     /// `answerTimeoutNs` after this side's.
     public static func pairAsHost(
-        _ c: Connection, identity: Identity, hostName: String, serves: String? = nil, answerTimeoutNs: Int64 = defaultAnswerTimeoutNs,
+        _ c: Connection, identity: Identity, hostName: String, serves: String? = nil,
+        answerTimeoutNs: Int64 = defaultAnswerTimeoutNs,
         admit: (_ deviceID: String, _ key: [UInt8]) -> String?,
         confirm: (_ code: String, _ deviceID: String, _ fingerprint: String) -> Bool
     ) throws(PairingError) -> Result {
         do {
             let m1 = try c.receiveHandshakeRecord()
-            guard m1.count > 64 else { throw PairingError("a pairing request of \(m1.count) bytes is too short to be one") }
+            guard m1.count > 64 else {
+                throw PairingError("a pairing request of \(m1.count) bytes is too short to be one")
+            }
             let commit = Array(m1[0..<32])
             let deviceKey = Array(m1[32..<64])
             let deviceID = String(decoding: m1[64...], as: UTF8.self)
@@ -132,18 +138,24 @@ public enum PairingProtocol {
             }
             let e = KeyPair.generate()
             let nonce = Crypto.random(32)
-            let m2 = [0] + e.publicKey + nonce + identity.keys.publicKey + Array((hostName + (serves.map { "\n" + $0 } ?? "")).utf8)
+            let m2 =
+                [0] + e.publicKey + nonce + identity.keys.publicKey
+                + Array((hostName + (serves.map { "\n" + $0 } ?? "")).utf8)
             try c.sendHandshakeRecord(m2)
             let m3 = try c.receiveHandshakeRecord()
             guard m3.count == 64, Crypto.equal(Crypto.hash([Array(m3[0..<32]), Array(m3[32..<64])]), commit) else {
                 throw PairingError("the device's key does not match what it committed to: nothing pinned")
             }
-            guard let dh = e.agree(with: Array(m3[0..<32])) else { throw PairingError("the device's ephemeral key is not usable") }
+            guard let dh = e.agree(with: Array(m3[0..<32])) else {
+                throw PairingError("the device's ephemeral key is not usable")
+            }
             let (code, kc) = derive(dh: dh, transcript: [m1, m2, m3])
             let yes = confirm(code, deviceID, KeyText.fingerprint(deviceKey))
             let m4 = try awaitAnswer(
                 c, timeoutNs: answerTimeoutNs,
-                else: "the device's person did not answer within \(seconds(answerTimeoutNs)) (or the device went): nothing pinned")
+                else:
+                    "the device's person did not answer within \(seconds(answerTimeoutNs)) (or the device went): nothing pinned"
+            )
             try c.sendHandshakeRecord(answer(yes, role: "host", key: kc))
             guard let deviceYes = peerSaidYes(m4, role: "device", key: kc) else {
                 throw PairingError("the device's confirmation is not authentic (a relay between us?): nothing pinned")

@@ -37,7 +37,9 @@ public final class PairingWindow: @unchecked Sendable {
     }
 
     /// What the person is asked: the code, who asks (id and address), their key's fingerprint; true for yes.
-    public typealias Ask = @Sendable (_ code: String, _ deviceID: String, _ address: String, _ fingerprint: String, _ deadlineNs: Int64) -> Bool
+    public typealias Ask =
+        @Sendable (_ code: String, _ deviceID: String, _ address: String, _ fingerprint: String, _ deadlineNs: Int64) ->
+        Bool
 
     let listener: Listener
     let identity: Identity
@@ -60,7 +62,8 @@ public final class PairingWindow: @unchecked Sendable {
     let finished = NSCondition()
 
     public init(
-        listener: Listener, identity: Identity, settings: Settings, admit: @escaping @Sendable (_ deviceID: String, _ key: [UInt8]) -> String?,
+        listener: Listener, identity: Identity, settings: Settings,
+        admit: @escaping @Sendable (_ deviceID: String, _ key: [UInt8]) -> String?,
         ask: @escaping Ask, say: @escaping @Sendable (String) -> Void
     ) {
         self.listener = listener
@@ -79,7 +82,12 @@ public final class PairingWindow: @unchecked Sendable {
             // In slices, so a pairing made on another thread ends the wait at once.
             guard let c = listener.accept(timeoutNs: min(250_000_000, deadline - monotonicNowNs())) else { continue }
             let (ticket, eviction) = pending.admit(peer: c.peer) { [c] in c.shutdownNow() }
-            if let e = eviction { note("evict", "closed a connection from \(e.peer) that opened no pairing for \(PendingConnections.seconds(e.silentNs)), to make room") }
+            if let e = eviction {
+                note(
+                    "evict",
+                    "closed a connection from \(e.peer) that opened no pairing for \(PendingConnections.seconds(e.silentNs)), to make room"
+                )
+            }
             state.withLock {
                 $0.open[ObjectIdentifier(c)] = c
                 $0.threads += 1
@@ -116,19 +124,24 @@ public final class PairingWindow: @unchecked Sendable {
 
     func serve(_ c: Connection, ticket: PendingConnections.Ticket, deadline: Int64) {
         guard (try? c.readPreamble(PairingProtocol.preamble.count)) == PairingProtocol.preamble else {
-            note("not-pairing", "\(c.peer) is not a pairing request (a device runs: ppc-tool pair HOST:\(listener.port)); closed")
+            note(
+                "not-pairing",
+                "\(c.peer) is not a pairing request (a device runs: ppc-tool pair HOST:\(listener.port)); closed")
             return
         }
         pending.settled(ticket)
         var reachedCode = false
         do {
             let result = try PairingProtocol.pairAsHost(
-                c, identity: identity, hostName: settings.hostName, answerTimeoutNs: settings.answerTimeoutNs, admit: admit,
+                c, identity: identity, hostName: settings.hostName, answerTimeoutNs: settings.answerTimeoutNs,
+                admit: admit,
                 confirm: { [self] code, id, fingerprint in
                     // One code before the person at a time; the next waits its turn (and a second after a failed one).
                     person.lock()
                     let turn = state.withLock { s -> Int? in
-                        guard s.outcome == nil, s.attempts < settings.attempts, monotonicNowNs() < deadline else { return nil }
+                        guard s.outcome == nil, s.attempts < settings.attempts, monotonicNowNs() < deadline else {
+                            return nil
+                        }
                         s.attempts += 1
                         return s.attempts
                     }
@@ -137,7 +150,9 @@ public final class PairingWindow: @unchecked Sendable {
                         return false
                     }
                     reachedCode = true
-                    say("attempt \(turn) of \(settings.attempts): device '\(StandardStream.visible(id))' at \(c.peer) asks to pair (device key \(fingerprint))")
+                    say(
+                        "attempt \(turn) of \(settings.attempts): device '\(StandardStream.visible(id))' at \(c.peer) asks to pair (device key \(fingerprint))"
+                    )
                     let yes = ask(code, id, c.peer, fingerprint, deadline)
                     person.unlock()
                     return yes

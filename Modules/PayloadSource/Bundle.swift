@@ -2,9 +2,9 @@ import Checksum
 import Foundation
 import FragmentRing
 import Glibc
+import JSONInput
 import Syscall
 import TimelineIndex
-import JSONInput
 
 /// A window written to disk:
 ///
@@ -59,8 +59,12 @@ public enum BundleWriter {
             let meta: [String: Any] = [
                 "format": format, "version": 1, "clock": "CLOCK_MONOTONIC", "startNs": window.startNs,
                 "endNs": window.endNs, "fragments": entries,
-                "index": ["file": "index.bin", "entries": window.timeline.entries.count, "xxh3": XXH3.hex(XXH3.hash(index))],
-                "gaps": window.gaps.map { ["after": $0.after.rawValue, "before": $0.before.rawValue, "missingNs": $0.missingNs] },
+                "index": [
+                    "file": "index.bin", "entries": window.timeline.entries.count, "xxh3": XXH3.hex(XXH3.hash(index)),
+                ],
+                "gaps": window.gaps.map {
+                    ["after": $0.after.rawValue, "before": $0.before.rawValue, "missingNs": $0.missingNs]
+                },
             ]
             let json = try JSONSerialization.data(withJSONObject: meta, options: [.prettyPrinted, .sortedKeys])
             try writeFile("\(tmp)/bundle.json", Array(json), sync: sync)
@@ -116,13 +120,18 @@ public struct BundlePayloadSource: PayloadBacking {
         let metaPath = "\(path)/bundle.json"
         let object: Any
         do {
-            object = try JSONInput.value(Data(FileSystem.readSmallFile(metaPath, limit: 4 << 20, regularFileOnly: true)))
+            object = try JSONInput.value(
+                Data(FileSystem.readSmallFile(metaPath, limit: 4 << 20, regularFileOnly: true)))
         } catch {
             throw PayloadError(.badBundle, "\(metaPath): cannot read (\(error))")
         }
-        guard let meta = object as? [String: Any] else { throw PayloadError(.badBundle, "\(metaPath): not a JSON object") }
+        guard let meta = object as? [String: Any] else {
+            throw PayloadError(.badBundle, "\(metaPath): not a JSON object")
+        }
         func field<T>(_ o: [String: Any], _ key: String, _ context: String) throws(PayloadError) -> T {
-            guard let v = o[key] as? T else { throw PayloadError(.badBundle, "\(metaPath): \(context)\(key) is missing or not a \(T.self)") }
+            guard let v = o[key] as? T else {
+                throw PayloadError(.badBundle, "\(metaPath): \(context)\(key) is missing or not a \(T.self)")
+            }
             return v
         }
         guard meta["format"] as? String == BundleWriter.format else {
@@ -136,9 +145,12 @@ public struct BundlePayloadSource: PayloadBacking {
             let at = "fragments[\(i)]."
             let file: String = try field(f, "file", at)
             let sum: String = try field(f, "xxh3", at)
-            guard let checksum = UInt64(sum, radix: 16) else { throw PayloadError(.badBundle, "\(metaPath): \(at)xxh3 '\(sum)' is not hex") }
+            guard let checksum = UInt64(sum, radix: 16) else {
+                throw PayloadError(.badBundle, "\(metaPath): \(at)xxh3 '\(sum)' is not hex")
+            }
             let info = FragmentInfo(
-                sequence: SequenceNumber(try field(f, "sequence", at) as UInt64), generation: try field(f, "generation", at),
+                sequence: SequenceNumber(try field(f, "sequence", at) as UInt64),
+                generation: try field(f, "generation", at),
                 startNs: try field(f, "startNs", at), endNs: try field(f, "endNs", at),
                 frameCount: try field(f, "frameCount", at), startsWithKeyframe: try field(f, "keyframe", at),
                 codec: FragmentCodec(rawValue: try field(f, "codec", at)), byteLength: try field(f, "bytes", at),
@@ -164,7 +176,9 @@ public struct BundlePayloadSource: PayloadBacking {
         }
         let gapList = meta["gaps"] as? [[String: Any]] ?? []
         self.gaps = gapList.compactMap { g in
-            guard let a = g["after"] as? UInt64, let b = g["before"] as? UInt64, let m = g["missingNs"] as? Int64 else { return nil }
+            guard let a = g["after"] as? UInt64, let b = g["before"] as? UInt64, let m = g["missingNs"] as? Int64 else {
+                return nil
+            }
             return RingWindow.Gap(after: SequenceNumber(a), before: SequenceNumber(b), missingNs: m)
         }
         self.startNs = start
@@ -174,9 +188,11 @@ public struct BundlePayloadSource: PayloadBacking {
 
     public func freeze(startNs: Int64, endNs: Int64) throws(PayloadError) -> SwingWindow<BundlePayloadSource> {
         guard startNs >= self.startNs, endNs <= self.endNs else {
-            throw PayloadError(.notRetained, "\(path) holds [\(self.startNs), \(self.endNs)] ns; asked for [\(startNs), \(endNs)]")
+            throw PayloadError(
+                .notRetained, "\(path) holds [\(self.startNs), \(self.endNs)] ns; asked for [\(startNs), \(endNs)]")
         }
-        guard let first = fragments.lastIndex(where: { $0.info.startNs <= startNs && $0.info.startsWithKeyframe }) else {
+        guard let first = fragments.lastIndex(where: { $0.info.startNs <= startNs && $0.info.startsWithKeyframe })
+        else {
             throw PayloadError(.notRetained, "\(path): no keyframe fragment at or before \(startNs) ns")
         }
         var chosen: [SwingWindow<BundlePayloadSource>.Fragment] = []
@@ -188,13 +204,17 @@ public struct BundlePayloadSource: PayloadBacking {
         let sequences = Set(chosen.map(\.info.sequence))
         return SwingWindow(
             startNs: startNs, endNs: endNs, fragments: chosen,
-            timeline: TimelineSnapshot(startNs: startNs, endNs: endNs, entries: entries, sourceNames: timeline.sourceNames),
-            gaps: gaps.filter { sequences.contains($0.after) && sequences.contains($0.before) }, backing: self, pin: nil)
+            timeline: TimelineSnapshot(
+                startNs: startNs, endNs: endNs, entries: entries, sourceNames: timeline.sourceNames),
+            gaps: gaps.filter { sequences.contains($0.after) && sequences.contains($0.before) }, backing: self, pin: nil
+        )
     }
 
     /// The whole bundle as a window.
     public func window() -> SwingWindow<BundlePayloadSource> {
-        SwingWindow(startNs: startNs, endNs: endNs, fragments: fragments, timeline: timeline, gaps: gaps, backing: self, pin: nil)
+        SwingWindow(
+            startNs: startNs, endNs: endNs, fragments: fragments, timeline: timeline, gaps: gaps, backing: self,
+            pin: nil)
     }
 
     public func bytes(of handle: Handle) throws(PayloadError) -> [UInt8] {

@@ -14,18 +14,27 @@ extension ClipMeta {
     /// host-meta.json and viewing copy); any other file there is refused. `clipID`, when given, is the clip the
     /// bundle's folder is named for (in an outbox, the id it is sent as; in a library, the id it was received as): a
     /// meta.json naming another clip is refused too — a host would store or catalogue one clip under another's id.
-    public static func verifyBundle(_ directory: String, besides: Set<String> = [], clipID: String? = nil) throws(PayloadError) -> ClipMeta {
+    public static func verifyBundle(_ directory: String, besides: Set<String> = [], clipID: String? = nil)
+        throws(PayloadError) -> ClipMeta
+    {
         let meta: ClipMeta
         do { meta = try ClipMeta.read(directory + "/meta.json") } catch let e as PayloadError { throw e } catch {
             throw PayloadError(.badBundle, "\(directory)/meta.json: \(error)")
         }
         if let clipID, meta.clipId != clipID {
-            throw PayloadError(.badBundle, "\(directory)/meta.json: clipId '\(meta.clipId)' is not '\(clipID)', the clip its folder holds")
+            throw PayloadError(
+                .badBundle,
+                "\(directory)/meta.json: clipId '\(meta.clipId)' is not '\(clipID)', the clip its folder holds")
         }
         let present: [String]
-        do { present = try FileSystem.list(directory) } catch { throw PayloadError(.badBundle, "\(directory): \(error)") }
-        if let extra = present.sorted().first(where: { $0 != "meta.json" && meta.files[$0] == nil && !besides.contains($0) }) {
-            throw PayloadError(.badBundle, "\(directory)/\(extra): not among the files meta.json recorded when the clip was minted")
+        do { present = try FileSystem.list(directory) } catch {
+            throw PayloadError(.badBundle, "\(directory): \(error)")
+        }
+        if let extra = present.sorted().first(where: {
+            $0 != "meta.json" && meta.files[$0] == nil && !besides.contains($0)
+        }) {
+            throw PayloadError(
+                .badBundle, "\(directory)/\(extra): not among the files meta.json recorded when the clip was minted")
         }
         for (name, file) in meta.files.sorted(by: { $0.key < $1.key }) {
             let path = "\(directory)/\(name)"
@@ -39,12 +48,17 @@ extension ClipMeta {
                 let fd = try FileDescriptor.openRegularFile(path)
                 let size = Int(try fd.size())
                 guard size == file.bytes else {
-                    throw PayloadError(.badBundle, "\(path): \(size) bytes, but meta.json recorded \(file.bytes) when the clip was minted")
+                    throw PayloadError(
+                        .badBundle,
+                        "\(path): \(size) bytes, but meta.json recorded \(file.bytes) when the clip was minted")
                 }
                 let map = try FileMapping(fd, length: size, writable: false)
                 let sum = XXH3.hash(UnsafeRawBufferPointer(map.bytes))
                 guard sum == recorded else {
-                    throw PayloadError(.badBundle, "\(path): its bytes are not those minted (XXH3 \(XXH3.hex(sum)), meta.json recorded \(file.xxh3))")
+                    throw PayloadError(
+                        .badBundle,
+                        "\(path): its bytes are not those minted (XXH3 \(XXH3.hex(sum)), meta.json recorded \(file.xxh3))"
+                    )
                 }
             } catch let e as PayloadError {
                 throw e

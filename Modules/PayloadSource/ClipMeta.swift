@@ -1,6 +1,6 @@
 import Foundation
-import Syscall
 import JSONInput
+import Syscall
 
 /// A clip bundle's `meta.json`, as one Codable type: the session writes it, `ppc-tool transfer drain` and the host read
 /// it — nobody parses it by hand. Every figure carries its provenance (measured / vendor / derived / assumed).
@@ -38,7 +38,8 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         public var clipPostNs: Figure<Int64>
         public var gaps: [Gap]
         public init(
-            startNs: Int64, endNs: Int64, firstFrameNs: Int64, clipPreNs: Figure<Int64>, clipPostNs: Figure<Int64>, gaps: [Gap]
+            startNs: Int64, endNs: Int64, firstFrameNs: Int64, clipPreNs: Figure<Int64>, clipPostNs: Figure<Int64>,
+            gaps: [Gap]
         ) {
             self.startNs = startNs
             self.endNs = endNs
@@ -62,7 +63,8 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         /// What the video source says of itself (a camera: its mode, why it was chosen, what warm locked).
         public var source: [String: String]
         public init(
-            width: Int, height: Int, framesPerSecond: Int, pixelFormat: String, codec: String, videoBitrateBps: Figure<Int64>,
+            width: Int, height: Int, framesPerSecond: Int, pixelFormat: String, codec: String,
+            videoBitrateBps: Figure<Int64>,
             fragmentSeconds: Figure<Double>, frameStartToExposureOffsetNs: Figure<Int64>, source: [String: String]
         ) {
             self.width = width
@@ -86,7 +88,8 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         public var decidedAtSample: Int64
         public var shotRule: String
         public init(
-            id: UInt64, onsetSample: Int64, impactSample: Double, score: Double, features: [String: Double], decidedAtSample: Int64,
+            id: UInt64, onsetSample: Int64, impactSample: Double, score: Double, features: [String: Double],
+            decidedAtSample: Int64,
             shotRule: String
         ) {
             self.id = id
@@ -128,7 +131,8 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         /// firstSampleNs + k × this.
         public var nsPerSample: Figure<Double>?
         public init(
-            file: String, sampleRate: Int, firstSample: Int64, samples: Int, missingSamples: Int, windowNs: Figure<Int64>,
+            file: String, sampleRate: Int, firstSample: Int64, samples: Int, missingSamples: Int,
+            windowNs: Figure<Int64>,
             preNs: Figure<Int64>, firstSampleNs: Figure<Int64>? = nil, nsPerSample: Figure<Double>? = nil
         ) {
             self.firstSampleNs = firstSampleNs
@@ -154,7 +158,8 @@ public struct ClipMeta: Codable, Sendable, Equatable {
         /// How far the track's strike lies from t0 on the clip's timeline, ns (positive: heard late); nil when the
         /// window held no clear strike to find.
         public var strikeOffsetNs: Figure<Int64>?
-        public init(codec: String, sampleRate: Int, bitRate: Figure<Int>, samples: Int, strikeOffsetNs: Figure<Int64>?) {
+        public init(codec: String, sampleRate: Int, bitRate: Figure<Int>, samples: Int, strikeOffsetNs: Figure<Int64>?)
+        {
             self.codec = codec
             self.sampleRate = sampleRate
             self.bitRate = bitRate
@@ -217,8 +222,10 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     public var createdAt: String
 
     public init(
-        clipId: String, session: String, sessionId: String, device: String, t0Ns: Figure<Int64>, window: Window, frames: Int,
-        captureProfile: CaptureProfile, candidate: Candidate, tofCorrection: TofCorrection, audio: Audio?, soundTrack: SoundTrack? = nil,
+        clipId: String, session: String, sessionId: String, device: String, t0Ns: Figure<Int64>, window: Window,
+        frames: Int,
+        captureProfile: CaptureProfile, candidate: Candidate, tofCorrection: TofCorrection, audio: Audio?,
+        soundTrack: SoundTrack? = nil,
         timeline: Timeline, files: [String: File], createdAt: String, trigger: String? = nil
     ) {
         self.soundTrack = soundTrack
@@ -279,11 +286,14 @@ public struct ClipMeta: Codable, Sendable, Equatable {
     public static func read(_ path: String) throws -> ClipMeta {
         let data: Data
         do { data = Data(try FileSystem.readSmallFile(path, limit: 4 << 20, regularFileOnly: true)) } catch {
-            throw PayloadError(.badBundle, "\(path): cannot read (\(error.errno == ENOENT ? "missing" : error.description))")
+            throw PayloadError(
+                .badBundle, "\(path): cannot read (\(error.errno == ENOENT ? "missing" : error.description))")
         }
         do {
             let meta = try JSONInput.decode(ClipMeta.self, from: data)
-            guard meta.format == formatName else { throw PayloadError(.badBundle, "\(path): format is '\(meta.format)', not \(formatName)") }
+            guard meta.format == formatName else {
+                throw PayloadError(.badBundle, "\(path): format is '\(meta.format)', not \(formatName)")
+            }
             if let why = meta.problem { throw PayloadError(.badBundle, "\(path): \(why)") }
             return meta
         } catch let e as PayloadError {

@@ -17,7 +17,8 @@ extension ClipMeta {
     /// bytes summed, t0 less the clip's time zero, t0 moved onto the host clock), which must not overflow.
     public var problem: String? {
         func time(_ v: Int64, _ field: String) -> String? {
-            (-Self.maxTimeNs...Self.maxTimeNs).contains(v) ? nil : "\(field) \(v) is out of range (a time on the capture clock, ns, within ±2^60)"
+            (-Self.maxTimeNs...Self.maxTimeNs).contains(v)
+                ? nil : "\(field) \(v) is out of range (a time on the capture clock, ns, within ±2^60)"
         }
         func count<I: BinaryInteger>(_ v: I, _ field: String, _ range: ClosedRange<I>) -> String? {
             range.contains(v) ? nil : "\(field) \(v) is out of range \(range.lowerBound)…\(range.upperBound)"
@@ -26,12 +27,14 @@ extension ClipMeta {
         var checks: [String?] = [
             time(t0Ns.value, "t0Ns.value"), time(window.startNs, "window.startNs"), time(window.endNs, "window.endNs"),
             time(window.firstFrameNs, "window.firstFrameNs"), time(window.clipTimeZeroNs, "window.clipTimeZeroNs"),
-            time(window.clipPreNs.value, "window.clipPreNs.value"), time(window.clipPostNs.value, "window.clipPostNs.value"),
+            time(window.clipPreNs.value, "window.clipPreNs.value"),
+            time(window.clipPostNs.value, "window.clipPostNs.value"),
             count(frames, "frames", 0...Self.maxFrames),
             count(captureProfile.width, "captureProfile.width", 0...Self.maxSide),
             count(captureProfile.height, "captureProfile.height", 0...Self.maxSide),
             count(captureProfile.framesPerSecond, "captureProfile.framesPerSecond", 1...Self.maxFramesPerSecond),
-            time(captureProfile.frameStartToExposureOffsetNs.value, "captureProfile.frameStartToExposureOffsetNs.value"),
+            time(
+                captureProfile.frameStartToExposureOffsetNs.value, "captureProfile.frameStartToExposureOffsetNs.value"),
             count(timeline.entries, "timeline.entries", 0...Self.maxFrames), name(timeline.file, "timeline.file"),
             count(files.count, "files (how many)", 0...Self.maxFiles),
             count(candidate.onsetSample, "candidate.onsetSample", -Self.maxTimeNs...Self.maxTimeNs),
@@ -45,9 +48,12 @@ extension ClipMeta {
         if let a = audio {
             checks += [
                 name(a.file, "audio.file"), count(a.sampleRate, "audio.sampleRate", 1...Self.maxSampleRate),
-                count(a.firstSample, "audio.firstSample", -Self.maxTimeNs...Self.maxTimeNs), count(a.samples, "audio.samples", 0...Self.maxFileBytes),
-                count(a.missingSamples, "audio.missingSamples", 0...Self.maxFileBytes), time(a.windowNs.value, "audio.windowNs.value"),
-                time(a.preNs.value, "audio.preNs.value"), a.firstSampleNs.flatMap { time($0.value, "audio.firstSampleNs.value") },
+                count(a.firstSample, "audio.firstSample", -Self.maxTimeNs...Self.maxTimeNs),
+                count(a.samples, "audio.samples", 0...Self.maxFileBytes),
+                count(a.missingSamples, "audio.missingSamples", 0...Self.maxFileBytes),
+                time(a.windowNs.value, "audio.windowNs.value"),
+                time(a.preNs.value, "audio.preNs.value"),
+                a.firstSampleNs.flatMap { time($0.value, "audio.firstSampleNs.value") },
             ]
             // A sample period of 100 ns (10 MHz) to 1 s: any time in range over it then fits an Int.
             if let p = a.nsPerSample?.value, !(p >= 100 && p <= 1e9) {
@@ -56,12 +62,15 @@ extension ClipMeta {
         }
         if let t = soundTrack {
             checks += [
-                count(t.sampleRate, "soundTrack.sampleRate", 1...Self.maxSampleRate), count(t.samples, "soundTrack.samples", 0...Self.maxFileBytes),
+                count(t.sampleRate, "soundTrack.sampleRate", 1...Self.maxSampleRate),
+                count(t.samples, "soundTrack.samples", 0...Self.maxFileBytes),
                 t.strikeOffsetNs.flatMap { time($0.value, "soundTrack.strikeOffsetNs.value") },
             ]
         }
         if let t = trigger, t.utf8.count > 256 || t.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-            checks.append("trigger: \(t.utf8.count) bytes, or a control character: not how a shot was known (at most 256 bytes of text)")
+            checks.append(
+                "trigger: \(t.utf8.count) bytes, or a control character: not how a shot was known (at most 256 bytes of text)"
+            )
         }
         return checks.lazy.compactMap { $0 }.first
     }

@@ -1,6 +1,6 @@
 import Checksum
-import Glibc
 import FragmentRing
+import Glibc
 import Syscall
 import TimelineIndex
 
@@ -24,29 +24,43 @@ public struct RingAtRestPayloadSource: PayloadBacking {
 
     public init(directory: String) throws(PayloadError) {
         self.directory = directory
-        do { scan = try FragmentRing.scan(directory: directory, verifyChecksums: false) } catch { throw PayloadError(error) }
-        fragments = scan.fragments.filter { [scan] in $0.generation == scan.generation }.sorted { $0.sequence < $1.sequence }
+        do { scan = try FragmentRing.scan(directory: directory, verifyChecksums: false) } catch {
+            throw PayloadError(error)
+        }
+        fragments = scan.fragments.filter { [scan] in $0.generation == scan.generation }.sorted {
+            $0.sequence < $1.sequence
+        }
     }
 
     public func freeze(startNs: Int64, endNs: Int64) throws(PayloadError) -> SwingWindow<RingAtRestPayloadSource> {
         let w: RingWindow
-        do { w = try RingWindow.select(from: fragments, startNs: startNs, endNs: endNs) } catch { throw PayloadError(error) }
+        do { w = try RingWindow.select(from: fragments, startNs: startNs, endNs: endNs) } catch {
+            throw PayloadError(error)
+        }
         let chosen = w.fragments.map { f in
             SwingWindow<RingAtRestPayloadSource>.Fragment(
                 info: f,
                 handle: Handle(
-                    sequence: f.sequence, file: FragmentRing.fragmentPath(directory: directory, f.sequence, fileExtension: scan.fileExtension),
+                    sequence: f.sequence,
+                    file: FragmentRing.fragmentPath(
+                        directory: directory, f.sequence, fileExtension: scan.fileExtension),
                     byteLength: f.byteLength, checksum: f.checksum))
         }
         return SwingWindow(
-            startNs: startNs, endNs: endNs, fragments: chosen, timeline: TimelineSnapshot(startNs: startNs, endNs: endNs, entries: [], sourceNames: [:]),
+            startNs: startNs, endNs: endNs, fragments: chosen,
+            timeline: TimelineSnapshot(startNs: startNs, endNs: endNs, entries: [], sourceNames: [:]),
             gaps: w.gaps, backing: self, pin: nil)
     }
 
     public func bytes(of handle: Handle) throws(PayloadError) -> [UInt8] {
         let bytes: [UInt8]
-        do { bytes = try FileSystem.readSmallFile(handle.file, limit: Int(clamping: handle.byteLength) + 1, regularFileOnly: true) } catch {
-            throw error.errno == ENOENT ? PayloadError(.rolledAway, "fragment \(handle.sequence) rolled away (\(handle.file))") : PayloadError(.io, "\(error)")
+        do {
+            bytes = try FileSystem.readSmallFile(
+                handle.file, limit: Int(clamping: handle.byteLength) + 1, regularFileOnly: true)
+        } catch {
+            throw error.errno == ENOENT
+                ? PayloadError(.rolledAway, "fragment \(handle.sequence) rolled away (\(handle.file))")
+                : PayloadError(.io, "\(error)")
         }
         try check(bytes, handle)
         return bytes
@@ -56,10 +70,15 @@ public struct RingAtRestPayloadSource: PayloadBacking {
     public func extract(_ handle: Handle, to destination: String) throws(PayloadError) -> FileSystem.CloneMethod {
         let method: FileSystem.CloneMethod
         do { method = try FileSystem.cloneFile(handle.file, destination) } catch {
-            throw error.errno == ENOENT ? PayloadError(.rolledAway, "fragment \(handle.sequence) rolled away (\(handle.file))") : PayloadError(.io, "extract \(handle.file): \(error)")
+            throw error.errno == ENOENT
+                ? PayloadError(.rolledAway, "fragment \(handle.sequence) rolled away (\(handle.file))")
+                : PayloadError(.io, "extract \(handle.file): \(error)")
         }
         let copy: [UInt8]
-        do { copy = try FileSystem.readSmallFile(destination, limit: Int(clamping: handle.byteLength) + 1, regularFileOnly: true) } catch {
+        do {
+            copy = try FileSystem.readSmallFile(
+                destination, limit: Int(clamping: handle.byteLength) + 1, regularFileOnly: true)
+        } catch {
             throw PayloadError(.io, "\(error)")
         }
         try check(copy, handle)
@@ -70,7 +89,8 @@ public struct RingAtRestPayloadSource: PayloadBacking {
         guard bytes.count == handle.byteLength, XXH3.hash(bytes) == handle.checksum else {
             throw PayloadError(
                 .rolledAway,
-                "fragment \(handle.sequence) (\(handle.file)): \(bytes.count) bytes that do not match its record (\(handle.byteLength) bytes, xxh3 \(XXH3.hex(handle.checksum))): recycled while read, or damaged (ppc-tool ring verify)")
+                "fragment \(handle.sequence) (\(handle.file)): \(bytes.count) bytes that do not match its record (\(handle.byteLength) bytes, xxh3 \(XXH3.hex(handle.checksum))): recycled while read, or damaged (ppc-tool ring verify)"
+            )
         }
     }
 

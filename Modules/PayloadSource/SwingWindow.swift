@@ -123,12 +123,14 @@ public struct RingPayloadSource: PayloadBacking {
             let pin: PinToken
             do {
                 pin = try ring.pin(from: first.sequence, through: last.sequence)
-            } catch where error.code == .rolledAway && attempt < 2 {
+            } catch  where error.code == .rolledAway && attempt < 2 {
                 continue
             } catch {
                 throw PayloadError(error)
             }
-            let fragments = w.fragments.map { SwingWindow<RingPayloadSource>.Fragment(info: $0, handle: Handle(fragment: $0.handle)) }
+            let fragments = w.fragments.map {
+                SwingWindow<RingPayloadSource>.Fragment(info: $0, handle: Handle(fragment: $0.handle))
+            }
             return SwingWindow(
                 startNs: startNs, endNs: endNs, fragments: fragments,
                 timeline: index.snapshot(startNs: startNs, endNs: endNs), gaps: w.gaps, backing: self, pin: pin)

@@ -105,9 +105,15 @@ public enum JSONReader {
             case UInt8(ascii: "{"): return JSONNode(try object(depth: depth), line: l, column: c)
             case UInt8(ascii: "["): return JSONNode(try array(depth: depth), line: l, column: c)
             case UInt8(ascii: "\""): return JSONNode(.string(try string()), line: l, column: c)
-            case UInt8(ascii: "t"): try literal("true"); return JSONNode(.bool(true), line: l, column: c)
-            case UInt8(ascii: "f"): try literal("false"); return JSONNode(.bool(false), line: l, column: c)
-            case UInt8(ascii: "n"): try literal("null"); return JSONNode(.null, line: l, column: c)
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return JSONNode(.bool(true), line: l, column: c)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return JSONNode(.bool(false), line: l, column: c)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return JSONNode(.null, line: l, column: c)
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 return JSONNode(try number(), line: l, column: c)
             default: throw error("unexpected '\(peekChar)', expected a value")
@@ -138,7 +144,8 @@ public enum JSONReader {
                 let keyError = error("")
                 let key = try string()
                 if members.contains(where: { $0.key == key }) {
-                    throw JSONSyntaxError(line: keyError.line, column: keyError.column, message: "duplicate key '\(key)'")
+                    throw JSONSyntaxError(
+                        line: keyError.line, column: keyError.column, message: "duplicate key '\(key)'")
                 }
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
@@ -215,7 +222,9 @@ public enum JSONReader {
                             i += 2
                             let low = try hex4()
                             // A high surrogate pairs only with a low one (found by fuzzing: `\uDBBB\uDBBB` overflowed).
-                            guard (0xDC00..<0xE000).contains(low) else { throw error("invalid \\u escape: a high surrogate not followed by a low one") }
+                            guard (0xDC00..<0xE000).contains(low) else {
+                                throw error("invalid \\u escape: a high surrogate not followed by a low one")
+                            }
                             scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                         }
                         guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }

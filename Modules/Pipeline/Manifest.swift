@@ -36,7 +36,13 @@ public struct Manifest: Sendable {
         do {
             bytes = try FileSystem.readSmallFile(path, limit: maximumBytes)
         } catch {
-            throw ManifestError(file: path, [.init(.unreadable, path: "", line: 0, column: 0, "\(error.operation): \(String(cString: strerror(error.errno))) (errno \(error.errno))")])
+            throw ManifestError(
+                file: path,
+                [
+                    .init(
+                        .unreadable, path: "", line: 0, column: 0,
+                        "\(error.operation): \(String(cString: strerror(error.errno))) (errno \(error.errno))")
+                ])
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             // Where the first byte that is not UTF-8 stands, so a person can find it.
@@ -54,7 +60,14 @@ public struct Manifest: Sendable {
             let column = valid - (before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0) + 1
             throw ManifestError(
                 file: path,
-                [.init(.unreadable, path: "", line: line, column: column, String(format: "not UTF-8 text: byte 0x%02X at offset %d is not valid UTF-8 (a manifest is JSON in UTF-8)", valid < bytes.count ? bytes[valid] : 0, valid))])
+                [
+                    .init(
+                        .unreadable, path: "", line: line, column: column,
+                        String(
+                            format:
+                                "not UTF-8 text: byte 0x%02X at offset %d is not valid UTF-8 (a manifest is JSON in UTF-8)",
+                            valid < bytes.count ? bytes[valid] : 0, valid))
+                ])
         }
         return try parse(text, file: path, registry: registry, extraOverrides: extraOverrides)
     }
@@ -67,7 +80,13 @@ public struct Manifest: Sendable {
         do {
             root = try JSONReader.parse(text)
         } catch {
-            throw ManifestError(file: file, [.init(.malformedJSON, path: "", line: error.line, column: error.column, "malformed JSON: \(error.message)")])
+            throw ManifestError(
+                file: file,
+                [
+                    .init(
+                        .malformedJSON, path: "", line: error.line, column: error.column,
+                        "malformed JSON: \(error.message)")
+                ])
         }
         var checker = Checker(registry: registry)
         let manifest = checker.manifest(root, extraOverrides: extraOverrides)
@@ -161,7 +180,9 @@ struct Checker {
         }
         var description: String?
         if let d = root["description"] {
-            if case .string(let v) = d.value { description = v } else {
+            if case .string(let v) = d.value {
+                description = v
+            } else {
                 add(.wrongType, "description", d, "expected string, found \(describe(d))")
             }
         }
@@ -177,7 +198,8 @@ struct Checker {
                 }
                 let video = sources.filter { $0.kind == .videoSource }
                 if video.count > 1 {
-                    add(.invalidValue, "sources", s,
+                    add(
+                        .invalidValue, "sources", s,
                         "\(video.count) video sources: one camera per device (two viewpoints are two devices)")
                 }
             } else {
@@ -193,7 +215,9 @@ struct Checker {
         if let s = root["sinks"] {
             if case .array(let items) = s.value {
                 for (i, item) in items.enumerated() {
-                    if let stage = stage(item, path: "sinks[\(i)]", kinds: [.sink], role: "sink") { sinks.append(stage) }
+                    if let stage = stage(item, path: "sinks[\(i)]", kinds: [.sink], role: "sink") {
+                        sinks.append(stage)
+                    }
                 }
             } else {
                 add(.wrongType, "sinks", s, "expected array, found \(describe(s))")
@@ -228,7 +252,9 @@ struct Checker {
                 let code: ManifestError.Code = p.code == .unknownKey ? .unknownKey : .invalidConfig
                 // The path already says where; drop the override's own origin prefix.
                 var message = p.message
-                if let at, message.hasPrefix("manifest \(at.path): ") { message.removeFirst("manifest \(at.path): ".count) }
+                if let at, message.hasPrefix("manifest \(at.path): ") {
+                    message.removeFirst("manifest \(at.path): ".count)
+                }
                 add(code, at?.path ?? "config", at?.node ?? root["config"], message)
             }
         }
@@ -263,7 +289,9 @@ struct Checker {
         let d = factory.descriptor
         var given: [(key: String, value: JSONNode)] = []
         if let params = node["params"] {
-            if let m = params.members { given = m } else {
+            if let m = params.members {
+                given = m
+            } else {
                 add(.wrongType, "\(path).params", params, "expected object, found \(describe(params))")
             }
         }
@@ -276,7 +304,9 @@ struct Checker {
                 if let def = spec.defaultValue {
                     values[spec.name] = def
                 } else {
-                    add(.missingRequired, at, node["params"] ?? node, "missing required parameter '\(spec.name)' of \(d.name) (\(spec.summary))")
+                    add(
+                        .missingRequired, at, node["params"] ?? node,
+                        "missing required parameter '\(spec.name)' of \(d.name) (\(spec.summary))")
                 }
                 continue
             }
@@ -318,23 +348,31 @@ struct Checker {
             }
             valueNode = v
             if let n = node["note"] {
-                if case .string(let s) = n.value { note = s } else {
+                if case .string(let s) = n.value {
+                    note = s
+                } else {
                     add(.wrongType, "\(path).note", n, "expected string, found \(describe(n))")
                 }
             }
             if let m = node["measurement"] {
                 guard let mm = m.members else {
-                    add(.wrongType, "\(path).measurement", m, "expected object {\"date\", \"instrument\"}, found \(describe(m))")
+                    add(
+                        .wrongType, "\(path).measurement", m,
+                        "expected object {\"date\", \"instrument\"}, found \(describe(m))")
                     return nil
                 }
                 unknownKeys(mm, allowed: ["date", "instrument"], path: "\(path).measurement")
                 guard case .string(let date)? = m["date"]?.value, case .string(let instrument)? = m["instrument"]?.value
                 else {
-                    add(.missingRequired, "\(path).measurement", m, "a measurement needs string 'date' (YYYY-MM-DD) and 'instrument'")
+                    add(
+                        .missingRequired, "\(path).measurement", m,
+                        "a measurement needs string 'date' (YYYY-MM-DD) and 'instrument'")
                     return nil
                 }
                 guard case .number(let n, _) = valueNode.value else {
-                    add(.wrongType, "\(path).value", valueNode, "a measured value must be a number, found \(describe(valueNode))")
+                    add(
+                        .wrongType, "\(path).value", valueNode,
+                        "a measured value must be a number, found \(describe(valueNode))")
                     return nil
                 }
                 do {

@@ -49,7 +49,8 @@ public struct PluginParameterSpec: Sendable {
     public let maximum: Double?
 
     public init(
-        _ name: String, _ type: ValueType, default defaultValue: JSONValue?, minimum: Double? = nil, maximum: Double? = nil,
+        _ name: String, _ type: ValueType, default defaultValue: JSONValue?, minimum: Double? = nil,
+        maximum: Double? = nil,
         _ summary: String
     ) {
         self.name = name
@@ -80,7 +81,9 @@ public struct PluginParameterSpec: Sendable {
             return options.contains(s) ? nil : (nil, "'\(s)' is not \(type)")
         case (.numberArray, .array(let items)):
             for (i, item) in items.enumerated() {
-                guard case .number(let d, _) = item.value else { return (i, "expected number, found \(Self.describe(item.value))") }
+                guard case .number(let d, _) = item.value else {
+                    return (i, "expected number, found \(Self.describe(item.value))")
+                }
                 if let why = outOfRange(d) { return (i, why) }
             }
             return items.count > Self.maxArrayItems ? (nil, "\(items.count) items; at most \(Self.maxArrayItems)") : nil
@@ -91,8 +94,12 @@ public struct PluginParameterSpec: Sendable {
 
     /// Why `d` is outside the range, or nil (NaN is outside every range).
     public func outOfRange(_ d: Double) -> String? {
-        if let min = minimum, !(d >= min) { return "\(ParameterValue.format(d)) is below the minimum \(ParameterValue.format(min))" }
-        if let max = maximum, !(d <= max) { return "\(ParameterValue.format(d)) is above the maximum \(ParameterValue.format(max))" }
+        if let min = minimum, !(d >= min) {
+            return "\(ParameterValue.format(d)) is below the minimum \(ParameterValue.format(min))"
+        }
+        if let max = maximum, !(d <= max) {
+            return "\(ParameterValue.format(d)) is above the maximum \(ParameterValue.format(max))"
+        }
         return nil
     }
 
@@ -228,8 +235,12 @@ public final class PluginRegistry: Sendable {
         // a tool's own options, e.g. selftest's --source synthetic:640x360@1e300, had not, and trapped in the plugin).
         let d = f.descriptor
         for spec in d.parameters {
-            guard let v = parameters.values[spec.name] else { throw RegistryError("\(name): missing required parameter '\(spec.name)' (\(spec.summary))") }
-            if let (item, why) = spec.problem(with: v) { throw RegistryError("\(name).\(spec.name)\(item.map { "[\($0)]" } ?? ""): \(why)") }
+            guard let v = parameters.values[spec.name] else {
+                throw RegistryError("\(name): missing required parameter '\(spec.name)' (\(spec.summary))")
+            }
+            if let (item, why) = spec.problem(with: v) {
+                throw RegistryError("\(name).\(spec.name)\(item.map { "[\($0)]" } ?? ""): \(why)")
+            }
         }
         if let why = d.check(parameters) { throw RegistryError("\(name): \(why)") }
         let made = try f.make(parameters, config)

@@ -80,7 +80,9 @@ public struct VideoFrameBuffer {
     public var chroma: UnsafeMutablePointer<UInt8>
     public var chromaStride: Int
 
-    public init(luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, chroma: UnsafeMutablePointer<UInt8>, chromaStride: Int) {
+    public init(
+        luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, chroma: UnsafeMutablePointer<UInt8>, chromaStride: Int
+    ) {
         self.luma = luma
         self.lumaStride = lumaStride
         self.chroma = chroma
@@ -327,7 +329,8 @@ public struct SessionContext: Sendable {
     /// (`range-20261201T091500Z-9f3c01ab-007`). On a host it lives under the device's own folder.
     public func clipID(shot: UInt64) -> String {
         if shot & Self.relayedShotBit != 0 {
-            return "\(session)-\(sessionID)-r\(String(format: "%03llu", shot & ~Self.relayedShotBit))"  // a bay-mate's shot: r001, r002, …
+            // a bay-mate's shot: r001, r002, …
+            return "\(session)-\(sessionID)-r\(String(format: "%03llu", shot & ~Self.relayedShotBit))"
         }
         return "\(session)-\(sessionID)-\(String(format: "%03llu", shot))"
     }
@@ -432,7 +435,10 @@ public struct DeviceStatusReport: Sendable, Equatable {
     /// Free bytes where the session stores (nil when it cannot be read).
     public var storageFreeBytes: Int64?
 
-    public init(armed: Bool, state: String, framesPerSecond: Double, framesDropped: Int, thermal: String, thermalCelsius: Double?, storageFreeBytes: Int64?) {
+    public init(
+        armed: Bool, state: String, framesPerSecond: Double, framesDropped: Int, thermal: String,
+        thermalCelsius: Double?, storageFreeBytes: Int64?
+    ) {
         self.armed = armed
         self.state = state
         self.framesPerSecond = framesPerSecond

@@ -24,7 +24,8 @@ public final class PolicyMonitor: @unchecked Sendable {
         public var residentBytes: @Sendable () -> Int64? = PolicyMonitor.residentBytes
 
         public init(
-            sampleIntervalNs: Int64, sensor: ThermalSensor, historyWindow: Int, persistentSerious: Int, outputDirectory: String,
+            sampleIntervalNs: Int64, sensor: ThermalSensor, historyWindow: Int, persistentSerious: Int,
+            outputDirectory: String,
             storageFloorBytes: Int64, memoryBudgetBytes: Int64
         ) {
             self.sampleIntervalNs = sampleIntervalNs
@@ -103,7 +104,8 @@ public final class PolicyMonitor: @unchecked Sendable {
     public func armRefusal() -> String? {
         guard let free = settings.freeBytes(settings.outputDirectory) else { return nil }
         guard free < settings.storageFloorBytes else { return nil }
-        return "refusing to arm: \(Self.format(free)) free on the filesystem of \(settings.outputDirectory), below the storage floor of \(Self.format(settings.storageFloorBytes)) (device.storageFloorBytes: one session plus the ring, derived); free space, or point --out elsewhere"
+        return
+            "refusing to arm: \(Self.format(free)) free on the filesystem of \(settings.outputDirectory), below the storage floor of \(Self.format(settings.storageFloorBytes)) (device.storageFloorBytes: one session plus the ring, derived); free space, or point --out elsewhere"
     }
 
     /// One sample: reads everything, updates the stance, records what changed. The thread calls it; tests call it.
@@ -118,8 +120,12 @@ public final class PolicyMonitor: @unchecked Sendable {
             lastReading = r
             peakCelsius = max(peakCelsius ?? r.hottestCelsius, r.hottestCelsius)
             if r.level != lastLevel {
-                events.append(Event(timeNs: now, kind: .thermal, sentence: String(
-                    format: "thermal %@ (%@ at %.1f °C, against %@)", r.level.description, r.zone, r.hottestCelsius, r.basis)))
+                events.append(
+                    Event(
+                        timeNs: now, kind: .thermal,
+                        sentence: String(
+                            format: "thermal %@ (%@ at %.1f °C, against %@)", r.level.description, r.zone,
+                            r.hottestCelsius, r.basis)))
                 if r.level >= .serious && (lastLevel ?? .nominal) < .serious { thermalWarningCount += 1 }
                 lastLevel = r.level
                 notify = r
@@ -132,12 +138,14 @@ public final class PolicyMonitor: @unchecked Sendable {
         }
         lastFreeBytes = free
         if let free {
-            crossing(free < settings.storageFloorBytes, &lowOnStorage, &storageWarningCount, .storage, now,
+            crossing(
+                free < settings.storageFloorBytes, &lowOnStorage, &storageWarningCount, .storage, now,
                 "free space \(Self.format(free)) fell below the storage floor \(Self.format(settings.storageFloorBytes)): capture goes on (the ring is preallocated), new sessions will refuse to arm",
                 "free space \(Self.format(free)) back above the storage floor")
         }
         if let rss {
-            crossing(rss > settings.memoryBudgetBytes, &overMemory, &memoryWarningCount, .memory, now,
+            crossing(
+                rss > settings.memoryBudgetBytes, &overMemory, &memoryWarningCount, .memory, now,
                 "resident memory \(Self.format(rss)) above the budget \(Self.format(settings.memoryBudgetBytes)) (policy.memoryBudgetBytes, assumed)",
                 "resident memory \(Self.format(rss)) back within the budget")
         }
@@ -146,7 +154,10 @@ public final class PolicyMonitor: @unchecked Sendable {
     }
 
     /// A line crossed (or crossed back): one event each way, one warning each time it is crossed. Under `lock`.
-    func crossing(_ now: Bool, _ was: inout Bool, _ warnings: inout Int, _ kind: Event.Kind, _ timeNs: Int64, _ over: String, _ back: String) {
+    func crossing(
+        _ now: Bool, _ was: inout Bool, _ warnings: inout Int, _ kind: Event.Kind, _ timeNs: Int64, _ over: String,
+        _ back: String
+    ) {
         guard now != was else { return }
         was = now
         if now { warnings += 1 }
@@ -175,7 +186,9 @@ public final class PolicyMonitor: @unchecked Sendable {
         var s = statvfs()
         var p = path
         // The output directory may not exist yet: its nearest existing parent is on the same filesystem.
-        while !FileManager.default.fileExists(atPath: p), p != "/" { p = (p as NSString).deletingLastPathComponent.isEmpty ? "/" : (p as NSString).deletingLastPathComponent }
+        while !FileManager.default.fileExists(atPath: p), p != "/" {
+            p = (p as NSString).deletingLastPathComponent.isEmpty ? "/" : (p as NSString).deletingLastPathComponent
+        }
         guard statvfs(p, &s) == 0 else { return nil }
         return Int64(s.f_bavail) * Int64(s.f_frsize)
     }
@@ -183,6 +196,8 @@ public final class PolicyMonitor: @unchecked Sendable {
     public static func residentBytes() -> Int64? { ProcessMemory.bytes("VmRSS") }
 
     static func format(_ b: Int64) -> String {
-        b >= 1 << 30 ? String(format: "%.2f GiB", Double(b) / Double(1 << 30)) : String(format: "%.1f MiB", Double(b) / Double(1 << 20))
+        b >= 1 << 30
+            ? String(format: "%.2f GiB", Double(b) / Double(1 << 30))
+            : String(format: "%.1f MiB", Double(b) / Double(1 << 20))
     }
 }

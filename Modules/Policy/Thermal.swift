@@ -29,7 +29,9 @@ public struct ThermalSensor: Sendable {
     public let seriousCelsius: Double
     public let criticalCelsius: Double
 
-    public init(root: String = "/sys/class/thermal", fairCelsius: Double, seriousCelsius: Double, criticalCelsius: Double) {
+    public init(
+        root: String = "/sys/class/thermal", fairCelsius: Double, seriousCelsius: Double, criticalCelsius: Double
+    ) {
         self.root = root
         self.fairCelsius = fairCelsius
         self.seriousCelsius = seriousCelsius
@@ -38,7 +40,10 @@ public struct ThermalSensor: Sendable {
 
     /// The current reading, or nil when there are no readable zones (a VM, a container): then nothing is claimed.
     public func read() -> ThermalReading? {
-        guard let zones = try? FileManager.default.contentsOfDirectory(atPath: root).filter({ $0.hasPrefix("thermal_zone") }).sorted()
+        guard
+            let zones = try? FileManager.default.contentsOfDirectory(atPath: root).filter({
+                $0.hasPrefix("thermal_zone")
+            }).sorted()
         else { return nil }
         var worst: ThermalReading?
         for z in zones {
@@ -55,7 +60,9 @@ public struct ThermalSensor: Sendable {
             }
             let (level, basis) = judge(c, trips)
             let r = ThermalReading(level: level, hottestCelsius: c, zone: z, basis: basis)
-            if worst == nil || level > worst!.level || (level == worst!.level && c > worst!.hottestCelsius) { worst = r }
+            if worst == nil || level > worst!.level || (level == worst!.level && c > worst!.hottestCelsius) {
+                worst = r
+            }
         }
         return worst
     }
@@ -69,7 +76,9 @@ public struct ThermalSensor: Sendable {
         }
         if let passive = trips["passive"] {
             if c >= passive { return (.serious, String(format: "trip point passive %.1f °C", passive)) }
-            if c >= passive - 10 { return (.fair, String(format: "within 10 °C of trip point passive %.1f °C", passive)) }
+            if c >= passive - 10 {
+                return (.fair, String(format: "within 10 °C of trip point passive %.1f °C", passive))
+            }
             return (.nominal, String(format: "below trip point passive %.1f °C", passive))
         }
         if c >= seriousCelsius { return (.serious, String(format: "policy.seriousCelsius %.0f °C", seriousCelsius)) }
@@ -78,7 +87,9 @@ public struct ThermalSensor: Sendable {
     }
 
     static func number(at path: String) -> Double? {
-        (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        (try? String(contentsOfFile: path, encoding: .utf8)).flatMap {
+            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
     }
 }
 
@@ -126,7 +137,10 @@ public struct ThermalLadder: Sendable {
             return (.full, "thermal \(level)")
         case .serious:
             return high >= persistent
-                ? (.transferAndMintPaused, "thermal serious in \(high) of the last \(history.count) readings (persistent)")
+                ? (
+                    .transferAndMintPaused,
+                    "thermal serious in \(high) of the last \(history.count) readings (persistent)"
+                )
                 : (.transferPaused, "thermal serious (transient so far: \(high) of the last \(history.count) readings)")
         case .critical:
             return (.transferAndMintPaused, "thermal critical")

@@ -42,7 +42,9 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         if let options = PQconninfoParse(url, &problem) {
             PQconninfoFree(options)
         } else {
-            let why = problem.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "not a connection URL"
+            let why =
+                problem.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
+                ?? "not a connection URL"
             if let problem { PQfreemem(problem) }
             throw CatalogueError("\(url): \(why)")
         }
@@ -80,21 +82,33 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         // One host migrates at a time: an advisory lock held for the migration's transaction.
         try query(c, url, "BEGIN")
         try query(c, url, "SELECT pg_advisory_xact_lock(7600)")
-        let version = Int((try query(c, url, "SELECT value FROM meta WHERE key = 'schema_version'").first?.first ?? nil) ?? "0") ?? 0
+        let version =
+            Int((try query(c, url, "SELECT value FROM meta WHERE key = 'schema_version'").first?.first ?? nil) ?? "0")
+            ?? 0
         guard version <= Catalogue.schemaVersion else {
             _ = try? query(c, url, "ROLLBACK")
-            throw CatalogueError("\(url): schema version \(version) is newer than this ppc-host knows (\(Catalogue.schemaVersion)); use a newer ppc-host")
+            throw CatalogueError(
+                "\(url): schema version \(version) is newer than this ppc-host knows (\(Catalogue.schemaVersion)); use a newer ppc-host"
+            )
         }
         for v in version..<Catalogue.schemaVersion {
             try script(c, url, migrations[v])
-            try query(c, url, "INSERT INTO meta(key, value) VALUES('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", ["\(v + 1)"])
+            try query(
+                c, url,
+                "INSERT INTO meta(key, value) VALUES('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                ["\(v + 1)"])
         }
         // Clips catalogued before swings were placed get the swings and the order the old rule gave them.
         let unplaced = try query(c, url, "SELECT \(Catalogue.columns) FROM clips WHERE swing_id IS NULL").map(Self.clip)
         if !unplaced.isEmpty {
-            let base = Int64((try query(c, url, "SELECT COALESCE(MAX(received_seq), 0) FROM clips").first?.first ?? nil) ?? "0") ?? 0
+            let base =
+                Int64(
+                    (try query(c, url, "SELECT COALESCE(MAX(received_seq), 0) FROM clips").first?.first ?? nil) ?? "0")
+                ?? 0
             for a in Catalogue.backfill(unplaced) {
-                try query(c, url, "UPDATE clips SET swing_id = $1, received_seq = $2 WHERE clip_id = $3", [a.swingID, "\(base + a.seq)", a.clipID])
+                try query(
+                    c, url, "UPDATE clips SET swing_id = $1, received_seq = $2 WHERE clip_id = $3",
+                    [a.swingID, "\(base + a.seq)", a.clipID])
             }
         }
         try query(c, url, "COMMIT")
@@ -198,7 +212,9 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
     /// status can still read CONNECTION_OK on a Unix socket after "server closed the connection unexpectedly".
     static func connectionFailed(_ c: OpaquePointer, _ result: OpaquePointer?) -> Bool {
         if PQstatus(c) == CONNECTION_BAD { return true }
-        guard let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map({ String(cString: $0) }) else { return true }
+        guard let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map({ String(cString: $0) }) else {
+            return true
+        }
         return state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state)
     }
 
@@ -212,7 +228,9 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
 
     /// Runs one statement with text parameters (nil for NULL); the rows, as text (nil for NULL).
     @discardableResult
-    static func query(_ c: OpaquePointer, _ url: String, _ sql: String, _ params: [String?] = []) throws(CatalogueError) -> [[String?]] {
+    static func query(_ c: OpaquePointer, _ url: String, _ sql: String, _ params: [String?] = []) throws(CatalogueError)
+        -> [[String?]]
+    {
         let cstrings = params.map { $0.map { strdup($0) } ?? nil }
         defer { for p in cstrings { free(p) } }
         var pointers = cstrings.map { UnsafePointer($0) }
@@ -226,7 +244,10 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         }
         var rows: [[String?]] = []
         for r in 0..<PQntuples(result) {
-            rows.append((0..<PQnfields(result)).map { f in PQgetisnull(result, r, f) == 1 ? nil : String(cString: PQgetvalue(result, r, f)) })
+            rows.append(
+                (0..<PQnfields(result)).map { f in
+                    PQgetisnull(result, r, f) == 1 ? nil : String(cString: PQgetvalue(result, r, f))
+                })
         }
         return rows
     }
@@ -250,8 +271,12 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         }
     }
 
-    public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)]) throws(CatalogueError) {
-        try withConnection { () throws(CatalogueError) in try transaction { () throws(CatalogueError) in try insert(clip, files: files) } }
+    public func record(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)])
+        throws(CatalogueError)
+    {
+        try withConnection { () throws(CatalogueError) in
+            try transaction { () throws(CatalogueError) in try insert(clip, files: files) }
+        }
     }
 
     /// The insert itself (the caller is inside a transaction). Flags and notes, and a placement the entry does not
@@ -270,26 +295,42 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
               host_boot = COALESCE(EXCLUDED.host_boot, clips.host_boot), received_mono_ns = COALESCE(EXCLUDED.received_mono_ns, clips.received_mono_ns),
               bay = COALESCE(EXCLUDED.bay, clips.bay), trigger = COALESCE(EXCLUDED.trigger, clips.trigger)
             """,
-            [clip.clipID, clip.device, clip.session, clip.sessionID, "\(clip.t0DeviceNs)", clip.t0HostNs.map { "\($0)" },
-             clip.t0UncertaintyNs.map { "\($0)" }, "\(clip.frames)", clip.captureProfile, clip.belowPolicy, clip.receivedAt, clip.path, "\(clip.bytes)",
-             clip.swingID, clip.receivedSeq.map { "\($0)" }, clip.hostBoot, clip.receivedMonoNs.map { "\($0)" }, clip.bay, clip.trigger])
+            [
+                clip.clipID, clip.device, clip.session, clip.sessionID, "\(clip.t0DeviceNs)",
+                clip.t0HostNs.map { "\($0)" },
+                clip.t0UncertaintyNs.map { "\($0)" }, "\(clip.frames)", clip.captureProfile, clip.belowPolicy,
+                clip.receivedAt, clip.path, "\(clip.bytes)",
+                clip.swingID, clip.receivedSeq.map { "\($0)" }, clip.hostBoot, clip.receivedMonoNs.map { "\($0)" },
+                clip.bay, clip.trigger,
+            ])
         try query("DELETE FROM files WHERE clip_id = $1", [clip.clipID])
-        for f in files { try query("INSERT INTO files(clip_id, name, bytes, xxh3) VALUES($1,$2,$3,$4)", [clip.clipID, f.name, "\(f.bytes)", f.xxh3]) }
+        for f in files {
+            try query(
+                "INSERT INTO files(clip_id, name, bytes, xxh3) VALUES($1,$2,$3,$4)",
+                [clip.clipID, f.name, "\(f.bytes)", f.xxh3])
+        }
     }
 
-    public func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule) throws(CatalogueError) -> CatalogueClip {
+    public func place(_ clip: CatalogueClip, files: [(name: String, bytes: Int64, xxh3: String)], rule: SwingRule)
+        throws(CatalogueError) -> CatalogueClip
+    {
         try withConnection { () throws(CatalogueError) -> CatalogueClip in
             var placed = clip
             try transaction { () throws(CatalogueError) in
                 // Hosts sharing the catalogue place one clip at a time: the order of receipt and the swings stay one.
                 try query("SELECT pg_advisory_xact_lock(7601)")
-                let before = try query("SELECT \(Catalogue.columns) FROM clips WHERE clip_id = $1", [clip.clipID]).map(Self.clip).first
+                let before = try query("SELECT \(Catalogue.columns) FROM clips WHERE clip_id = $1", [clip.clipID]).map(
+                    Self.clip
+                ).first
                 if let before, before.swingID != nil, placed.swingID == nil {
                     placed.swingID = before.swingID
                     placed.receivedSeq = before.receivedSeq
                 }
                 if placed.receivedSeq == nil {
-                    placed.receivedSeq = (Int64((try query("SELECT COALESCE(MAX(received_seq), 0) FROM clips").first?.first ?? nil) ?? "0") ?? 0) + 1
+                    placed.receivedSeq =
+                        (Int64(
+                            (try query("SELECT COALESCE(MAX(received_seq), 0) FROM clips").first?.first ?? nil) ?? "0")
+                            ?? 0) + 1
                 }
                 var inherited: CatalogueClip?
                 if placed.swingID == nil {
@@ -298,30 +339,40 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
                         let w = rule.arrivalWindowNs
                         known = try query(
                             "SELECT \(Catalogue.columns) FROM clips WHERE host_boot = $1 AND received_mono_ns BETWEEN $2 AND $3",
-                            [boot, "\(at.subtractingReportingOverflow(w).partialValue)", "\(at.addingReportingOverflow(w).partialValue)"]
+                            [
+                                boot, "\(at.subtractingReportingOverflow(w).partialValue)",
+                                "\(at.addingReportingOverflow(w).partialValue)",
+                            ]
                         ).map(Self.clip)
                     }
                     if let joined = rule.swing(for: clip, among: known) {
                         placed.swingID = joined
-                        inherited = known.filter { $0.swingID == joined }.min { ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max) }
+                        inherited = known.filter { $0.swingID == joined }.min {
+                            ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max)
+                        }
                     } else {
                         placed.swingID = clip.clipID
                     }
                 }
                 try insert(placed, files: files)
                 if before == nil, let first = inherited, !first.flags.isEmpty || !first.notes.isEmpty {
-                    try query("UPDATE clips SET flags = $1, notes = $2 WHERE clip_id = $3", [ClipFlag.text(first.flags), first.notes, clip.clipID])
+                    try query(
+                        "UPDATE clips SET flags = $1, notes = $2 WHERE clip_id = $3",
+                        [ClipFlag.text(first.flags), first.notes, clip.clipID])
                 }
             }
-            return try query("SELECT \(Catalogue.columns) FROM clips WHERE clip_id = $1", [clip.clipID]).map(Self.clip).first ?? placed
+            return try query("SELECT \(Catalogue.columns) FROM clips WHERE clip_id = $1", [clip.clipID]).map(Self.clip)
+                .first ?? placed
         }
     }
 
     public func forget(clipID: String) throws(CatalogueError) {
-        try withConnection { () throws(CatalogueError) in try transaction { () throws(CatalogueError) in
-            try query("DELETE FROM files WHERE clip_id = $1", [clipID])
-            try query("DELETE FROM clips WHERE clip_id = $1", [clipID])
-        } }
+        try withConnection { () throws(CatalogueError) in
+            try transaction { () throws(CatalogueError) in
+                try query("DELETE FROM files WHERE clip_id = $1", [clipID])
+                try query("DELETE FROM clips WHERE clip_id = $1", [clipID])
+            }
+        }
     }
 
     public func clips() throws(CatalogueError) -> [CatalogueClip] {
@@ -336,28 +387,37 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         try select("WHERE swing_id = $1 OR (swing_id IS NULL AND clip_id = $1)", [id])
     }
 
-    public func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int) {
+    public func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int)
+    {
         let clips = try select(
             """
             WHERE COALESCE(swing_id, clip_id) IN (SELECT COALESCE(swing_id, clip_id) AS s FROM clips GROUP BY s
               HAVING MIN(COALESCE(received_seq, 0)) < $1 ORDER BY MIN(COALESCE(received_seq, 0)) DESC LIMIT $2)
             """,
             ["\(before ?? .max)", "\(max(0, limit))"])
-        let count = try withConnection { () throws(CatalogueError) in try query("SELECT COUNT(DISTINCT COALESCE(swing_id, clip_id)) FROM clips") }
+        let count = try withConnection { () throws(CatalogueError) in
+            try query("SELECT COUNT(DISTINCT COALESCE(swing_id, clip_id)) FROM clips")
+        }
         return (clips, Int((count.first?.first ?? nil) ?? "0") ?? 0)
     }
 
     func select(_ tail: String, _ params: [String?]) throws(CatalogueError) -> [CatalogueClip] {
-        try withConnection { () throws(CatalogueError) in try query("SELECT \(Catalogue.columns) FROM clips \(tail)", params) }.map(Self.clip)
+        try withConnection { () throws(CatalogueError) in
+            try query("SELECT \(Catalogue.columns) FROM clips \(tail)", params)
+        }.map(Self.clip)
     }
 
     /// A row of `Catalogue.columns` as an entry.
     static func clip(_ r: [String?]) -> CatalogueClip {
         CatalogueClip(
-            clipID: r[0] ?? "", device: r[1] ?? "", session: r[2] ?? "", sessionID: r[3] ?? "", t0DeviceNs: Int64(r[4] ?? "0") ?? 0,
-            t0HostNs: r[5].flatMap { Int64($0) }, t0UncertaintyNs: r[6].flatMap { Int64($0) }, frames: Int(r[7] ?? "0") ?? 0,
-            captureProfile: r[8] ?? "", belowPolicy: r[9], receivedAt: r[10] ?? "", path: r[11] ?? "", bytes: Int64(r[12] ?? "0") ?? 0,
-            flags: ClipFlag.parse(r[13] ?? ""), notes: r[14] ?? "", swingID: r[15], receivedSeq: r[16].flatMap { Int64($0) }, hostBoot: r[17],
+            clipID: r[0] ?? "", device: r[1] ?? "", session: r[2] ?? "", sessionID: r[3] ?? "",
+            t0DeviceNs: Int64(r[4] ?? "0") ?? 0,
+            t0HostNs: r[5].flatMap { Int64($0) }, t0UncertaintyNs: r[6].flatMap { Int64($0) },
+            frames: Int(r[7] ?? "0") ?? 0,
+            captureProfile: r[8] ?? "", belowPolicy: r[9], receivedAt: r[10] ?? "", path: r[11] ?? "",
+            bytes: Int64(r[12] ?? "0") ?? 0,
+            flags: ClipFlag.parse(r[13] ?? ""), notes: r[14] ?? "", swingID: r[15],
+            receivedSeq: r[16].flatMap { Int64($0) }, hostBoot: r[17],
             receivedMonoNs: r[18].flatMap { Int64($0) }, bay: r[19], trigger: r[20])
     }
 
@@ -365,17 +425,28 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         if let flags, let why = ClipFlag.problem(flags) { throw CatalogueError("\(clipID): \(why)") }
         let changed = try withConnection { () throws(CatalogueError) -> Int in
             var changed = 0
-            if let flags { changed += try query("UPDATE clips SET flags = $1 WHERE clip_id = $2 RETURNING clip_id", [ClipFlag.text(flags), clipID]).count }
-            if let notes { changed += try query("UPDATE clips SET notes = $1 WHERE clip_id = $2 RETURNING clip_id", [notes, clipID]).count }
+            if let flags {
+                changed += try query(
+                    "UPDATE clips SET flags = $1 WHERE clip_id = $2 RETURNING clip_id", [ClipFlag.text(flags), clipID]
+                ).count
+            }
+            if let notes {
+                changed += try query(
+                    "UPDATE clips SET notes = $1 WHERE clip_id = $2 RETURNING clip_id", [notes, clipID]
+                ).count
+            }
             return changed
         }
-        guard changed > 0 || (flags == nil && notes == nil) else { throw CatalogueError("\(clipID): no such clip in the catalogue") }
+        guard changed > 0 || (flags == nil && notes == nil) else {
+            throw CatalogueError("\(clipID): no such clip in the catalogue")
+        }
     }
 
     /// Files recorded for a clip (tests and a later studio use it).
     public func fileCount(_ clipID: String) throws(CatalogueError) -> Int {
         try withConnection { () throws(CatalogueError) -> Int in
-            Int(try query("SELECT COUNT(*) FROM files WHERE clip_id = $1", [clipID]).first?.first.flatMap { $0 } ?? "0") ?? 0
+            Int(try query("SELECT COUNT(*) FROM files WHERE clip_id = $1", [clipID]).first?.first.flatMap { $0 } ?? "0")
+                ?? 0
         }
     }
 }

@@ -101,7 +101,8 @@ final class AudioReadAhead: @unchecked Sendable {
         let slot = head
         let block = blocks[slot]
         condition.unlock()
-        let goOn = try body(block, UnsafeBufferPointer(start: samples + slot * blockFrames, count: min(block.count, blockFrames)))
+        let goOn = try body(
+            block, UnsafeBufferPointer(start: samples + slot * blockFrames, count: min(block.count, blockFrames)))
         condition.lock()
         head = (head + 1) % slots
         count -= 1

@@ -1,10 +1,10 @@
 import Capture
 import Foundation
 import FragmentRing
-import Pipeline
-import PayloadSource
-import Syscall
 import JSONInput
+import PayloadSource
+import Pipeline
+import Syscall
 
 /// Deliveries: the delivery thread hands each minted clip to every sink, and keeps account of what a sink still owes
 /// (`OUT/pins/<clipId>.json` records the ring pin held for a clip waiting in the outbox).
@@ -135,11 +135,14 @@ extension SessionRunner {
                 waitingFor.insert(i)
             }
         }
-        let bytes = ((try? FileManager.default.attributesOfItem(atPath: "\(delivered)/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
+        let bytes =
+            ((try? FileManager.default.attributesOfItem(atPath: "\(delivered)/clip.mp4"))?[.size] as? NSNumber)?
+            .int64Value ?? 0
         let interval = components.video.format.frameIntervalNs
         let minted = MintedClip(
             clipID: d.clipID, path: delivered, t0Ns: d.shot.t0Ns, startNs: d.clip.firstFrameNs,
-            endNs: d.clip.firstFrameNs + Int64(d.clip.frames) * interval, frames: d.clip.frames, bytes: bytes, confirmedBy: confirmed,
+            endNs: d.clip.firstFrameNs + Int64(d.clip.frames) * interval, frames: d.clip.frames, bytes: bytes,
+            confirmedBy: confirmed,
             timing: (d.mintStartNs - d.shot.t0Ns, d.mintedNs - d.shot.t0Ns, monotonicNowNs() - d.shot.t0Ns))
         guard refused.isEmpty else {
             lock.lock()
@@ -165,7 +168,8 @@ extension SessionRunner {
             try? FileManager.default.removeItem(atPath: Self.pinRecordPath(out: out, clipID: clipID))
             lock.lock()
             policyNotes.append(
-                "\(clipID): its ring fragments \(pin.first)…\(pin.last) let go while it is owed (owed clips would pin more than the ring's \(capacity) fragments); its bundle waits in the outbox for the host")
+                "\(clipID): its ring fragments \(pin.first)…\(pin.last) let go while it is owed (owed clips would pin more than the ring's \(capacity) fragments); its bundle waits in the outbox for the host"
+            )
             lock.unlock()
         }
     }
@@ -174,7 +178,9 @@ extension SessionRunner {
     func recordPin(_ pin: PinToken, clipID: String) {
         let out = options.context.outputDirectory
         try? FileSystem.makeDirectory(Self.pinsDirectory(out: out))
-        let record: [String: Any] = ["pinId": pin.id, "first": pin.first.rawValue, "last": pin.last.rawValue, "clipId": clipID]
+        let record: [String: Any] = [
+            "pinId": pin.id, "first": pin.first.rawValue, "last": pin.last.rawValue, "clipId": clipID,
+        ]
         if let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) {
             try? data.write(to: URL(fileURLWithPath: Self.pinRecordPath(out: out, clipID: clipID)))
         }
@@ -211,12 +217,16 @@ extension SessionRunner {
         let dir = pinsDirectory(out: out)
         var records: [String: PinToken] = [:]
         for name in (try? FileSystem.list(dir)) ?? [] where name.hasSuffix(".json") {
-            guard let data = (try? FileSystem.readSmallFile("\(dir)/\(name)", limit: 1 << 16, regularFileOnly: true)).map({ Data($0) }),
+            guard
+                let data = (try? FileSystem.readSmallFile("\(dir)/\(name)", limit: 1 << 16, regularFileOnly: true)).map(
+                    { Data($0) }),
                 let record = try? JSONInput.object(data),
-                let id = (record["pinId"] as? NSNumber)?.uint64Value, let first = (record["first"] as? NSNumber)?.uint64Value,
+                let id = (record["pinId"] as? NSNumber)?.uint64Value,
+                let first = (record["first"] as? NSNumber)?.uint64Value,
                 let last = (record["last"] as? NSNumber)?.uint64Value
             else { continue }
-            records[String(name.dropLast(".json".count))] = PinToken(id: id, first: SequenceNumber(first), last: SequenceNumber(last))
+            records[String(name.dropLast(".json".count))] = PinToken(
+                id: id, first: SequenceNumber(first), last: SequenceNumber(last))
         }
         return records
     }
@@ -226,7 +236,9 @@ extension SessionRunner {
 
     /// The host confirmed `clipID`: the pin recorded for it (in `records`, as `pinRecords` read them) is released and
     /// its record goes. Nothing when none was recorded; no ring (it would not open) releases only the record.
-    public static func releasePin(ofDelivered clipID: String, records: [String: PinToken], ring: FragmentRing?, out: String) {
+    public static func releasePin(
+        ofDelivered clipID: String, records: [String: PinToken], ring: FragmentRing?, out: String
+    ) {
         guard let pin = records[clipID] else { return }
         try? ring?.unpin(pin)
         try? FileManager.default.removeItem(atPath: pinRecordPath(out: out, clipID: clipID))

@@ -1,7 +1,7 @@
 import Capture
 import Foundation
-import Pipeline
 import PayloadSource
+import Pipeline
 import Syscall
 
 /// First looks: a shot's pre-roll and impact, minted as soon as the ring sealed them and sent ahead of the clip, so a
@@ -36,7 +36,9 @@ extension SessionRunner {
             lock.lock()
             var due: DetectedImpact?
             while due == nil && !videoDone {
-                due = book.pending.first { !looked.contains($0.id) && newestFragmentEndNs >= $0.t0Ns + Self.lookAfterNs }
+                due = book.pending.first {
+                    !looked.contains($0.id) && newestFragmentEndNs >= $0.t0Ns + Self.lookAfterNs
+                }
                 if due == nil { lock.wait() }
             }
             let captureStartNs = firstFragmentStartNs ?? .min
@@ -50,10 +52,12 @@ extension SessionRunner {
             let clipID = options.context.clipID(shot: shot.id)
             let path = "\(dir)/\(clipID).mp4"
             do {
-                let window = try live.freeze(startNs: max(shot.t0Ns - pre, min(captureStartNs, shot.t0Ns)), endNs: shot.t0Ns + Self.lookAfterNs)
+                let window = try live.freeze(
+                    startNs: max(shot.t0Ns - pre, min(captureStartNs, shot.t0Ns)), endNs: shot.t0Ns + Self.lookAfterNs)
                 defer { try? live.release(window) }
                 let clip = try ClipMinter.mint(
-                    window, to: path, frameIntervalNs: components.video.format.frameIntervalNs, fragmentExtension: components.encoder.fragmentExtension)
+                    window, to: path, frameIntervalNs: components.video.format.frameIntervalNs,
+                    fragmentExtension: components.encoder.fragmentExtension)
                 lock.lock()
                 looks.append(FirstLook(clipID: clipID, path: path, t0Ns: shot.t0Ns, zeroNs: clip.firstFrameNs))
                 lock.broadcast()

@@ -15,16 +15,20 @@ extension SessionRunner {
                 if n == 0 { imuFirstSampleNs.store(s.timeNs, ordering: .relaxed) }
                 imuPendingNs.store(s.timeNs, ordering: .relaxed)
                 guard s.timeNs < stopAtNs.load(ordering: .relaxed) else { break }
-                if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {} else {
+                if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {
+                } else {
                     video = waitForVideo(reaching: s.timeNs)
                     guard s.timeNs < stopAtNs.load(ordering: .relaxed) else { break }  // capture ended while it waited
                 }
                 // The rotation rate about x, in milliradians per second, rides in the entry's value.
-                imuTimeline.append(timeNs: s.timeNs, kind: .imuSample, reference: n, value: Int64((s.rotationRate.x * 1000).rounded()))
+                imuTimeline.append(
+                    timeNs: s.timeNs, kind: .imuSample, reference: n, value: Int64((s.rotationRate.x * 1000).rounded()))
                 n += 1
                 imuSamples.add(1, ordering: .relaxed)
                 // Before the video's first frame: no clip can hold it (a recording that starts earlier, or another clock).
-                if let v = video, s.timeNs < v.firstFrameNs.load(ordering: .relaxed) { imuSamplesBeforeVideo.add(1, ordering: .relaxed) }
+                if let v = video, s.timeNs < v.firstFrameNs.load(ordering: .relaxed) {
+                    imuSamplesBeforeVideo.add(1, ordering: .relaxed)
+                }
             }
         } catch {
             fail("imu", error)
@@ -41,10 +45,13 @@ extension SessionRunner {
     func waitForVideo(reaching t: Int64) -> CaptureSession? {
         while true {
             lock.lock()
-            let session = capture, done = videoDone
+            let session = capture
+            let done = videoDone
             lock.unlock()
             let newest = session?.newestFrameNs.load(ordering: .relaxed) ?? .min
-            if done || stopAtNs.load(ordering: .relaxed) == .min || (newest != .min && t <= newest &+ Self.imuLeadNs) { return session }
+            if done || stopAtNs.load(ordering: .relaxed) == .min || (newest != .min && t <= newest &+ Self.imuLeadNs) {
+                return session
+            }
             Thread.sleep(forTimeInterval: 0.002)
         }
     }

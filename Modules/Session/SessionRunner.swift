@@ -4,9 +4,9 @@ import Checksum
 import Config
 import Foundation
 import FragmentRing
+import PayloadSource
 import Pipeline
 import Policy
-import PayloadSource
 import Synchronization
 import Syscall
 import TimelineIndex
@@ -60,7 +60,10 @@ public final class SessionRunner: @unchecked Sendable {
         /// Where Policy reads thermal zones (tests point it at a directory they write).
         public var thermalRoot: String
 
-        public init(context: SessionContext, shotThreshold: Double = 0.5, durationNs: Int64? = nil, thermalRoot: String = "/sys/class/thermal") {
+        public init(
+            context: SessionContext, shotThreshold: Double = 0.5, durationNs: Int64? = nil,
+            thermalRoot: String = "/sys/class/thermal"
+        ) {
             self.context = context
             self.shotThreshold = shotThreshold
             self.durationNs = durationNs
@@ -217,9 +220,12 @@ public final class SessionRunner: @unchecked Sendable {
     /// How a session's ring is kept, for the session and for whoever opens its ring after it (`transfer drain`): a clip
     /// owed to a host keeps its fragments pinned beside the ring's window, so the window never shrinks for it — a host
     /// that is down never costs a later shot its pre-roll.
-    public static func ringConfiguration(capacity: Int, fileExtension: String, headroomBytes: Int64 = 0) -> FragmentRing.Configuration {
+    public static func ringConfiguration(capacity: Int, fileExtension: String, headroomBytes: Int64 = 0)
+        -> FragmentRing.Configuration
+    {
         .init(
-            capacity: capacity, durability: .fsync, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: fileExtension,
+            capacity: capacity, durability: .fsync, whenOnlyPinnedRemain: .keepPinnedBeside,
+            fileExtension: fileExtension,
             headroomBytes: headroomBytes)
     }
 
@@ -256,7 +262,8 @@ public final class SessionRunner: @unchecked Sendable {
         ring = try FragmentRing(
             directory: "\(out)/ring",
             configuration: Self.ringConfiguration(
-                capacity: Int(c[.fragmentCapacity]), fileExtension: components.encoder.fragmentExtension, headroomBytes: Self.headroomBytes(c)))
+                capacity: Int(c[.fragmentCapacity]), fileExtension: components.encoder.fragmentExtension,
+                headroomBytes: Self.headroomBytes(c)))
         // A new session is a new stream (its clock may even start again at zero): the ring starts a new generation, so
         // no window of this session can take a fragment of another. Fragments still pinned for clips owed to a host
         // stay; a pin no owed clip names (left by a run killed mid-mint) is let go first, so it never holds the ring.
@@ -268,7 +275,8 @@ public final class SessionRunner: @unchecked Sendable {
         audioTimeline = index.register(Self.audioSource, name: "audio", rateHz: 100, windowSeconds: window)
         // Sized for the configured rate, or the source's own when it is faster (a recorded IMU says what it holds).
         imuTimeline = index.register(
-            Self.imuSource, name: "imu", rateHz: Double(max(c[.imuRateHz], Int64(components.imu?.rateHz ?? 0))) * 2, windowSeconds: window)
+            Self.imuSource, name: "imu", rateHz: Double(max(c[.imuRateHz], Int64(components.imu?.rateHz ?? 0))) * 2,
+            windowSeconds: window)
         eventTimeline = index.register(Self.eventSource, name: "detect", rateHz: 50, windowSeconds: window)
         policyTimeline = index.register(Self.policySource, name: "policy", rateHz: 4, windowSeconds: window)
         policy = PolicyMonitor(Self.policySettings(c, out: out, thermalRoot: options.thermalRoot))
@@ -281,7 +289,8 @@ public final class SessionRunner: @unchecked Sendable {
         .init(
             sampleIntervalNs: Int64(1e9 / c[.sampleHz]),
             sensor: ThermalSensor(
-                root: thermalRoot, fairCelsius: c[.fairCelsius], seriousCelsius: c[.seriousCelsius], criticalCelsius: c[.criticalCelsius]),
+                root: thermalRoot, fairCelsius: c[.fairCelsius], seriousCelsius: c[.seriousCelsius],
+                criticalCelsius: c[.criticalCelsius]),
             historyWindow: Int(c[.thermalHistoryWindow]), persistentSerious: Int(c[.persistentSeriousReadings]),
             outputDirectory: out, storageFloorBytes: c[.storageFloorBytes], memoryBudgetBytes: c[.memoryBudgetBytes])
     }
@@ -290,8 +299,10 @@ public final class SessionRunner: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return Progress(
-            state: state, framesEncoded: framesEncoded, ringFragments: ring.fragments.count, ringCapacity: ring.configuration.capacity,
-            candidates: book.seen, shots: book.shots.count, clips: clips.count, owed: owed.count, wallNs: monotonicNowNs() - wallStart,
+            state: state, framesEncoded: framesEncoded, ringFragments: ring.fragments.count,
+            ringCapacity: ring.configuration.capacity,
+            candidates: book.seen, shots: book.shots.count, clips: clips.count, owed: owed.count,
+            wallNs: monotonicNowNs() - wallStart,
             interruptions: interruptions.count + audioInterruptions.count,
             resumed: (interruptions + audioInterruptions).filter { $0.endNs != nil && $0.verified }.count)
     }
@@ -327,7 +338,8 @@ public final class SessionRunner: @unchecked Sendable {
             stopAtNs.store(max(heard, min(limit, owed)), ordering: .relaxed)
             stopRequests.append(
                 String(
-                    format: "%@: capture went on until the shots heard had their post-roll (at most %.2f s more)", reason,
+                    format: "%@: capture went on until the shots heard had their post-roll (at most %.2f s more)",
+                    reason,
                     Double(limit - now) / 1e9))
         }
         lock.broadcast()
@@ -359,7 +371,9 @@ public final class SessionRunner: @unchecked Sendable {
         // Thermal changes go on the policy's own timeline: the audio thread is the detect timeline's only producer.
         let events = policyTimeline
         policy.onThermal = { r in
-            _ = events.append(timeNs: monotonicNowNs(), kind: .thermal, reference: UInt64(r.level.rawValue), value: Int64(r.hottestCelsius * 1000))
+            _ = events.append(
+                timeNs: monotonicNowNs(), kind: .thermal, reference: UInt64(r.level.rawValue),
+                value: Int64(r.hottestCelsius * 1000))
         }
         let policy = policy
         for case let y as TransferYielding in components.sinks { y.mustYield = { policy.stance >= .transferPaused } }
@@ -390,7 +404,8 @@ public final class SessionRunner: @unchecked Sendable {
         }
         group.wait()
         for s in components.sinks { try s.finish() }
-        try? FileManager.default.removeItem(atPath: ClipBundleWriter.stagingDirectory(out: options.context.outputDirectory))
+        try? FileManager.default.removeItem(
+            atPath: ClipBundleWriter.stagingDirectory(out: options.context.outputDirectory))
         try? FileManager.default.removeItem(atPath: Self.looksDirectory(out: options.context.outputDirectory))
         return report()
     }
@@ -419,8 +434,10 @@ public final class SessionRunner: @unchecked Sendable {
             let heat = policy.thermal.last
             let report = DeviceStatusReport(
                 armed: state == "armed", state: state, framesPerSecond: fps, framesDropped: dropped,
-                thermal: heat.map { "\($0.level)" } ?? "unknown (no thermal zone readable)", thermalCelsius: heat?.hottestCelsius,
-                storageFreeBytes: policy.freeBytes)  // as Policy last sampled it: one statvfs per policy sample, not two
+                thermal: heat.map { "\($0.level)" } ?? "unknown (no thermal zone readable)",
+                thermalCelsius: heat?.hottestCelsius,
+                // as Policy last sampled it: one statvfs per policy sample, not two
+                storageFreeBytes: policy.freeBytes)
             for o in observers { o.deviceStatus(report) }
         }
     }
@@ -452,18 +469,25 @@ public final class SessionRunner: @unchecked Sendable {
         let observers = components.sinks.compactMap { $0 as? FrameObserving }
         if !observers.isEmpty {
             let format = components.video.format
-            session.frameObserver = { frame, info in for o in observers { o.observe(frame, format: format, info: info) } }
+            session.frameObserver = { frame, info in for o in observers { o.observe(frame, format: format, info: info) }
+            }
         }
         session.onInterruption = { [self] i in
             lock.lock()
-            if let k = interruptions.firstIndex(where: { $0.id == i.id }) { interruptions[k] = i } else { interruptions.append(i) }
+            if let k = interruptions.firstIndex(where: { $0.id == i.id }) {
+                interruptions[k] = i
+            } else {
+                interruptions.append(i)
+            }
             // Armed again only once the resumed stream is verified (seed 001), and the microphone is there too.
             state = i.endNs == nil ? "interrupted: \(i.reason)" : armedOrStillInterrupted
             lock.broadcast()
             lock.unlock()
         }
         do {
-            let stats = try session.run(.init(durationNs: options.durationNs)) { $0 >= self.stopAtNs.load(ordering: .relaxed) }
+            let stats = try session.run(.init(durationNs: options.durationNs)) {
+                $0 >= self.stopAtNs.load(ordering: .relaxed)
+            }
             lock.lock()
             captureStats = stats
             lock.unlock()
@@ -481,7 +505,8 @@ public final class SessionRunner: @unchecked Sendable {
         // longer waited for.
         let last = session.newestFrameNs.load(ordering: .relaxed)
         let c = components.config
-        let heardUntil = last == .min ? .min : last &+ Self.stopHearingMarginNs &+ max(0, c[.audioWindowNs] - c[.audioPreNs])
+        let heardUntil =
+            last == .min ? .min : last &+ Self.stopHearingMarginNs &+ max(0, c[.audioWindowNs] - c[.audioPreNs])
         if heardUntil < stopAtNs.load(ordering: .relaxed) { stopAtNs.store(heardUntil, ordering: .relaxed) }
         lock.broadcast()
         lock.unlock()
@@ -490,7 +515,9 @@ public final class SessionRunner: @unchecked Sendable {
 
     /// "armed", unless a source's interruption is still open: then that one's reason. Under `lock`.
     var armedOrStillInterrupted: String {
-        if let open = (interruptions + audioInterruptions).last(where: { $0.endNs == nil }) { return "interrupted: \(open.reason)" }
+        if let open = (interruptions + audioInterruptions).last(where: { $0.endNs == nil }) {
+            return "interrupted: \(open.reason)"
+        }
         return "armed"
     }
 
@@ -508,7 +535,11 @@ public final class SessionRunner: @unchecked Sendable {
             // Called on the source's reader thread: the state, the report's list and the reason the next gap gives.
             reporting.onInterruption = { [self] i in
                 lock.lock()
-                if let k = audioInterruptions.firstIndex(where: { $0.id == i.id }) { audioInterruptions[k] = i } else { audioInterruptions.append(i) }
+                if let k = audioInterruptions.firstIndex(where: { $0.id == i.id }) {
+                    audioInterruptions[k] = i
+                } else {
+                    audioInterruptions.append(i)
+                }
                 if i.verified { audioResumedReason = i.reason }
                 if !videoDone { state = i.endNs == nil ? "interrupted: \(i.reason)" : armedOrStillInterrupted }
                 lock.broadcast()
@@ -565,7 +596,9 @@ public final class SessionRunner: @unchecked Sendable {
                     components.detector?.skip(samples: gap.samples)
                     history.skip(gap.samples)
                     let lostNs = gap.samples * 1_000_000_000 / Int64(rate)
-                    eventTimeline.append(timeNs: b.timeNs - lostNs, kind: .interruption, flags: 1, reference: UInt64(gap.firstSample), value: lostNs)
+                    eventTimeline.append(
+                        timeNs: b.timeNs - lostNs, kind: .interruption, flags: 1, reference: UInt64(gap.firstSample),
+                        value: lostNs)
                     lock.lock()
                     audioGaps.append(gap)
                     lock.unlock()
@@ -578,7 +611,8 @@ public final class SessionRunner: @unchecked Sendable {
                 var peak: Float = 0
                 for x in part { peak = max(peak, abs(x)) }
                 envelope.add(timeNs: b.timeNs, peak: peak)
-                audioTimeline.append(timeNs: b.timeNs, kind: .audioWindow, reference: UInt64(b.firstSample), value: Int64(b.count))
+                audioTimeline.append(
+                    timeNs: b.timeNs, kind: .audioWindow, reference: UInt64(b.firstSample), value: Int64(b.count))
                 components.detector?.process(part) { found.append($0) }
                 for i in found.indices {
                     // A sound card's own clock, fitted against the capture clock, places the impact; the detector
@@ -586,17 +620,23 @@ public final class SessionRunner: @unchecked Sendable {
                     if let clock { found[i].t0Ns = clock.captureTimeNs(ofSample: found[i].impactSample) }
                 }
                 for cand in found {
-                    eventTimeline.append(timeNs: cand.t0Ns, kind: .candidate, reference: cand.id, value: cand.onsetSample)
+                    eventTimeline.append(
+                        timeNs: cand.t0Ns, kind: .candidate, reference: cand.id, value: cand.onsetSample)
                     for case let e as EventSink in components.sinks {
                         e.candidate(cand)
                         if cand.score >= options.shotThreshold { e.shot(cand) }
                     }
                     // Every candidate keeps its audio window, cut once its last sample is heard.
                     let first = cand.onsetSample - preSamples
-                    let firstNs = clock?.captureTimeNs(ofSample: Double(first)) ?? (streamStartNs + first * 1_000_000_000 / Int64(rate))
+                    let firstNs =
+                        clock?.captureTimeNs(ofSample: Double(first))
+                        ?? (streamStartNs + first * 1_000_000_000 / Int64(rate))
                     // The sample period the same fit gives (over a second of samples): audio.wav's sample k is at
                     // firstSampleNs + k × this, so t0's place in the file follows from meta.json alone.
-                    let period = clock.map { Double($0.captureTimeNs(ofSample: Double(first + Int64(rate))) - firstNs) / Double(rate) } ?? 1e9 / Double(rate)
+                    let period =
+                        clock.map {
+                            Double($0.captureTimeNs(ofSample: Double(first + Int64(rate))) - firstNs) / Double(rate)
+                        } ?? 1e9 / Double(rate)
                     owed.append((cand.id, first, windowSamples, firstNs, period))
                     lock.lock()
                     // Retention is bounded in candidates, not shots (REQ-PRIV-6): the book evicts the oldest past its cap.
@@ -605,7 +645,8 @@ public final class SessionRunner: @unchecked Sendable {
                     // A bay-mate's relay of the same swing, still waiting, gives way to what this microphone heard.
                     if isShot, let same = relay.heard(cand, waiting: book.pending) { book.withdraw(same) }
                     if isShot {
-                        eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))
+                        eventTimeline.append(
+                            timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))
                         extendStop(for: cand)
                         lock.broadcast()
                     }
@@ -680,7 +721,8 @@ public final class SessionRunner: @unchecked Sendable {
             if let shot = ready, unseen {
                 policyNotes.append(
                     String(
-                        format: "shot %llu at t0 %.3f s: no clip, capture ended %.3f s before its impact", shot.id, Double(shot.t0Ns) / 1e9,
+                        format: "shot %llu at t0 %.3f s: no clip, capture ended %.3f s before its impact", shot.id,
+                        Double(shot.t0Ns) / 1e9,
                         Double(shot.t0Ns - newestFragmentEndNs) / 1e9))
             }
             lock.unlock()
@@ -688,12 +730,13 @@ public final class SessionRunner: @unchecked Sendable {
             if unseen { continue }
             do {
                 try mint(shot, live: live, pre: pre, post: post)
-            } catch where ClipMinter.isDiskFull(error) && stillCapturing {
+            } catch  where ClipMinter.isDiskFull(error) && stillCapturing {
                 // The disk is full (another writer filled it): the shot waits, its fragments kept in the ring, and is
                 // minted again when capture ends and the ring's headroom is free for it.
                 lock.lock()
                 deferredForSpace.append((shot, "\(error)"))
-                policyNotes.append("shot \(shot.id): the disk was full while minting (\(error)); tried again when capture ends")
+                policyNotes.append(
+                    "shot \(shot.id): the disk was full while minting (\(error)); tried again when capture ends")
                 lock.unlock()
             } catch {
                 lock.lock()
@@ -713,7 +756,8 @@ public final class SessionRunner: @unchecked Sendable {
                 try mint(shot, live: live, pre: pre, post: post)
             } catch {
                 lock.lock()
-                mintFailures.append("shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error) (first try, while capturing: \(first))")
+                mintFailures.append(
+                    "shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error) (first try, while capturing: \(first))")
                 lock.unlock()
             }
         }
@@ -736,7 +780,9 @@ public final class SessionRunner: @unchecked Sendable {
         if shot.t0Ns - pre <= oldestKept {
             if !mintForced.contains(shot.id) {
                 mintForced.insert(shot.id)
-                policyNotes.append("shot \(shot.id) minted while policy asked minting to wait: the ring was about to recycle its fragments")
+                policyNotes.append(
+                    "shot \(shot.id) minted while policy asked minting to wait: the ring was about to recycle its fragments"
+                )
             }
             return false
         }
@@ -755,7 +801,10 @@ public final class SessionRunner: @unchecked Sendable {
         let endNs = min(shot.t0Ns + post, captureEndNs)
         if endNs < shot.t0Ns + post {
             lock.lock()
-            policyNotes.append(String(format: "shot %llu: post-roll cut to %.3f s by the end of capture (asked %.3f s)", shot.id, Double(endNs - shot.t0Ns) / 1e9, Double(post) / 1e9))
+            policyNotes.append(
+                String(
+                    format: "shot %llu: post-roll cut to %.3f s by the end of capture (asked %.3f s)", shot.id,
+                    Double(endNs - shot.t0Ns) / 1e9, Double(post) / 1e9))
             lock.unlock()
         }
         // Likewise a shot heard sooner after capture started than its pre-roll: minted from the first frame, and said.
@@ -764,7 +813,8 @@ public final class SessionRunner: @unchecked Sendable {
             lock.lock()
             policyNotes.append(
                 String(
-                    format: "shot %llu: pre-roll cut to %.3f s by the start of capture (asked %.3f s: %.3f ms short)", shot.id,
+                    format: "shot %llu: pre-roll cut to %.3f s by the start of capture (asked %.3f s: %.3f ms short)",
+                    shot.id,
                     Double(shot.t0Ns - startNs) / 1e9, Double(pre) / 1e9, Double(startNs - (shot.t0Ns - pre)) / 1e6))
             lock.unlock()
         }
@@ -784,16 +834,24 @@ public final class SessionRunner: @unchecked Sendable {
         let clip = try ClipMinter.mint(
             window, to: bundle.videoPath, frameIntervalNs: components.video.format.frameIntervalNs,
             fragmentExtension: components.encoder.fragmentExtension,
-            sound: audio.map { ClipMinter.Sound(samples: $0.samples, sampleRate: $0.rate, firstSampleNs: $0.firstSampleNs) })
+            sound: audio.map {
+                ClipMinter.Sound(samples: $0.samples, sampleRate: $0.rate, firstSampleNs: $0.firstSampleNs)
+            })
         if let audio { try bundle.writeAudio(audio.samples, sampleRate: audio.rate) }
         try bundle.writeTimeline(window.timeline)
         let sound = audio.map { soundTrackFigures(shot, clip: clip, audio: $0) }
-        let sizes = try bundle.finish(metadata(shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound, trigger: trigger)).values.map { UInt64($0) }
+        let sizes = try bundle.finish(
+            metadata(
+                shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound, trigger: trigger)
+        ).values.map { UInt64($0) }
         for case let e as EventSink in components.sinks {
             e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
         }
         lock.lock()
-        deliveries.append(Delivery(shot: shot, clipID: clipID, staging: bundle.directory, window: window, clip: clip, mintStartNs: mintStart, mintedNs: monotonicNowNs()))
+        deliveries.append(
+            Delivery(
+                shot: shot, clipID: clipID, staging: bundle.directory, window: window, clip: clip,
+                mintStartNs: mintStart, mintedNs: monotonicNowNs()))
         queued = true
         lock.broadcast()
         lock.unlock()

@@ -48,12 +48,16 @@ struct ShotRelay: Sendable {
         relayed[id] = r
         return DetectedImpact(
             id: id, onsetSample: -1, impactSample: -1, t0Ns: r.t0Ns, score: 1, features: [:], tofCorrectionSamples: nil,
-            tofProvenance: "relayed: \(r.from) heard it; t0 on this clock through both clock relations", decidedAtSample: -1)
+            tofProvenance: "relayed: \(r.from) heard it; t0 on this clock through both clock relations",
+            decidedAtSample: -1)
     }
 
     /// This session heard a shot: the relayed one waiting for the same swing, if any, to withdraw.
     mutating func heard(_ shot: DetectedImpact, waiting: [DetectedImpact]) -> UInt64? {
-        guard let same = waiting.first(where: { isRelayed($0.id) && Self.same($0.t0Ns, shot.t0Ns, uncertaintyNs: relayed[$0.id]!.uncertaintyNs) })
+        guard
+            let same = waiting.first(where: {
+                isRelayed($0.id) && Self.same($0.t0Ns, shot.t0Ns, uncertaintyNs: relayed[$0.id]!.uncertaintyNs)
+            })
         else { return nil }
         merged += 1
         relayed[same.id] = nil  // never minted: it is not counted as a relayed shot

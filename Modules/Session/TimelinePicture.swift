@@ -49,12 +49,16 @@ struct TimelinePicture {
 
     /// Characters SVG text must not carry raw.
     static func escaped(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(
+            of: ">", with: "&gt;")
     }
 
     func svg() -> String {
-        let start = [fragments.first?.0, envelope.first?.0, shots.first?.1, clips.first?.startNs].compactMap { $0 }.min() ?? 0
-        let end = max(start + 1, [fragments.last?.1, envelope.last?.0, shots.last?.1, clips.last?.endNs].compactMap { $0 }.max() ?? 1)
+        let start =
+            [fragments.first?.0, envelope.first?.0, shots.first?.1, clips.first?.startNs].compactMap { $0 }.min() ?? 0
+        let end = max(
+            start + 1,
+            [fragments.last?.1, envelope.last?.0, shots.last?.1, clips.last?.endNs].compactMap { $0 }.max() ?? 1)
         let span = end - start
         func x(_ t: Int64) -> Double { Self.left + (Double(t - start) / Double(span)) * Self.plotWidth }
         func f(_ v: Double) -> String { String(format: "%.1f", v) }
@@ -68,7 +72,8 @@ struct TimelinePicture {
         var labelEnd = -Double.infinity
         for clip in clips {
             let x0 = x(clip.startNs)
-            svg += "<rect x=\"\(f(x0))\" y=\"30\" width=\"\(f(max(1, x(clip.endNs) - x0)))\" height=\"230\" fill=\"#2a7\" fill-opacity=\"0.12\"><title>\(Self.escaped(clip.label))</title></rect>\n"
+            svg +=
+                "<rect x=\"\(f(x0))\" y=\"30\" width=\"\(f(max(1, x(clip.endNs) - x0)))\" height=\"230\" fill=\"#2a7\" fill-opacity=\"0.12\"><title>\(Self.escaped(clip.label))</title></rect>\n"
             let short = clip.label.split(separator: "-").last.map(String.init) ?? clip.label
             let text = clips.count <= 4 ? clip.label : "#\(short)"
             if x0 + 3 >= labelEnd {
@@ -77,7 +82,9 @@ struct TimelinePicture {
             }
         }
         // Audio envelope: the loudest peak in each pixel column, dBFS (−80…0 mapped to 0…90 px either side of y = 140).
-        func envelopeHeight(_ peak: Float) -> Double { max(0, min(1, (20 * log10(Double(max(peak, 1e-9))) + 80) / 80)) * 90 }
+        func envelopeHeight(_ peak: Float) -> Double {
+            max(0, min(1, (20 * log10(Double(max(peak, 1e-9))) + 80) / 80)) * 90
+        }
         var columns: [(Double, Float)] = []
         for (t, peak) in envelope {
             let column = x(t).rounded(.down)
@@ -89,22 +96,27 @@ struct TimelinePicture {
         }
         if !columns.isEmpty {
             var path = ""
-            for (i, (cx, peak)) in columns.enumerated() { path += (i == 0 ? "M" : "L") + f(cx) + "," + f(140 - envelopeHeight(peak)) }
+            for (i, (cx, peak)) in columns.enumerated() {
+                path += (i == 0 ? "M" : "L") + f(cx) + "," + f(140 - envelopeHeight(peak))
+            }
             for (cx, peak) in columns.reversed() { path += "L" + f(cx) + "," + f(140 + envelopeHeight(peak)) }
             svg += "<path d=\"\(path)Z\" fill=\"#57a\" fill-opacity=\"0.6\"/>\n"
         }
         svg += "<text x=\"4\" y=\"144\">audio</text><text x=\"4\" y=\"158\" fill=\"#777\">dBFS</text>\n"
         for (i, fragment) in fragments.enumerated() {
-            svg += "<rect x=\"\(f(x(fragment.0)))\" y=\"270\" width=\"\(f(max(1, x(fragment.1) - x(fragment.0))))\" height=\"14\" fill=\"\(i % 2 == 0 ? "#999" : "#bbb")\"/>\n"
+            svg +=
+                "<rect x=\"\(f(x(fragment.0)))\" y=\"270\" width=\"\(f(max(1, x(fragment.1) - x(fragment.0))))\" height=\"14\" fill=\"\(i % 2 == 0 ? "#999" : "#bbb")\"/>\n"
         }
         svg += "<text x=\"4\" y=\"281\">ring</text>\n"
         for t in candidates {
-            svg += "<line x1=\"\(f(x(t)))\" y1=\"40\" x2=\"\(f(x(t)))\" y2=\"240\" stroke=\"#d33\" stroke-dasharray=\"3,2\"/>\n"
+            svg +=
+                "<line x1=\"\(f(x(t)))\" y1=\"40\" x2=\"\(f(x(t)))\" y2=\"240\" stroke=\"#d33\" stroke-dasharray=\"3,2\"/>\n"
         }
         labelEnd = -Double.infinity
         for (id, t0) in shots {
             let sx = x(t0)
-            svg += "<line x1=\"\(f(sx))\" y1=\"30\" x2=\"\(f(sx))\" y2=\"262\" stroke=\"#d33\" stroke-width=\"2\"><title>shot \(id)</title></line>\n"
+            svg +=
+                "<line x1=\"\(f(sx))\" y1=\"30\" x2=\"\(f(sx))\" y2=\"262\" stroke=\"#d33\" stroke-width=\"2\"><title>shot \(id)</title></line>\n"
             let text = shots.count <= 12 ? "shot \(id)" : "\(id)"
             if sx + 3 >= labelEnd {
                 svg += "<text x=\"\(f(sx + 3))\" y=\"258\" fill=\"#d33\">\(text)</text>\n"
@@ -116,11 +128,13 @@ struct TimelinePicture {
         while tick <= end {
             if tick >= start {
                 let label = Self.tickLabel(tick, spanNs: span)
-                svg += "<line x1=\"\(f(x(tick)))\" y1=\"288\" x2=\"\(f(x(tick)))\" y2=\"294\" stroke=\"black\"/><text x=\"\(f(x(tick) - 4))\" y=\"308\">\(label)</text>\n"
+                svg +=
+                    "<line x1=\"\(f(x(tick)))\" y1=\"288\" x2=\"\(f(x(tick)))\" y2=\"294\" stroke=\"black\"/><text x=\"\(f(x(tick) - 4))\" y=\"308\">\(label)</text>\n"
             }
             tick += interval
         }
-        svg += "<text x=\"\(Self.width - 480)\" y=\"16\" fill=\"#555\">red: candidates (dashed) and shots · green: clip windows · grey: ring fragments</text>\n"
+        svg +=
+            "<text x=\"\(Self.width - 480)\" y=\"16\" fill=\"#555\">red: candidates (dashed) and shots · green: clip windows · grey: ring fragments</text>\n"
         svg += "</svg>\n"
         return svg
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Syscall
 import JSONInput
+import Syscall
 
 /// What a coach drew on a clip's frames to measure the swing — a line (its tilt from the horizontal: a shaft, a spine)
 /// or an angle (three points, the middle one its vertex: a wrist, a knee) — kept beside the clip
@@ -31,9 +31,13 @@ public enum ClipDrawings {
     public static func problem(_ drawings: [Drawing]) -> String? {
         guard drawings.count <= maxDrawings else { return "\(drawings.count) drawings: at most \(maxDrawings) a clip" }
         for (i, d) in drawings.enumerated() {
-            guard d.t.isFinite, (0...86_400).contains(d.t) else { return "drawings[\(i)].t \(d.t): a video time in seconds, 0…86400" }
+            guard d.t.isFinite, (0...86_400).contains(d.t) else {
+                return "drawings[\(i)].t \(d.t): a video time in seconds, 0…86400"
+            }
             let want = d.kind == .line ? 2 : 3
-            guard d.points.count == want else { return "drawings[\(i)]: a \(d.kind) has \(want) points, not \(d.points.count)" }
+            guard d.points.count == want else {
+                return "drawings[\(i)]: a \(d.kind) has \(want) points, not \(d.points.count)"
+            }
             for (k, p) in d.points.enumerated() {
                 guard p.count == 2, p.allSatisfy({ $0.isFinite && (0...1).contains($0) }) else {
                     return "drawings[\(i)].points[\(k)] \(p): [x, y], each a fraction of the frame from 0 to 1"
@@ -61,7 +65,8 @@ public enum ClipDrawings {
     public static func write(_ drawings: [Drawing], to directory: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try FileSystem.writeAtomically([UInt8](try encoder.encode(File(drawings: drawings))), to: "\(directory)/\(fileName)")
+        try FileSystem.writeAtomically(
+            [UInt8](try encoder.encode(File(drawings: drawings))), to: "\(directory)/\(fileName)")
     }
 
     struct File: Codable {

@@ -27,22 +27,31 @@ final class RequestCheck: Sendable {
     func refusal(_ r: WebServer.Request) -> WebServer.Response? {
         let host = r.headers["host"] ?? ""
         if keyless, !Self.isLoopbackName(host, port: port.load(ordering: .relaxed)) {
-            return .error(403, "Host '\(host)' is not this studio's address (127.0.0.1, localhost or [::1] and its port): refused, as a page of another site reaching it through its own name would be")
+            return .error(
+                403,
+                "Host '\(host)' is not this studio's address (127.0.0.1, localhost or [::1] and its port): refused, as a page of another site reaching it through its own name would be"
+            )
         }
         if let origin = r.headers["origin"], origin != "http://\(host)", origin != "https://\(host)" {
-            return .error(403, "\(r.method) \(r.path) from a page of '\(origin)': only the studio's own pages may use it")
+            return .error(
+                403, "\(r.method) \(r.path) from a page of '\(origin)': only the studio's own pages may use it")
         }
         guard Self.changing.contains(r.method) else { return nil }
         let type = r.headers["content-type"] ?? ""
-        guard type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json" else {
-            return .error(415, "\(r.method) \(r.path): the body must be JSON and say so (Content-Type: application/json), not '\(type)'")
+        guard type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        else {
+            return .error(
+                415,
+                "\(r.method) \(r.path): the body must be JSON and say so (Content-Type: application/json), not '\(type)'"
+            )
         }
         return nil
     }
 
     /// `127.0.0.1:PORT`, `localhost:PORT` or `[::1]:PORT` (the port may be left out when it is 80).
     static func isLoopbackName(_ host: String, port: Int) -> Bool {
-        let name: Substring, given: Int
+        let name: Substring
+        let given: Int
         if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") {
             name = host[..<colon]
             guard let p = Int(host[host.index(after: colon)...]) else { return false }

@@ -1,12 +1,12 @@
 import Catalogue
 import Foundation
+import JSONInput
+import Library
 import Media
 import PayloadSource
 import Synchronization
 import Syscall
 import WebServer
-import JSONInput
-import Library
 
 /// ppc Studio: the host's web interface over its clip catalogue — Live, Swings, Compare, Sessions — and the JSON API
 /// behind every page (docs/studio.md). Static pages are plain files (`web/`, no build step, no CDN); media are served by
@@ -44,11 +44,14 @@ public final class Studio: @unchecked Sendable {
     public static var bundledAssets: String? { Bundle.module.url(forResource: "web", withExtension: nil)?.path }
 
     public init(
-        listen: String, library: String, catalogue: any CatalogueStore, assets: String? = nil, access: StudioAccess? = nil,
-        bays: Bays? = nil, live: @escaping @Sendable () -> [[String: Any]], say: @escaping @Sendable (String) -> Void = { _ in }
+        listen: String, library: String, catalogue: any CatalogueStore, assets: String? = nil,
+        access: StudioAccess? = nil,
+        bays: Bays? = nil, live: @escaping @Sendable () -> [[String: Any]],
+        say: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.bays = bays
-        guard let assets = assets ?? Self.bundledAssets, FileManager.default.fileExists(atPath: assets + "/index.html") else {
+        guard let assets = assets ?? Self.bundledAssets, FileManager.default.fileExists(atPath: assets + "/index.html")
+        else {
             throw WebServerError("the studio's pages are missing (\(assets ?? "no bundled web/ folder")/index.html)")
         }
         self.library = library
@@ -57,7 +60,8 @@ public final class Studio: @unchecked Sendable {
         self.live = live
         self.say = say
         let check = RequestCheck(keyless: access == nil)
-        server = try WebServer(listen: listen, gate: { request in access?.admit(request) ?? check.refusal(request) }, say: say)
+        server = try WebServer(
+            listen: listen, gate: { request in access?.admit(request) ?? check.refusal(request) }, say: say)
         check.port.store(server.port, ordering: .relaxed)
         socket = server.websocket("/ws", greeting: { [live] in [Self.encode(["type": "devices", "devices": live()])] })
         let api = self
@@ -78,10 +82,12 @@ public final class Studio: @unchecked Sendable {
 
     /// A shot was heard by a device (before its clip arrives).
     public func shot(device: String, t0HostNs: Int64?) {
-        socket.broadcast(text: Self.encode([
-            "type": "shot", "device": device, "t0HostNs": t0HostNs as Any? ?? NSNull(), "t0WallMs": t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
-            "bay": bays?.bay(of: device) as Any? ?? NSNull(),
-        ]))
+        socket.broadcast(
+            text: Self.encode([
+                "type": "shot", "device": device, "t0HostNs": t0HostNs as Any? ?? NSNull(),
+                "t0WallMs": t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
+                "bay": bays?.bay(of: device) as Any? ?? NSNull(),
+            ]))
     }
 
     /// A moment on the host's monotonic clock as wall-clock milliseconds since 1970, as a browser's `Date.now()` reads
@@ -92,13 +98,17 @@ public final class Studio: @unchecked Sendable {
 
     /// A first look at a shot arrived (its pre-roll and impact, minted as they sealed, ahead of the clip): a bay screen
     /// plays it at once and swaps in the whole clip when it is catalogued. Served at `/looks/<device>/<clipId>.mp4`.
-    public func look(device: String, clipID: String, t0HostNs: Int64?, zeroHostNs: Int64?, t0DeviceNs: Int64, zeroDeviceNs: Int64) {
-        socket.broadcast(text: Self.encode([
-            "type": "look", "device": device, "clipId": clipID, "url": "/looks/\(device)/\(clipID).mp4",
-            "t0HostNs": t0HostNs as Any? ?? NSNull(), "zeroHostNs": zeroHostNs as Any? ?? NSNull(),
-            "impactSeconds": Double(t0DeviceNs - zeroDeviceNs) / 1e9, "t0WallMs": t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
-            "bay": bays?.bay(of: device) as Any? ?? NSNull(),
-        ]))
+    public func look(
+        device: String, clipID: String, t0HostNs: Int64?, zeroHostNs: Int64?, t0DeviceNs: Int64, zeroDeviceNs: Int64
+    ) {
+        socket.broadcast(
+            text: Self.encode([
+                "type": "look", "device": device, "clipId": clipID, "url": "/looks/\(device)/\(clipID).mp4",
+                "t0HostNs": t0HostNs as Any? ?? NSNull(), "zeroHostNs": zeroHostNs as Any? ?? NSNull(),
+                "impactSeconds": Double(t0DeviceNs - zeroDeviceNs) / 1e9,
+                "t0WallMs": t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
+                "bay": bays?.bay(of: device) as Any? ?? NSNull(),
+            ]))
     }
 
     /// `/looks/<device>/<clipId>.mp4`: a first look, by Range (from `LIBRARY/<device>/.looks/`).
@@ -108,21 +118,27 @@ public final class Studio: @unchecked Sendable {
             PlainName.problem(String(parts[2].dropLast(4)), what: "clip") == nil
         else { return .error(404, "\(r.path): first looks are /looks/<device>/<clipId>.mp4") }
         let file = "\(library)/\(parts[1])/.looks/\(parts[2])"
-        guard FileSystem.isRegularFile(file) else { return .error(404, "\(r.path): no such first look (kept for the newest \(16) shots of a device)") }
+        guard FileSystem.isRegularFile(file) else {
+            return .error(404, "\(r.path): no such first look (kept for the newest \(16) shots of a device)")
+        }
         return .file(path: file, contentType: "video/mp4", headers: [])
     }
 
     /// A shared catalogue is reachable again (and caught up): pages listing swings refresh.
-    public func catalogueReturned() { socket.broadcast(text: Self.encode(["type": "catalogue", "state": "available"])) }
+    public func catalogueReturned() {
+        socket.broadcast(text: Self.encode(["type": "catalogue", "state": "available"]))
+    }
 
     /// A clip was catalogued, placed in its swing: pages listing swings add it, a swing page open on its swing shows
     /// the new angle.
     public func clipCatalogued(_ clip: CatalogueClip) {
-        socket.broadcast(text: Self.encode([
-            "type": "clip", "clipId": clip.clipID, "device": clip.device, "swingId": clip.swingID ?? clip.clipID,
-            "seq": clip.receivedSeq as Any? ?? NSNull(), "bay": clip.bay as Any? ?? NSNull(),
-            "t0HostNs": clip.t0HostNs as Any? ?? NSNull(), "t0WallMs": clip.t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
-        ]))
+        socket.broadcast(
+            text: Self.encode([
+                "type": "clip", "clipId": clip.clipID, "device": clip.device, "swingId": clip.swingID ?? clip.clipID,
+                "seq": clip.receivedSeq as Any? ?? NSNull(), "bay": clip.bay as Any? ?? NSNull(),
+                "t0HostNs": clip.t0HostNs as Any? ?? NSNull(),
+                "t0WallMs": clip.t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
+            ]))
     }
 
     /// A device's preview frame (8-bit luma): one binary message — "P", width and height (u16 little-endian), the device
@@ -130,7 +146,9 @@ public final class Studio: @unchecked Sendable {
     public func preview(device: String, width: Int, height: Int, luma: [UInt8]) {
         guard socket.count > 0, width > 0, height > 0, luma.count >= width * height else { return }
         let id = Array(device.utf8.prefix(255))
-        var m: [UInt8] = [0x50, UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), UInt8(id.count)]
+        var m: [UInt8] = [
+            0x50, UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), UInt8(id.count),
+        ]
         m += id
         m += luma.prefix(width * height)
         socket.broadcast(binary: m, key: device)
@@ -143,12 +161,18 @@ public final class Studio: @unchecked Sendable {
     // MARK: Pages and media
 
     func page(_ r: WebServer.Request) -> WebServer.Response {
-        guard r.method == "GET" || r.method == "HEAD" else { return .error(405, "\(r.method) \(r.path): pages are read with GET") }
+        guard r.method == "GET" || r.method == "HEAD" else {
+            return .error(405, "\(r.method) \(r.path): pages are read with GET")
+        }
         let name = r.path == "/" ? "index.html" : String(r.path.dropFirst())
-        guard !name.split(separator: "/").contains(where: { $0 == ".." || $0.hasPrefix(".") }) else { return .error(404, "\(r.path): no such page") }
+        guard !name.split(separator: "/").contains(where: { $0 == ".." || $0.hasPrefix(".") }) else {
+            return .error(404, "\(r.path): no such page")
+        }
         let file = assets + "/" + name
         var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDir), !isDir.boolValue else { return .error(404, "\(r.path): no such page") }
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDir), !isDir.boolValue else {
+            return .error(404, "\(r.path): no such page")
+        }
         let type = Self.types[(name as NSString).pathExtension] ?? "application/octet-stream"
         return .file(path: file, contentType: type, headers: [])
     }
@@ -162,16 +186,25 @@ public final class Studio: @unchecked Sendable {
     func media(_ r: WebServer.Request) -> WebServer.Response {
         let parts = r.path.split(separator: "/").map(String.init)
         guard parts.count == 3, let type = Self.mediaFiles[parts[2]] else {
-            return .error(404, "\(r.path): media are /media/<clipId>/<file>, file one of \(Self.mediaFiles.keys.sorted().joined(separator: ", "))")
+            return .error(
+                404,
+                "\(r.path): media are /media/<clipId>/<file>, file one of \(Self.mediaFiles.keys.sorted().joined(separator: ", "))"
+            )
         }
         let clip: CatalogueClip
         do {
-            guard let found = try self.clip(parts[1]) else { return .error(404, "\(parts[1]): no such clip in the catalogue") }
+            guard let found = try self.clip(parts[1]) else {
+                return .error(404, "\(parts[1]): no such clip in the catalogue")
+            }
             clip = found
-        } catch let e as StudioError { return .error(e.status, e.message) } catch { return .error(500, "\(parts[1]): \(error)") }
+        } catch let e as StudioError { return .error(e.status, e.message) } catch {
+            return .error(500, "\(parts[1]): \(error)")
+        }
         let file = clip.path + "/" + parts[2]
         if parts[2] == "thumb.jpg", !FileSystem.exists(file) {
-            do { try makeThumbnail(clip) } catch { return .error(422, "\(clip.clipID): no still could be made (\(error))") }
+            do { try makeThumbnail(clip) } catch {
+                return .error(422, "\(clip.clipID): no still could be made (\(error))")
+            }
         }
         guard FileManager.default.fileExists(atPath: file) else { return .error(404, "\(parts[1]) has no \(parts[2])") }
         return .file(path: file, contentType: type, headers: [])
@@ -185,7 +218,9 @@ public final class Studio: @unchecked Sendable {
             guard !FileSystem.exists(file) else { return }
             try Self.requireFolder(c)
             let meta = try ClipMeta.read(c.path + "/meta.json")
-            let source = FileManager.default.fileExists(atPath: c.path + "/view.mp4") ? c.path + "/view.mp4" : c.path + "/clip.mp4"
+            let source =
+                FileManager.default.fileExists(atPath: c.path + "/view.mp4")
+                ? c.path + "/view.mp4" : c.path + "/clip.mp4"
             let jpeg = try ClipThumbnail.jpeg(clip: source, atNs: meta.t0Ns.value - meta.window.clipTimeZeroNs)
             try FileSystem.writeAtomically(jpeg, to: file)
         }
@@ -203,12 +238,19 @@ public final class Studio: @unchecked Sendable {
             case ("GET", "swings", 3): return try swingDetail(p[2])
             case ("GET", "clips", 2):
                 let all = Catalogue.readable(try catalogue.clips())
-                return .json(["clips": all.clips.map(clipJSON), "refused": all.refused.map { ["clipId": $0.clipID, "problem": $0.problem] }])
-            case ("GET", "clips", 4) where p[3] == "waveform": return try waveform(p[2], buckets: try r.number("buckets", default: 1000, in: 1...20_000))
-            case ("POST", "clips", 4) where p[3] == "annotate", ("PUT", "clips", 4) where p[3] == "annotate": return try annotate(p[2], r.body)
-            case ("POST", "swings", 4) where p[3] == "annotate", ("PUT", "swings", 4) where p[3] == "annotate": return try annotateSwing(p[2], r.body)
+                return .json([
+                    "clips": all.clips.map(clipJSON),
+                    "refused": all.refused.map { ["clipId": $0.clipID, "problem": $0.problem] },
+                ])
+            case ("GET", "clips", 4) where p[3] == "waveform":
+                return try waveform(p[2], buckets: try r.number("buckets", default: 1000, in: 1...20_000))
+            case ("POST", "clips", 4) where p[3] == "annotate", ("PUT", "clips", 4) where p[3] == "annotate":
+                return try annotate(p[2], r.body)
+            case ("POST", "swings", 4) where p[3] == "annotate", ("PUT", "swings", 4) where p[3] == "annotate":
+                return try annotateSwing(p[2], r.body)
             case ("GET", "clips", 4) where p[3] == "drawings": return try drawings(p[2])
-            case ("PUT", "clips", 4) where p[3] == "drawings", ("POST", "clips", 4) where p[3] == "drawings": return try setDrawings(p[2], r.body)
+            case ("PUT", "clips", 4) where p[3] == "drawings", ("POST", "clips", 4) where p[3] == "drawings":
+                return try setDrawings(p[2], r.body)
             case ("GET", "sessions", 2): return .json(["sessions": try sessions()])
             case ("GET", "bays", 2): return try baysJSON()
             case ("PUT", "bays", 2), ("POST", "bays", 2): return try setBays(r.body)
@@ -247,7 +289,9 @@ public final class Studio: @unchecked Sendable {
     /// One clip by id (nil when not catalogued); one whose figures are out of range is a 500 naming the field.
     func clip(_ clipID: String) throws -> CatalogueClip? {
         guard let c = try catalogue.clip(clipID) else { return nil }
-        if let p = c.problem { throw StudioError(500, "\(p); `ppc-host catalogue rebuild` records it again from its files") }
+        if let p = c.problem {
+            throw StudioError(500, "\(p); `ppc-host catalogue rebuild` records it again from its files")
+        }
         return c
     }
 
@@ -261,7 +305,9 @@ public final class Studio: @unchecked Sendable {
     func swingList(_ r: WebServer.Request) throws -> WebServer.Response {
         let limit = try r.number("limit", default: 100, in: 1...100_000)
         let before = try r.query["before"].map { text throws -> Int64 in
-            guard let n = Int64(text), n > 0 else { throw StudioError(400, "before=\(text.prefix(40)): the `next` of the page before (a whole number)") }
+            guard let n = Int64(text), n > 0 else {
+                throw StudioError(400, "before=\(text.prefix(40)): the `next` of the page before (a whole number)")
+            }
             return n
         }
         let flag = r.query["flag"]
@@ -274,12 +320,19 @@ public final class Studio: @unchecked Sendable {
             }
         }
         let filtered = ["bay", "device", "flag", "from", "to"].contains { r.query[$0] != nil }
-        let page: [[CatalogueClip]], total: Int, more: Bool
+        let page: [[CatalogueClip]]
+        let total: Int
+        let more: Bool
         if filtered {
             var all = Catalogue.placedSwings(try clips())
             if let bay = r.query["bay"] { all = all.filter { $0.contains { $0.bay == bay } } }
             if let device = r.query["device"] { all = all.filter { $0.contains { $0.device == device } } }
-            if let flag { all = all.filter { s in let f = Self.swingFlags(s); return flag == "none" ? f.isEmpty : f.contains(flag) } }
+            if let flag {
+                all = all.filter { s in
+                    let f = Self.swingFlags(s)
+                    return flag == "none" ? f.isEmpty : f.contains(flag)
+                }
+            }
             if let from = r.query["from"] { all = all.filter { ($0.first?.receivedAt ?? "") >= from } }
             if let to = r.query["to"] { all = all.filter { String(($0.first?.receivedAt ?? "").prefix(10)) <= to } }
             total = all.count
@@ -312,7 +365,9 @@ public final class Studio: @unchecked Sendable {
     func inBayOrder(_ angles: [CatalogueClip]) -> [CatalogueClip] {
         guard let bays else { return angles }
         return angles.enumerated().sorted { a, b in
-            (bays.place(of: a.element.device) ?? Int.max, a.offset) < (bays.place(of: b.element.device) ?? Int.max, b.offset)
+            (bays.place(of: a.element.device) ?? Int.max, a.offset) < (
+                bays.place(of: b.element.device) ?? Int.max, b.offset
+            )
         }.map(\.element)
     }
 
@@ -328,7 +383,10 @@ public final class Studio: @unchecked Sendable {
         guard let bays else { throw StudioError(409, "this studio was started without a library's bays") }
         let plan: Bays.Plan
         do { plan = try JSONInput.decode(Bays.Plan.self, from: body) } catch {
-            throw StudioError(400, "the body must be {\"bays\": [{\"name\": …, \"devices\": [device, …]}, …]} (\(Self.decodingProblem(error)))")
+            throw StudioError(
+                400,
+                "the body must be {\"bays\": [{\"name\": …, \"devices\": [device, …]}, …]} (\(Self.decodingProblem(error)))"
+            )
         }
         do { try bays.set(plan) } catch let e as LibraryError { throw StudioError(400, e.description) } catch {
             throw StudioError(500, "\(bays.path): \(error)")
@@ -345,7 +403,8 @@ public final class Studio: @unchecked Sendable {
         return [
             "id": Self.swingID(s), "t0HostNs": t as Any? ?? NSNull(), "receivedAt": s.map(\.receivedAt).max() ?? "",
             "seq": s.first?.receivedSeq as Any? ?? NSNull(), "bay": s.first?.bay as Any? ?? NSNull(),
-            "flags": Self.swingFlags(s), "angles": s.map { c -> [String: Any] in
+            "flags": Self.swingFlags(s),
+            "angles": s.map { c -> [String: Any] in
                 var a = clipJSON(c)  // where t0 is in the video: the swing's own view (a list reads no clip's files)
                 a["video"] = videoURL(c)
                 a["thumb"] = "/media/\(c.clipID)/thumb.jpg"
@@ -362,17 +421,23 @@ public final class Studio: @unchecked Sendable {
 
     func clipJSON(_ c: CatalogueClip) -> [String: Any] {
         [
-            "clipId": c.clipID, "device": c.device, "session": c.session, "sessionId": c.sessionID, "t0DeviceNs": c.t0DeviceNs,
-            "t0HostNs": c.t0HostNs as Any? ?? NSNull(), "t0UncertaintyNs": c.t0UncertaintyNs as Any? ?? NSNull(), "frames": c.frames,
-            "captureProfile": c.captureProfile, "belowPolicy": c.belowPolicy as Any? ?? NSNull(), "receivedAt": c.receivedAt,
-            "bytes": c.bytes, "flags": c.flags.sorted().map(\.rawValue), "notes": c.notes, "swingId": c.swingID ?? c.clipID,
-            "seq": c.receivedSeq as Any? ?? NSNull(), "bay": c.bay as Any? ?? NSNull(), "trigger": c.trigger as Any? ?? NSNull(),
+            "clipId": c.clipID, "device": c.device, "session": c.session, "sessionId": c.sessionID,
+            "t0DeviceNs": c.t0DeviceNs,
+            "t0HostNs": c.t0HostNs as Any? ?? NSNull(), "t0UncertaintyNs": c.t0UncertaintyNs as Any? ?? NSNull(),
+            "frames": c.frames,
+            "captureProfile": c.captureProfile, "belowPolicy": c.belowPolicy as Any? ?? NSNull(),
+            "receivedAt": c.receivedAt,
+            "bytes": c.bytes, "flags": c.flags.sorted().map(\.rawValue), "notes": c.notes,
+            "swingId": c.swingID ?? c.clipID,
+            "seq": c.receivedSeq as Any? ?? NSNull(), "bay": c.bay as Any? ?? NSNull(),
+            "trigger": c.trigger as Any? ?? NSNull(),
         ]
     }
 
     /// What a browser plays: the host's H.264 viewing copy when there is one (Motion JPEG, HEVC, lossless), else the clip.
     func videoURL(_ c: CatalogueClip) -> String {
-        FileManager.default.fileExists(atPath: c.path + "/view.mp4") ? "/media/\(c.clipID)/view.mp4" : "/media/\(c.clipID)/clip.mp4"
+        FileManager.default.fileExists(atPath: c.path + "/view.mp4")
+            ? "/media/\(c.clipID)/view.mp4" : "/media/\(c.clipID)/clip.mp4"
     }
 
     /// One swing with what a player needs to show its angles in sync on the host clock: per angle, where its video's
@@ -384,7 +449,9 @@ public final class Studio: @unchecked Sendable {
         for c in s {
             let meta: ClipMeta
             try Self.requireFolder(c)
-            do { meta = try ClipMeta.read(c.path + "/meta.json") } catch { throw StudioError(500, "\(c.clipID): \(error)") }
+            do { meta = try ClipMeta.read(c.path + "/meta.json") } catch {
+                throw StudioError(500, "\(c.clipID): \(error)")
+            }
             var a = clipJSON(c)
             let zero = meta.window.clipTimeZeroNs
             a["video"] = videoURL(c)
@@ -410,7 +477,8 @@ public final class Studio: @unchecked Sendable {
             "id": id, "t0HostNs": t0Host as Any? ?? NSNull(), "flags": Self.swingFlags(s), "angles": angles,
             "seq": s.compactMap(\.receivedSeq).min() as Any? ?? NSNull(), "bay": s.first?.bay as Any? ?? NSNull(),
             "t0WallMs": t0Host.flatMap { s.first?.hostBoot == bootID ? Self.wallMs($0) : nil } as Any? ?? NSNull(),
-            "syncedOn": s.allSatisfy { $0.t0HostNs != nil } ? "host clock (each device's clock relation)" : "impact (a device without a clock relation)",
+            "syncedOn": s.allSatisfy { $0.t0HostNs != nil }
+                ? "host clock (each device's clock relation)" : "impact (a device without a clock relation)",
         ])
     }
 
@@ -425,7 +493,9 @@ public final class Studio: @unchecked Sendable {
     /// it — not a 500, as though the server had failed.
     static func requireFolder(_ c: CatalogueClip) throws {
         guard FileSystem.exists(c.path) else {
-            throw StudioError(410, "\(c.clipID): its folder \(c.path) is gone from the library; `ppc-host catalogue rebuild` forgets it")
+            throw StudioError(
+                410,
+                "\(c.clipID): its folder \(c.path) is gone from the library; `ppc-host catalogue rebuild` forgets it")
         }
     }
 
@@ -439,10 +509,15 @@ public final class Studio: @unchecked Sendable {
         let path = c.path + "/audio.wav"
         // A clip's audio is seconds long (detect.audioWindowNs); a file far larger is no clip's, and is not read whole
         // into a page's request.
-        guard !FileSystem.exists(path) || FileSystem.isRegularFile(path) else { throw StudioError(422, "\(path): not a regular file; not read") }
+        guard !FileSystem.exists(path) || FileSystem.isRegularFile(path) else {
+            throw StudioError(422, "\(path): not a regular file; not read")
+        }
         let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
         guard size <= Self.maxWaveformFileBytes else {
-            throw StudioError(422, "\(path): \(size) bytes, more than a clip's audio (at most \(Self.maxWaveformFileBytes >> 20) MiB); not read")
+            throw StudioError(
+                422,
+                "\(path): \(size) bytes, more than a clip's audio (at most \(Self.maxWaveformFileBytes >> 20) MiB); not read"
+            )
         }
         let wav: (samples: [Float], sampleRate: Int)
         do { wav = try MediaReader.wholeAudio(path) } catch { throw StudioError(422, error.description) }
@@ -453,7 +528,8 @@ public final class Studio: @unchecked Sendable {
             for b in 0..<buckets {
                 let from = b * count / buckets
                 let to = max(from + 1, (b + 1) * count / buckets)
-                var mn: Float = 0, mx: Float = 0
+                var mn: Float = 0
+                var mx: Float = 0
                 for i in from..<min(to, count) {
                     mn = min(mn, wav.samples[i])
                     mx = max(mx, wav.samples[i])
@@ -468,20 +544,28 @@ public final class Studio: @unchecked Sendable {
             let per = a.nsPerSample?.value ?? 1e9 / Double(a.sampleRate)
             impact = Int(((Double(meta.t0Ns.value - first)) / per).rounded())
         }
-        return .json(["sampleRate": wav.sampleRate, "samples": count, "buckets": buckets, "min": lo, "max": hi, "impactSample": impact])
+        return .json([
+            "sampleRate": wav.sampleRate, "samples": count, "buckets": buckets, "min": lo, "max": hi,
+            "impactSample": impact,
+        ])
     }
 
     func decodeAnnotation(_ body: Data, _ what: String) throws -> (Set<ClipFlag>?, String?) {
         let o: [String: Any]
         do { o = try JSONInput.object(body) } catch {
-            throw StudioError(400, "\(what): the body must be a JSON object {\"flags\": [\"kept\"|\"discarded\"|\"starred\"…], \"notes\": \"…\"} (\(error))")
+            throw StudioError(
+                400,
+                "\(what): the body must be a JSON object {\"flags\": [\"kept\"|\"discarded\"|\"starred\"…], \"notes\": \"…\"} (\(error))"
+            )
         }
         var flags: Set<ClipFlag>?
         if let f = o["flags"] {
             guard let names = f as? [String] else { throw StudioError(400, "\(what): flags must be an array of names") }
             var set = Set<ClipFlag>()
             for n in names {
-                guard let flag = ClipFlag(rawValue: n) else { throw StudioError(400, "\(what): flag '\(n)' is not one of kept, discarded, starred") }
+                guard let flag = ClipFlag(rawValue: n) else {
+                    throw StudioError(400, "\(what): flag '\(n)' is not one of kept, discarded, starred")
+                }
                 set.insert(flag)
             }
             if let why = ClipFlag.problem(set) { throw StudioError(400, "\(what): \(why)") }
@@ -489,14 +573,21 @@ public final class Studio: @unchecked Sendable {
         }
         var notes: String?
         if let n = o["notes"] {
-            guard let s = n as? String, s.utf8.count <= 10_000 else { throw StudioError(400, "\(what): notes must be a string of at most 10 000 bytes") }
+            guard let s = n as? String, s.utf8.count <= 10_000 else {
+                throw StudioError(400, "\(what): notes must be a string of at most 10 000 bytes")
+            }
             // A NUL ends a C string: the catalogue kept the notes cut at it, and answered 200.
             if let at = s.unicodeScalars.firstIndex(of: "\u{0}") {
-                throw StudioError(400, "\(what): notes hold a NUL character (U+0000) at character \(s.unicodeScalars.distance(from: s.unicodeScalars.startIndex, to: at)); nothing was kept")
+                throw StudioError(
+                    400,
+                    "\(what): notes hold a NUL character (U+0000) at character \(s.unicodeScalars.distance(from: s.unicodeScalars.startIndex, to: at)); nothing was kept"
+                )
             }
             notes = s
         }
-        if flags == nil, notes == nil { throw StudioError(400, "\(what): nothing to change (give flags, notes or both)") }
+        if flags == nil, notes == nil {
+            throw StudioError(400, "\(what): nothing to change (give flags, notes or both)")
+        }
         return (flags, notes)
     }
 
@@ -522,7 +613,10 @@ public final class Studio: @unchecked Sendable {
                 return now
             }
         } catch {
-            throw StudioError(500, "\(c.clipID): saved in the catalogue, but not beside the clip in \(c.path) (\(error)): a catalogue rebuilt from the library would not have it")
+            throw StudioError(
+                500,
+                "\(c.clipID): saved in the catalogue, but not beside the clip in \(c.path) (\(error)): a catalogue rebuilt from the library would not have it"
+            )
         }
     }
 
@@ -540,11 +634,16 @@ public final class Studio: @unchecked Sendable {
         struct Body: Decodable { var drawings: [ClipDrawings.Drawing] }
         let given: [ClipDrawings.Drawing]
         do { given = try JSONInput.decode(Body.self, from: body).drawings } catch {
-            throw StudioError(400, "\(clipID): the body must be {\"drawings\": [{\"kind\": \"line\"|\"angle\", \"t\": seconds, \"points\": [[x, y], …]}, …]} (\(Self.decodingProblem(error)))")
+            throw StudioError(
+                400,
+                "\(clipID): the body must be {\"drawings\": [{\"kind\": \"line\"|\"angle\", \"t\": seconds, \"points\": [[x, y], …]}, …]} (\(Self.decodingProblem(error)))"
+            )
         }
         if let why = ClipDrawings.problem(given) { throw StudioError(400, "\(clipID): \(why)") }
         let c = try clipHere(clipID)
-        do { try besideLock.withLock { try ClipDrawings.write(given, to: c.path) } } catch { throw StudioError(500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))") }
+        do { try besideLock.withLock { try ClipDrawings.write(given, to: c.path) } } catch {
+            throw StudioError(500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))")
+        }
         return .json(["clipId": clipID, "drawings": Self.drawingsJSON(given)])
     }
 
@@ -554,11 +653,14 @@ public final class Studio: @unchecked Sendable {
 
     /// A JSON decoding error in a sentence: the field it stopped at and why.
     static func decodingProblem(_ error: any Error) -> String {
-        func path(_ c: [any CodingKey]) -> String { c.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined() }
+        func path(_ c: [any CodingKey]) -> String {
+            c.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
         switch error as? DecodingError {
         case .keyNotFound(let key, let c)?: return "\(path(c.codingPath + [key])) is missing"
         case .typeMismatch(_, let c)?, .valueNotFound(_, let c)?: return "\(path(c.codingPath)): \(c.debugDescription)"
-        case .dataCorrupted(let c)?: return c.codingPath.isEmpty ? "not JSON" : "\(path(c.codingPath)): \(c.debugDescription)"
+        case .dataCorrupted(let c)?:
+            return c.codingPath.isEmpty ? "not JSON" : "\(path(c.codingPath)): \(c.debugDescription)"
         default: return "\(error)"
         }
     }
@@ -586,19 +688,24 @@ public final class Studio: @unchecked Sendable {
             let first = g[0]
             return [
                 "device": first.device, "session": first.session, "sessionId": first.sessionID, "shots": g.count,
-                "kept": g.filter { $0.flags.contains(.kept) }.count, "discarded": g.filter { $0.flags.contains(.discarded) }.count,
-                "starred": g.filter { $0.flags.contains(.starred) }.count, "belowPolicy": g.filter { $0.belowPolicy != nil }.count,
+                "kept": g.filter { $0.flags.contains(.kept) }.count,
+                "discarded": g.filter { $0.flags.contains(.discarded) }.count,
+                "starred": g.filter { $0.flags.contains(.starred) }.count,
+                "belowPolicy": g.filter { $0.belowPolicy != nil }.count,
                 "bytes": Catalogue.total(g.map(\.bytes)), "firstReceivedAt": g.map(\.receivedAt).min() ?? "",
                 "lastReceivedAt": g.map(\.receivedAt).max() ?? "", "lastSeq": g.compactMap(\.receivedSeq).max() ?? 0,
             ]
-        }.sorted { ($0["lastSeq"] as? Int64 ?? 0) > ($1["lastSeq"] as? Int64 ?? 0) }  // newest received first, whatever the wall clock said
+            // newest received first, whatever the wall clock said
+        }.sorted { ($0["lastSeq"] as? Int64 ?? 0) > ($1["lastSeq"] as? Int64 ?? 0) }
     }
 
     /// One session: its report (counts, span, profile) and every shot on its device clock, for the timeline.
     func session(device: String, sessionID: String) throws -> WebServer.Response {
         let all = try clips()
         let g = all.filter { $0.device == device && $0.sessionID == sessionID }.sorted { $0.t0DeviceNs < $1.t0DeviceNs }
-        guard let first = g.first, let last = g.last else { throw StudioError(404, "\(device)/\(sessionID): no such session") }
+        guard let first = g.first, let last = g.last else {
+            throw StudioError(404, "\(device)/\(sessionID): no such session")
+        }
         let swingOf = Dictionary(uniqueKeysWithValues: all.map { ($0.clipID, $0.swingID ?? $0.clipID) })
         var window: [String: Any] = [:]
         if let m = try? ClipMeta.read(first.path + "/meta.json") {
@@ -607,9 +714,11 @@ public final class Studio: @unchecked Sendable {
         return .json([
             "device": device, "session": first.session, "sessionId": sessionID, "captureProfile": first.captureProfile,
             "report": [
-                "shots": g.count, "spanNs": last.t0DeviceNs - first.t0DeviceNs, "frames": Catalogue.total(g.map { Int64($0.frames) }),
+                "shots": g.count, "spanNs": last.t0DeviceNs - first.t0DeviceNs,
+                "frames": Catalogue.total(g.map { Int64($0.frames) }),
                 "bytes": Catalogue.total(g.map(\.bytes)), "kept": g.filter { $0.flags.contains(.kept) }.count,
-                "discarded": g.filter { $0.flags.contains(.discarded) }.count, "starred": g.filter { $0.flags.contains(.starred) }.count,
+                "discarded": g.filter { $0.flags.contains(.discarded) }.count,
+                "starred": g.filter { $0.flags.contains(.starred) }.count,
                 "belowPolicy": g.compactMap(\.belowPolicy), "window": window,
                 "note": "the device's own report.json (policy, thermal, drops) stays with the device's session output",
             ] as [String: Any],
@@ -628,7 +737,8 @@ extension WebServer.Request {
     func number(_ name: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
         guard let text = query[name] else { return value }
         guard let n = Int(text), range.contains(n) else {
-            throw Studio.StudioError(400, "\(name)=\(text.prefix(40)): a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw Studio.StudioError(
+                400, "\(name)=\(text.prefix(40)): a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return n
     }

@@ -21,7 +21,9 @@ public struct StudioAccess: Sendable {
     /// The web server's gate: nil lets the request through.
     func admit(_ r: WebServer.Request) -> WebServer.Response? {
         if let presented = r.query["key"] {
-            guard holds(presented[...]) else { return Self.refusal(r, "the key in this link is not this studio's (was a new one made?)") }
+            guard holds(presented[...]) else {
+                return Self.refusal(r, "the key in this link is not this studio's (was a new one made?)")
+            }
             guard r.method == "GET", Self.isPage(r.path) else { return nil }
             // A page opened from the link: the key goes into the cookie and out of the address (and the history).
             var to = URLComponents()
@@ -37,13 +39,16 @@ public struct StudioAccess: Sendable {
                 ])
         }
         if let held = Self.cookieValue(r.headers["cookie"]) {
-            return holds(held) ? nil : Self.refusal(r, "this browser holds an old key of this studio (was a new one made?)")
+            return holds(held)
+                ? nil : Self.refusal(r, "this browser holds an old key of this studio (was a new one made?)")
         }
         return Self.refusal(r, "this studio is served to the network and asks for its key")
     }
 
     /// A page (HTML, script, style), not the API, a media file or the live socket.
-    static func isPage(_ path: String) -> Bool { !path.hasPrefix("/api/") && !path.hasPrefix("/media/") && path != "/ws" }
+    static func isPage(_ path: String) -> Bool {
+        !path.hasPrefix("/api/") && !path.hasPrefix("/media/") && path != "/ws"
+    }
 
     /// `ppc_studio`'s value in a Cookie header ("a=1; ppc_studio=…").
     static func cookieValue(_ header: String?) -> Substring? {
@@ -56,12 +61,15 @@ public struct StudioAccess: Sendable {
     }
 
     static func refusal(_ r: WebServer.Request, _ why: String) -> WebServer.Response {
-        let what = "\(why): open the link ppc-host printed when it started (http://…/?key=…); the key is the host's studio.key, in its state directory"
+        let what =
+            "\(why): open the link ppc-host printed when it started (http://…/?key=…); the key is the host's studio.key, in its state directory"
         if !isPage(r.path) { return .error(403, what) }
         let page = """
             <!doctype html><meta charset="utf-8"><title>ppc Studio: key needed</title>
             <body style="font-family: sans-serif; max-width: 40em; margin: 3em auto"><h1>ppc Studio</h1><p>\(what).</p></body>
             """
-        return .bytes(status: 403, contentType: "text/html; charset=utf-8", body: Data(page.utf8), headers: ["Cache-Control: no-store"])
+        return .bytes(
+            status: 403, contentType: "text/html; charset=utf-8", body: Data(page.utf8),
+            headers: ["Cache-Control: no-store"])
     }
 }

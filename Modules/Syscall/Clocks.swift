@@ -1,8 +1,9 @@
+import CLinux
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
-import Foundation
 
 /// Sleeps `ns` nanoseconds on CLOCK_MONOTONIC, resuming after signals. For pacing (heartbeats, transfer budgets,
 /// backoff) — never as a way to wait for another thread.
@@ -40,7 +41,9 @@ public func monotonicNowNs() -> Int64 {
 /// This boot of the machine (`/proc/sys/kernel/random/boot_id`, a UUID the kernel makes at each boot): CLOCK_MONOTONIC
 /// times compare only within one. "unknown" where the file cannot be read.
 public let bootID: String = {
-    let text = (try? FileSystem.readSmallFile("/proc/sys/kernel/random/boot_id", limit: 64)).map { String(decoding: $0, as: UTF8.self) }
+    let text = (try? FileSystem.readSmallFile("/proc/sys/kernel/random/boot_id", limit: 64)).map {
+        String(decoding: $0, as: UTF8.self)
+    }
     let id = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     return id.isEmpty ? "unknown" : id
 }()

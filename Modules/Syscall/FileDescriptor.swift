@@ -1,8 +1,9 @@
+import CLinux
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
-import Foundation
 
 /// An open file descriptor, closed exactly once when the value is consumed or dropped.
 public struct FileDescriptor: ~Copyable, Sendable {
@@ -18,7 +19,8 @@ public struct FileDescriptor: ~Copyable, Sendable {
     deinit { _ = Glibc.close(rawValue) }
 
     /// Opens `path` with `flags` (O_CLOEXEC is always added) and `mode` for O_CREAT.
-    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor
+    {
         let fd = try syscall("open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
         return FileDescriptor(adopting: fd, path: path)
     }
@@ -30,8 +32,13 @@ public struct FileDescriptor: ~Copyable, Sendable {
         let fd = try open(path, O_RDONLY | O_NONBLOCK)
         let kind = try fd.status().st_mode & S_IFMT
         guard kind == S_IFREG else {
-            let what = [S_IFIFO: "a FIFO", S_IFCHR: "a character device", S_IFBLK: "a block device", S_IFSOCK: "a socket", S_IFDIR: "a directory"][kind] ?? "not a file"
-            throw SystemError(errno: kind == S_IFDIR ? EISDIR : EINVAL, operation: "open (\(what), not a regular file)", path: path)
+            let what =
+                [
+                    S_IFIFO: "a FIFO", S_IFCHR: "a character device", S_IFBLK: "a block device", S_IFSOCK: "a socket",
+                    S_IFDIR: "a directory",
+                ][kind] ?? "not a file"
+            throw SystemError(
+                errno: kind == S_IFDIR ? EISDIR : EINVAL, operation: "open (\(what), not a regular file)", path: path)
         }
         return fd
     }
@@ -45,7 +52,9 @@ public struct FileDescriptor: ~Copyable, Sendable {
     public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
         var off = 0
         while off < bytes.count {
-            let n = try syscall("write", path: path) { Glibc.write(rawValue, bytes.baseAddress! + off, bytes.count - off) }
+            let n = try syscall("write", path: path) {
+                Glibc.write(rawValue, bytes.baseAddress! + off, bytes.count - off)
+            }
             off += n
         }
     }
@@ -90,7 +99,9 @@ public struct FileDescriptor: ~Copyable, Sendable {
     /// Starts writing a range of the file's dirty pages (written or mapped) to storage, without waiting for them: the
     /// `syncData()` that makes the file durable later finds the work done or under way instead of all of it still to do.
     public func startWriteback(offset: Int64, count: Int64) throws(SystemError) {
-        try syscall("sync_file_range", path: path) { ppc_sync_file_range(rawValue, offset, count, Self.syncFileRangeWrite) }
+        try syscall("sync_file_range", path: path) {
+            ppc_sync_file_range(rawValue, offset, count, Self.syncFileRangeWrite)
+        }
     }
 
     /// Waits until a range's pages, written back as `startWriteback` asked, are on storage (starting any not yet
@@ -100,7 +111,9 @@ public struct FileDescriptor: ~Copyable, Sendable {
     static let syncFileRangeWaitWriteWait: UInt32 = 7
 
     public func awaitWriteback(offset: Int64, count: Int64) throws(SystemError) {
-        try syscall("sync_file_range", path: path) { ppc_sync_file_range(rawValue, offset, count, Self.syncFileRangeWaitWriteWait) }
+        try syscall("sync_file_range", path: path) {
+            ppc_sync_file_range(rawValue, offset, count, Self.syncFileRangeWaitWriteWait)
+        }
     }
 
     /// Flushes data and all metadata (used on directories after a rename or unlink).

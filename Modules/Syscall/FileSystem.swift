@@ -1,15 +1,16 @@
+import CLinux
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
-import Foundation
 
 /// Small filesystem operations, each through ``syscall(_:path:_:)``.
 public enum FileSystem {
     public static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
         do {
             try syscall("mkdir", path: path) { mkdir(path, mode) }
-        } catch where error.errno == EEXIST {
+        } catch  where error.errno == EEXIST {
             return
         }
     }
@@ -32,7 +33,9 @@ public enum FileSystem {
     ///
     /// `regularFileOnly`: a file of a clip, a library or an outbox, never a pipe — a FIFO there (a careless or hostile
     /// hand) is refused at once (`FileDescriptor.openRegularFile`) rather than waited on for ever.
-    public static func readSmallFile(_ path: String, limit: Int, regularFileOnly: Bool = false) throws(SystemError) -> [UInt8] {
+    public static func readSmallFile(_ path: String, limit: Int, regularFileOnly: Bool = false) throws(SystemError)
+        -> [UInt8]
+    {
         let fd = regularFileOnly ? try FileDescriptor.openRegularFile(path) : try FileDescriptor.open(path, O_RDONLY)
         let raw = fd.rawValue
         var bytes: [UInt8] = []
@@ -42,7 +45,9 @@ public enum FileSystem {
             let n = try syscall("read", path: path) { Glibc.read(raw, chunk.baseAddress!, chunk.count) }
             if n == 0 { break }
             bytes += chunk[..<n]
-            if bytes.count > limit { throw SystemError(errno: EFBIG, operation: "read (more than \(limit) bytes)", path: path) }
+            if bytes.count > limit {
+                throw SystemError(errno: EFBIG, operation: "read (more than \(limit) bytes)", path: path)
+            }
         }
         _ = consume fd
         return bytes
@@ -54,7 +59,7 @@ public enum FileSystem {
 
     /// Unlinks `path` if it exists.
     public static func removeIfPresent(_ path: String) throws(SystemError) {
-        do { try unlink(path) } catch where error.errno == ENOENT {}
+        do { try unlink(path) } catch  where error.errno == ENOENT {}
     }
 
     public static func rename(_ from: String, _ to: String) throws(SystemError) {
@@ -70,7 +75,8 @@ public enum FileSystem {
     /// Whether `a` and `b` name the same file or directory (one device, one inode), however each is spelled: relative
     /// or absolute, through a symbolic link, with `./` or `//`. False when either does not exist.
     public static func sameFile(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
+        var sa = stat()
+        var sb = stat()
         return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 
@@ -131,7 +137,7 @@ public enum FileSystem {
         do {
             try link(from, to)
             return .hardLink
-        } catch where error.errno == EXDEV || error.errno == EPERM || error.errno == EMLINK {}
+        } catch  where error.errno == EXDEV || error.errno == EPERM || error.errno == EMLINK {}
         let src = try FileDescriptor.open(from, O_RDONLY)
         let dst = try FileDescriptor.open(to, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         let ficlone: UInt = 0x4004_9409

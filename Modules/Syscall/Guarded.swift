@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 #if PPC_THREAD_SANITIZER
 /// Under ThreadSanitizer (`make tsan` defines PPC_THREAD_SANITIZER): a pthread mutex, which TSan sees. The toolchain's

@@ -1,8 +1,9 @@
+import CLinux
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
-import Foundation
 
 /// Process-wide memory policy for a capture engine.
 public enum MemoryPolicy {

@@ -1,8 +1,9 @@
+import CLinux
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
-import Foundation
 
 extension Descriptor {
     /// setns(2) into the network namespace whose file is `path`: the calling thread moves, threads it starts after

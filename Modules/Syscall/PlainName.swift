@@ -12,13 +12,17 @@ public enum PlainName {
     public static func problem(_ name: String, what: String, maxLength: Int = PlainName.maxLength) -> String? {
         let bytes = Array(name.utf8)
         if bytes.isEmpty { return "\(what) is empty" }
-        if bytes.count > maxLength { return "\(what) '\(name.prefix(maxLength))…' is \(bytes.count) bytes; at most \(maxLength)" }
+        if bytes.count > maxLength {
+            return "\(what) '\(name.prefix(maxLength))…' is \(bytes.count) bytes; at most \(maxLength)"
+        }
         func plain(_ b: UInt8) -> Bool {
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x5F || b == 0x2D
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x5F
+                || b == 0x2D
         }
         func alnum(_ b: UInt8) -> Bool { plain(b) && b != 0x2E && b != 0x5F && b != 0x2D }
         if let bad = bytes.firstIndex(where: { !plain($0) }) {
-            return "\(what) '\(name)' has '\(String(decoding: [bytes[bad]], as: UTF8.self))' at byte \(bad); only A-Z a-z 0-9 . _ - are allowed"
+            return
+                "\(what) '\(name)' has '\(String(decoding: [bytes[bad]], as: UTF8.self))' at byte \(bad); only A-Z a-z 0-9 . _ - are allowed"
         }
         if !alnum(bytes[0]) { return "\(what) '\(name)' must start with a letter or digit" }
         return nil

@@ -61,20 +61,27 @@ public enum Socket {
     public static func connect(_ fd: Int32, to address: sockaddr_in, peer: String) throws(SystemError) {
         var a = address
         try syscall("connect", path: peer) {
-            withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            withUnsafePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
         }
     }
 
     /// Connects `fd` to `address`, giving up after `timeoutNs` with ETIMEDOUT. A blocking connect waits for the kernel's
     /// SYN retries — about two minutes (net.ipv4.tcp_syn_retries 6) — when nothing answers: a host asleep, a firewall
     /// that drops, a listener whose queue is full. Non-blocking for the connect only; the socket is left blocking.
-    public static func connect(_ fd: Int32, to address: sockaddr_in, peer: String, timeoutNs: Int64) throws(SystemError) {
+    public static func connect(_ fd: Int32, to address: sockaddr_in, peer: String, timeoutNs: Int64) throws(SystemError)
+    {
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
         defer { _ = fcntl(fd, F_SETFL, flags) }
         var a = address
         let started = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         if started == 0 { return }
         let e = errno
@@ -94,17 +101,25 @@ public enum Socket {
     }
 
     /// Binds `fd` to `address` (SO_REUSEADDR first) and listens; returns the port bound (the one chosen for port 0).
-    public static func listen(_ fd: Int32, on address: sockaddr_in, backlog: Int32, name: String) throws(SystemError) -> Int {
+    public static func listen(_ fd: Int32, on address: sockaddr_in, backlog: Int32, name: String) throws(SystemError)
+        -> Int
+    {
         var a = address
         setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         try syscall("bind", path: name) {
-            withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            withUnsafePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
         }
         try syscall("listen", path: name) { Glibc.listen(fd, backlog) }
         var bound = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         try syscall("getsockname", path: name) {
-            withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            withUnsafeMutablePointer(to: &bound) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
         }
         return Int(UInt16(bigEndian: bound.sin_port))
     }
@@ -120,7 +135,9 @@ public enum Socket {
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let c = try syscall("accept") {
-            withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(fd, $0, &length) } }
+            withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(fd, $0, &length) }
+            }
         }
         return (c, peerAddress(address))
     }
@@ -131,15 +148,19 @@ public enum Socket {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         switch Int32(s.ss_family) {
         case AF_INET:
-            withUnsafePointer(to: &s) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a in
-                var addr = a.pointee.sin_addr
-                _ = inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
-            } }
+            withUnsafePointer(to: &s) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a in
+                    var addr = a.pointee.sin_addr
+                    _ = inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
+                }
+            }
         case AF_INET6:
-            withUnsafePointer(to: &s) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { a in
-                var addr = a.pointee.sin6_addr
-                _ = inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))
-            } }
+            withUnsafePointer(to: &s) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { a in
+                    var addr = a.pointee.sin6_addr
+                    _ = inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))
+                }
+            }
         default: return "family \(s.ss_family)"
         }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -149,18 +170,27 @@ public enum Socket {
     /// went before it was taken, a network error TCP reports through accept — accept(2) asks that these be retried),
     /// not the end of the listening socket.
     public static func acceptErrorIsTransient(_ errno: Int32) -> Bool {
-        [EMFILE, ENFILE, ENOBUFS, ENOMEM, ECONNABORTED, EPERM, EPROTO, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH,
-         EOPNOTSUPP, ENETUNREACH, EAGAIN].contains(errno)
+        [
+            EMFILE, ENFILE, ENOBUFS, ENOMEM, ECONNABORTED, EPERM, EPROTO, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET,
+            EHOSTUNREACH,
+            EOPNOTSUPP, ENETUNREACH, EAGAIN,
+        ].contains(errno)
     }
 
     /// Whether an `accept` error is one that exhausts a resource (descriptors, kernel memory): worth backing off for.
-    public static func acceptErrorExhausts(_ errno: Int32) -> Bool { [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno) }
+    public static func acceptErrorExhausts(_ errno: Int32) -> Bool {
+        [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(errno)
+    }
 
     /// Binds `fd` to `address` (a local address this machine has) before it connects, so a connection comes from it.
     public static func bind(_ fd: Int32, to address: sockaddr_in) throws(SystemError) {
         var a = address
         try syscall("bind", path: describe(address)) {
-            withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            withUnsafePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
         }
     }
 
@@ -179,12 +209,16 @@ public enum Socket {
     }
 
     /// send(2), MSG_NOSIGNAL always; the bytes the kernel took.
-    public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32 = 0, peer: String) throws(SystemError) -> Int {
+    public static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, flags: Int32 = 0, peer: String)
+        throws(SystemError) -> Int
+    {
         try syscall("send", path: peer) { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | flags) }
     }
 
     /// sendmsg(2) of `iovecs`, MSG_NOSIGNAL always; the bytes the kernel took.
-    public static func send(_ fd: Int32, _ iovecs: UnsafeMutableBufferPointer<iovec>, peer: String) throws(SystemError) -> Int {
+    public static func send(_ fd: Int32, _ iovecs: UnsafeMutableBufferPointer<iovec>, peer: String) throws(SystemError)
+        -> Int
+    {
         var message = msghdr()
         message.msg_iov = iovecs.baseAddress
         message.msg_iovlen = iovecs.count
@@ -192,7 +226,9 @@ public enum Socket {
     }
 
     /// sendfile(2): up to `count` bytes of `file` from `offset` (advanced) into socket `fd`.
-    public static func sendFile(_ fd: Int32, from file: Int32, offset: inout off_t, count: Int, peer: String) throws(SystemError) -> Int {
+    public static func sendFile(_ fd: Int32, from file: Int32, offset: inout off_t, count: Int, peer: String)
+        throws(SystemError) -> Int
+    {
         try syscall("sendfile", path: peer) { Glibc.sendfile(fd, file, &offset, count) }
     }
 
@@ -200,7 +236,9 @@ public enum Socket {
     public static func receive(
         _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, waiting: Bool = true, peer: String
     ) throws(SystemError) -> Int {
-        try syscall("recv", path: peer) { Glibc.recv(fd, buffer.baseAddress, buffer.count, waiting ? 0 : Int32(MSG_DONTWAIT)) }
+        try syscall("recv", path: peer) {
+            Glibc.recv(fd, buffer.baseAddress, buffer.count, waiting ? 0 : Int32(MSG_DONTWAIT))
+        }
     }
 
     /// Waits up to `timeoutMs` (negative: for ever) for `events` on `fd`; the events that came (empty: none).
@@ -221,7 +259,9 @@ public enum Socket {
         var bound = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         try syscall("getsockname") {
-            withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            withUnsafeMutablePointer(to: &bound) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
         }
         return Int(UInt16(bigEndian: bound.sin_port))
     }

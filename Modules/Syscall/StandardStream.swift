@@ -1,8 +1,9 @@
+import CLinux
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
-import Foundation
 
 /// Writing to a standard stream (the command line's own output).
 public enum StandardStream {
@@ -38,7 +39,11 @@ public enum StandardStream {
         guard text.unicodeScalars.contains(where: harmful) else { return text }  // the usual case: no copy
         var out = String.UnicodeScalarView()
         for u in text.unicodeScalars {
-            if harmful(u) { out.append(contentsOf: "\\u{\(String(u.value, radix: 16, uppercase: true))}".unicodeScalars) } else { out.append(u) }
+            if harmful(u) {
+                out.append(contentsOf: "\\u{\(String(u.value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                out.append(u)
+            }
         }
         return String(out)
     }

@@ -7,7 +7,9 @@ public enum StateDirectory {
     public static func resolve(_ given: String? = nil, app: String) -> String {
         if let given, !given.isEmpty { return given }
         let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? "/tmp") + "/.local/state")
+        let base =
+            env["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? ((env["HOME"] ?? "/tmp") + "/.local/state")
         return base + "/" + app
     }
 }

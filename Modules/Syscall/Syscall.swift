@@ -1,8 +1,9 @@
+import CLinux
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
-import Foundation
 
 /// A system call failed for a reason of the environment (a missing file, a full disk, a busy device).
 /// Carries errno, the operation and the path, so a message can say what was being done to what.

@@ -1,8 +1,9 @@
+import CLinux
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
-import Foundation
 
 /// Scheduling priority of the calling thread.
 public enum ThreadPriority {
@@ -36,7 +37,9 @@ public enum ThreadPriority {
     public static func allowedCores(ofProcess: Bool = false) -> [Int] {
         var mask = [UInt](repeating: 0, count: 16)  // 1024 CPUs
         let tid = ofProcess ? Int32(getpid()) : 0
-        let got = mask.withUnsafeMutableBufferPointer { ppc_getaffinity(tid, $0.baseAddress, UInt($0.count * MemoryLayout<UInt>.size)) }
+        let got = mask.withUnsafeMutableBufferPointer {
+            ppc_getaffinity(tid, $0.baseAddress, UInt($0.count * MemoryLayout<UInt>.size))
+        }
         guard got > 0 else { return [] }
         var out: [Int] = []
         for (w, word) in mask.enumerated() where word != 0 {
@@ -55,8 +58,13 @@ public enum ThreadPriority {
         guard cores.count >= 2 else { return (false, "on every core (\(cores.count) allowed: none to keep free)") }
         var mask = [UInt](repeating: 0, count: 16)
         for c in cores.dropFirst() { mask[c / UInt.bitWidth] |= 1 << UInt(c % UInt.bitWidth) }
-        let r = mask.withUnsafeBufferPointer { ppc_setaffinity($0.baseAddress, UInt($0.count * MemoryLayout<UInt>.size)) }
+        let r = mask.withUnsafeBufferPointer {
+            ppc_setaffinity($0.baseAddress, UInt($0.count * MemoryLayout<UInt>.size))
+        }
         if r != 0 { return (false, "on every core (sched_setaffinity: \(String(cString: strerror(errno))))") }
-        return (true, "on cores \(cores.dropFirst().map(String.init).joined(separator: ",")) (core \(cores[0]) kept free for control)")
+        return (
+            true,
+            "on cores \(cores.dropFirst().map(String.init).joined(separator: ",")) (core \(cores[0]) kept free for control)"
+        )
     }
 }

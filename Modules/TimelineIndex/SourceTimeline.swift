@@ -62,7 +62,8 @@ public struct TimelineEntry: Sendable, Equatable, CustomStringConvertible {
     /// A kind-specific value (a duration, a count, an onset).
     public var value: Int64
 
-    public init(timeNs: Int64, source: SourceID, kind: EntryKind, flags: UInt8 = 0, reference: UInt64, value: Int64 = 0) {
+    public init(timeNs: Int64, source: SourceID, kind: EntryKind, flags: UInt8 = 0, reference: UInt64, value: Int64 = 0)
+    {
         self.timeNs = timeNs
         self.tag = UInt64(source.rawValue) | UInt64(kind.rawValue) << 16 | UInt64(flags) << 24
         self.reference = reference
@@ -250,7 +251,9 @@ public final class SourceTimeline: @unchecked Sendable {
     /// The hot path of ``TimelineIndex/snapshot(startNs:endNs:)``: a straight copy, then one validation of the whole
     /// run against `head`. No allocation, no lock.
     @inline(__always)
-    func collect(startNs: Int64, endNs: Int64, into buffer: UnsafeMutablePointer<TimelineEntry>, capacity room: Int) -> Int {
+    func collect(startNs: Int64, endNs: Int64, into buffer: UnsafeMutablePointer<TimelineEntry>, capacity room: Int)
+        -> Int
+    {
         let (first, n) = retained
         let lo = lowerOffset(first: first, count: n, bound: startNs, strict: false)
         var off = lo

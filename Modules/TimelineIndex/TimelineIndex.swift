@@ -56,7 +56,9 @@ public final class TimelineIndex: Sendable {
                 var bounds = [0]
                 bounds.reserveCapacity(list.count + 1)
                 for (i, t) in list.enumerated() {
-                    bounds.append(bounds.last! + t.collect(startNs: startNs, endNs: endNs, into: from + bounds.last!, capacity: room[i]))
+                    bounds.append(
+                        bounds.last!
+                            + t.collect(startNs: startNs, endNs: endNs, into: from + bounds.last!, capacity: room[i]))
                 }
                 while bounds.count > 2 {
                     var next = [0]
@@ -171,10 +173,14 @@ extension TimelineSnapshot {
             return v
         }
         try need(4, "magic")
-        guard Array(bytes[0..<4]) == Self.magic else { throw SnapshotError("not a timeline snapshot (magic is not PPCI)") }
+        guard Array(bytes[0..<4]) == Self.magic else {
+            throw SnapshotError("not a timeline snapshot (magic is not PPCI)")
+        }
         guard bytes.count >= 12 else { throw SnapshotError("truncated: \(bytes.count) bytes") }
         let body = bytes[0..<(bytes.count - 8)]
-        let stored = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)) }
+        let stored = bytes.withUnsafeBytes {
+            UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+        }
         guard XXH3.hash(Array(body)) == stored else { throw SnapshotError("checksum mismatch: the file is damaged") }
         at = 4
         let version = try get(UInt32.self, "version")

@@ -22,11 +22,13 @@ struct BulkLedger: Sendable {
 
     /// Why `clip_done` for `clip` must confirm nothing, or nil when it may (the files to confirm are then ``files(of:)``).
     func refusal(toConfirm clip: String, fileOpen: Bool) -> String? {
-        let sent = offered[clip] ?? [], good = verified[clip] ?? []
+        let sent = offered[clip] ?? []
+        let good = verified[clip] ?? []
         if sent.isEmpty { return "clip_done for \(clip) with no file offered on this channel; nothing confirmed" }
         if fileOpen || sent != good {
             let missing = sent.subtracting(good).sorted().joined(separator: ", ")
-            return "clip_done for \(clip) before every offered file was verified (not verified: \(missing)); nothing confirmed"
+            return
+                "clip_done for \(clip) before every offered file was verified (not verified: \(missing)); nothing confirmed"
         }
         return nil
     }

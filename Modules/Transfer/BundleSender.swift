@@ -27,7 +27,9 @@ public enum BundleSender {
     }
 
     /// Files whose bytes compress (audio, metadata, the timeline) go zstd-compressed; video does not.
-    static func compressible(_ name: String) -> Bool { name.hasSuffix(".wav") || name.hasSuffix(".json") || name.hasSuffix(".bin") }
+    static func compressible(_ name: String) -> Bool {
+        name.hasSuffix(".wav") || name.hasSuffix(".json") || name.hasSuffix(".bin")
+    }
 
     /// The chunk size when the sending thread runs off a core kept free for control (two or more cores): 1 MiB.
     /// Measured 2026-11-30 (`bench link`, release, this 2-core VM): the link alone moved 994 MB/s with 1 MiB chunks
@@ -63,7 +65,9 @@ public enum BundleSender {
     ) throws -> Report {
         ThreadPriority.lowerCurrent(nice: 19)
         let confined = ThreadPriority.confineToSpareCores().confined
-        let chunkBytes = min(chunkBytes ?? (confined ? Self.chunkBytesOnSpareCores : Self.chunkBytesSharingCores), LinkMessage.maxChunkBytes)
+        let chunkBytes = min(
+            chunkBytes ?? (confined ? Self.chunkBytesOnSpareCores : Self.chunkBytesSharingCores),
+            LinkMessage.maxChunkBytes)
         progress.report.chunkBytes = chunkBytes
         let compressor = ZstdCompressor(level: 3)
         var tickStart = monotonicNowNs()
@@ -72,7 +76,9 @@ public enum BundleSender {
         // leave from the file's mapping itself.
         let slotBytes = ZstdCompressor.bound(chunkBytes)
         let windowBytes = max(chunkBytes, windowBytes)
-        let packed = (0...(windowBytes / chunkBytes)).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: slotBytes, alignment: 64) }
+        let packed = (0...(windowBytes / chunkBytes)).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: slotBytes, alignment: 64)
+        }
         defer { for b in packed { b.deallocate() } }
 
         struct Prepared {
@@ -85,7 +91,10 @@ public enum BundleSender {
 
         let names = try FileSystem.list(directory).sorted()
         if let stray = names.first(where: { !HostStore.bundleFiles.contains($0) }) {
-            throw LinkError(.refused, "\(directory) is not a clip bundle: it holds '\(stray)' (a bundle holds only \(HostStore.bundleFiles.sorted().joined(separator: ", ")))")
+            throw LinkError(
+                .refused,
+                "\(directory) is not a clip bundle: it holds '\(stray)' (a bundle holds only \(HostStore.bundleFiles.sorted().joined(separator: ", ")))"
+            )
         }
         for name in names {
             let path = "\(directory)/\(name)"
@@ -98,7 +107,8 @@ public enum BundleSender {
             switch try bulk.receive(timeoutNs: answerTimeoutNs) {
             case .resumeAt(_, _, let at):
                 guard at <= UInt64(size) else {
-                    throw LinkError(.protocolViolation, "the host said \(name) resumes at \(at), past its \(size) bytes")
+                    throw LinkError(
+                        .protocolViolation, "the host said \(name) resumes at \(at), past its \(size) bytes")
                 }
                 start = at
             case .fileComplete(_, _, false, let reason): throw LinkError(.refused, reason)  // the clip stays queued
@@ -115,7 +125,9 @@ public enum BundleSender {
                 if compressible(name) {
                     let n = try compressor.compress(part, into: packed[slot])
                     if n < part.count {
-                        return Prepared(offset: offset, end: end, sum: sum, compressed: true, payload: UnsafeRawBufferPointer(rebasing: packed[slot][0..<n]))
+                        return Prepared(
+                            offset: offset, end: end, sum: sum, compressed: true,
+                            payload: UnsafeRawBufferPointer(rebasing: packed[slot][0..<n]))
                     }
                 }
                 return Prepared(offset: offset, end: end, sum: sum, compressed: false, payload: part)
@@ -129,7 +141,9 @@ public enum BundleSender {
             func awaitAck() throws {
                 let oldest = inFlight.removeFirst()
                 inFlightBytes -= oldest.end - oldest.offset
-                guard case .chunkAck(let committed) = try bulk.receive(timeoutNs: answerTimeoutNs), committed == UInt64(oldest.end) else {
+                guard case .chunkAck(let committed) = try bulk.receive(timeoutNs: answerTimeoutNs),
+                    committed == UInt64(oldest.end)
+                else {
                     throw LinkError(.protocolViolation, "expected chunk_ack at \(oldest.end) of \(name)")
                 }
             }
@@ -138,7 +152,12 @@ public enum BundleSender {
                 // it has, and the transfer goes on from here.
                 while shouldPause?() == true {
                     guard progress.report.pausedNs < pauseLimitNs else {
-                        throw LinkError(.yielded, String(format: "%@ paused %.1f s at byte %d of %@ while policy asked transfers to yield; it resumes from there later", clipID, Double(progress.report.pausedNs) / 1e9, offset, name))
+                        throw LinkError(
+                            .yielded,
+                            String(
+                                format:
+                                    "%@ paused %.1f s at byte %d of %@ while policy asked transfers to yield; it resumes from there later",
+                                clipID, Double(progress.report.pausedNs) / 1e9, offset, name))
                     }
                     progress.report.pausedNs += tickNs
                     sleepNs(tickNs)
@@ -156,9 +175,12 @@ public enum BundleSender {
                     sentThisTick = 0
                 }
                 if chunk.compressed {
-                    try bulk.sendChunk(offset: UInt64(chunk.offset), xxh3: chunk.sum, compressed: true, data: chunk.payload)
+                    try bulk.sendChunk(
+                        offset: UInt64(chunk.offset), xxh3: chunk.sum, compressed: true, data: chunk.payload)
                 } else {
-                    try bulk.sendChunk(offset: UInt64(chunk.offset), xxh3: chunk.sum, file: fd.rawValue, at: chunk.offset, count: chunk.end - chunk.offset)
+                    try bulk.sendChunk(
+                        offset: UInt64(chunk.offset), xxh3: chunk.sum, file: fd.rawValue, at: chunk.offset,
+                        count: chunk.end - chunk.offset)
                 }
                 inFlight.append(chunk)
                 inFlightBytes += chunk.end - chunk.offset
@@ -168,7 +190,8 @@ public enum BundleSender {
                 offset = chunk.end
             }
             while !inFlight.isEmpty { try awaitAck() }
-            guard case .fileComplete(_, _, let verified, let reason) = try bulk.receive(timeoutNs: answerTimeoutNs) else {
+            guard case .fileComplete(_, _, let verified, let reason) = try bulk.receive(timeoutNs: answerTimeoutNs)
+            else {
                 throw LinkError(.protocolViolation, "expected file_complete for \(name)")
             }
             guard verified else { throw LinkError(.protocolViolation, "host could not verify \(name): \(reason)") }
@@ -188,21 +211,27 @@ public enum LookSender {
     /// Sends `path` (a first look at clip `clipID`, its t0 and first frame on the capture clock) and waits for the host
     /// to store it; throws with the host's reason when it did not.
     public static func send(
-        path: String, clipID: String, t0Ns: Int64, zeroNs: Int64, over bulk: Connection, answerTimeoutNs: Int64 = 5_000_000_000
+        path: String, clipID: String, t0Ns: Int64, zeroNs: Int64, over bulk: Connection,
+        answerTimeoutNs: Int64 = 5_000_000_000
     ) throws {
         let fd = try FileDescriptor.openRegularFile(path)
         let size = Int(try fd.status().st_size)
-        guard size > 0, UInt64(size) <= HostStore.maxLookBytes else { throw LinkError(.oversize, "\(path): \(size) bytes is no first look") }
+        guard size > 0, UInt64(size) <= HostStore.maxLookBytes else {
+            throw LinkError(.oversize, "\(path): \(size) bytes is no first look")
+        }
         let mapping = try FileMapping(fd, length: size, writable: false)
         let bytes = UnsafeRawBufferPointer(mapping.bytes)
-        try bulk.send(.lookOffer(clipID: clipID, t0Ns: t0Ns, zeroNs: zeroNs, size: UInt64(size), xxh3: XXH3.hash(bytes)))
+        try bulk.send(
+            .lookOffer(clipID: clipID, t0Ns: t0Ns, zeroNs: zeroNs, size: UInt64(size), xxh3: XXH3.hash(bytes)))
         var offset = 0
         while offset < size {
             let end = min(size, offset + BundleSender.chunkBytesOnSpareCores)
             try bulk.sendChunk(
-                offset: UInt64(offset), xxh3: XXH3.hash(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])), file: fd.rawValue, at: offset,
+                offset: UInt64(offset), xxh3: XXH3.hash(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])),
+                file: fd.rawValue, at: offset,
                 count: end - offset)
-            guard case .chunkAck(let committed) = try bulk.receive(timeoutNs: answerTimeoutNs), committed == UInt64(end) else {
+            guard case .chunkAck(let committed) = try bulk.receive(timeoutNs: answerTimeoutNs), committed == UInt64(end)
+            else {
                 throw LinkError(.protocolViolation, "expected chunk_ack \(end) of the first look of \(clipID)")
             }
             offset = end

@@ -56,10 +56,16 @@ public struct IngestPolicy: Sendable {
             return (why, why)
         }
         if p.height < minimumHeight {
-            return ("\(p.height) lines is below what ingest policy '\(name)' takes", "\(p.height) lines is below this host's \(minimumHeight)")
+            return (
+                "\(p.height) lines is below what ingest policy '\(name)' takes",
+                "\(p.height) lines is below this host's \(minimumHeight)"
+            )
         }
         if p.framesPerSecond < Double(minimumFPS) {
-            return ("\(p.rateText) fps is below what ingest policy '\(name)' takes", "\(p.rateText) fps is below this host's \(minimumFPS)")
+            return (
+                "\(p.rateText) fps is below what ingest policy '\(name)' takes",
+                "\(p.rateText) fps is below this host's \(minimumFPS)"
+            )
         }
         return nil
     }
@@ -128,7 +134,9 @@ public final class HostServer: @unchecked Sendable {
         case preview(device: String, width: Int, height: Int, luma: [UInt8])
         /// A first look at a shot arrived, ahead of its clip: stored at `path`; its t0 and first frame on the host's
         /// clock (nil without a clock relation).
-        case look(device: String, clipID: String, path: String, t0HostNs: Int64?, zeroHostNs: Int64?, t0DeviceNs: Int64, zeroDeviceNs: Int64)
+        case look(
+            device: String, clipID: String, path: String, t0HostNs: Int64?, zeroHostNs: Int64?, t0DeviceNs: Int64,
+            zeroDeviceNs: Int64)
     }
 
     /// Called on the connection's thread as each live event happens; must return at once.
@@ -140,8 +148,10 @@ public final class HostServer: @unchecked Sendable {
             s.devices.map { id, d in
                 let shotHost = d.lastShotDeviceNs.flatMap { t in d.relation.map { t + $0.offsetNs } }
                 return LiveDevice(
-                    id: id, link: d.controlChannels > 0 ? "connected" : "disconnected", captureProfile: d.profile, relation: d.relation,
-                    status: d.status, bay: nil, hears: d.hears, lastShotDeviceNs: d.lastShotDeviceNs, lastShotHostNs: shotHost,
+                    id: id, link: d.controlChannels > 0 ? "connected" : "disconnected", captureProfile: d.profile,
+                    relation: d.relation,
+                    status: d.status, bay: nil, hears: d.hears, lastShotDeviceNs: d.lastShotDeviceNs,
+                    lastShotHostNs: shotHost,
                     lastShotAtNs: d.lastShotAtNs, lastSeenNs: d.lastSeenNs)
             }.sorted { $0.id < $1.id }
         }.map { d in
@@ -177,7 +187,8 @@ public final class HostServer: @unchecked Sendable {
     /// `onClipStored` is called with each newly stored clip's folder (see ``HostStore``); it must return at once.
     public init(
         host: String, port: Int, library: String, policy: IngestPolicy, security: HostSecurity,
-        pending: PendingConnections = PendingConnections(), bays: @escaping @Sendable (String) -> String? = { _ in nil },
+        pending: PendingConnections = PendingConnections(),
+        bays: @escaping @Sendable (String) -> String? = { _ in nil },
         onClipStored: (@Sendable (String) -> Void)? = nil
     ) throws {
         self.bays = bays
@@ -209,7 +220,12 @@ public final class HostServer: @unchecked Sendable {
     func relay(shotAt t0: Int64, from source: String) {
         guard let bay = bay(of: source) else { return }
         let (sourceRelation, mates) = state.withLock { s in
-            (s.devices[source]?.relation, s.devices.filter { $0.key != source && $0.value.controlChannels > 0 }.map { ($0.key, $0.value.relation) })
+            (
+                s.devices[source]?.relation,
+                s.devices.filter { $0.key != source && $0.value.controlChannels > 0 }.map {
+                    ($0.key, $0.value.relation)
+                }
+            )
         }
         guard let from = sourceRelation else { return }
         let channels = controls.withLock { Array($0.values) }
@@ -266,14 +282,20 @@ public final class HostServer: @unchecked Sendable {
     /// gone) is backed off and served through; only `stop()` or a listening socket that fails for good ends it.
     public func run() -> RunEnd {
         listener.onTransientError = { [self] error in
-            noteRefusal("accept", "accept on port \(port) failed for now (\(error)); backing off and serving on (\(listener.transientErrors) so far)")
+            noteRefusal(
+                "accept",
+                "accept on port \(port) failed for now (\(error)); backing off and serving on (\(listener.transientErrors) so far)"
+            )
         }
         while true {
             switch listener.next() {
             case .connection(let c):
                 let (ticket, eviction) = pending.admit(peer: c.peer) { [c] in c.shutdownNow() }
                 if let e = eviction {
-                    noteRefusal(e.perPeer ? "eviction-peer" : "eviction-all", "closed a connection from \(e.peer) that had said nothing for \(PendingConnections.seconds(e.silentNs)) to make room for a newer one (\(e.perPeer ? "at most \(pending.limits.perPeer) from one address" : "at most \(pending.limits.overall) from all") before a handshake)")
+                    noteRefusal(
+                        e.perPeer ? "eviction-peer" : "eviction-all",
+                        "closed a connection from \(e.peer) that had said nothing for \(PendingConnections.seconds(e.silentNs)) to make room for a newer one (\(e.perPeer ? "at most \(pending.limits.perPeer) from one address" : "at most \(pending.limits.overall) from all") before a handshake)"
+                    )
                 }
                 Thread { [self] in
                     serve(c, ticket: ticket)
@@ -315,12 +337,15 @@ public final class HostServer: @unchecked Sendable {
                 noteRefusal("handshake", "refused \(c.peer) at the handshake: \(error)")
                 return
             }
-            guard case .hello(let version, let device, let channel, let profile) = try c.receive(timeoutNs: 5_000_000_000) else {
+            guard
+                case .hello(let version, let device, let channel, let profile) = try c.receive(timeoutNs: 5_000_000_000)
+            else {
                 throw LinkError(.protocolViolation, "the first message must be hello")
             }
             switch opening {
             case .plaintext where !security.allowPlaintext:
-                let why = "this host takes only paired devices, over the encrypted link: pair first (ppc-tool pair HOST:PORT, with ppc-host pair on the host)"
+                let why =
+                    "this host takes only paired devices, over the encrypted link: pair first (ppc-tool pair HOST:PORT, with ppc-host pair on the host)"
                 note("refused \(device) (\(channel)): plaintext connection, not paired")
                 try? c.send(.helloAck(accepted: false, policy: HostSecurity.pairingPolicy, reason: why))
                 return
@@ -333,7 +358,10 @@ public final class HostServer: @unchecked Sendable {
             default: break
             }
             guard version == 1 else {
-                try? c.send(.helloAck(accepted: false, policy: policy.name, reason: "protocol version \(version); this host speaks 1"))
+                try? c.send(
+                    .helloAck(
+                        accepted: false, policy: policy.name, reason: "protocol version \(version); this host speaks 1")
+                )
                 throw LinkError(.badVersion, "device \(device) speaks protocol \(version)")
             }
             // A device id names the device's folder in the library: refused unless it is a plain name, never rewritten
@@ -345,7 +373,8 @@ public final class HostServer: @unchecked Sendable {
             // A probe (ppc-tool link probe) measures the clock on the control channel only; the policy judges capture.
             let probing = profile == "probe" && channel == .control  // never on bulk: that would bypass the policy
             if !probing, let why = policy.refusal(of: profile) {
-                note("refused \(device) (\(channel)): policy \(policy.name): \(why.host)")  // logged before the device hears it
+                // logged before the device hears it
+                note("refused \(device) (\(channel)): policy \(policy.name): \(why.host)")
                 try c.send(.helloAck(accepted: false, policy: policy.name, reason: why.device))
                 return
             }
@@ -353,20 +382,32 @@ public final class HostServer: @unchecked Sendable {
             pending.settled(ticket)
             settled = true
             c.configure(channel)
-            state.withLock { $0.devices[device, default: Device(relation: nil, lastSeenNs: monotonicNowNs(), events: 0)].lastSeenNs = monotonicNowNs() }
+            state.withLock {
+                $0.devices[device, default: Device(relation: nil, lastSeenNs: monotonicNowNs(), events: 0)].lastSeenNs =
+                    monotonicNowNs()
+            }
             note("accepted \(device) (\(channel)) \(profile)")
             if channel == .bulk {
                 try store.serve(
-                    c, device: device, clockNote: { [self] in clockNote(device) }, inspect: { [self] in inspection($0, claimed: profile) },
+                    c, device: device, clockNote: { [self] in clockNote(device) },
+                    inspect: { [self] in inspection($0, claimed: profile) },
                     stopAfterChunks: stopBulkAfterChunks,
-                    idleTimeoutNs: deadPeerTimeoutNs, keepIdle: { [self] in controlIsUp(device) }, note: { [self] in note($0) },
+                    idleTimeoutNs: deadPeerTimeoutNs, keepIdle: { [self] in controlIsUp(device) },
+                    note: { [self] in note($0) },
                     lookStored: { [self] l in
                         let offset = relations[device]?.offsetNs
-                        let after = offset.map { String(format: ", %.0f ms after its t0 on this host's clock", Double(monotonicNowNs() - (l.t0Ns &+ $0)) / 1e6) } ?? ""
+                        let after =
+                            offset.map {
+                                String(
+                                    format: ", %.0f ms after its t0 on this host's clock",
+                                    Double(monotonicNowNs() - (l.t0Ns &+ $0)) / 1e6)
+                            } ?? ""
                         note("first look at \(l.clipID) from \(device) stored\(after)")
-                        onLive?(.look(
-                            device: device, clipID: l.clipID, path: l.path, t0HostNs: offset.map { l.t0Ns &+ $0 }, zeroHostNs: offset.map { l.zeroNs &+ $0 },
-                            t0DeviceNs: l.t0Ns, zeroDeviceNs: l.zeroNs))
+                        onLive?(
+                            .look(
+                                device: device, clipID: l.clipID, path: l.path, t0HostNs: offset.map { l.t0Ns &+ $0 },
+                                zeroHostNs: offset.map { l.zeroNs &+ $0 },
+                                t0DeviceNs: l.t0Ns, zeroDeviceNs: l.zeroNs))
                     })
             } else if channel == .preview {
                 try preview(c, device: device)
@@ -375,7 +416,11 @@ public final class HostServer: @unchecked Sendable {
             }
             note("closed \(device) (\(channel))")
         } catch {
-            if settled { note("closed \(c.peer): \(error)") } else { noteRefusal("unsettled", "closed \(c.peer) before it was accepted: \(error)") }
+            if settled {
+                note("closed \(c.peer): \(error)")
+            } else {
+                noteRefusal("unsettled", "closed \(c.peer) before it was accepted: \(error)")
+            }
         }
     }
 
@@ -387,7 +432,8 @@ public final class HostServer: @unchecked Sendable {
             let folder = (clip as NSString).deletingLastPathComponent
             if let why = check(folder) {
                 out["bundle"] = "does not match its meta.json: \(why)"
-                note("\((folder as NSString).lastPathComponent): does not match its meta.json (\(why)); kept and marked")
+                note(
+                    "\((folder as NSString).lastPathComponent): does not match its meta.json (\(why)); kept and marked")
             } else {
                 out["bundle"] = "matches its meta.json (every file's size and XXH3)"
             }
@@ -398,10 +444,12 @@ public final class HostServer: @unchecked Sendable {
         }
         switch measure(clip) {
         case .success(let m):
-            out["measured"] = [
-                "width": m.width, "height": m.height, "framesPerSecond": m.framesPerSecond, "codec": m.codec, "frames": m.frames,
-                "provenance": "measured: the received clip.mp4's stream, frame rate from its timestamps",
-            ] as [String: Any]
+            out["measured"] =
+                [
+                    "width": m.width, "height": m.height, "framesPerSecond": m.framesPerSecond, "codec": m.codec,
+                    "frames": m.frames,
+                    "provenance": "measured: the received clip.mp4's stream, frame rate from its timestamps",
+                ] as [String: Any]
             if let v = policy.verdict(measured: m) {
                 out["belowPolicy"] = v
                 note("\(clip): \(v) (claimed \(claimed)); kept and marked")
@@ -416,10 +464,12 @@ public final class HostServer: @unchecked Sendable {
     func clockNote(_ device: String) -> [String: Any] {
         var note: [String: Any] = ["clockRelation": "none reported"]
         if let r = relations[device] {
-            note["clockRelation"] = [
-                "offsetNs": r.offsetNs, "skewPpm": r.skewPpm, "uncertaintyNs": r.uncertaintyNs, "samples": r.samples,
-                "meaning": "host time = device time + offset (+ skew × elapsed)",
-            ] as [String: Any]
+            note["clockRelation"] =
+                [
+                    "offsetNs": r.offsetNs, "skewPpm": r.skewPpm, "uncertaintyNs": r.uncertaintyNs,
+                    "samples": r.samples,
+                    "meaning": "host time = device time + offset (+ skew × elapsed)",
+                ] as [String: Any]
         }
         if let bay = bay(of: device) { note["bay"] = bay }
         return note
@@ -435,10 +485,10 @@ public final class HostServer: @unchecked Sendable {
         var frames = 0
         while true {
             let m: LinkMessage
-            do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch where error.code == .closed {
+            do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch  where error.code == .closed {
                 note("preview from \(device) ended after \(frames) frames")
                 return
-            } catch where error.code == .deadPeer {
+            } catch  where error.code == .deadPeer {
                 if controlIsUp(device) { continue }
                 throw LinkError(.deadPeer, "preview channel of \(device) idle with no control channel up")
             }
@@ -472,24 +522,34 @@ public final class HostServer: @unchecked Sendable {
         }
         while true {
             let m: LinkMessage
-            do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch where error.code == .closed { return } catch where error.code == .deadPeer {
-                throw LinkError(.deadPeer, "dead peer: \(device) sent nothing for \(deadPeerTimeoutNs / 1_000_000) ms (three heartbeats)")
+            do { m = try c.receive(timeoutNs: deadPeerTimeoutNs) } catch  where error.code == .closed { return } catch
+                where error.code == .deadPeer
+            {
+                throw LinkError(
+                    .deadPeer,
+                    "dead peer: \(device) sent nothing for \(deadPeerTimeoutNs / 1_000_000) ms (three heartbeats)")
             }
             let now = monotonicNowNs()
             state.withLock { $0.devices[device]?.lastSeenNs = now }
             switch m {
             case .heartbeat(let seq, _): try channel.send(.heartbeatAck(sequence: seq, hostTimeNs: monotonicNowNs()))
-            case .syncProbe(let seq, let t1): try channel.send(.syncReply(sequence: seq, t1: t1, t2: now, t3: monotonicNowNs()))
+            case .syncProbe(let seq, let t1):
+                try channel.send(.syncReply(sequence: seq, t1: t1, t2: now, t3: monotonicNowNs()))
             case .relationUpdate(let o, let k, let u, let n):
                 // A device's figures are read, not trusted: the host adds the offset to the device's shot times.
-                guard k.isFinite, abs(k) <= 1e6, u >= 0, u < DeviceLink.largestTimeNs, o.magnitude < DeviceLink.largestTimeNs.magnitude else {
+                guard k.isFinite, abs(k) <= 1e6, u >= 0, u < DeviceLink.largestTimeNs,
+                    o.magnitude < DeviceLink.largestTimeNs.magnitude
+                else {
                     throw LinkError(
-                        .malformed, "relation_update from \(device): offset \(o) ns, skew \(k) ppm and uncertainty \(u) ns are not a clock relation")
+                        .malformed,
+                        "relation_update from \(device): offset \(o) ns, skew \(k) ppm and uncertainty \(u) ns are not a clock relation"
+                    )
                 }
                 state.withLock { $0.devices[device]?.relation = (o, k, u, n) }
             case .shot(_, let t0):
                 guard t0.magnitude < DeviceLink.largestTimeNs.magnitude else {
-                    throw LinkError(.malformed, "shot from \(device): t0 \(t0) ns is no reading of a capture clock (|t0| < 2^62)")
+                    throw LinkError(
+                        .malformed, "shot from \(device): t0 \(t0) ns is no reading of a capture clock (|t0| < 2^62)")
                 }
                 state.withLock {
                     $0.devices[device]?.events += 1
@@ -510,7 +570,8 @@ public final class HostServer: @unchecked Sendable {
             case .candidate, .announce, .interruption: state.withLock { $0.devices[device]?.events += 1 }
             case .status(let armed, let fps, let dropped, let thermal, let celsius, let free):
                 let st = DeviceStatus(
-                    armed: armed, framesPerSecond: fps, framesDropped: dropped, thermal: thermal, thermalCelsius: celsius.isNaN ? nil : celsius,
+                    armed: armed, framesPerSecond: fps, framesDropped: dropped, thermal: thermal,
+                    thermalCelsius: celsius.isNaN ? nil : celsius,
                     storageFreeBytes: free, receivedNs: now)
                 state.withLock { $0.devices[device]?.status = st }
                 onLive?(.status(device: device))

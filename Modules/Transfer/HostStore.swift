@@ -102,7 +102,9 @@ public final class HostStore: Sendable {
 
         init?(_ b: [UInt8]) {
             guard b.count == 32 else { return nil }
-            func u(_ i: Int) -> UInt64 { b.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) } }
+            func u(_ i: Int) -> UInt64 {
+                b.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) }
+            }
             guard XXH3.hash(Array(b[0..<24])) == u(3) else { return nil }
             self.init(size: u(0), xxh3: u(1))
         }
@@ -164,7 +166,9 @@ public final class HostStore: Sendable {
     /// Writes a first look received whole as `LIBRARY/<device>/.looks/<clipId>.mp4` (whole or not at all), keeping the
     /// newest `looksKept`; what it says to the device.
     func storeLook(_ l: IncomingLook, device: String, deviceDir: String) -> (ok: Bool, reason: String, path: String?) {
-        guard XXH3.hash(l.bytes) == l.xxh3 else { return (false, "the whole first look's XXH3 is not the offered one", nil) }
+        guard XXH3.hash(l.bytes) == l.xxh3 else {
+            return (false, "the whole first look's XXH3 is not the offered one", nil)
+        }
         let dir = "\(deviceDir)/.looks"
         let path = "\(dir)/\(l.clipID).mp4"
         do {
@@ -172,8 +176,16 @@ public final class HostStore: Sendable {
             try FileSystem.writeAtomically(l.bytes, to: path)
             let all = try FileSystem.list(dir).filter { $0.hasSuffix(".mp4") }
             if all.count > Self.looksKept {
-                let byAge = all.map { ($0, (try? FileManager.default.attributesOfItem(atPath: "\(dir)/\($0)")[.modificationDate] as? Date) ?? .distantPast) }
-                for (name, _) in byAge.sorted(by: { $0.1 < $1.1 }).prefix(all.count - Self.looksKept) { try? FileSystem.unlink("\(dir)/\(name)") }
+                let byAge = all.map {
+                    (
+                        $0,
+                        (try? FileManager.default.attributesOfItem(atPath: "\(dir)/\($0)")[.modificationDate] as? Date)
+                            ?? .distantPast
+                    )
+                }
+                for (name, _) in byAge.sorted(by: { $0.1 < $1.1 }).prefix(all.count - Self.looksKept) {
+                    try? FileSystem.unlink("\(dir)/\(name)")
+                }
             }
         } catch { return (false, "the host could not keep the first look: \(error)", nil) }
         return (true, "", path)
@@ -182,23 +194,30 @@ public final class HostStore: Sendable {
     static func checkOffer(clipID: String, file: String, size: UInt64) throws(LinkError) {
         try checkClipID(clipID)
         guard bundleFiles.contains(file) else {
-            throw LinkError(.protocolViolation, "offer of '\(file)' for \(clipID): a clip bundle holds only \(bundleFiles.sorted().joined(separator: ", "))")
+            throw LinkError(
+                .protocolViolation,
+                "offer of '\(file)' for \(clipID): a clip bundle holds only \(bundleFiles.sorted().joined(separator: ", "))"
+            )
         }
         guard size <= maxFileBytes else {
-            throw LinkError(.oversize, "offer of \(file) for \(clipID): \(size) bytes is over the host's limit of \(maxFileBytes)")
+            throw LinkError(
+                .oversize, "offer of \(file) for \(clipID): \(size) bytes is over the host's limit of \(maxFileBytes)")
         }
     }
 
     /// Walks the chunk log of a partial file, re-hashing each chunk's bytes; returns how far they are intact and how
     /// many chunks that is, with `hasher` fed the intact prefix.
     static func verifiedPrefix(
-        fd: borrowing FileDescriptor, log: borrowing FileDescriptor, size: UInt64, hasher: XXH3.Hasher, scratch: UnsafeMutableRawBufferPointer
+        fd: borrowing FileDescriptor, log: borrowing FileDescriptor, size: UInt64, hasher: XXH3.Hasher,
+        scratch: UnsafeMutableRawBufferPointer
     ) -> (committed: UInt64, chunks: Int) {
         var committed: UInt64 = 0
         var chunks = 0
         var record = (UInt64(0), UInt64(0), UInt64(0))
         while true {
-            let got = withUnsafeMutableBytes(of: &record) { r in (try? log.read(into: r, at: Int64(chunks * logRecordSize))) ?? 0 }
+            let got = withUnsafeMutableBytes(of: &record) { r in
+                (try? log.read(into: r, at: Int64(chunks * logRecordSize))) ?? 0
+            }
             guard got == logRecordSize else { break }
             let offset = UInt64(littleEndian: record.0)
             let sum = UInt64(littleEndian: record.2)
@@ -207,7 +226,9 @@ public final class HostStore: Sendable {
                 offset == committed, committed + UInt64(length) <= size
             else { break }
             let chunk = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<length])
-            guard (try? fd.read(into: chunk, at: Int64(offset))) == length, XXH3.hash(UnsafeRawBufferPointer(chunk)) == sum else { break }
+            guard (try? fd.read(into: chunk, at: Int64(offset))) == length,
+                XXH3.hash(UnsafeRawBufferPointer(chunk)) == sum
+            else { break }
             hasher.update(UnsafeRawBufferPointer(chunk))
             committed += UInt64(length)
             chunks += 1
@@ -254,33 +275,47 @@ public final class HostStore: Sendable {
         while true {
             let receipt: Connection.BulkReceipt
             do {
-                receipt = try bulk.receive(timeoutNs: idleTimeoutNs) { (offset, compressed, count) throws(LinkError) -> UnsafeMutableRawBufferPointer in
+                receipt = try bulk.receive(timeoutNs: idleTimeoutNs) {
+                    (offset, compressed, count) throws(LinkError) -> UnsafeMutableRawBufferPointer in
                     if let l = look {
-                        guard !compressed, count > 0, offset == UInt64(l.bytes.count), offset + UInt64(count) <= l.size else {
-                            throw LinkError(.protocolViolation, "chunk at \(offset) of \(count) bytes does not continue the first look of \(l.clipID) (\(l.bytes.count) of \(l.size) bytes)")
+                        guard !compressed, count > 0, offset == UInt64(l.bytes.count), offset + UInt64(count) <= l.size
+                        else {
+                            throw LinkError(
+                                .protocolViolation,
+                                "chunk at \(offset) of \(count) bytes does not continue the first look of \(l.clipID) (\(l.bytes.count) of \(l.size) bytes)"
+                            )
                         }
                         return received
                     }
                     guard let c = current else { throw LinkError(.protocolViolation, "chunk outside an offered file") }
                     guard offset == c.committed else {
-                        throw LinkError(.protocolViolation, "chunk at offset \(offset) of \(c.file); committed offset is \(c.committed)")
+                        throw LinkError(
+                            .protocolViolation,
+                            "chunk at offset \(offset) of \(c.file); committed offset is \(c.committed)")
                     }
                     guard compressed || (count > 0 && c.committed + UInt64(count) <= c.size) else {
-                        throw LinkError(.protocolViolation, "chunk at \(offset) of \(count) bytes does not fit the offered size \(c.size) of \(c.file)")
+                        throw LinkError(
+                            .protocolViolation,
+                            "chunk at \(offset) of \(count) bytes does not fit the offered size \(c.size) of \(c.file)")
                     }
                     return received
                 }
-            } catch where error.code == .closed {
+            } catch  where error.code == .closed {
                 return
-            } catch where error.code == .deadPeer {
+            } catch  where error.code == .deadPeer {
                 // Nothing came for `idleTimeoutNs` (between clips, or while the device's policy pauses a transfer).
                 if keepIdle() { continue }
-                throw LinkError(.deadPeer, "bulk channel of \(device) idle for \((idleTimeoutNs ?? 0) / 1_000_000) ms with no control channel up")
+                throw LinkError(
+                    .deadPeer,
+                    "bulk channel of \(device) idle for \((idleTimeoutNs ?? 0) / 1_000_000) ms with no control channel up"
+                )
             }
             switch receipt {
             case .chunk(_, let sum, _, let count) where look != nil:
                 let bytes = UnsafeRawBufferPointer(rebasing: received[0..<count])
-                guard XXH3.hash(bytes) == sum else { throw LinkError(.malformed, "first look of \(look!.clipID): a chunk's XXH3 does not match") }
+                guard XXH3.hash(bytes) == sum else {
+                    throw LinkError(.malformed, "first look of \(look!.clipID): a chunk's XXH3 does not match")
+                }
                 look!.bytes += bytes
                 try bulk.send(.chunkAck(committedOffset: UInt64(look!.bytes.count)))
                 if UInt64(look!.bytes.count) == look!.size {
@@ -288,7 +323,10 @@ public final class HostStore: Sendable {
                     look = nil
                     let stored = storeLook(l, device: device, deviceDir: deviceDir)
                     try bulk.send(.lookStored(clipID: l.clipID, stored: stored.ok, reason: stored.reason))
-                    if let path = stored.path { lookStored(StoredLook(device: device, clipID: l.clipID, path: path, t0Ns: l.t0Ns, zeroNs: l.zeroNs)) }
+                    if let path = stored.path {
+                        lookStored(
+                            StoredLook(device: device, clipID: l.clipID, path: path, t0Ns: l.t0Ns, zeroNs: l.zeroNs))
+                    }
                 }
             case .chunk(let offset, let sum, let compressed, let count):
                 let c = current!  // the destination closure refused any chunk without an open file
@@ -299,17 +337,24 @@ public final class HostStore: Sendable {
                         bytes = UnsafeRawBufferPointer(rebasing: inflated[0..<n])
                     } catch { throw LinkError(.malformed, "chunk at \(offset) of \(c.file): \(error)") }
                     guard c.committed + UInt64(bytes.count) <= c.size else {
-                        throw LinkError(.protocolViolation, "chunk at \(offset) inflates to \(bytes.count) bytes, past the offered size \(c.size) of \(c.file)")
+                        throw LinkError(
+                            .protocolViolation,
+                            "chunk at \(offset) inflates to \(bytes.count) bytes, past the offered size \(c.size) of \(c.file)"
+                        )
                     }
                 }
                 guard bytes.count > 0 else { throw LinkError(.malformed, "empty chunk at \(offset) of \(c.file)") }
-                guard XXH3.hash(bytes) == sum else { throw LinkError(.malformed, "chunk at \(offset) of \(c.file): XXH3 mismatch") }
+                guard XXH3.hash(bytes) == sum else {
+                    throw LinkError(.malformed, "chunk at \(offset) of \(c.file): XXH3 mismatch")
+                }
                 do {
                     // Only verified bytes reach the file. The chunk's log record goes after them: a record never
                     // describes bytes not yet written.
                     try c.fd.writeAll(bytes, at: Int64(offset))
                     var record = (UInt64(offset).littleEndian, UInt64(bytes.count).littleEndian, sum.littleEndian)
-                    try withUnsafeBytes(of: &record) { try c.logFD.writeAll($0, at: Int64(c.chunks * Self.logRecordSize)) }
+                    try withUnsafeBytes(of: &record) {
+                        try c.logFD.writeAll($0, at: Int64(c.chunks * Self.logRecordSize))
+                    }
                 } catch { throw LinkError(.io, "\(c.path): \(error)") }
                 c.hasher.update(bytes)
                 c.committed += UInt64(bytes.count)
@@ -358,10 +403,16 @@ public final class HostStore: Sendable {
                         throw LinkError(.protocolViolation, "look_offer for \(clipID) while a file is being received")
                     }
                     guard size > 0, size <= Self.maxLookBytes else {
-                        throw LinkError(.oversize, "first look of \(clipID): \(size) bytes (a first look is 1 byte to \(Self.maxLookBytes))")
+                        throw LinkError(
+                            .oversize,
+                            "first look of \(clipID): \(size) bytes (a first look is 1 byte to \(Self.maxLookBytes))")
                     }
-                    guard t0.magnitude < DeviceLink.largestTimeNs.magnitude, zero.magnitude < DeviceLink.largestTimeNs.magnitude else {
-                        throw LinkError(.malformed, "first look of \(clipID): t0 \(t0) or zero \(zero) is no reading of a capture clock")
+                    guard t0.magnitude < DeviceLink.largestTimeNs.magnitude,
+                        zero.magnitude < DeviceLink.largestTimeNs.magnitude
+                    else {
+                        throw LinkError(
+                            .malformed,
+                            "first look of \(clipID): t0 \(t0) or zero \(zero) is no reading of a capture clock")
                     }
                     look = IncomingLook(clipID: clipID, t0Ns: t0, zeroNs: zero, size: size, xxh3: xxh3, bytes: [])
                     look!.bytes.reserveCapacity(Int(size))
@@ -374,7 +425,8 @@ public final class HostStore: Sendable {
                         // Confirmed before: the same bytes are confirmed again without a byte resent; other bytes under
                         // the same id are refused, loudly, and nothing stored is touched.
                         if let difference = Self.difference("\(final)/\(file)", size: size, xxh3: xxh3) {
-                            let reason = "clip \(clipID) is already on this host with other content (\(difference)); refused, nothing overwritten"
+                            let reason =
+                                "clip \(clipID) is already on this host with other content (\(difference)); refused, nothing overwritten"
                             note("REFUSED \(file) of \(clipID) from \(device): \(reason)")
                             try bulk.send(.fileComplete(clipID: clipID, file: file, verified: false, reason: reason))
                         } else {
@@ -388,14 +440,18 @@ public final class HostStore: Sendable {
                     let state = PartialState(size: size, xxh3: xxh3)
                     do {
                         try FileSystem.makeDirectory(dir)
-                        let resuming = (try? FileSystem.readSmallFile(path + ".state", limit: 64, regularFileOnly: true)).flatMap { PartialState($0) } == state
+                        let resuming =
+                            (try? FileSystem.readSmallFile(path + ".state", limit: 64, regularFileOnly: true)).flatMap {
+                                PartialState($0)
+                            } == state
                         let fd = try FileDescriptor.open(path, O_RDWR | O_CREAT)
                         let logFD = try FileDescriptor.open(path + ".chunks", O_RDWR | O_CREAT)
                         var hasher = XXH3.Hasher()
                         var committed: UInt64 = 0
                         var chunks = 0
                         if resuming {
-                            (committed, chunks) = Self.verifiedPrefix(fd: fd, log: logFD, size: size, hasher: hasher, scratch: inflated)
+                            (committed, chunks) = Self.verifiedPrefix(
+                                fd: fd, log: logFD, size: size, hasher: hasher, scratch: inflated)
                             if committed == size && hasher.digest != xxh3 {
                                 // Whole by its log but not by its hash: nothing of it is trusted.
                                 (committed, chunks, hasher) = (0, 0, XXH3.Hasher())
@@ -416,7 +472,11 @@ public final class HostStore: Sendable {
                             // Whole already (an empty file, or one whose every chunk came before a restart): judged
                             // now, since no chunk will follow.
                             guard hasher.digest == xxh3 else {
-                                throw LinkError(.malformed, String(format: "%@ of %@: %llu bytes whose XXH3 is not the offered %016llx", file, clipID, size, xxh3))
+                                throw LinkError(
+                                    .malformed,
+                                    String(
+                                        format: "%@ of %@: %llu bytes whose XXH3 is not the offered %016llx", file,
+                                        clipID, size, xxh3))
                             }
                             try fd.syncData()
                             ledger.verified(file, of: clipID)
@@ -424,7 +484,8 @@ public final class HostStore: Sendable {
                             continue
                         }
                         current = OpenPartial(
-                            clip: clipID, file: file, path: path, size: size, xxh3: xxh3, committed: committed, chunks: chunks,
+                            clip: clipID, file: file, path: path, size: size, xxh3: xxh3, committed: committed,
+                            chunks: chunks,
                             hasher: hasher, fd: fd, logFD: logFD)
                         try bulk.send(.resumeAt(clipID: clipID, file: file, offset: committed))
                     } catch let e as LinkError {
@@ -445,14 +506,18 @@ public final class HostStore: Sendable {
                     if let why = ledger.refusal(toConfirm: clipID, fileOpen: current != nil) {
                         throw LinkError(.protocolViolation, why)
                     }
-                    let sent = ledger.files(of: clipID), good = sent
+                    let sent = ledger.files(of: clipID)
+                    let good = sent
                     ledger.close(clipID)
                     do {
                         if FileSystem.exists(final) {
                             // Confirmed again only as the same clip: every file it holds was offered and matched.
                             let stored = Set(try FileSystem.list(final)).subtracting(Self.hostFiles)
                             guard stored == sent else {
-                                throw LinkError(.protocolViolation, "clip \(clipID) is already on this host with files \(stored.sorted().joined(separator: ", ")); this channel offered \(sent.sorted().joined(separator: ", ")); nothing confirmed")
+                                throw LinkError(
+                                    .protocolViolation,
+                                    "clip \(clipID) is already on this host with files \(stored.sorted().joined(separator: ", ")); this channel offered \(sent.sorted().joined(separator: ", ")); nothing confirmed"
+                                )
                             }
                         } else {
                             // Only the verified files go in: the chunk logs, and anything left from an earlier offer
@@ -468,7 +533,8 @@ public final class HostStore: Sendable {
                             note["receivedHostNs"] = monotonicNowNs()
                             note["hostBoot"] = bootID  // host monotonic times compare only within one boot
                             note["receivedAt"] = ISO8601DateFormatter().string(from: Date())
-                            let json = try JSONSerialization.data(withJSONObject: note, options: [.prettyPrinted, .sortedKeys])
+                            let json = try JSONSerialization.data(
+                                withJSONObject: note, options: [.prettyPrinted, .sortedKeys])
                             try json.write(to: URL(fileURLWithPath: "\(partial)/host-meta.json"))
                             try FileSystem.syncDirectory(partial)
                             try FileSystem.rename(partial, final)

@@ -45,10 +45,12 @@ package final class LinkOnlyReceiver: @unchecked Sendable {
             let receipt: Connection.BulkReceipt
             do {
                 receipt = try c.receive { (_, _, _) throws(LinkError) -> UnsafeMutableRawBufferPointer in buffer }
-            } catch where error.code == .closed { return }
+            } catch  where error.code == .closed { return }
             switch receipt {
             case .chunk(let offset, let sum, let compressed, let count):
-                guard !compressed, offset == committed, XXH3.hash(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) == sum else {
+                guard !compressed, offset == committed,
+                    XXH3.hash(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) == sum
+                else {
                     throw LinkError(.malformed, "chunk at \(offset): not the next, compressed, or XXH3 mismatch")
                 }
                 whole.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -56,7 +58,9 @@ package final class LinkOnlyReceiver: @unchecked Sendable {
                 try c.send(.chunkAck(committedOffset: committed))
                 if committed == size {
                     let ok = whole.digest == expected
-                    try c.send(.fileComplete(clipID: clip, file: file, verified: ok, reason: ok ? "" : "whole-file XXH3 mismatch"))
+                    try c.send(
+                        .fileComplete(
+                            clipID: clip, file: file, verified: ok, reason: ok ? "" : "whole-file XXH3 mismatch"))
                 }
             case .message(.offer(let clipID, let name, let s, let sum)):
                 clip = clipID

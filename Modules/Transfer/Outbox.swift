@@ -19,7 +19,9 @@ public struct Outbox: Sendable {
         let path = "\(directory)/\(clipID)"
         if staged != path {
             if FileSystem.exists(path) {
-                throw SystemError(errno: EEXIST, operation: "queue clip (a clip with this id is still owed to a host; it is kept)", path: path)
+                throw SystemError(
+                    errno: EEXIST, operation: "queue clip (a clip with this id is still owed to a host; it is kept)",
+                    path: path)
             }
             try FileSystem.rename(staged, path)
             try FileSystem.syncDirectory(directory)

@@ -9,7 +9,10 @@ public struct CaptureMode: Hashable, Sendable, CustomStringConvertible {
     /// The mode's timing is the incoming signal's (an HDMI input), not a choice the device offers.
     public let fromSignal: Bool
 
-    public init(input: Int, inputName: String, fourcc: FourCC, width: Int, height: Int, interval: FrameInterval, fromSignal: Bool = false) {
+    public init(
+        input: Int, inputName: String, fourcc: FourCC, width: Int, height: Int, interval: FrameInterval,
+        fromSignal: Bool = false
+    ) {
         self.input = input
         self.inputName = inputName
         self.fourcc = fourcc
@@ -46,7 +49,9 @@ public struct ModeConstraints: Sendable, Equatable {
     public var framesPerSecond: Double?
     public var fourcc: FourCC?
 
-    public init(input: Int? = nil, width: Int? = nil, height: Int? = nil, framesPerSecond: Double? = nil, fourcc: FourCC? = nil) {
+    public init(
+        input: Int? = nil, width: Int? = nil, height: Int? = nil, framesPerSecond: Double? = nil, fourcc: FourCC? = nil
+    ) {
         self.input = input
         self.width = width
         self.height = height
@@ -102,40 +107,58 @@ public enum ModeSelection {
         guard let best = admitted.first else {
             if ranked.isEmpty {
                 let offered = Set(modes.map(\.fourcc.description)).sorted().joined(separator: ", ")
-                return (nil, "no mode ppc can take: the device offers \(offered.isEmpty ? "no formats" : offered); ppc takes NV12 (as is), YUYV (converted once) or MJPEG (passed through)")
+                return (
+                    nil,
+                    "no mode ppc can take: the device offers \(offered.isEmpty ? "no formats" : offered); ppc takes NV12 (as is), YUYV (converted once) or MJPEG (passed through)"
+                )
             }
             return (nil, "no mode matches \(describe(constraints)); the best offered is \(ranked[0])")
         }
-        var why = "the highest frame rate offered\(constraints.isEmpty ? "" : " that matches \(describe(constraints))") (\(formatRate(best.framesPerSecond)) fps)"
+        var why =
+            "the highest frame rate offered\(constraints.isEmpty ? "" : " that matches \(describe(constraints))") (\(formatRate(best.framesPerSecond)) fps)"
         let atRate = admitted.filter { sameRate($0.framesPerSecond, best.framesPerSecond) }
         if atRate.count > 1 {
             why += ", and at that rate the largest size (\(best.width)x\(best.height))"
-            if atRate.contains(where: { $0.width == best.width && $0.height == best.height && $0.input != best.input }) {
+            if atRate.contains(where: { $0.width == best.width && $0.height == best.height && $0.input != best.input })
+            {
                 why += ", on the lowest-numbered input that has it"
             }
         }
         switch best.fourcc {
         case .nv12: why += "; NV12 goes to the encoder without conversion"
         case .yuyv: why += "; YUYV is converted to NV12 once per frame"
-        default: why += "; \(best.fourcc) is passed through as the camera compressed it (never decoded, never re-encoded)"
+        default:
+            why += "; \(best.fourcc) is passed through as the camera compressed it (never decoded, never re-encoded)"
         }
         let rawAtSame = admitted.filter {
-            $0.isRaw && sameRate($0.framesPerSecond, best.framesPerSecond) && $0.width == best.width && $0.height == best.height
+            $0.isRaw && sameRate($0.framesPerSecond, best.framesPerSecond) && $0.width == best.width
+                && $0.height == best.height
         }
         if !best.isRaw, let raw = rawAtSame.first {
             if let c = capacity {
-                why += " — \(raw.fourcc) at this rate and size needs \(mpx(raw.pixelRate)) Mpx/s encoded, and this machine's encoder sustained \(mpx(c.pixelsPerSecond)) Mpx/s (\(c.basis))"
+                why +=
+                    " — \(raw.fourcc) at this rate and size needs \(mpx(raw.pixelRate)) Mpx/s encoded, and this machine's encoder sustained \(mpx(c.pixelsPerSecond)) Mpx/s (\(c.basis))"
             }
         } else if best.isRaw, let c = capacity, best.pixelRate > c.pixelsPerSecond {
-            why += " — warning: it needs \(mpx(best.pixelRate)) Mpx/s encoded and this machine's encoder sustained \(mpx(c.pixelsPerSecond)) Mpx/s (\(c.basis)); no compressed mode at this rate and size is offered, so frames will be late"
-        } else if best.isRaw, capacity == nil, admitted.contains(where: { !$0.isRaw && sameRate($0.framesPerSecond, best.framesPerSecond) && $0.width == best.width && $0.height == best.height }) {
-            why += " (MJPEG is offered too; with no self-test figure on this machine raw is preferred — run `ppc-tool selftest` to measure)"
+            why +=
+                " — warning: it needs \(mpx(best.pixelRate)) Mpx/s encoded and this machine's encoder sustained \(mpx(c.pixelsPerSecond)) Mpx/s (\(c.basis)); no compressed mode at this rate and size is offered, so frames will be late"
+        } else if best.isRaw, capacity == nil,
+            admitted.contains(where: {
+                !$0.isRaw && sameRate($0.framesPerSecond, best.framesPerSecond) && $0.width == best.width
+                    && $0.height == best.height
+            })
+        {
+            why +=
+                " (MJPEG is offered too; with no self-test figure on this machine raw is preferred — run `ppc-tool selftest` to measure)"
         }
         if best.fromSignal { why += "; its timing is the incoming signal's" }
-        if let bigger = ranked.filter({ $0.height > best.height }).max(by: { $0.height * $0.width < $1.height * $1.width }),
+        if let bigger = ranked.filter({ $0.height > best.height }).max(by: {
+            $0.height * $0.width < $1.height * $1.width
+        }),
             bigger.framesPerSecond < best.framesPerSecond
         {
-            why += " (\(bigger.width)x\(bigger.height) is larger but only \(formatRate(bigger.framesPerSecond)) fps: frame rate ranks first, seed 000 REQ-FPS-1)"
+            why +=
+                " (\(bigger.width)x\(bigger.height) is larger but only \(formatRate(bigger.framesPerSecond)) fps: frame rate ranks first, seed 000 REQ-FPS-1)"
         }
         return (best, why)
     }
@@ -149,7 +172,13 @@ public enum ModeSelection {
         var parts: [String] = []
         if let i = c.input { parts.append("input \(i)") }
         if let f = c.fourcc { parts.append("\(f)") }
-        if let w = c.width, let h = c.height { parts.append("\(w)x\(h)") } else if let w = c.width { parts.append("width \(w)") } else if let h = c.height { parts.append("height \(h)") }
+        if let w = c.width, let h = c.height {
+            parts.append("\(w)x\(h)")
+        } else if let w = c.width {
+            parts.append("width \(w)")
+        } else if let h = c.height {
+            parts.append("height \(h)")
+        }
         if let r = c.framesPerSecond { parts.append("\(formatRate(r)) fps") }
         return parts.joined(separator: " ")
     }
@@ -178,9 +207,11 @@ public struct CapabilityCard: Sendable {
         var notes: [String] = []
         for input in inputs.isEmpty ? [V4L2Input(index: 0, name: "default", signalTimed: false, status: 0)] : inputs {
             if !inputs.isEmpty && input.index != original {
-                do { try device.selectInput(input.index) } catch where error.kind == .busy {
+                do { try device.selectInput(input.index) } catch  where error.kind == .busy {
                     // Another program is streaming: the input cannot be switched, so only the current one is read.
-                    notes.append("input \(input.index) (\(input.name)) not read: the device is busy streaming in another program")
+                    notes.append(
+                        "input \(input.index) (\(input.name)) not read: the device is busy streaming in another program"
+                    )
                     continue
                 }
             } else if !inputs.isEmpty {
@@ -189,23 +220,31 @@ public struct CapabilityCard: Sendable {
             // A signal-timed input's size and rate are the incoming signal's: read once for the input, not per format.
             var signal: (format: V4L2PixelFormat, rate: FrameInterval?)?
             for f in try device.pixelFormats() {
-                if f.fourcc != .nv12 && f.fourcc != .yuyv && !f.fourcc.isMotionJPEG { unusable.insert("\(f.fourcc) (\(f.description))") }
+                if f.fourcc != .nv12 && f.fourcc != .yuyv && !f.fourcc.isMotionJPEG {
+                    unusable.insert("\(f.fourcc) (\(f.description))")
+                }
                 if !input.signalTimed, let sizes = try device.frameSizes(f.fourcc) {
                     for s in sizes {
                         for i in try device.frameIntervals(f.fourcc, width: s.width, height: s.height) {
-                            modes.append(CaptureMode(input: input.index, inputName: input.name, fourcc: f.fourcc, width: s.width, height: s.height, interval: i))
+                            modes.append(
+                                CaptureMode(
+                                    input: input.index, inputName: input.name, fourcc: f.fourcc, width: s.width,
+                                    height: s.height, interval: i))
                         }
                     }
                 } else {
                     // A signal-timed input (or no size enumeration): the size and rate are the incoming signal's, in
                     // force now; a listed size range there is what the hardware could scale to, not a mode to choose.
                     if signal == nil { signal = (try device.currentFormat(), try device.frameInterval()?.interval) }
-                    let current = try device.tryFormat(f.fourcc, width: signal!.format.width, height: signal!.format.height)
+                    let current = try device.tryFormat(
+                        f.fourcc, width: signal!.format.width, height: signal!.format.height)
                     guard current.fourcc == f.fourcc else { continue }
                     if let rate = signal!.rate {
-                        modes.append(CaptureMode(
-                            input: input.index, inputName: input.name, fourcc: f.fourcc, width: current.width, height: current.height,
-                            interval: rate, fromSignal: true))
+                        modes.append(
+                            CaptureMode(
+                                input: input.index, inputName: input.name, fourcc: f.fourcc, width: current.width,
+                                height: current.height,
+                                interval: rate, fromSignal: true))
                     }
                 }
             }
@@ -233,18 +272,27 @@ public struct CapabilityCard: Sendable {
     public func json(constraints: ModeConstraints = .init(), capacity: EncodeCapacity? = nil) -> [String: Any] {
         let choice = ModeSelection.choose(modes, constraints, capacity: capacity)
         func mode(_ m: CaptureMode) -> [String: Any] {
-            ["input": m.input, "inputName": m.inputName, "pixelFormat": m.fourcc.description, "width": m.width, "height": m.height,
-             "fps": (m.framesPerSecond * 1000).rounded() / 1000, "interval": "\(m.interval.numerator)/\(m.interval.denominator)",
-             "fromSignal": m.fromSignal, "usable": m.usable]
+            [
+                "input": m.input, "inputName": m.inputName, "pixelFormat": m.fourcc.description, "width": m.width,
+                "height": m.height,
+                "fps": (m.framesPerSecond * 1000).rounded() / 1000,
+                "interval": "\(m.interval.numerator)/\(m.interval.denominator)",
+                "fromSignal": m.fromSignal, "usable": m.usable,
+            ]
         }
         var out: [String: Any] = [
             "device": path, "driver": capability.driver, "card": capability.card, "bus": capability.busInfo,
             "driverVersion": capability.versionString,
-            "inputs": inputs.map { ["index": $0.index, "name": $0.name, "signalTimed": $0.signalTimed] as [String: Any] },
+            "inputs": inputs.map {
+                ["index": $0.index, "name": $0.name, "signalTimed": $0.signalTimed] as [String: Any]
+            },
             "modes": modes.map(mode), "unusableFormats": unusableFormats,
             "controls": controls.map(\.name),
             "choiceWhy": choice.why, "notes": notes,
-            "encodeCapacity": capacity.map { ["megapixelsPerSecond": $0.pixelsPerSecond / 1e6, "provenance": $0.provenance, "what": $0.what] as [String: Any] }
+            "encodeCapacity": capacity.map {
+                ["megapixelsPerSecond": $0.pixelsPerSecond / 1e6, "provenance": $0.provenance, "what": $0.what]
+                    as [String: Any]
+            }
                 ?? "none recorded on this machine (ppc-tool selftest records it)",
         ]
         if let m = choice.mode { out["choice"] = mode(m) }
@@ -253,8 +301,12 @@ public struct CapabilityCard: Sendable {
 
     /// The card as lines for a terminal.
     public func lines(constraints: ModeConstraints = .init(), capacity: EncodeCapacity? = nil) -> [String] {
-        var out = ["\(path): \(capability.card) (driver \(capability.driver) \(capability.versionString), \(capability.busInfo))"]
-        for inp in inputs { out.append("  input \(inp.index): \(inp.name)\(inp.signalTimed ? " (timing from the signal)" : "")") }
+        var out = [
+            "\(path): \(capability.card) (driver \(capability.driver) \(capability.versionString), \(capability.busInfo))"
+        ]
+        for inp in inputs {
+            out.append("  input \(inp.index): \(inp.name)\(inp.signalTimed ? " (timing from the signal)" : "")")
+        }
         var byKey: [String: [String]] = [:]
         var order: [String] = []
         for m in modes where m.usable {
@@ -264,18 +316,28 @@ public struct CapabilityCard: Sendable {
         }
         for k in order { out.append("\(k) @ \(byKey[k]!.joined(separator: ", ")) fps") }
         if !unusableFormats.isEmpty {
-            let shown = unusableFormats.prefix(8).map { String($0.prefix(while: { $0 != " " })) }.joined(separator: ", ")
-            out.append("  \(unusableFormats.count) formats ppc does not take (NV12 as is, YUYV converted once, MJPG passed through): \(shown)\(unusableFormats.count > 8 ? ", …" : "") (--json lists them)")
+            let shown = unusableFormats.prefix(8).map { String($0.prefix(while: { $0 != " " })) }.joined(
+                separator: ", ")
+            out.append(
+                "  \(unusableFormats.count) formats ppc does not take (NV12 as is, YUYV converted once, MJPG passed through): \(shown)\(unusableFormats.count > 8 ? ", …" : "") (--json lists them)"
+            )
         }
         if unusableFormats.contains(where: { $0.hasPrefix("H264") }) {
-            out.append("  H264 is not taken: passing it through needs the camera's IDR interval set to the fragment grid, which ppc does not do yet (MJPG or raw instead)")
+            out.append(
+                "  H264 is not taken: passing it through needs the camera's IDR interval set to the fragment grid, which ppc does not do yet (MJPG or raw instead)"
+            )
         }
         for n in notes { out.append("  ⚠ \(n)") }
         out.append(
             "  this machine's encoder: "
-                + (capacity.map { String(format: "%.1f", $0.pixelsPerSecond / 1e6) + " Mpx/s (\($0.basis))" } ?? "not measured (ppc-tool selftest records it; until then raw modes are preferred at equal rank)"))
+                + (capacity.map { String(format: "%.1f", $0.pixelsPerSecond / 1e6) + " Mpx/s (\($0.basis))" }
+                    ?? "not measured (ppc-tool selftest records it; until then raw modes are preferred at equal rank)"))
         let choice = ModeSelection.choose(modes, constraints, capacity: capacity)
-        if let m = choice.mode { out.append("ppc would choose \(m): \(choice.why)") } else { out.append("ppc cannot capture from it: \(choice.why)") }
+        if let m = choice.mode {
+            out.append("ppc would choose \(m): \(choice.why)")
+        } else {
+            out.append("ppc cannot capture from it: \(choice.why)")
+        }
         return out
     }
 }

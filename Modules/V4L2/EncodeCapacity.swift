@@ -1,6 +1,6 @@
 import Foundation
-import Syscall
 import JSONInput
+import Syscall
 
 /// How many pixels a second this machine's encoder sustained, as `ppc-tool selftest` measured it: the figure that
 /// decides between a camera's raw mode (ppc encodes) and its Motion JPEG mode (passed through). Kept in the state
@@ -36,7 +36,8 @@ public struct EncodeCapacity: Codable, Sendable, Equatable {
 
     /// Records the figure (atomically).
     public func save(_ path: String = defaultPath) throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try FileSystem.writeAtomically([UInt8](try encoder.encode(self)), to: path)

@@ -36,9 +36,18 @@ public struct V4L2Error: Error, Sendable, CustomStringConvertible {
     static func from(errno e: Int32, device: String, operation: String) -> V4L2Error {
         switch e {
         case ENOENT, ENXIO: V4L2Error(.notFound, device: device, operation: operation, errno: e, "no such video device")
-        case EBUSY: V4L2Error(.busy, device: device, operation: operation, errno: e, "the device is busy (another program is capturing from it)")
-        case ENODEV: V4L2Error(.lost, device: device, operation: operation, errno: e, "the device is gone (unplugged or its driver unbound)")
-        case ENOTTY: V4L2Error(.unsupported, device: device, operation: operation, errno: e, "not a V4L2 device, or the call is not supported")
+        case EBUSY:
+            V4L2Error(
+                .busy, device: device, operation: operation, errno: e,
+                "the device is busy (another program is capturing from it)")
+        case ENODEV:
+            V4L2Error(
+                .lost, device: device, operation: operation, errno: e,
+                "the device is gone (unplugged or its driver unbound)")
+        case ENOTTY:
+            V4L2Error(
+                .unsupported, device: device, operation: operation, errno: e,
+                "not a V4L2 device, or the call is not supported")
         default: V4L2Error(.other, device: device, operation: operation, errno: e, String(cString: strerror(e)))
         }
     }
@@ -69,7 +78,8 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible {
     /// The four characters; a big-endian variant (bit 31 set) is written with a `-BE` suffix.
     public var description: String {
         let code = rawValue & 0x7fff_ffff
-        let s = String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: code >> ($0 * 8)) }, as: UTF8.self).trimmingSuffix(" ")
+        let s = String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: code >> ($0 * 8)) }, as: UTF8.self)
+            .trimmingSuffix(" ")
         return rawValue & 0x8000_0000 != 0 ? s + "-BE" : s
     }
 }
@@ -126,11 +136,15 @@ public final class V4L2Device {
         }
         guard cap.capturesVideo else {
             self.close()
-            throw V4L2Error(.unsupported, device: path, operation: "QUERYCAP", "\(cap.card) (\(cap.driver)) does not capture single-planar video")
+            throw V4L2Error(
+                .unsupported, device: path, operation: "QUERYCAP",
+                "\(cap.card) (\(cap.driver)) does not capture single-planar video")
         }
         guard cap.streams else {
             self.close()
-            throw V4L2Error(.unsupported, device: path, operation: "QUERYCAP", "\(cap.card) (\(cap.driver)) cannot stream (no V4L2_CAP_STREAMING)")
+            throw V4L2Error(
+                .unsupported, device: path, operation: "QUERYCAP",
+                "\(cap.card) (\(cap.driver)) cannot stream (no V4L2_CAP_STREAMING)")
         }
     }
 
@@ -151,7 +165,9 @@ public final class V4L2Device {
         // Closed: every call fails as the kernel would say, never reaching it with a stale descriptor.
         guard fd >= 0 else { throw V4L2Error.from(errno: EBADF, device: path, operation: name) }
         do {
-            return try Descriptor.ioctl(name, path: path) { withUnsafeMutablePointer(to: &arg) { ppc_v4l2_ioctl(fd, request, $0) } }
+            return try Descriptor.ioctl(name, path: path) {
+                withUnsafeMutablePointer(to: &arg) { ppc_v4l2_ioctl(fd, request, $0) }
+            }
         } catch {
             throw V4L2Error.from(errno: error.errno, device: path, operation: name)
         }
@@ -187,9 +203,11 @@ public final class V4L2Device {
             var inp = v4l2_input()
             inp.index = UInt32(i)
             guard try ioctlUnlessInvalid(PPC_VIDIOC_ENUMINPUT, "ENUMINPUT", &inp) else { break }
-            out.append(V4L2Input(
-                index: i, name: cString(&inp.name),
-                signalTimed: (inp.capabilities & UInt32(V4L2_IN_CAP_DV_TIMINGS | V4L2_IN_CAP_STD)) != 0, status: inp.status))
+            out.append(
+                V4L2Input(
+                    index: i, name: cString(&inp.name),
+                    signalTimed: (inp.capabilities & UInt32(V4L2_IN_CAP_DV_TIMINGS | V4L2_IN_CAP_STD)) != 0,
+                    status: inp.status))
         }
         return out
     }
@@ -215,7 +233,11 @@ public final class V4L2Device {
             d.index = UInt32(i)
             d.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             guard try ioctlUnlessInvalid(PPC_VIDIOC_ENUM_FMT, "ENUM_FMT", &d) else { break }
-            out.append((FourCC(rawValue: d.pixelformat), cString(&d.description), (d.flags & UInt32(V4L2_FMT_FLAG_COMPRESSED)) != 0))
+            out.append(
+                (
+                    FourCC(rawValue: d.pixelformat), cString(&d.description),
+                    (d.flags & UInt32(V4L2_FMT_FLAG_COMPRESSED)) != 0
+                ))
         }
         return out
     }
@@ -280,7 +302,9 @@ public final class V4L2Device {
         try format(PPC_VIDIOC_TRY_FMT, "TRY_FMT", fourcc, width: width, height: height)
     }
 
-    func format(_ request: UInt, _ name: String, _ fourcc: FourCC, width: Int, height: Int) throws(V4L2Error) -> V4L2PixelFormat {
+    func format(_ request: UInt, _ name: String, _ fourcc: FourCC, width: Int, height: Int) throws(V4L2Error)
+        -> V4L2PixelFormat
+    {
         var f = v4l2_format()
         f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         f.fmt.pix.width = UInt32(width)
@@ -297,8 +321,10 @@ public final class V4L2Device {
         p.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         guard try ioctlUnlessInvalid(PPC_VIDIOC_G_PARM, "G_PARM", &p) else { return nil }
         let t = p.parm.capture.timeperframe
-        return (FrameInterval(numerator: t.numerator, denominator: t.denominator),
-                (p.parm.capture.capability & UInt32(V4L2_CAP_TIMEPERFRAME)) != 0)
+        return (
+            FrameInterval(numerator: t.numerator, denominator: t.denominator),
+            (p.parm.capture.capability & UInt32(V4L2_CAP_TIMEPERFRAME)) != 0
+        )
     }
 
     /// Pins the frame interval (VIDIOC_S_PARM) and returns what the driver reports back.
@@ -324,9 +350,11 @@ public final class V4L2Device {
             guard try ioctlUnlessInvalid(PPC_VIDIOC_QUERYCTRL, "QUERYCTRL", &q) else { break }
             id = q.id | PPC_V4L2_CTRL_FLAG_NEXT_CTRL
             if (q.flags & UInt32(V4L2_CTRL_FLAG_DISABLED)) != 0 { continue }
-            out.append(V4L2Control(
-                id: q.id, name: cString(&q.name), minimum: q.minimum, maximum: q.maximum, defaultValue: q.default_value,
-                readOnly: (q.flags & UInt32(V4L2_CTRL_FLAG_READ_ONLY)) != 0))
+            out.append(
+                V4L2Control(
+                    id: q.id, name: cString(&q.name), minimum: q.minimum, maximum: q.maximum,
+                    defaultValue: q.default_value,
+                    readOnly: (q.flags & UInt32(V4L2_CTRL_FLAG_READ_ONLY)) != 0))
         }
         return out
     }
@@ -352,7 +380,9 @@ public final class V4L2Device {
         req.memory = V4L2_MEMORY_MMAP.rawValue
         try ioctl(PPC_VIDIOC_REQBUFS, "REQBUFS \(count)", &req)
         guard req.count >= 2 else {
-            throw V4L2Error(.unsupported, device: path, operation: "REQBUFS", "the driver gave \(req.count) buffers; streaming needs at least 2")
+            throw V4L2Error(
+                .unsupported, device: path, operation: "REQBUFS",
+                "the driver gave \(req.count) buffers; streaming needs at least 2")
         }
         for i in 0..<Int(req.count) {
             var b = v4l2_buffer()
@@ -407,7 +437,8 @@ public final class V4L2Device {
         // The kernel's videobuf2 keeps bytesused within the buffer; a driver that did not would still not be read past.
         let buffer = mapped[Int(b.index)]
         return DequeuedFrame(
-            index: Int(b.index), data: UnsafeRawBufferPointer(start: buffer.base, count: min(Int(b.bytesused), buffer.length)),
+            index: Int(b.index),
+            data: UnsafeRawBufferPointer(start: buffer.base, count: min(Int(b.bytesused), buffer.length)),
             sequence: b.sequence, timestampNs: ts, flags: b.flags)
     }
 
@@ -497,7 +528,9 @@ public struct DequeuedFrame {
     public let flags: UInt32
 
     /// The timestamp is CLOCK_MONOTONIC (the capture clock) rather than unknown or copied from an output.
-    public var monotonicTimestamp: Bool { (flags & PPC_V4L2_BUF_FLAG_TIMESTAMP_MASK) == PPC_V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC }
+    public var monotonicTimestamp: Bool {
+        (flags & PPC_V4L2_BUF_FLAG_TIMESTAMP_MASK) == PPC_V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC
+    }
     /// The timestamp marks the start of exposure (SOE) rather than the end of the frame (EOF).
     public var startOfExposure: Bool { (flags & PPC_V4L2_BUF_FLAG_TSTAMP_SRC_MASK) == PPC_V4L2_BUF_FLAG_TSTAMP_SRC_SOE }
     /// The driver marked the frame as corrupt.

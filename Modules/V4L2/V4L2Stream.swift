@@ -39,7 +39,9 @@ public final class V4L2Stream {
         let d = try V4L2Device(path: path)
         let (f, i, honoured, report) = try Self.warm(d, mode)
         guard f == format else {
-            throw V4L2Error(.notHonoured, device: path, operation: "resume", "the device came back as \(f), not \(format); the session keeps one format for its life")
+            throw V4L2Error(
+                .notHonoured, device: path, operation: "resume",
+                "the device came back as \(f), not \(format); the session keeps one format for its life")
         }
         device = d
         interval = i
@@ -51,12 +53,16 @@ public final class V4L2Stream {
     /// Stops streaming, releases the buffers and closes the device.
     public func stop() { device.close() }
 
-    static func warm(_ d: V4L2Device, _ mode: CaptureMode) throws(V4L2Error) -> (V4L2PixelFormat, FrameInterval, Bool, [String]) {
+    static func warm(_ d: V4L2Device, _ mode: CaptureMode) throws(V4L2Error) -> (
+        V4L2PixelFormat, FrameInterval, Bool, [String]
+    ) {
         var report: [String] = []
         if !(try d.inputs()).isEmpty { try d.selectInput(mode.input) }
         let f = try d.setFormat(mode.fourcc, width: mode.width, height: mode.height)
         guard f.fourcc == mode.fourcc, f.width == mode.width, f.height == mode.height else {
-            throw V4L2Error(.notHonoured, device: d.path, operation: "S_FMT", "asked for \(mode.fourcc) \(mode.width)x\(mode.height), the driver set \(f)")
+            throw V4L2Error(
+                .notHonoured, device: d.path, operation: "S_FMT",
+                "asked for \(mode.fourcc) \(mode.width)x\(mode.height), the driver set \(f)")
         }
         var interval = mode.interval
         var honoured = true
@@ -65,13 +71,17 @@ public final class V4L2Stream {
                 let got = try d.setFrameInterval(mode.interval)
                 interval = got
                 honoured = abs(got.framesPerSecond - mode.framesPerSecond) <= 0.001 * mode.framesPerSecond
-                report.append(honoured
-                    ? "frame interval pinned to \(got) (\(formatRate(got.framesPerSecond)) fps) and read back"
-                    : "frame interval: asked for \(mode.interval), the device reports \(got) — not honoured; the rate is reported, not trusted")
+                report.append(
+                    honoured
+                        ? "frame interval pinned to \(got) (\(formatRate(got.framesPerSecond)) fps) and read back"
+                        : "frame interval: asked for \(mode.interval), the device reports \(got) — not honoured; the rate is reported, not trusted"
+                )
             } else {
                 interval = current.interval
                 honoured = abs(current.interval.framesPerSecond - mode.framesPerSecond) <= 0.001 * mode.framesPerSecond
-                report.append("frame interval cannot be set (no V4L2_CAP_TIMEPERFRAME); the device runs at \(current.interval) (\(formatRate(current.interval.framesPerSecond)) fps)\(honoured ? "" : " — not the mode's rate; reported, not trusted")")
+                report.append(
+                    "frame interval cannot be set (no V4L2_CAP_TIMEPERFRAME); the device runs at \(current.interval) (\(formatRate(current.interval.framesPerSecond)) fps)\(honoured ? "" : " — not the mode's rate; reported, not trusted")"
+                )
             }
         } else {
             honoured = false
@@ -87,7 +97,10 @@ public final class V4L2Stream {
         let present = Set(((try? d.controls()) ?? []).map(\.id))
         let locks: [(UInt32, Int32, String)] = [
             (V4L2ControlID.exposureAuto, V4L2ControlID.exposureManual, "exposure: manual"),
-            (V4L2ControlID.exposureAutoPriority, 0, "exposure priority: off (the frame rate may not drop for exposure)"),
+            (
+                V4L2ControlID.exposureAutoPriority, 0,
+                "exposure priority: off (the frame rate may not drop for exposure)"
+            ),
             (V4L2ControlID.focusAuto, 0, "focus: fixed (autofocus off)"),
             (V4L2ControlID.autoWhiteBalance, 0, "white balance: manual"),
             (V4L2ControlID.autoGain, 0, "gain: manual"),
@@ -104,7 +117,8 @@ public final class V4L2Stream {
             do {
                 try d.setControl(id, value)
                 let back = try d.control(id)
-                out.append(back == value ? "\(what) — locked at warm" : "\(what) — asked, the device reads back \(back)")
+                out.append(
+                    back == value ? "\(what) — locked at warm" : "\(what) — asked, the device reads back \(back)")
             } catch {
                 out.append("\(what) — refused: \(error)")
             }

@@ -18,12 +18,15 @@ public enum ByteRange: Equatable, Sendable {
     public static func resolve(_ header: String?, size: Int64) -> ByteRange {
         guard let header else { return .whole }
         let trimmed = header.trimmingSpaces
-        guard let eq = trimmed.firstIndex(of: "="), trimmed[..<eq].trimmingSpaces.lowercased() == "bytes" else { return .whole }
+        guard let eq = trimmed.firstIndex(of: "="), trimmed[..<eq].trimmingSpaces.lowercased() == "bytes" else {
+            return .whole
+        }
         let specs = trimmed[trimmed.index(after: eq)...].split(separator: ",", omittingEmptySubsequences: false)
         guard specs.count == 1, let spec = specs.first else { return .whole }
         let s = spec.trimmingSpaces
         guard let dash = s.firstIndex(of: "-") else { return .whole }
-        let firstText = s[..<dash], lastText = s[s.index(after: dash)...]
+        let firstText = s[..<dash]
+        let lastText = s[s.index(after: dash)...]
         if firstText.isEmpty {
             // A suffix: the last N bytes (all of them when N is larger; none is unsatisfiable).
             guard let n = digits(lastText) else { return .whole }

@@ -50,7 +50,10 @@ final class FrontDoor: @unchecked Sendable {
     }
     let limits: Limits
 
-    init(listen address: sockaddr_in, name: String, backendPort: Int, pending: PendingConnections, limits: Limits = Limits(), say: @escaping @Sendable (String) -> Void) throws(SystemError) {
+    init(
+        listen address: sockaddr_in, name: String, backendPort: Int, pending: PendingConnections,
+        limits: Limits = Limits(), say: @escaping @Sendable (String) -> Void
+    ) throws(SystemError) {
         let fd = try Socket.tcp()
         do { port = try Socket.listen(fd, on: address, backlog: 128, name: name) } catch {
             Socket.close(fd)
@@ -88,7 +91,8 @@ final class FrontDoor: @unchecked Sendable {
     func acceptLoop() {
         var backOffNs: Int64 = 10_000_000
         while !isStopping {
-            let client: Int32, peer: String
+            let client: Int32
+            let peer: String
             do {
                 (client, peer) = try Socket.acceptWithPeer(listener)
                 backOffNs = 10_000_000
@@ -107,7 +111,10 @@ final class FrontDoor: @unchecked Sendable {
             }
             let (ticket, eviction) = pending.admit(peer: peer) { Socket.shutdown(client) }
             if let e = eviction {
-                note(e.perPeer ? "evict-peer" : "evict-all", "studio: closed a connection from \(e.peer) that sent no request for \(PendingConnections.seconds(e.silentNs)), to make room for a newer one")
+                note(
+                    e.perPeer ? "evict-peer" : "evict-all",
+                    "studio: closed a connection from \(e.peer) that sent no request for \(PendingConnections.seconds(e.silentNs)), to make room for a newer one"
+                )
             }
             let t = Thread { [self] in
                 serve(client, peer: peer, ticket: ticket)
@@ -133,7 +140,9 @@ final class FrontDoor: @unchecked Sendable {
         }
         guard admitted else {
             note("busy", "studio: \(peer) already has \(limits.relayedPerPeer) connections open; answered 503")
-            answer(client, 503, "Service Unavailable", "\(peer) already has \(limits.relayedPerPeer) connections open to this studio")
+            answer(
+                client, 503, "Service Unavailable",
+                "\(peer) already has \(limits.relayedPerPeer) connections open to this studio")
             return
         }
         defer {
@@ -149,7 +158,8 @@ final class FrontDoor: @unchecked Sendable {
             try Socket.bind(backend, to: Socket.ipv4("127.0.0.1", 0)!)
             relayPort = try Socket.localPort(backend)
             relayPeers.withLock { $0[relayPort] = peer }
-            try Socket.connect(backend, to: Socket.ipv4("127.0.0.1", backendPort)!, peer: "studio backend", timeoutNs: 5_000_000_000)
+            try Socket.connect(
+                backend, to: Socket.ipv4("127.0.0.1", backendPort)!, peer: "studio backend", timeoutNs: 5_000_000_000)
         } catch {
             relayPeers.withLock { $0[relayPort] = nil }
             say("studio: cannot reach its own web server on 127.0.0.1:\(backendPort): \(error)")
@@ -172,18 +182,30 @@ final class FrontDoor: @unchecked Sendable {
         while true {
             let left = deadline - monotonicNowNs()
             guard left > 0 else {
-                note("slow", "studio: \(peer) sent no whole request within \(limits.headerDeadlineNs / 1_000_000_000) s; closed")
-                answer(client, 408, "Request Timeout", "no whole request within \(limits.headerDeadlineNs / 1_000_000_000) s")
+                note(
+                    "slow",
+                    "studio: \(peer) sent no whole request within \(limits.headerDeadlineNs / 1_000_000_000) s; closed")
+                answer(
+                    client, 408, "Request Timeout",
+                    "no whole request within \(limits.headerDeadlineNs / 1_000_000_000) s")
                 return nil
             }
-            guard let ready = try? Socket.poll(client, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000)) else { return nil }
+            guard
+                let ready = try? Socket.poll(
+                    client, events: Int16(POLLIN), timeoutMs: Int32(clamping: (left + 999_999) / 1_000_000))
+            else { return nil }
             if ready == 0 { continue }
             guard have < limits.headerBytes else {
-                answer(client, 431, "Request Header Fields Too Large", "request headers past \(limits.headerBytes) bytes")
+                answer(
+                    client, 431, "Request Header Fields Too Large", "request headers past \(limits.headerBytes) bytes")
                 return nil
             }
             let n: Int
-            do { n = try Socket.receive(client, into: UnsafeMutableRawBufferPointer(rebasing: buffer[have..<limits.headerBytes]), peer: peer) } catch {
+            do {
+                n = try Socket.receive(
+                    client, into: UnsafeMutableRawBufferPointer(rebasing: buffer[have..<limits.headerBytes]), peer: peer
+                )
+            } catch {
                 return nil
             }
             if n == 0 { return nil }  // it went (or was made to make room)
@@ -196,18 +218,25 @@ final class FrontDoor: @unchecked Sendable {
     /// Whether `bytes` hold the blank line that ends a request's headers.
     static func endOfHeaders(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count >= 4 else { return false }
-        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { return true }
+        for i in 0...(bytes.count - 4)
+        where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { return true }
         return false
     }
 
     /// Copies each way until civetweb closes, or either side fails. A page that stops sending (its request done) has
     /// its half passed on; civetweb ending the connection ends the relay.
     func relay(_ client: Int32, _ backend: Int32, _ buffer: UnsafeMutableRawBufferPointer) {
-        var fds = [pollfd(fd: client, events: Int16(POLLIN), revents: 0), pollfd(fd: backend, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: client, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: backend, events: Int16(POLLIN), revents: 0),
+        ]
         var clientOpen = true
         while true {
-            fds[0].fd = clientOpen ? client : -1  // a page that has finished sending is no longer watched (its hang-up would wake the poll for ever)
-            guard (try? fds.withUnsafeMutableBufferPointer { try Socket.poll($0, timeoutMs: -1) }) != nil else { return }
+            // a page that has finished sending is no longer watched (its hang-up would wake the poll for ever)
+            fds[0].fd = clientOpen ? client : -1
+            guard (try? fds.withUnsafeMutableBufferPointer { try Socket.poll($0, timeoutMs: -1) }) != nil else {
+                return
+            }
             if fds[1].revents != 0 {
                 guard let n = try? Socket.receive(backend, into: buffer, peer: "studio backend"), n > 0 else { return }
                 guard sendAll(client, UnsafeRawBufferPointer(rebasing: buffer[0..<n])) else { return }
@@ -227,7 +256,8 @@ final class FrontDoor: @unchecked Sendable {
     func sendAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var at = 0
         while at < bytes.count {
-            guard let n = try? Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[at...]), peer: "studio"), n > 0 else { return false }
+            guard let n = try? Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[at...]), peer: "studio"), n > 0
+            else { return false }
             at += n
         }
         return true
@@ -236,7 +266,8 @@ final class FrontDoor: @unchecked Sendable {
     /// A short answer before closing (the page learns why, not just that the connection went).
     func answer(_ client: Int32, _ status: Int, _ reason: String, _ why: String) {
         let body = "{\"error\":\"\(why)\"}"
-        let text = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n\(body)"
+        let text =
+            "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n\(body)"
         _ = text.utf8CString.withUnsafeBytes { sendAll(client, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
     }
 }

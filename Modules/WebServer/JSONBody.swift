@@ -39,7 +39,8 @@ enum JSONValue: Encodable {
             out.reserveCapacity(o.count)
             for (k, x) in o { out[k] = try JSONValue(x, at: path() + "." + k) }
             self = .object(out)
-        case let a as [Any]: self = .array(try a.enumerated().map { try JSONValue($0.element, at: "\(path())[\($0.offset)]") })
+        case let a as [Any]:
+            self = .array(try a.enumerated().map { try JSONValue($0.element, at: "\(path())[\($0.offset)]") })
         case is NSNull: self = .null
         case let n as NSNumber where type(of: v) is NSNumber.Type:
             // Parsed JSON: its numbers come boxed; the box says which kind.
@@ -62,7 +63,10 @@ enum JSONValue: Encodable {
             // An optional that was nil, boxed as Any.
             let m = Mirror(reflecting: v)
             if m.displayStyle == .optional {
-                guard let wrapped = m.children.first?.value else { self = .null; return }
+                guard let wrapped = m.children.first?.value else {
+                    self = .null
+                    return
+                }
                 self = try JSONValue(wrapped, at: path())
                 return
             }

@@ -34,7 +34,10 @@ public final class WebServer: @unchecked Sendable {
         let gate: Gate?
         let threads: HandlerThreads
         let door: FrontDoor
-        init(prefix: String, handler: @escaping @Sendable (Request) -> Response, gate: Gate?, threads: HandlerThreads, door: FrontDoor) {
+        init(
+            prefix: String, handler: @escaping @Sendable (Request) -> Response, gate: Gate?, threads: HandlerThreads,
+            door: FrontDoor
+        ) {
             self.prefix = prefix
             self.handler = handler
             self.gate = gate
@@ -52,7 +55,10 @@ public final class WebServer: @unchecked Sendable {
         public var body: Data
         public var remoteAddress: String
 
-        public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: Data = Data(), remoteAddress: String = "") {
+        public init(
+            method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+            body: Data = Data(), remoteAddress: String = ""
+        ) {
             self.method = method
             self.path = path
             self.query = query
@@ -71,18 +77,25 @@ public final class WebServer: @unchecked Sendable {
 
         public static func json(_ object: Any, status: Int = 200) -> Response {
             func answer(_ status: Int, _ body: Data) -> Response {
-                .bytes(status: status, contentType: "application/json; charset=utf-8", body: body, headers: ["Cache-Control: no-store"])
+                .bytes(
+                    status: status, contentType: "application/json; charset=utf-8", body: body,
+                    headers: ["Cache-Control: no-store"])
             }
             do {
                 return answer(status, try JSONBody.data(object))
             } catch {
                 // A value with no JSON form is the server's own mistake: said as such, not sent as something else.
-                return answer(500, (try? JSONBody.data(["error": "the server could not write its answer as JSON: \(error)"])) ?? Data("{}".utf8))
+                return answer(
+                    500,
+                    (try? JSONBody.data(["error": "the server could not write its answer as JSON: \(error)"]))
+                        ?? Data("{}".utf8))
             }
         }
 
         /// An error as JSON: `{"error": message}`.
-        public static func error(_ status: Int, _ message: String) -> Response { .json(["error": message], status: status) }
+        public static func error(_ status: Int, _ message: String) -> Response {
+            .json(["error": message], status: status)
+        }
     }
 
     /// Starts listening on `listen` ("127.0.0.1:8080"; port 0 picks a free one) with `threads` workers. Each open
@@ -94,10 +107,15 @@ public final class WebServer: @unchecked Sendable {
     /// civetweb closes one that answers none of several pings — about seven timeouts, measured with civetweb 1.15: 14 s
     /// at 2 s. Without the pings civetweb never closed an idle WebSocket, so a page that vanished (a phone off the Wi-Fi)
     /// held its worker and its place for ever.
-    public init(listen: String, threads: Int = 64, gate: Gate? = nil, pageTimeoutMs: Int = 10_000, say: @escaping @Sendable (String) -> Void = { _ in }) throws(WebServerError) {
+    public init(
+        listen: String, threads: Int = 64, gate: Gate? = nil, pageTimeoutMs: Int = 10_000,
+        say: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(WebServerError) {
         self.gate = gate
         maxWebSockets = max(1, threads - 16)
-        guard let colon = listen.lastIndex(of: ":"), let p = Int(listen[listen.index(after: colon)...]), (0...65535).contains(p) else {
+        guard let colon = listen.lastIndex(of: ":"), let p = Int(listen[listen.index(after: colon)...]),
+            (0...65535).contains(p)
+        else {
             throw WebServerError("--http \(listen): expected ADDRESS:PORT, e.g. 127.0.0.1:8080")
         }
         let address: sockaddr_in
@@ -110,16 +128,21 @@ public final class WebServer: @unchecked Sendable {
         // body, must then come within civetweb's own deadline.
         let options = [
             "listening_ports", "127.0.0.1:0", "num_threads", "\(max(2, threads))",
-            "enable_keep_alive", "yes", "static_file_max_age", "3600", "websocket_timeout_ms", "\(pageTimeoutMs)", "enable_websocket_ping_pong", "yes",
+            "enable_keep_alive", "yes", "static_file_max_age", "3600", "websocket_timeout_ms", "\(pageTimeoutMs)",
+            "enable_websocket_ping_pong", "yes",
             "request_timeout_ms", "10000",
         ]
         var cStrings = options.map { strdup($0) } + [nil]
         defer { for s in cStrings { free(s) } }
         var callbacks = mg_callbacks()
         let started = cStrings.withUnsafeMutableBufferPointer { buf in
-            buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) { mg_start(&callbacks, nil, $0) }
+            buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) {
+                mg_start(&callbacks, nil, $0)
+            }
         }
-        guard let started else { throw WebServerError("the studio's web server could not listen on a loopback port of its own") }
+        guard let started else {
+            throw WebServerError("the studio's web server could not listen on a loopback port of its own")
+        }
         var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
         let n = mg_get_server_ports(started, 4, &ports)
         guard n > 0 else {
@@ -127,10 +150,13 @@ public final class WebServer: @unchecked Sendable {
             throw WebServerError("the studio's web server could not say its loopback port")
         }
         do {
-            door = try FrontDoor(listen: address, name: listen, backendPort: Int(ports[0].port), pending: PendingConnections(), say: say)
+            door = try FrontDoor(
+                listen: address, name: listen, backendPort: Int(ports[0].port), pending: PendingConnections(), say: say)
         } catch {
             mg_stop(started)
-            throw WebServerError("--http \(listen): cannot listen there (\(error.errno == EADDRINUSE ? "in use" : "not an address of this machine, or \(error)"))")
+            throw WebServerError(
+                "--http \(listen): cannot listen there (\(error.errno == EADDRINUSE ? "in use" : "not an address of this machine, or \(error)"))"
+            )
         }
         ctx = started
         port = door.port
@@ -161,11 +187,13 @@ public final class WebServer: @unchecked Sendable {
     public func handle(_ prefix: String, _ handler: @escaping @Sendable (Request) -> Response) {
         let route = Route(prefix: prefix, handler: handler, gate: gate, threads: handlers, door: door)
         routes.withLock { $0.append(route) }
-        mg_set_request_handler(ctx, prefix, { conn, cbdata in
-            guard let conn, let cbdata else { return 0 }
-            let route = Unmanaged<Route>.fromOpaque(cbdata).takeUnretainedValue()
-            return WebServer.serve(conn, route)
-        }, Unmanaged.passUnretained(route).toOpaque())
+        mg_set_request_handler(
+            ctx, prefix,
+            { conn, cbdata in
+                guard let conn, let cbdata else { return 0 }
+                let route = Unmanaged<Route>.fromOpaque(cbdata).takeUnretainedValue()
+                return WebServer.serve(conn, route)
+            }, Unmanaged.passUnretained(route).toOpaque())
     }
 
     /// The request as civetweb parsed it (`mg_get_request_info`), without its body.
@@ -227,16 +255,19 @@ public final class WebServer: @unchecked Sendable {
         switch response {
         case .bytes(let status, let type, let body, let extra):
             let reason = String(cString: mg_get_response_code_text(conn, Int32(status)))
-            var header = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\nX-Content-Type-Options: nosniff\r\n"
+            var header =
+                "HTTP/1.1 \(status) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\nX-Content-Type-Options: nosniff\r\n"
             for h in extra { header += h + "\r\n" }
             header += "\r\n"
             _ = header.utf8CString.withUnsafeBufferPointer { mg_write(conn, $0.baseAddress, $0.count - 1) }
-            if !head { _ = body.withUnsafeBytes { mg_write(conn, $0.baseAddress, $0.count) } }  // HEAD: the headers only
+            // HEAD: the headers only
+            if !head { _ = body.withUnsafeBytes { mg_write(conn, $0.baseAddress, $0.count) } }
             return Int32(status)
         case .file(let path, let type, let extra):  // a ranged request is answered by `sendRange`
             // civetweb would open a FIFO where a file should be and wait for a writer, holding a worker for ever.
             if FileSystem.exists(path) && !FileSystem.isRegularFile(path) {
-                return write(conn, .error(404, "\((path as NSString).lastPathComponent): not a regular file"), head: head)
+                return write(
+                    conn, .error(404, "\((path as NSString).lastPathComponent): not a regular file"), head: head)
             }
             let headers = extra.isEmpty ? nil : extra.joined(separator: "\r\n")
             mg_send_mime_file2(conn, path, type, headers)
@@ -253,7 +284,8 @@ public final class WebServer: @unchecked Sendable {
         hubs.withLock { $0.append(hub) }
         mg_set_websocket_handler(
             ctx, path,
-            { conn, cbdata in  // 0 accepts; a connection the gate answers, or one too many, is refused with an HTTP status
+            // 0 accepts; a connection the gate answers, or one too many, is refused with an HTTP status
+            { conn, cbdata in
                 guard let conn, let cbdata else { return 1 }
                 let hub = Unmanaged<WebSocketHub>.fromOpaque(cbdata).takeUnretainedValue()
                 guard hub.hasRoom else {
@@ -437,7 +469,10 @@ public final class WebSocketHub: @unchecked Sendable {
                 var written = true
                 for m in t where written { written = WebSocketHub.send(conn, text: m) > 0 }
                 for m in b where written {
-                    written = m.bytes.withUnsafeBytes { mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_BINARY), $0.baseAddress, $0.count) } > 0
+                    written =
+                        m.bytes.withUnsafeBytes {
+                            mg_websocket_write(conn, Int32(MG_WEBSOCKET_OPCODE_BINARY), $0.baseAddress, $0.count)
+                        } > 0
                 }
                 if !written {
                     // The connection is going: nothing more is written until civetweb closes it.
@@ -470,29 +505,48 @@ extension WebServer {
     /// `If-Range` for another version). An `If-None-Match` that names the file's current version is a 304, as civetweb
     /// would answer it. Validators are civetweb's own (`ETag` "mtime-in-hex.size", `Last-Modified`), so a page's cached
     /// copy stays valid whichever path served it.
-    static func sendRange(_ conn: OpaquePointer, _ range: String, of path: String, contentType: String, headers extra: [String], request: Request) -> Int32 {
+    static func sendRange(
+        _ conn: OpaquePointer, _ range: String, of path: String, contentType: String, headers extra: [String],
+        request: Request
+    ) -> Int32 {
         let head = request.method == "HEAD"
         let fd: FileDescriptor
         do { fd = try FileDescriptor.openRegularFile(path) } catch {
-            let why = error.errno == EINVAL || error.errno == EISDIR ? "not a regular file" : String(cString: strerror(error.errno))
+            let why =
+                error.errno == EINVAL || error.errno == EISDIR
+                ? "not a regular file" : String(cString: strerror(error.errno))
             return write(conn, .error(404, "\(request.path): cannot open (\(why))"), head: head)
         }
         let st: stat
         do { st = try fd.status() } catch { return write(conn, .error(500, "\(request.path): \(error)"), head: head) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return write(conn, .error(404, "\(request.path): not a file"), head: head) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            return write(conn, .error(404, "\(request.path): not a file"), head: head)
+        }
         let size = Int64(st.st_size)
         let etag = "\"\(String(UInt(bitPattern: st.st_mtim.tv_sec), radix: 16)).\(size)\""
         let modified = httpDate(st.st_mtim.tv_sec)
-        var common = ["Content-Type: \(contentType)", "Accept-Ranges: bytes", "ETag: \(etag)", "Last-Modified: \(modified)", "Cache-Control: max-age=3600", "X-Content-Type-Options: nosniff"] + extra
-        if let match = request.headers["if-none-match"], match.split(separator: ",").contains(where: { $0.trimmingSpaces == etag || $0.trimmingSpaces == "*" }) {
+        var common =
+            [
+                "Content-Type: \(contentType)", "Accept-Ranges: bytes", "ETag: \(etag)", "Last-Modified: \(modified)",
+                "Cache-Control: max-age=3600", "X-Content-Type-Options: nosniff",
+            ] + extra
+        if let match = request.headers["if-none-match"],
+            match.split(separator: ",").contains(where: { $0.trimmingSpaces == etag || $0.trimmingSpaces == "*" })
+        {
             return writeHead(conn, 304, common.filter { !$0.hasPrefix("Content-Type") })
         }
         var answer = ByteRange.resolve(range, size: size)
-        if let ifRange = request.headers["if-range"]?.trimmingSpaces, ifRange != etag, ifRange != modified { answer = .whole }
+        if let ifRange = request.headers["if-range"]?.trimmingSpaces, ifRange != etag, ifRange != modified {
+            answer = .whole
+        }
         switch answer {
         case .unsatisfiable:
             let body = (try? JSONBody.data(["error": "Range \(range): \(request.path) is \(size) bytes"])) ?? Data()
-            return write(conn, .bytes(status: 416, contentType: "application/json; charset=utf-8", body: body, headers: ["Content-Range: bytes */\(size)", "Cache-Control: no-store"]), head: head)
+            return write(
+                conn,
+                .bytes(
+                    status: 416, contentType: "application/json; charset=utf-8", body: body,
+                    headers: ["Content-Range: bytes */\(size)", "Cache-Control: no-store"]), head: head)
         case .whole:
             common.append("Content-Length: \(size)")
             writeHead(conn, 200, common)
@@ -521,10 +575,12 @@ extension WebServer {
     static func sendBytes(_ conn: OpaquePointer, _ fd: borrowing FileDescriptor, from offset: Int64, count: Int64) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 64)
         defer { buffer.deallocate() }
-        var at = offset, left = count
+        var at = offset
+        var left = count
         while left > 0 {
             let want = Int(min(Int64(buffer.count), left))
-            guard let n = try? fd.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: at), n > 0 else { return }
+            guard let n = try? fd.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: at), n > 0
+            else { return }
             let sent = mg_write(conn, buffer.baseAddress, n)
             guard sent == n else { return }
             at += Int64(n)
@@ -534,10 +590,13 @@ extension WebServer {
 
     /// An HTTP date (IMF-fixdate), e.g. "Wed, 02 Dec 2026 14:09:58 GMT".
     static func httpDate(_ seconds: Int) -> String {
-        var t = time_t(seconds), tm = tm()
+        var t = time_t(seconds)
+        var tm = tm()
         gmtime_r(&t, &tm)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"], months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(days[Int(tm.tm_wday)]), \(two(tm.tm_mday)) \(months[Int(tm.tm_mon)]) \(1900 + tm.tm_year) \(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)) GMT"
+        return
+            "\(days[Int(tm.tm_wday)]), \(two(tm.tm_mday)) \(months[Int(tm.tm_mon)]) \(1900 + tm.tm_year) \(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)) GMT"
     }
 }

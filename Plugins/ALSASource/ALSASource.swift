@@ -66,9 +66,13 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
     /// Times the device went away.
     public private(set) var outages = 0
 
-    public convenience init(device: String, sampleRate: Int, channels: Int, channel: Int, periodFrames: Int, periods: Int) throws {
+    public convenience init(
+        device: String, sampleRate: Int, channels: Int, channel: Int, periodFrames: Int, periods: Int
+    ) throws {
         let open = { () throws -> CaptureStream in
-            try PCM(device: device, direction: .capture, sampleRate: sampleRate, channels: channels, periodFrames: periodFrames, periods: periods)
+            try PCM(
+                device: device, direction: .capture, sampleRate: sampleRate, channels: channels,
+                periodFrames: periodFrames, periods: periods)
         }
         try self.init(stream: open(), channel: channel, reopen: open, retryNs: 250_000_000)
     }
@@ -80,12 +84,14 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
         configuration = stream.configuration
         let c = configuration
         guard channel < c.channels else {
-            throw ALSAError("choose channel \(channel)", device: c.device, "the device opened with \(c.channels) channel(s)")
+            throw ALSAError(
+                "choose channel \(channel)", device: c.device, "the device opened with \(c.channels) channel(s)")
         }
         self.channel = channel
         raw = .allocate(byteCount: c.periodFrames * c.channels * c.format.bytes, alignment: 16)
         // One clock point per period; the fit forgets with a time constant of about a minute.
-        fit = Guarded(SampleClock(nominalRate: c.sampleRate, horizonPoints: max(100, Int(60_000_000_000 / max(1, c.periodNs)))))
+        fit = Guarded(
+            SampleClock(nominalRate: c.sampleRate, horizonPoints: max(100, Int(60_000_000_000 / max(1, c.periodNs)))))
     }
 
     deinit { raw.deallocate() }
@@ -160,7 +166,9 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
         interruptionCount += 1
         var lost = SourceInterruption(
             id: interruptionCount, startNs: monotonicNowNs(),
-            reason: "the microphone \(c.device) went away (\(String(cString: strerror(Int32(-code))))); opened again every \(retryNs / 1_000_000) ms until it is back")
+            reason:
+                "the microphone \(c.device) went away (\(String(cString: strerror(Int32(-code))))); opened again every \(retryNs / 1_000_000) ms until it is back"
+        )
         onInterruption?(lost)
         stream = nil  // closes it
         var refused: String?
@@ -172,7 +180,9 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
                 continue
             }
             let a = again.configuration
-            guard a.sampleRate == c.sampleRate, a.channels == c.channels, a.format == c.format, a.periodFrames == c.periodFrames else {
+            guard a.sampleRate == c.sampleRate, a.channels == c.channels, a.format == c.format,
+                a.periodFrames == c.periodFrames
+            else {
                 refused = "it came back as \(a), not \(c)"
                 continue
             }
@@ -227,24 +237,40 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "alsa", kind: .audioSource,
-            summary: "A microphone on a sound card (ALSA): one channel, timestamped by the card on CLOCK_MONOTONIC, drift fitted.",
+            summary:
+                "A microphone on a sound card (ALSA): one channel, timestamped by the card on CLOCK_MONOTONIC, drift fitted.",
             parameters: [
-                .init("device", .string, default: nil, "PCM to open: hw:CARD,DEV (ppc-tool capture devices lists them), plughw:…, default."),
-                .init("sampleRate", .integer, default: .number(48_000, isInteger: true), minimum: 8000, maximum: 192_000,
-                      "Rate to ask for, Hz (seed 000: 48 kHz); the rate granted is in the report."),
-                .init("channels", .integer, default: .number(1, isInteger: true), minimum: 1, maximum: 32,
-                      "Channels to open (some cards open only as stereo or more)."),
-                .init("channel", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 31, "The channel to listen to, from 0."),
-                .init("periodMs", .number, default: .number(5, isInteger: true), minimum: 0.5, maximum: 100,
-                      "Period, ms: how often the card hands over samples; the timestamps' granularity and the latency bound."),
-                .init("periods", .integer, default: .number(32, isInteger: true), minimum: 2, maximum: 64,
-                      "Periods of buffer: how long the reader may stall before an overrun (32 × 5 ms: 160 ms). Capture reads each period as it fills, so a longer buffer adds no latency."),
+                .init(
+                    "device", .string, default: nil,
+                    "PCM to open: hw:CARD,DEV (ppc-tool capture devices lists them), plughw:…, default."),
+                .init(
+                    "sampleRate", .integer, default: .number(48_000, isInteger: true), minimum: 8000, maximum: 192_000,
+                    "Rate to ask for, Hz (seed 000: 48 kHz); the rate granted is in the report."),
+                .init(
+                    "channels", .integer, default: .number(1, isInteger: true), minimum: 1, maximum: 32,
+                    "Channels to open (some cards open only as stereo or more)."),
+                .init(
+                    "channel", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 31,
+                    "The channel to listen to, from 0."),
+                .init(
+                    "periodMs", .number, default: .number(5, isInteger: true), minimum: 0.5, maximum: 100,
+                    "Period, ms: how often the card hands over samples; the timestamps' granularity and the latency bound."
+                ),
+                .init(
+                    "periods", .integer, default: .number(32, isInteger: true), minimum: 2, maximum: 64,
+                    "Periods of buffer: how long the reader may stall before an overrun (32 × 5 ms: 160 ms). Capture reads each period as it fills, so a longer buffer adds no latency."
+                ),
             ],
-            check: { p in p.integer("channel") < p.integer("channels") ? nil : "channel \(p.integer("channel")) is not among \(p.integer("channels")) channel(s)" }),
+            check: { p in
+                p.integer("channel") < p.integer("channels")
+                    ? nil : "channel \(p.integer("channel")) is not among \(p.integer("channels")) channel(s)"
+            }),
         make: { p, _ in
             let rate = p.integer("sampleRate")
             return try ALSASource(
-                device: p.string("device"), sampleRate: rate, channels: p.integer("channels"), channel: p.integer("channel"),
-                periodFrames: max(16, Int((p.number("periodMs") * Double(rate) / 1000).rounded())), periods: p.integer("periods"))
+                device: p.string("device"), sampleRate: rate, channels: p.integer("channels"),
+                channel: p.integer("channel"),
+                periodFrames: max(16, Int((p.number("periodMs") * Double(rate) / 1000).rounded())),
+                periods: p.integer("periods"))
         })
 }

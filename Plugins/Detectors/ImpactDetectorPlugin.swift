@@ -24,8 +24,10 @@ public final class ImpactDetectorStage: ImpactDetecting {
             emit(
                 DetectedImpact(
                     id: c.id, onsetSample: c.onsetSample, impactSample: c.impactSample, t0Ns: c.t0Ns, score: c.score,
-                    features: ["snrDb": c.features.snrDb, "riseBlocks": Double(c.features.riseBlocks),
-                               "decayDb": c.features.decayDb, "broadband": c.features.broadband],
+                    features: [
+                        "snrDb": c.features.snrDb, "riseBlocks": Double(c.features.riseBlocks),
+                        "decayDb": c.features.decayDb, "broadband": c.features.broadband,
+                    ],
                     tofCorrectionSamples: c.tofCorrectionSamples, tofProvenance: c.tofProvenance,
                     decidedAtSample: c.decidedAtSample))
         }
@@ -36,11 +38,16 @@ public final class ImpactDetectorStage: ImpactDetecting {
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "impact", kind: .detector,
-            summary: "Sharp, broadband, fast-decaying transients (club on ball), onset to the sample; distractors rejected.",
+            summary:
+                "Sharp, broadband, fast-decaying transients (club on ball), onset to the sample; distractors rejected.",
             parameters: [
-                .init("micToBallMetres", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 100,
-                      "Declared mic-to-ball distance for the time-of-flight correction; 0: none declared (no tof_correction)."),
-                .init("triggerDb", .number, default: .number(10, isInteger: true), minimum: 3, maximum: 120, "Energy over the noise floor that opens an event, dB."),
+                .init(
+                    "micToBallMetres", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 100,
+                    "Declared mic-to-ball distance for the time-of-flight correction; 0: none declared (no tof_correction)."
+                ),
+                .init(
+                    "triggerDb", .number, default: .number(10, isInteger: true), minimum: 3, maximum: 120,
+                    "Energy over the noise floor that opens an event, dB."),
             ]),
         make: { p, config in
             let metres = p.number("micToBallMetres")
@@ -57,7 +64,8 @@ public final class ImpactDetectorStage: ImpactDetecting {
                 s.speedOfSoundMps = c
                 if metres > 0 {
                     s.micToBallMetres = metres
-                    s.distanceProvenance = "declared in the manifest: \(metres) m (assumed: a person's value, no survey record)"
+                    s.distanceProvenance =
+                        "declared in the manifest: \(metres) m (assumed: a person's value, no survey record)"
                 } else if let (m, how) = measured {
                     s.micToBallMetres = m
                     s.distanceProvenance = "detect.micToBallDefaultMetres = \(m) m, \(how)"

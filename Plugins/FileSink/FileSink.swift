@@ -1,5 +1,6 @@
 import Config
 import Foundation
+import Glibc
 import Pipeline
 import Syscall
 
@@ -21,7 +22,9 @@ public final class FileSink: ClipSink {
 
     public func deliver(staged: String, clipID: String) throws -> String {
         let destination = "\(clips)/\(clipID)"
-        guard !FileSystem.exists(destination) else { throw SystemError(errno: EEXIST, operation: "deliver clip", path: destination) }
+        guard !FileSystem.exists(destination) else {
+            throw SystemError(errno: EEXIST, operation: "deliver clip", path: destination)
+        }
         try Self.syncTree(staged)
         if try !Self.renameWithinFilesystem(staged, destination) {
             // Another filesystem: copy aside there, sync, then rename within it.
@@ -50,7 +53,7 @@ public final class FileSink: ClipSink {
         do {
             try FileSystem.rename(from, to)
             return true
-        } catch where error.errno == EXDEV {
+        } catch  where error.errno == EXDEV {
             return false
         }
     }
@@ -60,9 +63,8 @@ public final class FileSink: ClipSink {
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "file", kind: .sink,
-            summary: "Clip bundles (clip.mp4, audio.wav, index.bin, meta.json) written atomically under DIR/clips/<clipId>/.",
+            summary:
+                "Clip bundles (clip.mp4, audio.wav, index.bin, meta.json) written atomically under DIR/clips/<clipId>/.",
             parameters: [.init("dir", .string, default: .string(""), "Where (empty: the run's --out directory).")]),
         make: { p, _ in FileSink(directory: p.string("dir").isEmpty ? nil : p.string("dir")) })
 }
-
-import Glibc

@@ -18,8 +18,14 @@ public struct IMUFileError: Error, CustomStringConvertible, Sendable {
 /// clock: 0 for a `file` video recorded with it), and must increase. Any line that does not read is refused, naming
 /// the file, the line, the column and the value: no sample is skipped without a word.
 public final class IMUFileSource: IMUSource {
-    public enum AccelerationUnit: String, CaseIterable { case metresPerSecondSquared = "m/s2", g }
-    public enum RotationUnit: String, CaseIterable { case radiansPerSecond = "rad/s", degreesPerSecond = "deg/s" }
+    public enum AccelerationUnit: String, CaseIterable {
+        case metresPerSecondSquared = "m/s2"
+        case g
+    }
+    public enum RotationUnit: String, CaseIterable {
+        case radiansPerSecond = "rad/s"
+        case degreesPerSecond = "deg/s"
+    }
 
     /// The longest line read (a sample is some tens of bytes): a file with no newline is refused, not read whole.
     public static let maxLineBytes = 4096
@@ -58,7 +64,10 @@ public final class IMUFileSource: IMUSource {
     var readAhead: [IMUSample] = []
     var readAheadIndex = 0
 
-    public init(path: String, offsetNs: Int64 = 0, acceleration: AccelerationUnit = .metresPerSecondSquared, rotation: RotationUnit = .radiansPerSecond) throws {
+    public init(
+        path: String, offsetNs: Int64 = 0, acceleration: AccelerationUnit = .metresPerSecondSquared,
+        rotation: RotationUnit = .radiansPerSecond
+    ) throws {
         self.path = path
         self.offsetNs = offsetNs
         accelerationScale = acceleration == .g ? Self.standardGravity : 1
@@ -76,7 +85,10 @@ public final class IMUFileSource: IMUSource {
             let median = intervals[intervals.count / 2]
             rateHz = max(1, Int((1e9 / Double(median)).rounded()))
             guard rateHz <= Self.maxRateHz else {
-                throw IMUFileError(path, "samples \(median) ns apart (\(rateHz) Hz, the median of the first): above \(Self.maxRateHz) Hz, faster than an IMU a session indexes (are the times in ns, not µs?)")
+                throw IMUFileError(
+                    path,
+                    "samples \(median) ns apart (\(rateHz) Hz, the median of the first): above \(Self.maxRateHz) Hz, faster than an IMU a session indexes (are the times in ns, not µs?)"
+                )
             }
             rateMeasured = true
         }
@@ -102,7 +114,9 @@ public final class IMUFileSource: IMUSource {
                 return line
             }
             if end - start > Self.maxLineBytes {
-                throw IMUFileError(path, line: lineNumber + 1, "a line longer than \(Self.maxLineBytes) bytes: not an IMU sample (is this the IMU log?)")
+                throw IMUFileError(
+                    path, line: lineNumber + 1,
+                    "a line longer than \(Self.maxLineBytes) bytes: not an IMU sample (is this the IMU log?)")
             }
             if atEOF {
                 guard end > start else { return nil }
@@ -121,7 +135,9 @@ public final class IMUFileSource: IMUSource {
             }
             let n: Int
             do {
-                n = try buffer.withUnsafeMutableBytes { b in try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[end...]), at: offset) }
+                n = try buffer.withUnsafeMutableBytes { b in
+                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[end...]), at: offset)
+                }
             } catch { throw IMUFileError(path, "\(error)") }
             if n == 0 { atEOF = true }
             end += n
@@ -141,21 +157,31 @@ public final class IMUFileSource: IMUSource {
             guard let text = String(validating: buffer[l.from..<l.to], as: UTF8.self) else {
                 throw IMUFileError(path, line: lineNumber, "the header is not UTF-8 text")
             }
-            columnNames = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            columnNames = text.split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             func column(_ name: String) throws -> Int? {
                 let found = columnNames.indices.filter { columnNames[$0] == name }
-                guard found.count <= 1 else { throw IMUFileError(path, line: lineNumber, "column '\(name)' appears \(found.count) times") }
+                guard found.count <= 1 else {
+                    throw IMUFileError(path, line: lineNumber, "column '\(name)' appears \(found.count) times")
+                }
                 return found.first
             }
-            let ns = try column("timeNs"), seconds = try column("timeSeconds")
+            let ns = try column("timeNs")
+            let seconds = try column("timeSeconds")
             guard (ns == nil) != (seconds == nil) else {
-                throw IMUFileError(path, line: lineNumber, "the header names \(ns == nil ? "no" : "two") time column\(ns == nil ? "" : "s"): one of timeNs (integer ns) or timeSeconds; it has \(columnNames.map { "'\($0)'" }.joined(separator: ", ")) (expected a header such as timeNs,ax,ay,az,gx,gy,gz)")
+                throw IMUFileError(
+                    path, line: lineNumber,
+                    "the header names \(ns == nil ? "no" : "two") time column\(ns == nil ? "" : "s"): one of timeNs (integer ns) or timeSeconds; it has \(columnNames.map { "'\($0)'" }.joined(separator: ", ")) (expected a header such as timeNs,ax,ay,az,gx,gy,gz)"
+                )
             }
             timeInSeconds = seconds != nil
             columns = [ns ?? seconds!]
             for name in ["ax", "ay", "az", "gx", "gy", "gz"] {
                 guard let c = try column(name) else {
-                    throw IMUFileError(path, line: lineNumber, "the header has no column '\(name)' (expected timeNs or timeSeconds, ax, ay, az, gx, gy, gz)")
+                    throw IMUFileError(
+                        path, line: lineNumber,
+                        "the header has no column '\(name)' (expected timeNs or timeSeconds, ax, ay, az, gx, gy, gz)")
                 }
                 columns.append(c)
             }
@@ -171,12 +197,18 @@ public final class IMUFileSource: IMUSource {
             try parseFields(l)
             let t = try time()
             guard t > lastTimeNs else {
-                throw IMUFileError(path, line: lineNumber, "\(columnNames[columns[0]]) goes back or stands still (\(t) ns after \(lastTimeNs) ns): samples must be in time order")
+                throw IMUFileError(
+                    path, line: lineNumber,
+                    "\(columnNames[columns[0]]) goes back or stands still (\(t) ns after \(lastTimeNs) ns): samples must be in time order"
+                )
             }
             lastTimeNs = t
             try holdRate(t)
-            let a = SIMD3<Float>(Float(values[1] * accelerationScale), Float(values[2] * accelerationScale), Float(values[3] * accelerationScale))
-            let g = SIMD3<Float>(Float(values[4] * rotationScale), Float(values[5] * rotationScale), Float(values[6] * rotationScale))
+            let a = SIMD3<Float>(
+                Float(values[1] * accelerationScale), Float(values[2] * accelerationScale),
+                Float(values[3] * accelerationScale))
+            let g = SIMD3<Float>(
+                Float(values[4] * rotationScale), Float(values[5] * rotationScale), Float(values[6] * rotationScale))
             return IMUSample(timeNs: t, acceleration: a, rotationRate: g)
         }
         return nil
@@ -205,16 +237,19 @@ public final class IMUFileSource: IMUSource {
         let fastest = Int64(Self.rateWindow) * 1_000_000_000 / Int64(limitHz)
         if span < fastest {
             let hz = Double(Self.rateWindow) * 1e9 / Double(max(span, 1))
-            let why = limitHz == Self.maxRateHz
+            let why =
+                limitHz == Self.maxRateHz
                 ? "above \(Self.maxRateHz) Hz, faster than an IMU a session indexes (are the times in ns, not µs?)"
                 : "more than twice the \(rateHz) Hz the file began at (a session's IMU ring is sized for that rate)"
-            throw IMUFileError(path, line: lineNumber, "\(Self.rateWindow) samples in \(span) ns (\(Int(hz.rounded())) Hz): \(why)")
+            throw IMUFileError(
+                path, line: lineNumber, "\(Self.rateWindow) samples in \(span) ns (\(Int(hz.rounded())) Hz): \(why)")
         }
     }
 
     /// Reads the fields this source uses from the line into `values`, each a finite number in range.
     func parseFields(_ l: (from: Int, to: Int)) throws {
-        var field = 0, i = l.from
+        var field = 0
+        var i = l.from
         var seen = 0
         while true {
             var j = i
@@ -234,7 +269,8 @@ public final class IMUFileSource: IMUSource {
     }
 
     func number(from: Int, to: Int, column: Int, isTime: Bool) throws -> Double {
-        var a = from, b = to
+        var a = from
+        var b = to
         while a < b, buffer[a] == UInt8(ascii: " ") || buffer[a] == UInt8(ascii: "\t") { a += 1 }
         while b > a, buffer[b - 1] == UInt8(ascii: " ") || buffer[b - 1] == UInt8(ascii: "\t") { b -= 1 }
         func refuse(_ why: String) -> IMUFileError {
@@ -253,7 +289,8 @@ public final class IMUFileSource: IMUSource {
         }
         if isTime && !timeInSeconds {
             // Integer nanoseconds, read exactly: a Double holds whole numbers only to 2^53 (104 days of uptime).
-            var k = a, negative = false
+            var k = a
+            var negative = false
             if buffer[k] == UInt8(ascii: "-") || buffer[k] == UInt8(ascii: "+") {
                 negative = buffer[k] == UInt8(ascii: "-")
                 k += 1
@@ -278,7 +315,9 @@ public final class IMUFileSource: IMUSource {
             return stop == s.baseAddress! + (b - a) ? v : .nan
         }
         guard v.isFinite else { throw refuse("not a number") }
-        if !isTime, abs(v) > Self.maxMagnitude { throw refuse("beyond any inertial sensor's range (±\(Int(Self.maxMagnitude)))") }
+        if !isTime, abs(v) > Self.maxMagnitude {
+            throw refuse("beyond any inertial sensor's range (±\(Int(Self.maxMagnitude)))")
+        }
         return v
     }
 
@@ -294,7 +333,9 @@ public final class IMUFileSource: IMUSource {
         }
         let t = ns.addingReportingOverflow(offsetNs)
         guard !t.overflow, abs(t.partialValue) <= Self.maxTimeNs else {
-            throw IMUFileError(path, line: lineNumber, "\(columnNames[columns[0]]) \(ns) ns plus offsetNs \(offsetNs) is out of range (±2^60 ns)")
+            throw IMUFileError(
+                path, line: lineNumber,
+                "\(columnNames[columns[0]]) \(ns) ns plus offsetNs \(offsetNs) is out of range (±2^60 ns)")
         }
         return t.partialValue
     }
@@ -302,18 +343,26 @@ public final class IMUFileSource: IMUSource {
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "file.imu", kind: .imuSource,
-            summary: "A recorded IMU: comma-separated samples (timeNs or timeSeconds, ax, ay, az, gx, gy, gz), streamed as read.",
+            summary:
+                "A recorded IMU: comma-separated samples (timeNs or timeSeconds, ax, ay, az, gx, gy, gz), streamed as read.",
             parameters: [
-                .init("path", .string, default: nil, "The file: a header line naming the columns, then one sample a line."),
-                .init("offsetNs", .integer, default: .number(0, isInteger: true), minimum: -1.0e18, maximum: 1.0e18,
-                      "Added to every time: where the recording's time zero lies on the session's capture clock."),
-                .init("accelerationUnit", .choice(AccelerationUnit.allCases.map(\.rawValue)), default: .string("m/s2"),
-                      "m/s2, or g (CoreMotion's)."),
-                .init("rotationUnit", .choice(RotationUnit.allCases.map(\.rawValue)), default: .string("rad/s"), "rad/s, or deg/s."),
+                .init(
+                    "path", .string, default: nil, "The file: a header line naming the columns, then one sample a line."
+                ),
+                .init(
+                    "offsetNs", .integer, default: .number(0, isInteger: true), minimum: -1.0e18, maximum: 1.0e18,
+                    "Added to every time: where the recording's time zero lies on the session's capture clock."),
+                .init(
+                    "accelerationUnit", .choice(AccelerationUnit.allCases.map(\.rawValue)), default: .string("m/s2"),
+                    "m/s2, or g (CoreMotion's)."),
+                .init(
+                    "rotationUnit", .choice(RotationUnit.allCases.map(\.rawValue)), default: .string("rad/s"),
+                    "rad/s, or deg/s."),
             ]),
         make: { p, _ in
             try IMUFileSource(
                 path: p.string("path"), offsetNs: Int64(p.integer("offsetNs")),
-                acceleration: AccelerationUnit(rawValue: p.string("accelerationUnit"))!, rotation: RotationUnit(rawValue: p.string("rotationUnit"))!)
+                acceleration: AccelerationUnit(rawValue: p.string("accelerationUnit"))!,
+                rotation: RotationUnit(rawValue: p.string("rotationUnit"))!)
         })
 }

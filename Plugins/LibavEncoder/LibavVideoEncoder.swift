@@ -32,11 +32,13 @@ public final class LibavVideoEncoder: VideoEncoder {
 
     public func start(format: VideoFormat, fragmentNs: Int64, output: FragmentOutput) throws {
         guard format.pixelFormat == .nv12 else {
-            throw MediaError(operation: "start encoder", "\(codec) takes NV12 frames; the source gives \(format.pixelFormat)")
+            throw MediaError(
+                operation: "start encoder", "\(codec) takes NV12 frames; the source gives \(format.pixelFormat)")
         }
         let gop = Int((Int64(format.framesPerSecond) * fragmentNs + 500_000_000) / 1_000_000_000)
         let s = try EncoderSession(
-            .init(codec: codec, width: format.width, height: format.height, framesPerSecond: format.framesPerSecond,
+            .init(
+                codec: codec, width: format.width, height: format.height, framesPerSecond: format.framesPerSecond,
                 bitrateBps: bitrateBps, gopFrames: max(1, gop), preset: preset, threads: threads))
         session = s
         muxer = try FragmentMuxer(encoder: s) { [unowned output] bytes in try output.write(bytes) }
@@ -84,15 +86,19 @@ public final class LibavVideoEncoder: VideoEncoder {
 public enum LibavEncoderPlugins {
     static func parameters(defaultPreset: String) -> [PluginParameterSpec] {
         [
-            .init("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
-                  default: .string(defaultPreset), "Encoder speed/quality preset."),
-            .init("threads", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 64, "Encoder threads (0: codec decides)."),
+            .init(
+                "preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
+                default: .string(defaultPreset), "Encoder speed/quality preset."),
+            .init(
+                "threads", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 64,
+                "Encoder threads (0: codec decides)."),
         ]
     }
 
     static func factory(_ name: String, _ codec: EncoderSession.Settings.Codec, _ summary: String) -> PluginFactory {
         PluginFactory(
-            PluginDescriptor(name: name, kind: .encoder, summary: summary, parameters: parameters(defaultPreset: "ultrafast")),
+            PluginDescriptor(
+                name: name, kind: .encoder, summary: summary, parameters: parameters(defaultPreset: "ultrafast")),
             make: { p, config in
                 LibavVideoEncoder(
                     codec: codec, bitrateBps: Int(config[.videoBitrateBps]), preset: p.string("preset"),
@@ -101,7 +107,8 @@ public enum LibavEncoderPlugins {
     }
 
     public static let x264 = factory(
-        "x264", .h264, "H.264 (libx264 via libavcodec): IDR per fragment, no B-frames, zero latency, MPEG-TS fragments.")
+        "x264", .h264, "H.264 (libx264 via libavcodec): IDR per fragment, no B-frames, zero latency, MPEG-TS fragments."
+    )
     public static let x265 = factory(
         "x265", .hevc, "HEVC (libx265 via libavcodec), the seed's codec: same fragment rules as x264; slower on a CPU.")
 

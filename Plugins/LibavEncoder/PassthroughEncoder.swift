@@ -31,12 +31,15 @@ public final class PassthroughEncoder: VideoEncoder, FrameRefusing {
         guard format.pixelFormat == .mjpeg else {
             throw MediaError(
                 operation: "start passthrough",
-                "passthrough writes compressed frames (MJPEG) as they arrive; the source gives \(format.pixelFormat) — use x264 or x265")
+                "passthrough writes compressed frames (MJPEG) as they arrive; the source gives \(format.pixelFormat) — use x264 or x265"
+            )
         }
         capacity = format.frameBytes
         buffer?.deallocate()
         buffer = .allocate(byteCount: capacity, alignment: 64)
-        muxer = try FragmentMuxer(.mjpeg(width: format.width, height: format.height)) { [unowned output] bytes in try output.write(bytes) }
+        muxer = try FragmentMuxer(.mjpeg(width: format.width, height: format.height)) { [unowned output] bytes in
+            try output.write(bytes)
+        }
         self.output = output
         self.format = format
         grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs)
@@ -61,8 +64,12 @@ public final class PassthroughEncoder: VideoEncoder, FrameRefusing {
         // Refusing it would risk refusing every frame of a camera that ends its frames otherwise; counting costs a
         // look at the last bytes.
         var end = info.byteCount
-        while end > 2, info.byteCount - end < 4096, buffer.load(fromByteOffset: end - 1, as: UInt8.self) == 0 { end -= 1 }
-        if buffer.load(fromByteOffset: end - 2, as: UInt8.self) != 0xFF || buffer.load(fromByteOffset: end - 1, as: UInt8.self) != 0xD9 {
+        while end > 2, info.byteCount - end < 4096, buffer.load(fromByteOffset: end - 1, as: UInt8.self) == 0 {
+            end -= 1
+        }
+        if buffer.load(fromByteOffset: end - 2, as: UInt8.self) != 0xFF
+            || buffer.load(fromByteOffset: end - 1, as: UInt8.self) != 0xD9
+        {
             framesUnended += 1
         }
         let place = grid.place(info.timeNs)
@@ -72,7 +79,9 @@ public final class PassthroughEncoder: VideoEncoder, FrameRefusing {
             try muxer.begin()
             open = (info.timeNs, 0)
         }
-        try muxer.write(bytes: UnsafeRawBufferPointer(start: buffer, count: info.byteCount), pts: ticks90k(grid.elapsed(info.timeNs)), isKeyframe: true)
+        try muxer.write(
+            bytes: UnsafeRawBufferPointer(start: buffer, count: info.byteCount),
+            pts: ticks90k(grid.elapsed(info.timeNs)), isKeyframe: true)
         open.frames += 1
     }
 
@@ -85,13 +94,16 @@ public final class PassthroughEncoder: VideoEncoder, FrameRefusing {
     func closeFragment(endNs: Int64) throws {
         try muxer!.end()
         try output!.endFragment(
-            FragmentTiming(startNs: open.startNs, endNs: endNs, frameCount: UInt32(open.frames), startsWithKeyframe: true, codec: .mjpeg))
+            FragmentTiming(
+                startNs: open.startNs, endNs: endNs, frameCount: UInt32(open.frames), startsWithKeyframe: true,
+                codec: .mjpeg))
     }
 
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "passthrough", kind: .encoder,
-            summary: "Motion JPEG from the camera or file written into NUT fragments as it arrives: never decoded, never re-encoded.",
+            summary:
+                "Motion JPEG from the camera or file written into NUT fragments as it arrives: never decoded, never re-encoded.",
             parameters: []),
         make: { _, _ in PassthroughEncoder() })
 }

@@ -14,7 +14,8 @@ import Transfer
 ///
 /// Threads: events come from the audio thread, announces from the mint thread, status from the status thread,
 /// deliveries from the delivery thread; the link they share is behind a lock (a reconnect replaces it).
-public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving, DeviceStatusObserving,
+public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, TransferYielding, FrameObserving,
+    DeviceStatusObserving,
     OwedClipsSending, ShotRelaying, LookSending
 {
     /// Set by the session: each shot the host relays from a bay-mate.
@@ -91,7 +92,9 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             lines.append(line)
             lock.unlock()
             let shown = "network sink: \(StandardStream.visible(line))\n"  // a host's reasons are shown, not obeyed
-            _ = shown.utf8CString.withUnsafeBytes { StandardStream.write(2, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+            _ = shown.utf8CString.withUnsafeBytes {
+                StandardStream.write(2, UnsafeRawBufferPointer(rebasing: $0.dropLast()))
+            }
         }
     }
 
@@ -105,7 +108,8 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public func sendLook(_ look: FirstLook) -> String? {
         guard let link, case .up = link.status else { return "no link to the host now" }
         do {
-            try LookSender.send(path: look.path, clipID: look.clipID, t0Ns: look.t0Ns, zeroNs: look.zeroNs, over: link.bulk)
+            try LookSender.send(
+                path: look.path, clipID: look.clipID, t0Ns: look.t0Ns, zeroNs: look.zeroNs, over: link.bulk)
             return nil
         } catch { return "\(error)" }
     }
@@ -133,9 +137,12 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     }
 
     public func open(_ context: SessionContext) throws {
-        guard port > 0 else { throw LinkError(.io, "network sink: no host port (set params.port or run --host HOST:PORT)") }
+        guard port > 0 else {
+            throw LinkError(.io, "network sink: no host port (set params.port or run --host HOST:PORT)")
+        }
         // Not paired with this host is a setup error, said before capture starts — not a host that is down.
-        let security = try DeviceLinkSecurity.resolve(host: host, port: port, stateDirectory: stateDirectory, insecureLoopbackOnly: insecureLoopbackOnly)
+        let security = try DeviceLinkSecurity.resolve(
+            host: host, port: port, stateDirectory: stateDirectory, insecureLoopbackOnly: insecureLoopbackOnly)
         outbox = try Outbox(directory: context.outboxDirectory)
         var settings = DeviceLink.Settings(
             host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
@@ -182,9 +189,11 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         do {
             _ = preview.storeIfNil(
                 try PreviewSender(
-                    host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile, fps: previewFps,
+                    host: host, port: port, deviceID: context.deviceID, captureProfile: context.captureProfile,
+                    fps: previewFps,
                     security: settings.security, connectTimeoutNs: settings.connectTimeoutNs))
-            history.add("preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
+            history.add(
+                "preview on: the newest frame at most \(previewFps) times a second, shed when the link cannot take it")
         } catch { history.add("preview absent: \(error)") }
     }
 
@@ -229,9 +238,11 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public func deviceStatus(_ s: DeviceStatusReport) {
         guard let link else { return }
         if case .dropped = link.status { return }
-        try? link.send(event: .status(
-            armed: s.armed, framesPerSecond: s.framesPerSecond, framesDropped: UInt64(max(0, s.framesDropped)), thermal: s.thermal,
-            thermalCelsius: s.thermalCelsius ?? .nan, storageFreeBytes: UInt64(max(0, s.storageFreeBytes ?? 0))))
+        try? link.send(
+            event: .status(
+                armed: s.armed, framesPerSecond: s.framesPerSecond, framesDropped: UInt64(max(0, s.framesDropped)),
+                thermal: s.thermal,
+                thermalCelsius: s.thermalCelsius ?? .nan, storageFreeBytes: UInt64(max(0, s.storageFreeBytes ?? 0))))
     }
 
     /// Events are sent at once on the control channel, from the detecting thread, so they never wait for a reconnect.
@@ -268,13 +279,17 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         if let failure = lastFailure, let mintedAt, mintedAt < failure.atNs {
             throw LinkError(
                 .closed,
-                "not tried: the host failed after \(clipID) was minted (\(failure.why)); it waits in \(outbox.directory), sent when the host is next reached or by `ppc-tool transfer drain`")
+                "not tried: the host failed after \(clipID) was minted (\(failure.why)); it waits in \(outbox.directory), sent when the host is next reached or by `ppc-tool transfer drain`"
+            )
         }
         // Unreachable when deliveries began, or lost since: one more attempt (with backoff) before the clip waits in the
         // outbox.
         if link == nil { reachHost() }
         guard link != nil else {
-            throw LinkError(.closed, "host unreachable (\(unreachable ?? "no link")); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
+            throw LinkError(
+                .closed,
+                "host unreachable (\(unreachable ?? "no link")); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`"
+            )
         }
         return try send(clipID)
     }
@@ -285,7 +300,10 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     func send(_ clipID: String) throws -> String {
         guard let outbox else { throw LinkError(.closed, "network sink not open") }
         do { _ = try ClipMeta.verifyBundle(outbox.path(of: clipID), clipID: clipID) } catch {
-            throw PayloadError(.badBundle, "\(clipID) not sent, kept in \(outbox.directory): \(error.message) — damaged on this disk since it was minted")
+            throw PayloadError(
+                .badBundle,
+                "\(clipID) not sent, kept in \(outbox.directory): \(error.message) — damaged on this disk since it was minted"
+            )
         }
         do {
             return try transfer(clipID)
@@ -316,10 +334,14 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 let report = try BundleSender.send(
                     directory: outbox.path(of: clipID), clipID: clipID, over: link.bulk,
                     budget: Int(config[.payloadPumpBudgetBytes]), tickNs: config[.pumpTickIntervalNs],
-                    progress: progress, answerTimeoutNs: max(1_000_000_000, deadline - monotonicNowNs()), shouldPause: mustYield,
+                    progress: progress, answerTimeoutNs: max(1_000_000_000, deadline - monotonicNowNs()),
+                    shouldPause: mustYield,
                     pauseLimitNs: max(0, deadline - monotonicNowNs()))
                 if progress.report.pausedNs > 0 {
-                    history.add(String(format: "%@ paused %.1f s between chunks while policy asked transfers to yield", clipID, Double(progress.report.pausedNs) / 1e9))
+                    history.add(
+                        String(
+                            format: "%@ paused %.1f s between chunks while policy asked transfers to yield", clipID,
+                            Double(progress.report.pausedNs) / 1e9))
                 }
                 try outbox.remove(clipID)
                 return "\(host):\(port):\(report.remotePath)"
@@ -328,10 +350,16 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
                 // The bulk channel has chunks in flight: this link is closed, and the next delivery opens a fresh one.
                 link.close(reason: "transfer yielded to policy")
                 adopt(nil)
-                throw LinkError(.yielded, "\(e.reason); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
-            } catch let e as LinkError where e.code == .closed || e.code == .io || e.code == .deadPeer || e.code == .stalled {
+                throw LinkError(
+                    .yielded, "\(e.reason); \(clipID) waits in \(outbox.directory) for `ppc-tool transfer drain`")
+            } catch let e as LinkError
+                where e.code == .closed || e.code == .io || e.code == .deadPeer || e.code == .stalled
+            {
                 guard attempt < Self.reconnects, monotonicNowNs() < deadline else {
-                    throw LinkError(e.code, "\(clipID) not delivered within \(deliveryNs / 1_000_000_000) s and \(attempt) reconnects (\(e.reason)); it waits in \(outbox.directory) for `ppc-tool transfer drain`")
+                    throw LinkError(
+                        e.code,
+                        "\(clipID) not delivered within \(deliveryNs / 1_000_000_000) s and \(attempt) reconnects (\(e.reason)); it waits in \(outbox.directory) for `ppc-tool transfer drain`"
+                    )
                 }
                 attempt += 1
                 link.close(reason: "reconnecting after: \(e.reason)")
@@ -356,14 +384,20 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
             let code = (error as? LinkError)?.code ?? .closed
             let waits = "it waits in \(outbox?.directory ?? "the outbox") for `ppc-tool transfer drain`"
             if monotonicNowNs() >= deadline {
-                throw LinkError(code, "\(clipID) not delivered within \(deliveryNs / 1_000_000_000) s: the link dropped and was not made again in time (\(error)); \(waits)")
+                throw LinkError(
+                    code,
+                    "\(clipID) not delivered within \(deliveryNs / 1_000_000_000) s: the link dropped and was not made again in time (\(error)); \(waits)"
+                )
             }
-            throw LinkError(code, "\(clipID) not delivered: the link dropped and could not be made again (\(error)); \(waits)")
+            throw LinkError(
+                code, "\(clipID) not delivered: the link dropped and could not be made again (\(error)); \(waits)")
         }
     }
 
     public func observe(_ frame: VideoFrameBuffer, format: VideoFormat, info: FrameInfo) {
-        preview.load()?.offer(luma: frame.luma, stride: frame.lumaStride, width: format.width, height: format.height, index: info.index, timeNs: info.timeNs)
+        preview.load()?.offer(
+            luma: frame.luma, stride: frame.lumaStride, width: format.width, height: format.height, index: info.index,
+            timeNs: info.timeNs)
     }
 
     public func finish() throws {
@@ -374,7 +408,9 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
         link?.close(reason: "session ended")
         let (held, shed) = linkLock.withLock { (heldEvents.count, heldEventsShed) }
         if held + shed > 0 {
-            history.add("\(held + shed) events never reached the host (it was not reached again before the session ended); their clips' meta.json carry them")
+            history.add(
+                "\(held + shed) events never reached the host (it was not reached again before the session ended); their clips' meta.json carry them"
+            )
         }
     }
 
@@ -384,24 +420,38 @@ public final class NetworkSink: ClipSink, EventSink, SinkStatusReporting, Transf
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "network", kind: .sink,
-            summary: "Events on the control channel, clips on the bulk channel to a ppc-host: queued, resumable, verified.",
+            summary:
+                "Events on the control channel, clips on the bulk channel to a ppc-host: queued, resumable, verified.",
             parameters: [
                 .init("host", .string, default: .string("127.0.0.1"), "The host's IPv4 address."),
-                .init("port", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 65_535, "The host's port (run --host overrides)."),
-                .init("clockOffsetNs", .integer, default: .number(0, isInteger: true), minimum: -1.0e15, maximum: 1.0e15, "Injected clock offset for tests (run --clock-offset-ns)."),
-                .init("clockSkewPpm", .number, default: .number(0, isInteger: true), minimum: -1000, maximum: 1000, "Injected clock skew for tests (run --clock-skew-ppm)."),
-                .init("previewFps", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 120,
-                      "Live preview to the host (the newest frame's luma at 160 px wide, never queued); 0: off."),
-                .init("deliverySeconds", .number, default: .number(60, isInteger: true), minimum: 1, maximum: 86_400,
-                      "How long one clip's delivery may take, reconnects included, before it waits in the outbox (run --delivery-timeout)."),
-                .init("stateDirectory", .string, default: .string(""),
-                      "This device's identity and pinned hosts (run --state); empty: $XDG_STATE_HOME/ppc."),
-                .init("insecureLoopbackOnly", .boolean, default: .bool(false),
-                      "Plaintext to a loopback host, for benches and tests; refused for any other address."),
+                .init(
+                    "port", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 65_535,
+                    "The host's port (run --host overrides)."),
+                .init(
+                    "clockOffsetNs", .integer, default: .number(0, isInteger: true), minimum: -1.0e15, maximum: 1.0e15,
+                    "Injected clock offset for tests (run --clock-offset-ns)."),
+                .init(
+                    "clockSkewPpm", .number, default: .number(0, isInteger: true), minimum: -1000, maximum: 1000,
+                    "Injected clock skew for tests (run --clock-skew-ppm)."),
+                .init(
+                    "previewFps", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 120,
+                    "Live preview to the host (the newest frame's luma at 160 px wide, never queued); 0: off."),
+                .init(
+                    "deliverySeconds", .number, default: .number(60, isInteger: true), minimum: 1, maximum: 86_400,
+                    "How long one clip's delivery may take, reconnects included, before it waits in the outbox (run --delivery-timeout)."
+                ),
+                .init(
+                    "stateDirectory", .string, default: .string(""),
+                    "This device's identity and pinned hosts (run --state); empty: $XDG_STATE_HOME/ppc."),
+                .init(
+                    "insecureLoopbackOnly", .boolean, default: .bool(false),
+                    "Plaintext to a loopback host, for benches and tests; refused for any other address."),
             ]),
         make: { p, config in
             if p.boolean("insecureLoopbackOnly"), !DeviceLinkSecurity.isLoopback(p.string("host")) {
-                throw RegistryError("network: insecureLoopbackOnly with host \(p.string("host")): plaintext is only for a loopback address")
+                throw RegistryError(
+                    "network: insecureLoopbackOnly with host \(p.string("host")): plaintext is only for a loopback address"
+                )
             }
             let s = NetworkSink(host: p.string("host"), port: p.integer("port"), config: config)
             s.clockOffsetNs = Int64(p.integer("clockOffsetNs"))

@@ -57,7 +57,11 @@ public enum ImpactCorpus {
             let count = Int(seconds / 1.2)
             for _ in 0..<count {
                 let at = Int(rng.range(0.2, seconds - 0.5) * fs)
-                if impacts.contains(where: { abs(Int($0) - at) < Int(0.06 * fs) || (at < Int($0) && Int($0) - at < Int(0.45 * fs)) }) { continue }
+                if impacts.contains(where: {
+                    abs(Int($0) - at) < Int(0.06 * fs) || (at < Int($0) && Int($0) - at < Int(0.45 * fs))
+                }) {
+                    continue
+                }
                 let which = rng.next() % 5
                 let level = rng.range(-35, -8)
                 switch which {
@@ -67,12 +71,16 @@ public enum ImpactCorpus {
                 case 3: thud(&x, at: at, fs: fs, level: level, rng: &rng)
                 default: footstep(&x, at: at, fs: fs, level: level, rng: &rng)
                 }
-                events.append(Event(kind: ["clap", "speech", "tone", "thud", "footstep"][Int(which)], sample: Int64(at), levelDbfs: level))
+                events.append(
+                    Event(
+                        kind: ["clap", "speech", "tone", "thud", "footstep"][Int(which)], sample: Int64(at),
+                        levelDbfs: level))
             }
         }
         for i in 0..<n { x[i] = max(-1, min(1, x[i])) }
         events.sort { $0.sample < $1.sample }
-        return Session(name: "\(kind.rawValue)-\(seed)", sampleRate: sampleRate, samples: x, impacts: impacts, events: events)
+        return Session(
+            name: "\(kind.rawValue)-\(seed)", sampleRate: sampleRate, samples: x, impacts: impacts, events: events)
     }
 
     /// The club–ball impact: broadband, rise 0–0.5 ms, decay τ 0.7–4 ms; optionally a reverberant tail 14–24 dB down.

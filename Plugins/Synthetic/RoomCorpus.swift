@@ -37,7 +37,9 @@ public enum RoomCorpus {
     public static let distractorKinds = ["thud", "club tap", "ball drop", "clap", "voice", "music", "neighbour impact"]
 
     /// One session, reproducible from `kind` and `seed`.
-    public static func session(_ kind: Kind, seed: UInt64, seconds: Double = 60, sampleRate: Int = 48_000) -> ImpactCorpus.Session {
+    public static func session(_ kind: Kind, seed: UInt64, seconds: Double = 60, sampleRate: Int = 48_000)
+        -> ImpactCorpus.Session
+    {
         var g = Xoshiro(seed: seed ^ (kind == .hard ? 0x6A09_E667_F3BC_C908 : 0xBB67_AE85_84CA_A73B))
         let fs = Double(sampleRate)
         let n = Int(seconds * fs)
@@ -52,19 +54,25 @@ public enum RoomCorpus {
         var impactStarts: [Int] = []
         while t < seconds - 1.0 {
             let start = Int(t * fs)
-            let model: ImpactModel = g.unit() < (kind == .hard ? 0.2 : 0.1) ? .mishit : (g.unit() < 0.5 ? .driver : .iron)
+            let model: ImpactModel =
+                g.unit() < (kind == .hard ? 0.2 : 0.1) ? .mishit : (g.unit() < 0.5 ? .driver : .iron)
             let level = max(kind == .clean ? g.range(-40, -6) : g.range(-45, -6), floorDb + 15)
             let dry = impact(model, fs: fs, g: &g)
-            let arrival = scene.place(dry, emittedAt: start, from: room.ball, levelDbfs: level - (model == .mishit ? g.range(4, 12) : 0))
+            let arrival = scene.place(
+                dry, emittedAt: start, from: room.ball, levelDbfs: level - (model == .mishit ? g.range(4, 12) : 0))
             impacts.append(Int64(arrival))
             impactStarts.append(arrival)
             events.append(.init(kind: "impact (\(model.rawValue))", sample: Int64(arrival), levelDbfs: level))
             t += g.range(1.8, 4.5)
         }
         // Distractors: none begins from 0.35 s before an impact to 0.08 s after it; music may play over impacts, voices not.
-        let kinds: [(String, Double)] = kind == .clean
+        let kinds: [(String, Double)] =
+            kind == .clean
             ? [("thud", 3), ("club tap", 2), ("ball drop", 2), ("voice", 1)]
-            : [("thud", 2), ("club tap", 1.5), ("ball drop", 1.5), ("clap", 2), ("voice", 2), ("music", 1), ("neighbour impact", 2)]
+            : [
+                ("thud", 2), ("club tap", 1.5), ("ball drop", 1.5), ("clap", 2), ("voice", 2), ("music", 1),
+                ("neighbour impact", 2),
+            ]
         let total = kinds.reduce(0) { $0 + $1.1 }
         let count = Int(seconds / (kind == .clean ? 3.5 : 2.0))
         for _ in 0..<count {
@@ -73,7 +81,10 @@ public enum RoomCorpus {
             var pick = g.unit() * total
             var which = kinds[0].0
             for (name, weight) in kinds {
-                if pick < weight { which = name; break }
+                if pick < weight {
+                    which = name
+                    break
+                }
                 pick -= weight
             }
             let level: Double
@@ -97,12 +108,15 @@ public enum RoomCorpus {
                 let speech = voice(fs: fs, g: &g)
                 let end = at + speech.count
                 if impactStarts.contains(where: { end > $0 - Int(0.35 * fs) && at < $0 + Int(0.08 * fs) }) { continue }
-                arrival = scene.place(speech, emittedAt: at, from: room.somewhere(&g), levelDbfs: level, sustained: true)
+                arrival = scene.place(
+                    speech, emittedAt: at, from: room.somewhere(&g), levelDbfs: level, sustained: true)
             case "music":
                 // Music may play through a swing, but an impact under it is labelled only if an annotator could hear
                 // it: music over an impact is at least 10 dB under that impact.
                 let song = music(fs: fs, g: &g)
-                let under = impacts.indices.filter { Int(impacts[$0]) > at && Int(impacts[$0]) < at + song.count }.map { events[$0].levelDbfs }
+                let under = impacts.indices.filter { Int(impacts[$0]) > at && Int(impacts[$0]) < at + song.count }.map {
+                    events[$0].levelDbfs
+                }
                 level = min(g.range(-42, -24), (under.min() ?? 0) - 10 - g.range(0, 6))
                 arrival = scene.place(song, emittedAt: at, from: room.speaker, levelDbfs: level, sustained: true)
             default:
@@ -112,7 +126,8 @@ public enum RoomCorpus {
                 var dry = impact(model, fs: fs, g: &g)
                 lowPass(&dry, at: g.range(700, 1600), fs: fs, poles: 2)
                 level = g.range(-32, -20) + g.range(-12, 0)
-                arrival = scene.place(dry, emittedAt: at, from: room.neighbour, levelDbfs: level, reverbBoostDb: g.range(14, 22))
+                arrival = scene.place(
+                    dry, emittedAt: at, from: room.neighbour, levelDbfs: level, reverbBoostDb: g.range(14, 22))
             }
             events.append(.init(kind: which, sample: Int64(arrival), levelDbfs: level))
         }
@@ -122,7 +137,8 @@ public enum RoomCorpus {
         highPass20(&x, fs: fs)
         for i in 0..<n { x[i] = max(-1, min(1, x[i])) }
         events.sort { $0.sample < $1.sample }
-        return .init(name: "\(kind.rawValue)-\(seed)", sampleRate: sampleRate, samples: x, impacts: impacts, events: events)
+        return .init(
+            name: "\(kind.rawValue)-\(seed)", sampleRate: sampleRate, samples: x, impacts: impacts, events: events)
     }
 
     // MARK: The room
@@ -153,7 +169,9 @@ public enum RoomCorpus {
             ball = Point(x: size.x * g.range(0.3, 0.5), y: size.y * g.range(0.3, 0.7), z: 0.03)
             let d = g.range(1.0, 3.0)
             let a = g.range(0, 2 * Double.pi)
-            mic = Point(x: min(size.x - 0.2, max(0.2, ball.x + d * cos(a))), y: min(size.y - 0.2, max(0.2, ball.y + d * sin(a))), z: g.range(0.3, 1.6))
+            mic = Point(
+                x: min(size.x - 0.2, max(0.2, ball.x + d * cos(a))),
+                y: min(size.y - 0.2, max(0.2, ball.y + d * sin(a))), z: g.range(0.3, 1.6))
             speaker = Point(x: size.x - 0.3, y: size.y * g.range(0.1, 0.9), z: g.range(1.5, 2.5))
             neighbour = Point(x: size.x - 0.1, y: size.y * g.range(0.2, 0.8), z: 0.03)
         }
@@ -186,7 +204,9 @@ public enum RoomCorpus {
                                     let oz = abs(mz - pz) + abs(mz)
                                     guard ox + oy + oz <= maxOrder else { continue }
                                     let iz = Double(1 - 2 * pz) * s.z + 2 * Double(mz) * size.z
-                                    let dx = ix - mic.x, dy = iy - mic.y, dz = iz - mic.z
+                                    let dx = ix - mic.x
+                                    let dy = iy - mic.y
+                                    let dz = iz - mic.z
                                     let r = max(0.05, (dx * dx + dy * dy + dz * dz).squareRoot())
                                     out.append((r / c, pow(reflection, Double(ox + oy + oz)) / r))
                                 }
@@ -223,7 +243,10 @@ public enum RoomCorpus {
         /// microphone; early reflections from the image sources; the late tail's send. Returns the direct arrival sample.
         /// A `sustained` sound's level is what a meter at the microphone reads, room included (its direct part is lower
         /// by the direct-to-reverberant ratio); a transient's is its direct sound's peak.
-        mutating func place(_ dry: [Float], emittedAt start: Int, from p: Point, levelDbfs: Double, reverbBoostDb: Double = 0, sustained: Bool = false) -> Int {
+        mutating func place(
+            _ dry: [Float], emittedAt start: Int, from p: Point, levelDbfs: Double, reverbBoostDb: Double = 0,
+            sustained: Bool = false
+        ) -> Int {
             let images = room.images(of: p, maxOrder: 4)
             let direct = images.min { $0.delay < $1.delay }!
             let reverberant = sustained ? 10 * log10(1 + pow(room.diffuseGain / direct.gain, 2)) : 0
@@ -245,7 +268,9 @@ public enum RoomCorpus {
             }
             let sendGain = Float(scale * room.diffuseGain * boost)
             send.withUnsafeMutableBufferPointer { s in
-                for k in 0..<min(dry.count, count - arrival) where arrival + k >= 0 { s[arrival + k] += sendGain * dry[k] }
+                for k in 0..<min(dry.count, count - arrival) where arrival + k >= 0 {
+                    s[arrival + k] += sendGain * dry[k]
+                }
             }
             return arrival
         }
@@ -274,26 +299,54 @@ public enum RoomCorpus {
                     lpj += c * (store[offset + head] - lpj)
                     return lpj * gj
                 }
-                @inline(__always) func advance(_ head: inout Int, _ length: Int) { head = head + 1 == length ? 0 : head + 1 }
+                @inline(__always) func advance(_ head: inout Int, _ length: Int) {
+                    head = head + 1 == length ? 0 : head + 1
+                }
                 for i in 0..<input.count {
-                    v.0 = tap(&lp.0, o.0, heads.0, g.0); v.1 = tap(&lp.1, o.1, heads.1, g.1)
-                    v.2 = tap(&lp.2, o.2, heads.2, g.2); v.3 = tap(&lp.3, o.3, heads.3, g.3)
-                    v.4 = tap(&lp.4, o.4, heads.4, g.4); v.5 = tap(&lp.5, o.5, heads.5, g.5)
-                    v.6 = tap(&lp.6, o.6, heads.6, g.6); v.7 = tap(&lp.7, o.7, heads.7, g.7)
+                    v.0 = tap(&lp.0, o.0, heads.0, g.0)
+                    v.1 = tap(&lp.1, o.1, heads.1, g.1)
+                    v.2 = tap(&lp.2, o.2, heads.2, g.2)
+                    v.3 = tap(&lp.3, o.3, heads.3, g.3)
+                    v.4 = tap(&lp.4, o.4, heads.4, g.4)
+                    v.5 = tap(&lp.5, o.5, heads.5, g.5)
+                    v.6 = tap(&lp.6, o.6, heads.6, g.6)
+                    v.7 = tap(&lp.7, o.7, heads.7, g.7)
                     output[i] += gain * (v.0 + v.1 + v.2 + v.3 + v.4 + v.5 + v.6 + v.7)
                     // An 8-point Walsh–Hadamard transform, normalised: energy-preserving feedback.
-                    let a0 = v.0 + v.1, a1 = v.0 - v.1, a2 = v.2 + v.3, a3 = v.2 - v.3
-                    let a4 = v.4 + v.5, a5 = v.4 - v.5, a6 = v.6 + v.7, a7 = v.6 - v.7
-                    let b0 = a0 + a2, b1 = a1 + a3, b2 = a0 - a2, b3 = a1 - a3
-                    let b4 = a4 + a6, b5 = a5 + a7, b6 = a4 - a6, b7 = a5 - a7
+                    let a0 = v.0 + v.1
+                    let a1 = v.0 - v.1
+                    let a2 = v.2 + v.3
+                    let a3 = v.2 - v.3
+                    let a4 = v.4 + v.5
+                    let a5 = v.4 - v.5
+                    let a6 = v.6 + v.7
+                    let a7 = v.6 - v.7
+                    let b0 = a0 + a2
+                    let b1 = a1 + a3
+                    let b2 = a0 - a2
+                    let b3 = a1 - a3
+                    let b4 = a4 + a6
+                    let b5 = a5 + a7
+                    let b6 = a4 - a6
+                    let b7 = a5 - a7
                     let x = input[i]
                     let k: Float = 0.35355339
-                    store[o.0 + heads.0] = (b0 + b4) * k + x; store[o.1 + heads.1] = (b1 + b5) * k + x
-                    store[o.2 + heads.2] = (b2 + b6) * k + x; store[o.3 + heads.3] = (b3 + b7) * k + x
-                    store[o.4 + heads.4] = (b0 - b4) * k + x; store[o.5 + heads.5] = (b1 - b5) * k + x
-                    store[o.6 + heads.6] = (b2 - b6) * k + x; store[o.7 + heads.7] = (b3 - b7) * k + x
-                    advance(&heads.0, l.0); advance(&heads.1, l.1); advance(&heads.2, l.2); advance(&heads.3, l.3)
-                    advance(&heads.4, l.4); advance(&heads.5, l.5); advance(&heads.6, l.6); advance(&heads.7, l.7)
+                    store[o.0 + heads.0] = (b0 + b4) * k + x
+                    store[o.1 + heads.1] = (b1 + b5) * k + x
+                    store[o.2 + heads.2] = (b2 + b6) * k + x
+                    store[o.3 + heads.3] = (b3 + b7) * k + x
+                    store[o.4 + heads.4] = (b0 - b4) * k + x
+                    store[o.5 + heads.5] = (b1 - b5) * k + x
+                    store[o.6 + heads.6] = (b2 - b6) * k + x
+                    store[o.7 + heads.7] = (b3 - b7) * k + x
+                    advance(&heads.0, l.0)
+                    advance(&heads.1, l.1)
+                    advance(&heads.2, l.2)
+                    advance(&heads.3, l.3)
+                    advance(&heads.4, l.4)
+                    advance(&heads.5, l.5)
+                    advance(&heads.6, l.6)
+                    advance(&heads.7, l.7)
                 }
             }
             // Input diffusion: four allpasses in series smear what enters the network, so its first pass is a wash, not
@@ -349,14 +402,26 @@ public enum RoomCorpus {
         let modeLevel: (Double, Double)
         switch model {
         case .driver:
-            rise = Int(g.range(1, 4.99)); crackTau = g.range(0.00005, 0.0003); modes = Int(g.range(4, 6.99))
-            fRange = (2500, 9000); tauRange = (0.002, 0.010); modeLevel = (0.2, 0.7)
+            rise = Int(g.range(1, 4.99))
+            crackTau = g.range(0.00005, 0.0003)
+            modes = Int(g.range(4, 6.99))
+            fRange = (2500, 9000)
+            tauRange = (0.002, 0.010)
+            modeLevel = (0.2, 0.7)
         case .iron:
-            rise = Int(g.range(1, 4.99)); crackTau = g.range(0.00005, 0.0002); modes = Int(g.range(3, 6.99))
-            fRange = (2000, 10_000); tauRange = (0.0006, 0.003); modeLevel = (0.15, 0.5)
+            rise = Int(g.range(1, 4.99))
+            crackTau = g.range(0.00005, 0.0002)
+            modes = Int(g.range(3, 6.99))
+            fRange = (2000, 10_000)
+            tauRange = (0.0006, 0.003)
+            modeLevel = (0.15, 0.5)
         case .mishit:
-            rise = Int(g.range(1, 6.99)); crackTau = g.range(0.00005, 0.0002); modes = Int(g.range(2, 4.99))
-            fRange = (1000, 5000); tauRange = (0.001, 0.006); modeLevel = (0.8, 1.5)
+            rise = Int(g.range(1, 6.99))
+            crackTau = g.range(0.00005, 0.0002)
+            modes = Int(g.range(2, 4.99))
+            fRange = (1000, 5000)
+            tauRange = (0.001, 0.006)
+            modeLevel = (0.8, 1.5)
         }
         let longest = max(tauRange.1, crackTau) * 7
         let length = Int(longest * fs) + rise + 1
@@ -393,7 +458,9 @@ public enum RoomCorpus {
             let tau = g.range(0.04, 0.15) * fs
             let a = g.range(0.6, 1)
             for d in 0..<length {
-                let env = Double(d) < attack ? 0.5 - 0.5 * cos(Double.pi * Double(d) / attack) : exp(-(Double(d) - attack) / tau)
+                let env =
+                    Double(d) < attack
+                    ? 0.5 - 0.5 * cos(Double.pi * Double(d) / attack) : exp(-(Double(d) - attack) / tau)
                 y[d] += Float(a * env * sin(2 * Double.pi * f * Double(d) / fs))
             }
         }
@@ -497,7 +564,10 @@ public enum RoomCorpus {
         let f0 = g.range(85, 250)
         var y: [Float] = []
         var consonants: [(start: Int, count: Int, belowDb: Double)] = []
-        let vowels: [(Double, Double, Double)] = [(730, 1090, 2440), (530, 1840, 2480), (270, 2290, 3010), (570, 840, 2410), (300, 870, 2240), (660, 1720, 2410)]
+        let vowels: [(Double, Double, Double)] = [
+            (730, 1090, 2440), (530, 1840, 2480), (270, 2290, 3010), (570, 840, 2410), (300, 870, 2240),
+            (660, 1720, 2410),
+        ]
         for _ in 0..<syllables {
             // The consonant: a plosive burst, a fricative, or nothing.
             // Its level is set against the vowels' after synthesis (bursts 8–18 dB under them, fricatives 10–20 dB).
@@ -511,7 +581,10 @@ public enum RoomCorpus {
                 highPass(&burst, at: g.range(1500, 3500), fs: fs)
                 for d in 0..<burst.count {
                     let t = Double(d)
-                    let env = t < burstRise ? t / burstRise : max(exp(-(t - burstRise) / burstTau), 0.25 * min(1, (t - burstRise) / aspiration))
+                    let env =
+                        t < burstRise
+                        ? t / burstRise
+                        : max(exp(-(t - burstRise) / burstTau), 0.25 * min(1, (t - burstRise) / aspiration))
                     burst[d] *= Float(env)
                 }
                 consonants.append((y.count, burst.count, g.range(8, 18)))
@@ -525,7 +598,9 @@ public enum RoomCorpus {
                 y.append(contentsOf: hiss)
             }
             let v = vowels[Int(g.next() % UInt64(vowels.count))]
-            var formants = [Resonator(f: v.0, q: 8, fs: fs), Resonator(f: v.1, q: 12, fs: fs), Resonator(f: v.2, q: 15, fs: fs)]
+            var formants = [
+                Resonator(f: v.0, q: 8, fs: fs), Resonator(f: v.1, q: 12, fs: fs), Resonator(f: v.2, q: 15, fs: fs),
+            ]
             let length = Int(g.range(0.12, 0.3) * fs)
             let attack = 0.015 * fs
             var phase = 0.0
@@ -533,7 +608,10 @@ public enum RoomCorpus {
             for d in 0..<length {
                 phase += pitch * (1 + 0.01 * Double(g.gauss())) / fs
                 var pulse: Float = 0
-                if phase >= 1 { phase -= 1; pulse = 1 }
+                if phase >= 1 {
+                    phase -= 1
+                    pulse = 1
+                }
                 let env = Float(min(1, Double(d) / attack, Double(length - d) / attack))
                 let s = formants[0].step(pulse) + 0.5 * formants[1].step(pulse) + 0.25 * formants[2].step(pulse)
                 y.append(env * s)
@@ -628,7 +706,10 @@ public enum RoomCorpus {
         let hum = pow(10, g.range(-75, -50) / 20)
         for i in 0..<x.count {
             let t = Double(i) / fs
-            x[i] += Float(hum * (sin(2 * Double.pi * mains * t) + 0.4 * sin(2 * Double.pi * 3 * mains * t) + 0.2 * sin(2 * Double.pi * 5 * mains * t)))
+            x[i] += Float(
+                hum
+                    * (sin(2 * Double.pi * mains * t) + 0.4 * sin(2 * Double.pi * 3 * mains * t) + 0.2
+                        * sin(2 * Double.pi * 5 * mains * t)))
         }
         if kind == .hard {
             var fan = (0..<x.count).map { _ in Float(g.gauss()) }
@@ -730,7 +811,10 @@ public enum RoomCorpus {
         mutating func range(_ a: Double, _ b: Double) -> Double { a + (b - a) * unit() }
 
         mutating func gauss() -> Double {
-            if let v = spare { spare = nil; return v }
+            if let v = spare {
+                spare = nil
+                return v
+            }
             let u1 = max(unit(), 1e-300)
             let u2 = unit()
             let r = (-2 * log(u1)).squareRoot()

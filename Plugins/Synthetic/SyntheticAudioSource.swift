@@ -1,3 +1,4 @@
+import Foundation
 import Pipeline
 import Syscall
 
@@ -64,7 +65,8 @@ public final class SyntheticAudioSource: AudioSource, InterruptionReporting {
             awaySamples.removeFirst()
             outageCount += 1
             let gone = startNs + position * 1_000_000_000 / Int64(sampleRate)
-            var i = SourceInterruption(id: outageCount, startNs: gone, reason: "the synthetic microphone was pulled out (awayAt)")
+            var i = SourceInterruption(
+                id: outageCount, startNs: gone, reason: "the synthetic microphone was pulled out (awayAt)")
             onInterruption?(i)
             position += awayLength
             i.endNs = startNs + position * 1_000_000_000 / Int64(sampleRate)
@@ -107,5 +109,3 @@ public final class SyntheticAudioSource: AudioSource, InterruptionReporting {
         return block
     }
 }
-
-import Foundation

@@ -1,3 +1,4 @@
+import Foundation
 import Pipeline
 
 /// `synthetic.imu`: IMU samples at a fixed rate; gravity on z, and a rotation rate about y that follows the
@@ -31,5 +32,3 @@ public final class SyntheticIMUSource: IMUSource {
             rotationRate: noise * 0.1 + SIMD3(shake, 0, 0))
     }
 }
-
-import Foundation

@@ -32,11 +32,14 @@ public final class SyntheticMJPEGSource: VideoSource {
     ) throws {
         let nv12 = VideoFormat(width: width, height: height, framesPerSecond: framesPerSecond)
         format = VideoFormat(width: width, height: height, framesPerSecond: framesPerSecond, pixelFormat: .mjpeg)
-        picture = SyntheticVideoSource(format: nv12, script: script, startNs: startNs, seconds: seconds, pace: pace, texture: texture)
+        picture = SyntheticVideoSource(
+            format: nv12, script: script, startNs: startNs, seconds: seconds, pace: pace, texture: texture)
         frameCount = picture.frames
         self.pace = pace
         let distinct = Int(
-            distinctSeconds > 0 ? min(frameCount, max(1, Int64((distinctSeconds * Double(framesPerSecond)).rounded()))) : max(1, frameCount))
+            distinctSeconds > 0
+                ? min(frameCount, max(1, Int64((distinctSeconds * Double(framesPerSecond)).rounded())))
+                : max(1, frameCount))
         let t0 = monotonicNowNs()
         // Each core draws and encodes its own interleaved share, into its own buffer; joined in order after.
         let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, distinct))
@@ -53,7 +56,9 @@ public final class SyntheticMJPEGSource: VideoSource {
                 var k = w
                 while k < distinct {
                     picture.render(Int64(k), into: frame)
-                    let jpeg = try encoder.encode(luma: frame.luma, lumaStride: frame.lumaStride, chroma: frame.chroma, chromaStride: frame.chromaStride)
+                    let jpeg = try encoder.encode(
+                        luma: frame.luma, lumaStride: frame.lumaStride, chroma: frame.chroma,
+                        chromaStride: frame.chromaStride)
                     results.withLock { $0[k] = jpeg }
                     k += workers
                 }
@@ -91,4 +96,3 @@ public final class SyntheticMJPEGSource: VideoSource {
         return FrameInfo(index: i, timeNs: t, byteCount: n)
     }
 }
-

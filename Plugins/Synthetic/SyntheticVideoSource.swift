@@ -108,7 +108,8 @@ public final class SyntheticVideoSource: VideoSource {
         } else {
             for row in 0..<h { (base + row * stride).update(repeating: 40, count: w) }  // dark luma
         }
-        for row in 0..<(h + 1) / 2 { (frame.chroma + row * frame.chromaStride).update(repeating: 128, count: w) }  // neutral chroma
+        // neutral chroma
+        for row in 0..<(h + 1) / 2 { (frame.chroma + row * frame.chromaStride).update(repeating: 128, count: w) }
 
         // Ball: a bright disc at the bottom centre while it is on the tee.
         let r = max(2, h / 40)

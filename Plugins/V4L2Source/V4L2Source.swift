@@ -36,7 +36,8 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
     public private(set) var verificationFrames = 0
 
     public init(
-        device path: String, constraints: ModeConstraints, buffers: Int, exposureOffsetNs: Int64, stallMs: Int, recoverySeconds: Double,
+        device path: String, constraints: ModeConstraints, buffers: Int, exposureOffsetNs: Int64, stallMs: Int,
+        recoverySeconds: Double,
         capacity: EncodeCapacity? = nil
     ) throws(V4L2Error) {
         let device = try V4L2Device(path: path)
@@ -48,7 +49,8 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
         choiceWhy = why
         let fps = Int(stream.interval.framesPerSecond.rounded())
         format = VideoFormat(
-            width: mode.width, height: mode.height, framesPerSecond: max(1, fps), pixelFormat: mode.fourcc.isMotionJPEG ? .mjpeg : .nv12)
+            width: mode.width, height: mode.height, framesPerSecond: max(1, fps),
+            pixelFormat: mode.fourcc.isMotionJPEG ? .mjpeg : .nv12)
         self.exposureOffsetNs = exposureOffsetNs
         self.stallMs = Int32(stallMs)
         self.recoveryNs = Int64(recoverySeconds * 1e9)
@@ -59,7 +61,8 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
     public var details: [String: String] {
         [
             "plugin": "v4l2", "device": stream.path, "mode": "\(stream.mode)", "why": choiceWhy,
-            "frameInterval": "\(stream.interval)\(stream.rateHonoured ? " (pinned and read back)" : " (NOT the rate asked for: not trusted)")",
+            "frameInterval":
+                "\(stream.interval)\(stream.rateHonoured ? " (pinned and read back)" : " (NOT the rate asked for: not trusted)")",
             "timestampSource": timestampSource, "buffers": "\(stream.buffersGranted)",
             "warm": stream.warmReport.joined(separator: "; "),
             "corruptFrames": "\(corruptFrames)", "verificationFrames": "\(verificationFrames)",
@@ -85,7 +88,8 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
             if epochFirstSequence == nil {
                 epochFirstSequence = f.sequence
                 if timestampSource.hasPrefix("unknown") {
-                    timestampSource = f.monotonicTimestamp
+                    timestampSource =
+                        f.monotonicTimestamp
                         ? "kernel CLOCK_MONOTONIC, \(f.startOfExposure ? "start of exposure" : "end of frame")"
                         : "dequeue time on CLOCK_MONOTONIC (the driver's timestamps are not monotonic)"
                 }
@@ -125,7 +129,9 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
         if fmt.fourcc == .nv12 {
             for row in 0..<h { (frame.luma + row * frame.lumaStride).update(from: src + row * rowBytes, count: w) }
             let uv = src + rowBytes * h
-            for row in 0..<h / 2 { (frame.chroma + row * frame.chromaStride).update(from: uv + row * rowBytes, count: w) }
+            for row in 0..<h / 2 {
+                (frame.chroma + row * frame.chromaStride).update(from: uv + row * rowBytes, count: w)
+            }
             return
         }
         for row in stride(from: 0, to: h - 1, by: 2) {
@@ -160,7 +166,9 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
                 var seen = 0
                 while seen < 3 {
                     guard let f = try stream.device.dequeue(timeoutMs: stallMs) else {
-                        throw V4L2Error(.other, device: stream.path, operation: "verify after resume", "no frame within \(stallMs) ms")
+                        throw V4L2Error(
+                            .other, device: stream.path, operation: "verify after resume",
+                            "no frame within \(stallMs) ms")
                     }
                     try stream.device.requeue(f)
                     seen += 1
@@ -168,11 +176,13 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
                 }
                 indexBase = lastIndex + 1
                 epochFirstSequence = nil
-                onInterruption?(SourceInterruption(id: id, startNs: start, endNs: monotonicNowNs(), reason: reason, verified: true))
+                onInterruption?(
+                    SourceInterruption(id: id, startNs: start, endNs: monotonicNowNs(), reason: reason, verified: true))
                 return
             } catch {
                 last = "\(error)"
-                if (error as? V4L2Error)?.kind == .notHonoured { break }  // back, but not as it was: a session keeps one format
+                // back, but not as it was: a session keeps one format
+                if (error as? V4L2Error)?.kind == .notHonoured { break }
             }
             if monotonicNowNs() - start >= recoveryNs { break }
             sleepNs(200_000_000)
@@ -188,22 +198,39 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "v4l2", kind: .videoSource,
-            summary: "A V4L2 camera: mode chosen frame-rate-first, rate pinned, automatic controls locked at warm, losses as interruptions.",
+            summary:
+                "A V4L2 camera: mode chosen frame-rate-first, rate pinned, automatic controls locked at warm, losses as interruptions.",
             parameters: [
                 .init("device", .string, default: .string("/dev/video0"), "The video node."),
-                .init("input", .integer, default: .number(-1, isInteger: true), minimum: -1, maximum: 255, "Input (connector) index; -1: any."),
-                .init("width", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 16_384, "Frame width; 0: any."),
-                .init("height", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 16_384, "Frame height; 0: any."),
-                .init("fps", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 1000, "Frame rate; 0: the highest offered."),
-                .init("pixelFormat", .choice(["any", "NV12", "YUYV", "MJPG"]), default: .string("any"),
-                      "Pixel format; any: NV12, YUYV, then MJPG at equal rank — MJPG first when this machine cannot encode the raw mode in time."),
-                .init("encoderMpxPerSecond", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 100_000,
-                      "Megapixels a second this machine's encoder sustains; 0: the figure `ppc-tool selftest` recorded (none: raw preferred)."),
-                .init("buffers", .integer, default: .number(8, isInteger: true), minimum: 2, maximum: 64, "mmap buffers requested from the driver."),
-                .init("stallMs", .integer, default: .number(1000, isInteger: true), minimum: 10, maximum: 600_000,
-                      "No frame for this long is an interruption (the stream stalled)."),
-                .init("recoverySeconds", .number, default: .number(10, isInteger: true), minimum: 0, maximum: 3600,
-                      "How long a lost device may take to come back before the session fails."),
+                .init(
+                    "input", .integer, default: .number(-1, isInteger: true), minimum: -1, maximum: 255,
+                    "Input (connector) index; -1: any."),
+                .init(
+                    "width", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 16_384,
+                    "Frame width; 0: any."),
+                .init(
+                    "height", .integer, default: .number(0, isInteger: true), minimum: 0, maximum: 16_384,
+                    "Frame height; 0: any."),
+                .init(
+                    "fps", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 1000,
+                    "Frame rate; 0: the highest offered."),
+                .init(
+                    "pixelFormat", .choice(["any", "NV12", "YUYV", "MJPG"]), default: .string("any"),
+                    "Pixel format; any: NV12, YUYV, then MJPG at equal rank — MJPG first when this machine cannot encode the raw mode in time."
+                ),
+                .init(
+                    "encoderMpxPerSecond", .number, default: .number(0, isInteger: true), minimum: 0, maximum: 100_000,
+                    "Megapixels a second this machine's encoder sustains; 0: the figure `ppc-tool selftest` recorded (none: raw preferred)."
+                ),
+                .init(
+                    "buffers", .integer, default: .number(8, isInteger: true), minimum: 2, maximum: 64,
+                    "mmap buffers requested from the driver."),
+                .init(
+                    "stallMs", .integer, default: .number(1000, isInteger: true), minimum: 10, maximum: 600_000,
+                    "No frame for this long is an interruption (the stream stalled)."),
+                .init(
+                    "recoverySeconds", .number, default: .number(10, isInteger: true), minimum: 0, maximum: 3600,
+                    "How long a lost device may take to come back before the session fails."),
             ]),
         make: { p, config in
             let input = p.integer("input")
@@ -212,11 +239,15 @@ public final class V4L2Source: VideoSource, InterruptionReporting, SourceDetaili
             let fps = p.number("fps")
             let pf = p.string("pixelFormat")
             let constraints = ModeConstraints(
-                input: input >= 0 ? input : nil, width: w > 0 ? w : nil, height: h > 0 ? h : nil, framesPerSecond: fps > 0 ? fps : nil,
+                input: input >= 0 ? input : nil, width: w > 0 ? w : nil, height: h > 0 ? h : nil,
+                framesPerSecond: fps > 0 ? fps : nil,
                 fourcc: pf == "any" ? nil : FourCC(pf))
             let mpx = p.number("encoderMpxPerSecond")
-            let capacity = mpx > 0
-                ? EncodeCapacity(pixelsPerSecond: mpx * 1e6, provenance: "assumed", what: "encoderMpxPerSecond declared in the manifest") : EncodeCapacity.load()
+            let capacity =
+                mpx > 0
+                ? EncodeCapacity(
+                    pixelsPerSecond: mpx * 1e6, provenance: "assumed",
+                    what: "encoderMpxPerSecond declared in the manifest") : EncodeCapacity.load()
             do {
                 return try V4L2Source(
                     device: p.string("device"), constraints: constraints, buffers: p.integer("buffers"),

@@ -29,7 +29,9 @@ public final class ZstdFragmentEncoder: VideoEncoder {
     public var fragmentExtension: String { "zst" }
 
     public func start(format: VideoFormat, fragmentNs: Int64, output: FragmentOutput) throws {
-        guard format.pixelFormat == .nv12 else { throw ZstdCodecError("zstd stores NV12; the source gives \(format.pixelFormat)") }
+        guard format.pixelFormat == .nv12 else {
+            throw ZstdCodecError("zstd stores NV12; the source gives \(format.pixelFormat)")
+        }
         self.format = format
         grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs)
         self.output = output
@@ -59,10 +61,10 @@ public final class ZstdFragmentEncoder: VideoEncoder {
         }
         let src = UnsafeRawBufferPointer(frame)
         let size = try packed.withUnsafeMutableBytes { dst in
-                let n = try compressor.compress(src, into: UnsafeMutableRawBufferPointer(rebasing: dst[12...]))
-                dst.storeBytes(of: info.timeNs.littleEndian, toByteOffset: 0, as: Int64.self)
-                dst.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 8, as: UInt32.self)
-                return 12 + n
+            let n = try compressor.compress(src, into: UnsafeMutableRawBufferPointer(rebasing: dst[12...]))
+            dst.storeBytes(of: info.timeNs.littleEndian, toByteOffset: 0, as: Int64.self)
+            dst.storeBytes(of: UInt32(n).littleEndian, toByteOffset: 8, as: UInt32.self)
+            return 12 + n
         }
         try packed.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<size])) }
         open.frames += 1
@@ -76,15 +78,21 @@ public final class ZstdFragmentEncoder: VideoEncoder {
 
     func close(endNs: Int64) throws {
         try output!.endFragment(
-            FragmentTiming(startNs: open.startNs, endNs: endNs, frameCount: UInt32(open.frames), startsWithKeyframe: true, codec: .zstdNV12))
+            FragmentTiming(
+                startNs: open.startNs, endNs: endNs, frameCount: UInt32(open.frames), startsWithKeyframe: true,
+                codec: .zstdNV12))
     }
 
     /// Reads a fragment back: each frame's capture time and NV12 bytes. Throws naming what is wrong with a damaged one.
-    public static func decode(_ bytes: [UInt8]) throws -> (width: Int, height: Int, frames: [(timeNs: Int64, nv12: [UInt8])]) {
+    public static func decode(_ bytes: [UInt8]) throws -> (
+        width: Int, height: Int, frames: [(timeNs: Int64, nv12: [UInt8])]
+    ) {
         guard bytes.count >= 20, Array(bytes[0..<4]) == magic, bytes[4] == 1, bytes[5] == 1 else {
             throw ZstdCodecError("not a zstd-nv12 fragment (bad magic or version)")
         }
-        func u32(_ at: Int) -> Int { Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }) }
+        func u32(_ at: Int) -> Int {
+            Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) })
+        }
         let width = u32(8)
         let height = u32(12)
         let frameBytes = width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
@@ -95,12 +103,18 @@ public final class ZstdFragmentEncoder: VideoEncoder {
             guard at + 12 <= bytes.count else { throw ZstdCodecError("truncated frame header at byte \(at)") }
             let t = bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: Int64.self)) }
             let n = u32(at + 8)
-            guard at + 12 + n <= bytes.count else { throw ZstdCodecError("truncated frame at byte \(at): \(n) bytes announced") }
+            guard at + 12 + n <= bytes.count else {
+                throw ZstdCodecError("truncated frame at byte \(at): \(n) bytes announced")
+            }
             var out = [UInt8](repeating: 0, count: frameBytes)
             let got = try bytes.withUnsafeBytes { src in
-                try out.withUnsafeMutableBytes { try d.decompress(UnsafeRawBufferPointer(rebasing: src[(at + 12)..<(at + 12 + n)]), into: $0) }
+                try out.withUnsafeMutableBytes {
+                    try d.decompress(UnsafeRawBufferPointer(rebasing: src[(at + 12)..<(at + 12 + n)]), into: $0)
+                }
             }
-            guard got == frameBytes else { throw ZstdCodecError("frame at byte \(at) decompressed to \(got) bytes, expected \(frameBytes)") }
+            guard got == frameBytes else {
+                throw ZstdCodecError("frame at byte \(at) decompressed to \(got) bytes, expected \(frameBytes)")
+            }
             frames.append((t, out))
             at += 12 + n
         }
@@ -110,8 +124,13 @@ public final class ZstdFragmentEncoder: VideoEncoder {
     public static let factory = PluginFactory(
         PluginDescriptor(
             name: "zstd", kind: .encoder,
-            summary: "Lossless NV12 fragments (libzstd, each frame independent): the reference for measuring a lossy bitrate's cost.",
-            parameters: [.init("level", .integer, default: .number(1, isInteger: true), minimum: 1, maximum: 19, "zstd level (1 fastest … 19).")]),
+            summary:
+                "Lossless NV12 fragments (libzstd, each frame independent): the reference for measuring a lossy bitrate's cost.",
+            parameters: [
+                .init(
+                    "level", .integer, default: .number(1, isInteger: true), minimum: 1, maximum: 19,
+                    "zstd level (1 fastest … 19).")
+            ]),
         make: { p, _ in ZstdFragmentEncoder(level: Int32(p.integer("level"))) })
 }
 

@@ -1,6 +1,6 @@
 import Audio
-import Foundation
 import Detect
+import Foundation
 import Testing
 
 @Suite struct GapTests {
@@ -24,7 +24,8 @@ import Testing
         let x = Self.recording(rate: rate, seconds: 5, onsets: onsets)
         let detector = ImpactDetector(ImpactDetector.Settings(sampleRate: rate))
         var found: [Int64] = []
-        let lostFrom = 96_000, lostTo = 120_000  // half a second lost between the impacts
+        let lostFrom = 96_000
+        let lostTo = 120_000  // half a second lost between the impacts
         x.withUnsafeBufferPointer { all in
             var i = 0
             while i < all.count {

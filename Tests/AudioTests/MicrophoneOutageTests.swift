@@ -36,7 +36,8 @@ struct MicrophoneOutageTests {
         init(card: Card, rate: Int) {
             self.card = card
             configuration = PCM.Configuration(
-                device: "hw:USB,0", sampleRate: rate, channels: 1, format: .s16, periodFrames: MicrophoneOutageTests.period,
+                device: "hw:USB,0", sampleRate: rate, channels: 1, format: .s16,
+                periodFrames: MicrophoneOutageTests.period,
                 bufferFrames: MicrophoneOutageTests.period * 32)
             startNs = card.nowNs
         }
@@ -52,11 +53,15 @@ struct MicrophoneOutageTests {
         }
 
         func recover(_ code: Int) throws(ALSAError) {
-            guard code == -Int(EPIPE) else { throw ALSAError("recover", device: configuration.device, code: Int32(code)) }
+            guard code == -Int(EPIPE) else {
+                throw ALSAError("recover", device: configuration.device, code: Int32(code))
+            }
         }
 
         func clockPoint(framesTransferred: Int64) throws(ALSAError) -> PCMClockPoint? {
-            PCMClockPoint(position: framesTransferred, timeNs: startNs + framesTransferred * 1_000_000_000 / Int64(configuration.sampleRate))
+            PCMClockPoint(
+                position: framesTransferred,
+                timeNs: startNs + framesTransferred * 1_000_000_000 / Int64(configuration.sampleRate))
         }
     }
 
@@ -84,20 +89,30 @@ struct MicrophoneOutageTests {
         mic.onInterruption = { said.append($0) }
         var buffer = [Float](repeating: 0, count: Self.period)
         var blocks: [AudioBlock] = []
-        func read() throws { blocks.append(try buffer.withUnsafeMutableBufferPointer { try #require(try mic.read(into: $0)) }) }
+        func read() throws {
+            blocks.append(try buffer.withUnsafeMutableBufferPointer { try #require(try mic.read(into: $0)) })
+        }
         for _ in 0..<800 { try read() }  // 4 s: the card's clock is fitted
         // Pulled out: away 1.5 s, refusing two opens first.
         card.failNextRead = -ENODEV
         card.refusals = 2
         card.awayNs = 1_500_000_000
         try read()
-        #expect(said.count == 2 && said[0].endNs == nil && said[0].reason.contains("went away") && said[0].reason.contains("hw:USB,0"))
-        #expect(said[1].id == said[0].id && said[1].verified && said[1].endNs != nil, "closed, verified, with the first period")
+        #expect(
+            said.count == 2 && said[0].endNs == nil && said[0].reason.contains("went away")
+                && said[0].reason.contains("hw:USB,0"))
+        #expect(
+            said[1].id == said[0].id && said[1].verified && said[1].endNs != nil,
+            "closed, verified, with the first period")
         #expect(card.opens.load(ordering: .relaxed) == 3 && mic.outages == 1 && mic.overruns == 0)
-        let before = blocks[blocks.count - 2], after = blocks[blocks.count - 1]
+        let before = blocks[blocks.count - 2]
+        let after = blocks[blocks.count - 1]
         let skipped = after.firstSample - (before.firstSample + Int64(before.count))
-        #expect(abs(skipped - Int64(Self.rate) * 3 / 2) <= 2, "1.5 s of samples skipped on the card's clock: \(skipped)")
-        #expect(abs(after.timeNs - card.nowNs + 5_000_000) < 100_000, "the block after is timed where the card's clock says")
+        #expect(
+            abs(skipped - Int64(Self.rate) * 3 / 2) <= 2, "1.5 s of samples skipped on the card's clock: \(skipped)")
+        #expect(
+            abs(after.timeNs - card.nowNs + 5_000_000) < 100_000, "the block after is timed where the card's clock says"
+        )
         #expect(mic.details["outages"] == "1")
     }
 

@@ -37,6 +37,8 @@ import Testing
             clock.add(position: p, timeNs: 900_000_000_000_000 + p * 1_000_000_000 / 48_000)
         }
         #expect(abs(clock.ratePpm!) < 0.01)
-        #expect(clock.timeNs(ofSample: Double(base + 4800 * 2000)) == 900_000_000_000_000 + (base + 4800 * 2000) * 1_000_000_000 / 48_000)
+        #expect(
+            clock.timeNs(ofSample: Double(base + 4800 * 2000)) == 900_000_000_000_000 + (base + 4800 * 2000)
+                * 1_000_000_000 / 48_000)
     }
 }

@@ -7,7 +7,10 @@ import Testing
 struct ParserTests {
     static let leaf = Command(
         "check", abstract: "Check a thing.",
-        options: [.flag("json", help: "JSON."), .value("set", "k=v", repeatable: true, help: "Set."), .value("out", "dir", help: "Out.")],
+        options: [
+            .flag("json", help: "JSON."), .value("set", "k=v", repeatable: true, help: "Set."),
+            .value("out", "dir", help: "Out."),
+        ],
         arguments: [Argument("file", help: "A file."), Argument("extra", optional: true, help: "More.")],
         run: { _ in .success })
     static let root = Command(
@@ -16,7 +19,11 @@ struct ParserTests {
     func parse(_ args: [String]) throws(CommandFailure) -> ParseResult { try Parser.parse(args, root: Self.root) }
 
     @Test func descendsAndCollects() throws {
-        guard case .run(let c, let inv) = try parse(["config", "check", "a.json", "--json", "--set", "x=1", "--set=y=2", "--out", "d"]) else {
+        guard
+            case .run(let c, let inv) = try parse([
+                "config", "check", "a.json", "--json", "--set", "x=1", "--set=y=2", "--out", "d",
+            ])
+        else {
             Issue.record("expected run")
             return
         }
@@ -33,7 +40,9 @@ struct ParserTests {
     /// to allocate 192 PB).
     @Test func numbersAreFiniteAndHeldToTheirRange() throws {
         func inv(_ value: String) throws(CommandFailure) -> Invocation {
-            guard case .run(_, let inv) = try parse(["config", "check", "a.json", "--out", value]) else { throw CommandFailure.usage("no run") }
+            guard case .run(_, let inv) = try parse(["config", "check", "a.json", "--out", value]) else {
+                throw CommandFailure.usage("no run")
+            }
             return inv
         }
         for bad in ["nan", "inf", "-inf", "1e400"] {
@@ -46,7 +55,9 @@ struct ParserTests {
                 _ = try inv(bad).parsed("out", in: range)
                 Issue.record("\(bad) accepted")
             } catch {
-                #expect(error.exitCode == .usage && error.message.contains("--out '\(bad)'") && error.message.contains("0.001 to 100.0"), "\(error.message)")
+                #expect(
+                    error.exitCode == .usage && error.message.contains("--out '\(bad)'")
+                        && error.message.contains("0.001 to 100.0"), "\(error.message)")
             }
         }
         #expect(throws: CommandFailure.self) { try inv("99999999999999999999").parsed("out", in: 1...10) }

@@ -2,8 +2,8 @@ import Foundation
 import FragmentRing
 import Media
 import PayloadSource
-import Syscall
 import Pipeline
+import Syscall
 import TestSupport
 import Testing
 import TimelineIndex
@@ -36,23 +36,30 @@ struct CaptureTests {
         let format = VideoFormat(width: 320, height: 180, framesPerSecond: 120)
         let source = SyntheticVideoSource(format: format, script: SwingScript(impactsNs: [impactNs]), seconds: seconds)
         let encoder = LibavVideoEncoder(codec: codec, bitrateBps: 2_000_000, preset: "ultrafast", threads: 1)
-        let session = CaptureSession(source: source, encoder: encoder, ring: ring, timeline: video, fragmentNs: 500_000_000)
+        let session = CaptureSession(
+            source: source, encoder: encoder, ring: ring, timeline: video, fragmentNs: 500_000_000)
         let stats = try session.run()
         return Run(tmp: tmp, ring: ring, index: index, source: source, stats: stats, format: format)
     }
 
     static func ffprobeFirstFrame(_ path: String) throws -> (keyframe: Bool, pictType: String) {
         let r = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1", "-show_entries",
-                        "frame=key_frame,pict_type", "-of", "csv=p=0", path])
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1", "-show_entries",
+                "frame=key_frame,pict_type", "-of", "csv=p=0", path,
+            ])
         let line = String(decoding: r.stdout, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
         let parts = line.split(separator: ",").map(String.init)
         return (parts.first == "1", parts.count > 1 ? parts[1] : "")
     }
 
     /// Decodes a file with the ffmpeg CLI into gray frames and reads each one's frame counter.
-    static func decodedCounters(_ path: String, width: Int, height: Int) throws -> (counters: [Int64?], ballPresent: [Bool]) {
-        let r = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+    static func decodedCounters(_ path: String, width: Int, height: Int) throws -> (
+        counters: [Int64?], ballPresent: [Bool]
+    ) {
+        let r = try ToolRunner.runProgram(
+            "ffmpeg", ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"])
         #expect(r.status == 0, "ffmpeg: \(r.stderr)")
         let size = width * height
         let frames = r.stdout.count / size
@@ -134,8 +141,13 @@ struct CaptureTests {
         let first = try Self.ffprobeFirstFrame(clipPath)
         #expect(first.keyframe)
         let start = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time,nb_frames", "-of", "csv=p=0", clipPath])
-        let fields = String(decoding: start.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time,nb_frames", "-of",
+                "csv=p=0", clipPath,
+            ])
+        let fields = String(decoding: start.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            .split(separator: ",")
         #expect(Double(fields.first ?? "") == 0)
         #expect(Int(fields.last ?? "") == window.frameCount)
         // 3. Faststart: the moov box comes before mdat.
@@ -167,22 +179,30 @@ struct CaptureTests {
 struct ZstdFragmentTests {
     @Test func framesComeBackBitExactWithTheirTimes() throws {
         let tmp = TemporaryDirectory("ppc-zstd")
-        let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "zst"))
+        let ring = try FragmentRing(
+            directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "zst"))
         let format = VideoFormat(width: 160, height: 90, framesPerSecond: 60)
-        let source = SyntheticVideoSource(format: format, script: SwingScript(impactsNs: [500_000_000]), seconds: 1, texture: .noise)
+        let source = SyntheticVideoSource(
+            format: format, script: SwingScript(impactsNs: [500_000_000]), seconds: 1, texture: .noise)
         let encoder = ZstdFragmentEncoder(level: 1)
-        let stats = try CaptureSession(source: source, encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000).run()
+        let stats = try CaptureSession(
+            source: source, encoder: encoder, ring: ring, timeline: nil, fragmentNs: 500_000_000
+        ).run()
         #expect(stats.framesEncoded == 60)
         #expect(ring.fragments.map(\.frameCount) == [30, 30])
         #expect(ring.fragments.allSatisfy { $0.codec == .zstdNV12 })
         // Render the same frames again and compare byte for byte.
-        let again = SyntheticVideoSource(format: format, script: SwingScript(impactsNs: [500_000_000]), seconds: 1, texture: .noise)
+        let again = SyntheticVideoSource(
+            format: format, script: SwingScript(impactsNs: [500_000_000]), seconds: 1, texture: .noise)
         var expected = [UInt8](repeating: 0, count: format.frameBytes)
         for f in ring.fragments {
             let decoded = try ZstdFragmentEncoder.decode(try ring.read(f.handle))
             #expect(decoded.width == 160 && decoded.height == 90 && decoded.frames.count == 30)
             for frame in decoded.frames {
-                let info = try #require(try expected.withUnsafeMutableBytes { try again.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: 160, height: 90)) })
+                let info = try #require(
+                    try expected.withUnsafeMutableBytes {
+                        try again.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: 160, height: 90))
+                    })
                 #expect(frame.timeNs == info.timeNs)
                 #expect(frame.nv12 == expected)
             }
@@ -191,7 +211,10 @@ struct ZstdFragmentTests {
 
     @Test func aDamagedFragmentIsNamedNotCrashed() throws {
         #expect(throws: ZstdCodecError.self) { try ZstdFragmentEncoder.decode(Array("PPCZ".utf8)) }
-        var bytes = Array("PPCZ".utf8) + [1, 1, 0, 0] + [UInt8](repeating: 0, count: 12) + [1, 0, 0, 0, 0, 0, 0, 0, 200, 0, 0, 0]
+        var bytes =
+            Array("PPCZ".utf8) + [1, 1, 0, 0] + [UInt8](repeating: 0, count: 12) + [
+                1, 0, 0, 0, 0, 0, 0, 0, 200, 0, 0, 0,
+            ]
         #expect(throws: ZstdCodecError.self) { try ZstdFragmentEncoder.decode(bytes) }
         bytes += [UInt8](repeating: 9, count: 200)
         #expect(throws: (any Error).self) { try ZstdFragmentEncoder.decode(bytes) }

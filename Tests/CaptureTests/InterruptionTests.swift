@@ -36,8 +36,12 @@ final class ScriptedCamera: VideoSource, InterruptionReporting {
             guard let info = try inner.readFrame(into: frame) else { return nil }
             if skip.contains(info.index) { continue }
             if info.index == interruptBefore {
-                onInterruption?(SourceInterruption(id: 1, startNs: info.timeNs - 1_000_000, reason: "device lost (test)"))
-                onInterruption?(SourceInterruption(id: 1, startNs: info.timeNs - 1_000_000, endNs: info.timeNs - 1, reason: "device lost (test)", verified: true))
+                onInterruption?(
+                    SourceInterruption(id: 1, startNs: info.timeNs - 1_000_000, reason: "device lost (test)"))
+                onInterruption?(
+                    SourceInterruption(
+                        id: 1, startNs: info.timeNs - 1_000_000, endNs: info.timeNs - 1, reason: "device lost (test)",
+                        verified: true))
             }
             served += 1
             return info
@@ -49,7 +53,8 @@ final class ScriptedCamera: VideoSource, InterruptionReporting {
 struct InterruptionTests {
     func setup() throws -> (TemporaryDirectory, FragmentRing, TimelineIndex, SourceTimeline) {
         let tmp = TemporaryDirectory("ppc-interrupt")
-        let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "zst"))
+        let ring = try FragmentRing(
+            directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "zst"))
         let index = TimelineIndex()
         let video = index.register(SourceID(1), name: "video", rateHz: 200, windowSeconds: 10)
         return (tmp, ring, index, video)
@@ -59,7 +64,9 @@ struct InterruptionTests {
         let (tmp, ring, index, video) = try setup()
         defer { withExtendedLifetime(tmp) {} }
         let camera = ScriptedCamera(frames: 120, skip: [10, 11, 12, 50], interruptBefore: 80)
-        let session = CaptureSession(source: camera, encoder: ZstdFragmentEncoder(level: 1), ring: ring, timeline: video, fragmentNs: 500_000_000)
+        let session = CaptureSession(
+            source: camera, encoder: ZstdFragmentEncoder(level: 1), ring: ring, timeline: video, fragmentNs: 500_000_000
+        )
         var seen: [SourceInterruption] = []
         session.onInterruption = { seen.append($0) }
         let stats = try session.run()
@@ -80,7 +87,9 @@ struct InterruptionTests {
         let (tmp, ring, _, video) = try setup()
         defer { withExtendedLifetime(tmp) {} }
         let camera = ScriptedCamera(frames: 120, failAfter: 44)
-        let session = CaptureSession(source: camera, encoder: ZstdFragmentEncoder(level: 1), ring: ring, timeline: video, fragmentNs: 500_000_000)
+        let session = CaptureSession(
+            source: camera, encoder: ZstdFragmentEncoder(level: 1), ring: ring, timeline: video, fragmentNs: 500_000_000
+        )
         #expect(throws: ScriptedCamera.Gone.self) { try session.run() }
         let stats = try #require(session.lastStatistics)
         #expect(stats.framesEncoded == 45)

@@ -16,15 +16,21 @@ struct MediaSourceTests {
     static func makeFile(_ path: String, extra: [String]) throws {
         let r = try ToolRunner.runProgram(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-f", "lavfi", "-i",
-             "sine=frequency=1000:sample_rate=48000", "-t", "2"] + extra + [path])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-f", "lavfi", "-i",
+                "sine=frequency=1000:sample_rate=48000", "-t", "2",
+            ] + extra + [path])
         #expect(r.status == 0, "ffmpeg: \(r.stderr)")
     }
 
     static func drain(_ source: MediaSource) throws -> (frames: [FrameInfo], samples: [Float]) {
         var frames: [FrameInfo] = []
         var planes = [UInt8](repeating: 0, count: source.format.frameBytes)
-        while let f = try planes.withUnsafeMutableBytes({ try source.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: source.format.width, height: source.format.height)) }) {
+        while let f = try planes.withUnsafeMutableBytes({
+            try source.readFrame(
+                into: VideoFrameBuffer(
+                    contiguous: $0.baseAddress!, width: source.format.width, height: source.format.height))
+        }) {
             frames.append(f)
         }
         var samples: [Float] = []
@@ -58,10 +64,12 @@ struct MediaSourceTests {
         try Self.makeFile(path, extra: ["-c:v", "rawvideo", "-pix_fmt", "nv12", "-c:a", "pcm_s16le"])
         let reader = try MediaReader(path)
         #expect(reader.video?.sourcePixelFormat == "nv12")
-        let reference = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "nv12", "-"])
+        let reference = try ToolRunner.runProgram(
+            "ffmpeg", ["-v", "error", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "nv12", "-"])
         var planes = [UInt8](repeating: 0, count: 320 * 180 * 3 / 2)
         _ = try planes.withUnsafeMutableBytes { p in
-            try reader.readVideo(luma: p.baseAddress!.assumingMemoryBound(to: UInt8.self), lumaStride: 320,
+            try reader.readVideo(
+                luma: p.baseAddress!.assumingMemoryBound(to: UInt8.self), lumaStride: 320,
                 chroma: p.baseAddress!.assumingMemoryBound(to: UInt8.self) + 320 * 180, chromaStride: 320)
         }
         #expect(planes == [UInt8](reference.stdout))
@@ -71,15 +79,18 @@ struct MediaSourceTests {
         let tmp = TemporaryDirectory("ppc-file")
         let path = tmp.sub("session.mkv")
         try Self.makeFile(path, extra: ["-c:v", "mpeg4", "-c:a", "pcm_s16le"])
-        let ring = try FragmentRing(directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "ts"))
+        let ring = try FragmentRing(
+            directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "ts"))
         let session = CaptureSession(
             source: try MediaSource(location: path, timeoutSeconds: 5),
-            encoder: LibavVideoEncoder(codec: .h264, bitrateBps: 1_000_000, preset: "ultrafast", threads: 1), ring: ring,
+            encoder: LibavVideoEncoder(codec: .h264, bitrateBps: 1_000_000, preset: "ultrafast", threads: 1),
+            ring: ring,
             timeline: nil, fragmentNs: 500_000_000)
         let stats = try session.run()
         #expect(stats.framesEncoded == 60)
         #expect(ring.fragments.map(\.frameCount) == [15, 15, 15, 15])
-        let decode = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", ring.path(of: ring.fragments[2].sequence), "-f", "null", "-"])
+        let decode = try ToolRunner.runProgram(
+            "ffmpeg", ["-v", "error", "-i", ring.path(of: ring.fragments[2].sequence), "-f", "null", "-"])
         #expect(decode.status == 0 && decode.stderr.isEmpty)
     }
 

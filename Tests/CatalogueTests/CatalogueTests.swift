@@ -5,10 +5,13 @@ import Testing
 @testable import Catalogue
 
 @Suite struct CatalogueTests {
-    static func clip(_ id: String, _ device: String, t0: Int64, offset: Int64? = 0, uncertainty: Int64? = 50_000) -> CatalogueClip {
+    static func clip(_ id: String, _ device: String, t0: Int64, offset: Int64? = 0, uncertainty: Int64? = 50_000)
+        -> CatalogueClip
+    {
         CatalogueClip(
             clipID: id, device: device, session: "s", sessionID: "x", t0DeviceNs: t0, t0HostNs: offset.map { t0 + $0 },
-            t0UncertaintyNs: uncertainty, frames: 300, captureProfile: "320x180@60 h264", belowPolicy: nil, receivedAt: "now",
+            t0UncertaintyNs: uncertainty, frames: 300, captureProfile: "320x180@60 h264", belowPolicy: nil,
+            receivedAt: "now",
             path: "/lib/\(device)/\(id)", bytes: 1000)
     }
 
@@ -25,7 +28,12 @@ import Testing
             INSERT INTO clips VALUES('a-2','bay-a','s','x',9000000000,9000000000,50000,300,'p',NULL,'2026-12-01T10:00:03Z','/lib/a/a-2',1,'','');
             COMMIT;
             """
-        let made = try ToolRunner.runProgram("/usr/bin/python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.close()", path, sql])
+        let made = try ToolRunner.runProgram(
+            "/usr/bin/python3",
+            [
+                "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.close()",
+                path, sql,
+            ])
         #expect(made.status == 0, "\(made.stderr)")
         let c = try Catalogue(path: path)
         let clips = try c.clips()
@@ -41,8 +49,10 @@ import Testing
         let path = tmp.sub("catalogue.sqlite")
         do {
             let c = try Catalogue(path: path)
-            try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [("clip.mp4", 900, "00ff"), ("meta.json", 100, "ff00")])
-            try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [("clip.mp4", 900, "00ff")])  // again: replaced, not doubled
+            try c.record(
+                Self.clip("a-1", "bay-a", t0: 1_000), files: [("clip.mp4", 900, "00ff"), ("meta.json", 100, "ff00")])
+            // again: replaced, not doubled
+            try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [("clip.mp4", 900, "00ff")])
             try c.record(Self.clip("b-1", "bay-b", t0: 2_000), files: [])
         }
         let again = try Catalogue(path: path)  // reopened: the schema is already at its version
@@ -52,7 +62,9 @@ import Testing
         // A clip whose folder is gone is forgotten, files and all; forgetting one not there is nothing.
         try again.forget(clipID: "a-1")
         try again.forget(clipID: "nope")
-        #expect(try again.clips().map(\.clipID) == ["b-1"] && again.scalar("SELECT COUNT(*) FROM files WHERE clip_id = 'a-1'") == "0")
+        #expect(
+            try again.clips().map(\.clipID) == ["b-1"]
+                && again.scalar("SELECT COUNT(*) FROM files WHERE clip_id = 'a-1'") == "0")
     }
 
     @Test func flagsAndNotesPersistAcrossReopeningAndRerecording() throws {
@@ -62,8 +74,12 @@ import Testing
             let c = try Catalogue(path: path)
             try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [])
             try c.annotate(clipID: "a-1", flags: [.kept, .starred], notes: "good strike")
-            #expect { try c.annotate(clipID: "a-1", flags: [.kept, .discarded], notes: nil) } throws: { "\($0)".contains("not both") }
-            #expect { try c.annotate(clipID: "nope", flags: [.kept], notes: nil) } throws: { "\($0)".contains("nope: no such clip") }
+            #expect { try c.annotate(clipID: "a-1", flags: [.kept, .discarded], notes: nil) } throws: {
+                "\($0)".contains("not both")
+            }
+            #expect { try c.annotate(clipID: "nope", flags: [.kept], notes: nil) } throws: {
+                "\($0)".contains("nope: no such clip")
+            }
             // A rebuild records the clip again from its files: what a person said of it stays.
             try c.record(Self.clip("a-1", "bay-a", t0: 1_000), files: [])
         }
@@ -90,7 +106,10 @@ import Testing
     /// makes again from the library); a newer schema is not.
     @Test func aDamagedCatalogueIsToldFromANewerOne() throws {
         let tmp = TemporaryDirectory("ppc-catalogue-damaged")
-        for (name, bytes) in [("text", Array("not a database".utf8)), ("zeros", Array("SQLite format 3\u{0}".utf8) + [UInt8](repeating: 0, count: 4000))] {
+        for (name, bytes) in [
+            ("text", Array("not a database".utf8)),
+            ("zeros", Array("SQLite format 3\u{0}".utf8) + [UInt8](repeating: 0, count: 4000)),
+        ] {
             try Data(bytes).write(to: URL(fileURLWithPath: tmp.sub(name)))
             do {
                 _ = try Catalogue(path: tmp.sub(name))
@@ -103,12 +122,16 @@ import Testing
 
     @Test func clipsFromSeveralDevicesAtOneImpactAreOneSwing() {
         let clips = [
-            Self.clip("a-1", "bay-a", t0: 10_000_000_000), Self.clip("b-1", "bay-b", t0: 10_004_000_000),  // 4 ms apart: one swing
-            Self.clip("a-2", "bay-a", t0: 12_000_000_000), Self.clip("a-3", "bay-a", t0: 12_010_000_000),  // one device twice: two swings
+            // 4 ms apart: one swing
+            Self.clip("a-1", "bay-a", t0: 10_000_000_000), Self.clip("b-1", "bay-b", t0: 10_004_000_000),
+            // one device twice: two swings
+            Self.clip("a-2", "bay-a", t0: 12_000_000_000), Self.clip("a-3", "bay-a", t0: 12_010_000_000),
             Self.clip("c-1", "bay-c", t0: 15_000_000_000, offset: nil),  // no clock relation: alone
         ]
         let swings = Catalogue.swings(clips)
-        #expect(swings.map { $0.map(\.clipID) } == [["a-1", "b-1"], ["a-2"], ["a-3"], ["c-1"]], "\(swings.map { $0.map(\.clipID) })")
+        #expect(
+            swings.map { $0.map(\.clipID) } == [["a-1", "b-1"], ["a-2"], ["a-3"], ["c-1"]],
+            "\(swings.map { $0.map(\.clipID) })")
         // Beyond the combined uncertainty plus the tolerance: two swings.
         #expect(Catalogue.swings([Self.clip("a", "bay-a", t0: 0), Self.clip("b", "bay-b", t0: 30_000_000)]).count == 2)
     }
@@ -119,12 +142,15 @@ import Testing
         var wild = Self.clip("w-1", "bay-b", t0: 0)
         #expect(wild.problem == nil)
         let cases: [(WritableKeyPath<CatalogueClip, Int64>, Int64, String)] = [
-            (\.t0DeviceNs, .max, "t0_device_ns"), (\.t0DeviceNs, 1 << 60 + 1, "t0_device_ns"), (\.bytes, -1, "bytes"), (\.bytes, .max, "bytes"),
+            (\.t0DeviceNs, .max, "t0_device_ns"), (\.t0DeviceNs, 1 << 60 + 1, "t0_device_ns"), (\.bytes, -1, "bytes"),
+            (\.bytes, .max, "bytes"),
         ]
         for (field, value, name) in cases {
             var c = wild
             c[keyPath: field] = value
-            #expect(c.problem?.contains("clip w-1: catalogue entry's \(name) \(value) is out of range") == true, "\(c.problem ?? "nil")")
+            #expect(
+                c.problem?.contains("clip w-1: catalogue entry's \(name) \(value) is out of range") == true,
+                "\(c.problem ?? "nil")")
         }
         var c = wild
         c.t0HostNs = .min

@@ -103,7 +103,8 @@ struct ProvenanceTests {
     }
 
     @Test(arguments: [
-        (1.0, "2026-11-30", ""), (1.0, "30/11/2026", "rig"), (1.0, "2026-13-01", "rig"), (Double.nan, "2026-11-30", "rig"),
+        (1.0, "2026-11-30", ""), (1.0, "30/11/2026", "rig"), (1.0, "2026-13-01", "rig"),
+        (Double.nan, "2026-11-30", "rig"),
     ])
     func aRecordNeedsDateInstrumentAndFiniteValue(value: Double, date: String, instrument: String) {
         #expect(throws: ConfigError.self) { try MeasurementRecord(value: value, date: date, instrument: instrument) }
@@ -142,7 +143,8 @@ struct ValidationTests {
     /// derived value is computed from it) or when the result is validated.
     func problems(_ overrides: [(String, ParameterValue)]) throws -> [ConfigError.Problem] {
         do {
-            return try Configuration(overrides: overrides.map { Override(key: $0.0, value: $0.1, origin: "test") }).validate()
+            return try Configuration(overrides: overrides.map { Override(key: $0.0, value: $0.1, origin: "test") })
+                .validate()
         } catch {
             return error.problems
         }
@@ -224,13 +226,16 @@ struct ValidationTests {
 
     @Test func wrongTypeNamesExpectedAndFound() {
         let error = #expect(throws: ConfigError.self) {
-            try Configuration(overrides: [Override(key: "capture.fragmentCapacity", value: .text("lots"), origin: "--set")])
+            try Configuration(overrides: [
+                Override(key: "capture.fragmentCapacity", value: .text("lots"), origin: "--set")
+            ])
         }
         #expect(error?.description.contains("expects integer, found text 'lots'") == true)
     }
 
     @Test func integersAreAcceptedForReals() throws {
-        let c = try Configuration(overrides: [Override(key: "capture.fragmentSeconds", value: .integer(1), origin: "t")])
+        let c = try Configuration(overrides: [Override(key: "capture.fragmentSeconds", value: .integer(1), origin: "t")]
+        )
         #expect(c[.ringSeconds] == 20)
     }
 

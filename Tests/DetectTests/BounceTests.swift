@@ -41,19 +41,34 @@ struct BounceTests {
 
     @Test func anEventThatIsNotTheTrainsNextTermIsWeighedAsItIs() {
         // Louder than the bounce before it by more than the tolerance: something else.
-        #expect(!Self.deciding(after: Self.train, levels: [-20, -23, -26], now: Self.next, level: -20).endsABounceTrain(broadband: 0.15))
+        #expect(
+            !Self.deciding(after: Self.train, levels: [-20, -23, -26], now: Self.next, level: -20).endsABounceTrain(
+                broadband: 0.15))
         // Much brighter than the bounce before it: a ball struck just then, in time with a bounce.
-        #expect(!Self.deciding(after: Self.train, levels: [-20, -23, -26], now: Self.next, level: -29).endsABounceTrain(broadband: 0.6))
+        #expect(
+            !Self.deciding(after: Self.train, levels: [-20, -23, -26], now: Self.next, level: -29).endsABounceTrain(
+                broadband: 0.6))
         // Steady intervals — a ball bounced on the face, a tapping club — are no restitution.
-        #expect(!Self.deciding(after: [1.0, 1.3, 1.6], levels: [-20, -23, -26], now: 1.9, level: -29).endsABounceTrain(broadband: 0.15))
+        #expect(
+            !Self.deciding(after: [1.0, 1.3, 1.6], levels: [-20, -23, -26], now: 1.9, level: -29).endsABounceTrain(
+                broadband: 0.15))
         // Intervals that shrink by a changing ratio (0.75, then 0.45): chance, not a ball.
-        #expect(!Self.deciding(after: Self.train, levels: [-20, -23, -26], now: 1.7 + 0.3 * 0.45, level: -29).endsABounceTrain(broadband: 0.15))
+        #expect(
+            !Self.deciding(after: Self.train, levels: [-20, -23, -26], now: 1.7 + 0.3 * 0.45, level: -29)
+                .endsABounceTrain(broadband: 0.15))
         // Too far apart to be a bounce (over 0.6 s).
-        #expect(!Self.deciding(after: [0, 1.0, 1.75], levels: [-20, -23, -26], now: 2.3, level: -29).endsABounceTrain(broadband: 0.15))
+        #expect(
+            !Self.deciding(after: [0, 1.0, 1.75], levels: [-20, -23, -26], now: 2.3, level: -29).endsABounceTrain(
+                broadband: 0.15))
         // Fewer than three events before it.
-        #expect(!Self.deciding(after: [-1, 1.4, 1.7], levels: [-20, -23, -26], now: Self.next, level: -29).endsABounceTrain(broadband: 0.15))
+        #expect(
+            !Self.deciding(after: [-1, 1.4, 1.7], levels: [-20, -23, -26], now: Self.next, level: -29).endsABounceTrain(
+                broadband: 0.15))
         // The rule off.
-        #expect(!Self.deciding(after: Self.train, levels: [-20, -23, -26], now: Self.next, level: -29) { $0.bounceRatioTolerance = -1 }.endsABounceTrain(broadband: 0.15))
+        #expect(
+            !Self.deciding(after: Self.train, levels: [-20, -23, -26], now: Self.next, level: -29) {
+                $0.bounceRatioTolerance = -1
+            }.endsABounceTrain(broadband: 0.15))
     }
 
     @Test func aBallDroppedInATuningSessionIsNotTakenForAnImpact() {

@@ -11,14 +11,17 @@ import Testing
     static func head(_ n: Int) -> Double {
         guard n >= 0 else { return 0 }
         let t = Double(n) / Double(ModesTests.rate)
-        let modes: [(f: Double, tau: Double, a: Double)] = [(3_100, 0.004, 0.3), (4_700, 0.003, 0.25), (6_900, 0.002, 0.2)]
+        let modes: [(f: Double, tau: Double, a: Double)] = [
+            (3_100, 0.004, 0.3), (4_700, 0.003, 0.25), (6_900, 0.002, 0.2),
+        ]
         return (n < 3 ? 0.5 : 0) + modes.reduce(0) { $0 + $1.a * exp(-t / $1.tau) * sin(2 * .pi * $1.f * t) }
     }
 
     /// `signal` through two one-pole low-passes at `hz` (−12 dB an octave above it): a partition.
     static func lowPassed(at hz: Double, _ signal: (Int) -> Double) -> [Double] {
         let a = exp(-2 * Double.pi * hz / Double(ModesTests.rate))
-        var s1 = 0.0, s2 = 0.0
+        var s1 = 0.0
+        var s2 = 0.0
         return (0..<600).map { n in
             s1 = (1 - a) * signal(n) + a * s1
             s2 = (1 - a) * s1 + a * s2
@@ -42,12 +45,16 @@ import Testing
         let through = Self.lowPassed(at: 800, Self.head)
         let db = Self.measured { $0 >= 0 ? through[$0] : 0 }
         let bright = Self.measured(Self.head)
-        #expect(db >= ImpactDetector.Settings(sampleRate: ModesTests.rate).minDarkDb && db > bright + 5, "through a partition: \(db) dB, struck: \(bright) dB")
+        #expect(
+            db >= ImpactDetector.Settings(sampleRate: ModesTests.rate).minDarkDb && db > bright + 5,
+            "through a partition: \(db) dB, struck: \(bright) dB")
     }
 
     @Test func humAlreadySoundingIsNotTheEvents() {
         // Mains hum 30 dB over the head's level above 2 kHz, from long before the event.
-        let db = Self.measured { n in 0.5 * sin(2 * .pi * 50 * Double(n + ModesTests.onset) / Double(ModesTests.rate)) + Self.head(n) }
+        let db = Self.measured { n in
+            0.5 * sin(2 * .pi * 50 * Double(n + ModesTests.onset) / Double(ModesTests.rate)) + Self.head(n)
+        }
         #expect(db >= 0 && db < 3, "struck head over hum: \(db) dB")
     }
 

@@ -3,7 +3,9 @@ import Testing
 @testable import Detect
 @testable import Synthetic
 
-func detect(_ samples: [Float], sampleRate: Int, settings: ((inout ImpactDetector.Settings) -> Void)? = nil) -> [Candidate] {
+func detect(_ samples: [Float], sampleRate: Int, settings: ((inout ImpactDetector.Settings) -> Void)? = nil)
+    -> [Candidate]
+{
     var s = ImpactDetector.Settings(sampleRate: sampleRate)
     settings?(&s)
     return ImpactDetector(s).detect(in: samples, blockSamples: 480)
@@ -22,7 +24,9 @@ struct DetectTests {
             score.add(detected: found.map(\.onsetSample), truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
         }
         let e = score.errorStatistics
-        print("\(kind) seeds \(firstSeed)…: P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)")
+        print(
+            "\(kind) seeds \(firstSeed)…: P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)"
+        )
         #expect(score.f >= (kind == .clean ? 0.99 : 0.90))
         #expect(e.medianAbs <= 1)
         #expect(e.p95Abs <= 4)
@@ -40,7 +44,9 @@ struct DetectRateTests {
     /// scale with the rate, are allocated (a WAV claiming 2 GHz had `detect` allocate 1.1 GB before it said anything).
     @Test func ratesNoSoundCardRecordsAreRefusedByName() {
         #expect(ImpactDetector.Settings(sampleRate: 768_000).problem == nil)
-        #expect(ImpactDetector.Settings(sampleRate: 2_000_000_000).problem?.contains("2000000000 Hz: no sound card records above 768000 Hz") == true)
+        #expect(
+            ImpactDetector.Settings(sampleRate: 2_000_000_000).problem?.contains(
+                "2000000000 Hz: no sound card records above 768000 Hz") == true)
     }
 
     @Test(arguments: [44_100, 96_000, 32_000])
@@ -48,7 +54,9 @@ struct DetectRateTests {
         var score = DetectionScore()
         for seed in UInt64(1)...4 {
             let s = ImpactCorpus.session(.clean, seed: seed, seconds: 12, sampleRate: rate)
-            score.add(detected: detect(s.samples, sampleRate: rate).map(\.onsetSample), truth: s.impacts, tolerance: Int64(rate / 20))
+            score.add(
+                detected: detect(s.samples, sampleRate: rate).map(\.onsetSample), truth: s.impacts,
+                tolerance: Int64(rate / 20))
         }
         #expect(score.f >= 0.95, "F \(score.f) at \(rate) Hz")
         #expect(score.errorStatistics.medianAbs <= Double(max(1, rate / 48_000)) * 2)

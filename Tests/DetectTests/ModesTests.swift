@@ -35,7 +35,8 @@ import Testing
     /// tap: what rings one mode without striking it.
     static func rungByNoise(hz: Double, q: Double, level: Double, decaySamples: Double, seed: UInt64) -> [Double] {
         let e = noise(seed: seed)
-        var y1 = 0.0, y2 = 0.0
+        var y1 = 0.0
+        var y2 = 0.0
         let w = 2 * Double.pi * hz / Double(rate)
         let r = exp(-w / (2 * q))
         var out = [Double](repeating: 0, count: 600)
@@ -59,7 +60,9 @@ import Testing
     }
 
     @Test func severalRingingModesArePredictedFarBetterAtOrderTwelve() {
-        let modes: [(f: Double, tau: Double, a: Double)] = [(3_100, 0.004, 0.3), (4_700, 0.003, 0.25), (6_900, 0.002, 0.2)]
+        let modes: [(f: Double, tau: Double, a: Double)] = [
+            (3_100, 0.004, 0.3), (4_700, 0.003, 0.25), (6_900, 0.002, 0.2),
+        ]
         let db = Self.measured { n in
             let t = Double(n) / Double(Self.rate)
             return modes.reduce(0) { $0 + $1.a * exp(-t / $1.tau) * sin(2 * .pi * $1.f * t) }

@@ -14,9 +14,15 @@ struct DetectProbe {
                 var x = [Float](repeating: 0, count: 48_000)
                 for i in 0..<x.count { x[i] = ImpactCorpus.amp(-75) * rng.gauss() }
                 let a = ImpactCorpus.amp(level)
-                for d in 0..<Int(tauMs * 48 * 10) { x[24_000 + d] += a * Float(exp(-Double(d) / (tauMs * 48))) * (d == 0 ? 1 : rng.signedUnitFloat()) }
+                for d in 0..<Int(tauMs * 48 * 10) {
+                    x[24_000 + d] += a * Float(exp(-Double(d) / (tauMs * 48))) * (d == 0 ? 1 : rng.signedUnitFloat())
+                }
                 let det = ImpactDetector(.init(sampleRate: 48_000))
-                det.trace = { t, f, r in print("tau \(tauMs) ms level \(level): trigger \(t - 24_000) \(r ?? "accepted") snr \(Int(f.snrDb)) rise \(f.riseBlocks) decay \(String(format: "%.1f", f.decayDb)) bb \(String(format: "%.2f", f.broadband))") }
+                det.trace = { t, f, r in
+                    print(
+                        "tau \(tauMs) ms level \(level): trigger \(t - 24_000) \(r ?? "accepted") snr \(Int(f.snrDb)) rise \(f.riseBlocks) decay \(String(format: "%.1f", f.decayDb)) bb \(String(format: "%.2f", f.broadband))"
+                    )
+                }
                 x.withUnsafeBufferPointer { det.process($0) { _ in } }
             }
         }
@@ -75,8 +81,14 @@ extension DetectProbe {
         for t in spec[1].split(separator: ",").map({ Int($0)! }) {
             let d = ImpactDetector(.init(sampleRate: 48_000))
             s.samples.withUnsafeBufferPointer { d.process(UnsafeBufferPointer(rebasing: $0[0..<(t - 64)])) { _ in } }
-            print("at \(t): floor \(10 * log10(d.floor)) dB open \(d.eventOpen) trigger \(d.eventTriggerBlockStart - Int64(t)) peak \(10 * log10(max(d.eventPeak, 1e-20))) refractory until \(d.refractoryUntil - Int64(t)) blocksSeen \(d.blocksSeen)")
-            print("   events within 1 s before:", s.events.filter { $0.sample < t && $0.sample > t - 48_000 }.map { "\($0.kind) \(Int($0.levelDbfs)) at \($0.sample - Int64(t))" })
+            print(
+                "at \(t): floor \(10 * log10(d.floor)) dB open \(d.eventOpen) trigger \(d.eventTriggerBlockStart - Int64(t)) peak \(10 * log10(max(d.eventPeak, 1e-20))) refractory until \(d.refractoryUntil - Int64(t)) blocksSeen \(d.blocksSeen)"
+            )
+            print(
+                "   events within 1 s before:",
+                s.events.filter { $0.sample < t && $0.sample > t - 48_000 }.map {
+                    "\($0.kind) \(Int($0.levelDbfs)) at \($0.sample - Int64(t))"
+                })
         }
     }
 }

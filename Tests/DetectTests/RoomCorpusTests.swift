@@ -18,7 +18,9 @@ struct RoomCorpusDetectTests {
             score.add(detected: found.map(\.onsetSample), truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
         }
         let e = score.errorStatistics
-        print("room \(kind) \(split): P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)")
+        print(
+            "room \(kind) \(split): P \(score.precision) R \(score.recall) F \(score.f) tp \(score.truePositives) fp \(score.falsePositives) fn \(score.falseNegatives) |err| median \(e.medianAbs) p95 \(e.p95Abs) max \(e.maxAbs)"
+        )
         #expect(score.truePositives > 0)
         // Since the echo rule (a rejected sound's wall reflection is not weighed), no detection lands on a reflection.
         #expect(e.p95Abs <= 4)
@@ -27,12 +29,16 @@ struct RoomCorpusDetectTests {
         if kind == .hard || split == .tuning {
             #expect(score.f >= (kind == .clean ? 0.99 : 0.90))
         } else {
-            withKnownIssue("issue 17: clean F on RoomCorpus's held-out sessions is 0.987 on 32 (target 0.99)", isIntermittent: true) {
+            withKnownIssue(
+                "issue 17: clean F on RoomCorpus's held-out sessions is 0.987 on 32 (target 0.99)", isIntermittent: true
+            ) {
                 #expect(score.f >= 0.99)
             }
         }
         // The median onset error is 1 on 32 sessions of every set, 1.5–2 on some sets of three.
-        withKnownIssue("the median |onset error| of three sessions may be 1.5–2 samples (1 on 32)", isIntermittent: true) {
+        withKnownIssue(
+            "the median |onset error| of three sessions may be 1.5–2 samples (1 on 32)", isIntermittent: true
+        ) {
             #expect(e.medianAbs <= 1)
         }
     }

@@ -28,7 +28,10 @@ import Testing
 
     @Test(arguments: [(-6.0, false), (0.0, false), (6.0, true), (12.0, true)])
     func aLowFrequencyThudIsNotAnImpactEvenWhenItClips(levelDb: Double, clip: Bool) {
-        let found = ImpactDetector(ImpactDetector.Settings(sampleRate: 48_000)).detect(in: Self.thuds(levelDb: levelDb, clip: clip))
-        #expect(found.isEmpty, "a \(levelDb) dBFS thud\(clip ? ", clipped," : "") was taken for an impact at \(found.map(\.onsetSample))")
+        let found = ImpactDetector(ImpactDetector.Settings(sampleRate: 48_000)).detect(
+            in: Self.thuds(levelDb: levelDb, clip: clip))
+        #expect(
+            found.isEmpty,
+            "a \(levelDb) dBFS thud\(clip ? ", clipped," : "") was taken for an impact at \(found.map(\.onsetSample))")
     }
 }

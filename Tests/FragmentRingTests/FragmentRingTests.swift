@@ -5,10 +5,13 @@ import Testing
 
 @testable import FragmentRing
 
-func makeRing(_ dir: String, capacity: Int = 4, policy: FragmentRing.FullPolicy = .refuse, initial: UInt64 = 1) throws -> FragmentRing {
+func makeRing(_ dir: String, capacity: Int = 4, policy: FragmentRing.FullPolicy = .refuse, initial: UInt64 = 1) throws
+    -> FragmentRing
+{
     try FragmentRing(
         directory: dir,
-        configuration: .init(capacity: capacity, durability: .none, whenOnlyPinnedRemain: policy, initialSequence: initial))
+        configuration: .init(
+            capacity: capacity, durability: .none, whenOnlyPinnedRemain: policy, initialSequence: initial))
 }
 
 @Suite("FragmentRing: the last N fragments on disk")
@@ -20,7 +23,8 @@ struct FragmentRingTests {
         #expect(ring.fragments.map(\.sequence.rawValue) == [7, 8, 9, 10])
         #expect(ring.latestSequence?.rawValue == 10)
         let files = try FileSystem.list(tmp.sub("fragments")).sorted()
-        #expect(files == ["0000000000000007.bin", "0000000000000008.bin", "0000000000000009.bin", "000000000000000a.bin"])
+        #expect(
+            files == ["0000000000000007.bin", "0000000000000008.bin", "0000000000000009.bin", "000000000000000a.bin"])
         for f in ring.fragments {
             #expect(try ring.read(f.handle) == fragmentBytes(f.sequence.rawValue, size: 4096))
         }
@@ -194,7 +198,10 @@ struct FragmentRingTests {
         // The newest three are the window, whole; the pinned three stay beside it; 4 and 5 were recycled.
         #expect(ring.fragments.map(\.sequence.rawValue) == [1, 2, 3, 6, 7, 8])
         #expect(ring.counters.refused == 0)
-        #expect(try ring.window(startNs: 2_500_000_000, endNs: 4_000_000_000).fragments.map(\.sequence.rawValue) == [6, 7, 8])
+        #expect(
+            try ring.window(startNs: 2_500_000_000, endNs: 4_000_000_000).fragments.map(\.sequence.rawValue) == [
+                6, 7, 8,
+            ])
         // A start the window no longer holds is not retained, though a pinned fragment before it is.
         #expect(throws: RingError.self) { try ring.window(startNs: 2_000_000_000, endNs: 3_000_000_000) }
         do {
@@ -289,7 +296,8 @@ struct FragmentRingTests {
         let method = try ring.extract(f.handle, to: tmp.sub("copy.bin"))
         #expect(method == .hardLink)
         try publishFragment(ring, startNs: 500_000_000)
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: tmp.sub("copy.bin")))) == fragmentBytes(1, size: 4096))
+        #expect(
+            try [UInt8](Data(contentsOf: URL(fileURLWithPath: tmp.sub("copy.bin")))) == fragmentBytes(1, size: 4096))
     }
 
     /// Found by the crash campaign (`bench faults`): each run of a session whose clock starts again at zero (a synthetic
@@ -322,7 +330,8 @@ struct FragmentRingTests {
         var r = try ring.reserve()
         try [1, 2, 3].withUnsafeBytes { try r.write($0) }
         try ring.reset()
-        let outcome = try ring.publish(r, FragmentTiming(startNs: 0, endNs: 1, frameCount: 1, startsWithKeyframe: true, codec: .opaque))
+        let outcome = try ring.publish(
+            r, FragmentTiming(startNs: 0, endNs: 1, frameCount: 1, startsWithKeyframe: true, codec: .opaque))
         guard case .noop(let reason) = outcome else {
             Issue.record("expected noop, got \(outcome)")
             return
@@ -334,7 +343,9 @@ struct FragmentRingTests {
 
 @Suite("SequenceNumber: serial arithmetic")
 struct SequenceNumberTests {
-    @Test(arguments: [(UInt64.max, UInt64(0)), (UInt64.max - 5, UInt64(3)), (UInt64(0), UInt64(1)), (UInt64(100), UInt64(1_000))])
+    @Test(arguments: [
+        (UInt64.max, UInt64(0)), (UInt64.max - 5, UInt64(3)), (UInt64(0), UInt64(1)), (UInt64(100), UInt64(1_000)),
+    ])
     func orderSurvivesTheWrap(a: UInt64, b: UInt64) {
         #expect(SequenceNumber(a) < SequenceNumber(b))
         #expect(!(SequenceNumber(b) < SequenceNumber(a)))

@@ -25,6 +25,7 @@ let package = Package(
     targets: [.target(name: "FuzzDriver", path: "Sources/FuzzDriver")]
         + harnesses.map { name in
             .executableTarget(
-                name: name, dependencies: ["FuzzDriver", .product(name: "PPCFuzzable", package: "ppc")], path: "Sources/\(name)")
+                name: name, dependencies: ["FuzzDriver", .product(name: "PPCFuzzable", package: "ppc")],
+                path: "Sources/\(name)")
         }
 )

@@ -29,7 +29,8 @@ struct JSONInputTests {
 
     /// Brackets inside strings, escaped quotes among them, are text, not nesting.
     @Test func bracketsInStringsDoNotCount() throws {
-        let text = "{\"note\": \"" + String(repeating: "[{", count: 200) + "\\\"" + String(repeating: "[", count: 100) + "\"}"
+        let text =
+            "{\"note\": \"" + String(repeating: "[{", count: 200) + "\\\"" + String(repeating: "[", count: 100) + "\"}"
         let o = try JSONInput.object(Data(text.utf8))
         #expect((o["note"] as? String)?.count == 401 + 100)
     }

@@ -14,7 +14,8 @@ struct LibraryTests {
     /// A stored clip folder as ppc-host leaves it: meta.json (t0 on the device clock) and host-meta.json (the device's
     /// clock offset, when it arrived on which boot, its bay).
     static func store(
-        _ library: String, device: String, clip: String, t0: Int64, offset: Int64 = 0, receivedNs: Int64, boot: String = "boot-a",
+        _ library: String, device: String, clip: String, t0: Int64, offset: Int64 = 0, receivedNs: Int64,
+        boot: String = "boot-a",
         bay: String? = nil
     ) throws -> String {
         let dir = "\(library)/\(device)/\(clip)"
@@ -23,11 +24,13 @@ struct LibraryTests {
         meta.t0Ns = .init(t0, "assumed")
         try FileSystem.writeAtomically(Array(try meta.encoded()), to: dir + "/meta.json")
         var host: [String: Any] = [
-            "clockRelation": ["offsetNs": offset, "uncertaintyNs": 50_000], "receivedHostNs": receivedNs, "hostBoot": boot,
+            "clockRelation": ["offsetNs": offset, "uncertaintyNs": 50_000], "receivedHostNs": receivedNs,
+            "hostBoot": boot,
             "receivedAt": "2026-12-03T10:00:00Z",
         ]
         if let bay { host["bay"] = bay }
-        try FileSystem.writeAtomically(Array(try JSONSerialization.data(withJSONObject: host)), to: dir + "/host-meta.json")
+        try FileSystem.writeAtomically(
+            Array(try JSONSerialization.data(withJSONObject: host)), to: dir + "/host-meta.json")
         return dir
     }
 
@@ -37,13 +40,15 @@ struct LibraryTests {
     @Test func aSwingKeepsItsFirstAnglesIdAndMarksWhenAnotherArrives() throws {
         let tmp = TemporaryDirectory("ppc-library")
         let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
-        let dtl = try Self.store(tmp.path, device: "dtl", clip: "z-dtl-001", t0: 10_000_000_000, receivedNs: 100_000_000_000, bay: "bay-1")
+        let dtl = try Self.store(
+            tmp.path, device: "dtl", clip: "z-dtl-001", t0: 10_000_000_000, receivedNs: 100_000_000_000, bay: "bay-1")
         let first = try LibraryClip.place(dtl, in: catalogue).clip
         #expect(first.swingID == "z-dtl-001" && first.receivedSeq == 1)
         try catalogue.annotate(clipID: first.clipID, flags: [.starred], notes: "hips early")
         // Face-on's clip id sorts first, arrives second, heard the same impact 3 ms later on its own clock.
         let face = try Self.store(
-            tmp.path, device: "face", clip: "a-face-001", t0: 20_003_000_000, offset: -10_000_000_000, receivedNs: 101_000_000_000, bay: "bay-1")
+            tmp.path, device: "face", clip: "a-face-001", t0: 20_003_000_000, offset: -10_000_000_000,
+            receivedNs: 101_000_000_000, bay: "bay-1")
         let second = try LibraryClip.place(face, in: catalogue).clip
         #expect(second.swingID == "z-dtl-001" && second.receivedSeq == 2)
         #expect(second.flags == [.starred] && second.notes == "hips early", "the new angle takes the swing's marks")
@@ -57,8 +62,13 @@ struct LibraryTests {
     @Test func onlyAnglesOfOneMomentOneBootAndOneBayJoin() throws {
         let tmp = TemporaryDirectory("ppc-library-apart")
         let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
-        func place(_ device: String, _ clip: String, t0: Int64, received: Int64, boot: String = "boot-a", bay: String? = nil) throws -> String? {
-            try LibraryClip.place(Self.store(tmp.path, device: device, clip: clip, t0: t0, receivedNs: received, boot: boot, bay: bay), in: catalogue).clip.swingID
+        func place(
+            _ device: String, _ clip: String, t0: Int64, received: Int64, boot: String = "boot-a", bay: String? = nil
+        ) throws -> String? {
+            try LibraryClip.place(
+                Self.store(tmp.path, device: device, clip: clip, t0: t0, receivedNs: received, boot: boot, bay: bay),
+                in: catalogue
+            ).clip.swingID
         }
         #expect(try place("a", "a-1", t0: 5_000_000_000, received: 10_000_000_000) == "a-1")
         #expect(try place("b", "b-1", t0: 5_002_000_000, received: 11_000_000_000) == "a-1")
@@ -66,8 +76,12 @@ struct LibraryTests {
         #expect(try place("b", "b-2", t0: 5_001_000_000, received: 190_000_000_000) == "b-2")
         #expect(try place("c", "c-1", t0: 5_001_000_000, received: 12_000_000_000, boot: "boot-b") == "c-1")
         #expect(try place("d", "d-1", t0: 5_001_000_000, received: 12_000_000_000, bay: "bay-9") == "d-1")
-        #expect(try place("a", "a-2", t0: 5_001_000_000, received: 12_000_000_000) == "a-2", "a device's second clip is a new swing")
-        #expect(try place("e", "e-1", t0: 5_000_500_000, received: 13_000_000_000) == "a-1", "the nearest t0 of two swings it could join")
+        #expect(
+            try place("a", "a-2", t0: 5_001_000_000, received: 12_000_000_000) == "a-2",
+            "a device's second clip is a new swing")
+        #expect(
+            try place("e", "e-1", t0: 5_000_500_000, received: 13_000_000_000) == "a-1",
+            "the nearest t0 of two swings it could join")
     }
 
     /// The folders are the truth: a catalogue made again from them (swing.json beside each) places every clip as before,
@@ -75,15 +89,23 @@ struct LibraryTests {
     @Test func aCatalogueMadeAgainPlacesEveryClipAsBefore() throws {
         let tmp = TemporaryDirectory("ppc-library-rebuild")
         let first = try Catalogue(path: tmp.sub("one.sqlite"))
-        for (n, (device, t0)) in [("a", Int64(1_000_000_000)), ("b", 1_001_000_000), ("a", 9_000_000_000), ("b", 9_002_000_000)].enumerated() {
+        for (n, (device, t0)) in [
+            ("a", Int64(1_000_000_000)), ("b", 1_001_000_000), ("a", 9_000_000_000), ("b", 9_002_000_000),
+        ].enumerated() {
             _ = try LibraryClip.place(
-                Self.store(tmp.path, device: device, clip: "\(device)-\(9 - n)", t0: t0, receivedNs: Int64(n + 1) * 1_000_000_000), in: first)
+                Self.store(
+                    tmp.path, device: device, clip: "\(device)-\(9 - n)", t0: t0,
+                    receivedNs: Int64(n + 1) * 1_000_000_000), in: first)
         }
-        let before = try first.clips().map { [$0.clipID, $0.swingID ?? "", "\($0.receivedSeq ?? 0)"] }.sorted { $0[0] < $1[0] }
+        let before = try first.clips().map { [$0.clipID, $0.swingID ?? "", "\($0.receivedSeq ?? 0)"] }.sorted {
+            $0[0] < $1[0]
+        }
         let again = try Catalogue(path: tmp.sub("two.sqlite"))
         let (recorded, skipped, _) = Library.place(Library.clipFolders(tmp.path), in: again)
         #expect(recorded == 4 && skipped.isEmpty, "\(skipped)")
-        let after = try again.clips().map { [$0.clipID, $0.swingID ?? "", "\($0.receivedSeq ?? 0)"] }.sorted { $0[0] < $1[0] }
+        let after = try again.clips().map { [$0.clipID, $0.swingID ?? "", "\($0.receivedSeq ?? 0)"] }.sorted {
+            $0[0] < $1[0]
+        }
         #expect(after == before)
         #expect(Set(before.map { $0[1] }) == ["a-9", "a-7"])
     }
@@ -93,7 +115,10 @@ struct LibraryTests {
         let tmp = TemporaryDirectory("ppc-library-bad")
         let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
         let dir = try Self.store(tmp.path, device: "a", clip: "a-1", t0: 1, receivedNs: 1)
-        for bad in [#"{"swingId": "../x", "receivedSeq": 1}"#, #"{"swingId": "a-1", "receivedSeq": 0}"#, "[" + String(repeating: "[", count: 100)] {
+        for bad in [
+            #"{"swingId": "../x", "receivedSeq": 1}"#, #"{"swingId": "a-1", "receivedSeq": 0}"#,
+            "[" + String(repeating: "[", count: 100),
+        ] {
             try FileSystem.writeAtomically(Array(bad.utf8), to: dir + "/swing.json")
             #expect(throws: LibraryError.self) { try LibraryClip.place(dir, in: catalogue) }
         }

@@ -11,13 +11,17 @@ struct WireTests {
     static let all: [LinkMessage] = [
         .preview(frameIndex: 42, timeNs: 1_000_000, width: 4, height: 2, luma: [1, 2, 3, 4, 5, 6, 7, 8]),
         .hello(protocolVersion: 1, deviceID: "bay-3", channel: .bulk, captureProfile: "1920x1080@120 h264"),
-        .helloAck(accepted: false, policy: "pinpoint-studio", reason: "360 lines is below what ingest policy 'pinpoint-studio' takes"),
+        .helloAck(
+            accepted: false, policy: "pinpoint-studio",
+            reason: "360 lines is below what ingest policy 'pinpoint-studio' takes"),
         .heartbeat(sequence: 7, deviceTimeNs: -5), .heartbeatAck(sequence: 7, hostTimeNs: 99),
         .syncProbe(sequence: 1, t1: 10), .syncReply(sequence: 1, t1: 10, t2: 20, t3: 21),
         .relationUpdate(offsetNs: -123, skewPpm: 12.5, uncertaintyNs: 40_000, samples: 16),
-        .candidate(id: 3, t0Ns: 5, score: 0.75), .shot(id: 3, t0Ns: 5), .announce(clipID: "s-001", totalBytes: 1 << 40, files: 4),
+        .candidate(id: 3, t0Ns: 5, score: 0.75), .shot(id: 3, t0Ns: 5),
+        .announce(clipID: "s-001", totalBytes: 1 << 40, files: 4),
         .interruption(id: 1, startNs: 2, durationNs: 3, reason: "device lost"), .bye(reason: "stopped"),
-        .offer(clipID: "s-001", file: "clip.mp4", size: 42, xxh3: .max), .resumeAt(clipID: "s-001", file: "clip.mp4", offset: 10),
+        .offer(clipID: "s-001", file: "clip.mp4", size: 42, xxh3: .max),
+        .resumeAt(clipID: "s-001", file: "clip.mp4", offset: 10),
         .chunk(offset: 10, xxh3: 1, compressed: true, data: [1, 2, 3]), .chunkAck(committedOffset: 13),
         .fileComplete(clipID: "s-001", file: "clip.mp4", verified: true, reason: ""), .clipDone(clipID: "s-001"),
         .clipConfirmed(clipID: "s-001", path: "/lib/bay-3/s-001"),
@@ -47,10 +51,13 @@ struct WireTests {
             Issue.record("oversize accepted")
         } catch { #expect(error.code == .oversize && error.reason.contains("limit")) }
         #expect(throws: LinkError.self) { try LinkMessage.decode(type: 9, payload: Array(good[8..<12])) }  // truncated
-        #expect(throws: LinkError.self) { try LinkMessage.decode(type: 9, payload: Array(good[8...]) + [0]) }  // leftover
+        // leftover
+        #expect(throws: LinkError.self) { try LinkMessage.decode(type: 9, payload: Array(good[8...]) + [0]) }
         #expect(throws: LinkError.self) { try LinkMessage.decode(type: 12, payload: [2, 0, 0xFF, 0xFE]) }  // not UTF-8
         // A preview claiming more pixels than a preview may have is refused before its bytes are read.
-        var big = LinkMessage.preview(frameIndex: 1, timeNs: 2, width: 4, height: 2, luma: [UInt8](repeating: 0, count: 8)).encoded()
+        var big = LinkMessage.preview(
+            frameIndex: 1, timeNs: 2, width: 4, height: 2, luma: [UInt8](repeating: 0, count: 8)
+        ).encoded()
         big[8 + 16] = 0xFF
         big[8 + 17] = 0xFF
         do {
@@ -81,7 +88,9 @@ struct ClockTests {
         }
         let r = est.relation!
         let truthAtRef = trueOffset + Int64(skew * Double(r.referenceDeviceNs - 1_000_000_000))
-        #expect(abs(r.offsetNs - truthAtRef) <= r.uncertaintyNs, "offset \(r.offsetNs) vs \(truthAtRef) ± \(r.uncertaintyNs)")
+        #expect(
+            abs(r.offsetNs - truthAtRef) <= r.uncertaintyNs,
+            "offset \(r.offsetNs) vs \(truthAtRef) ± \(r.uncertaintyNs)")
         #expect(r.skewKnown)
         #expect(abs(r.skewPpm - 20) < 2, "skew \(r.skewPpm) ppm")
         #expect(r.uncertaintyNs >= 40_000)  // half the best delay: never claims better than the path allows
@@ -89,7 +98,12 @@ struct ClockTests {
 
     @Test func skewIsNotClaimedOverATooShortSpan() {
         var est = ClockEstimator()
-        for i in 0..<50 { est.add(SyncSample(t1: Int64(i) * 100_000, t2: Int64(i) * 100_000 + 7_000, t3: Int64(i) * 100_000 + 8_000, t4: Int64(i) * 100_000 + 12_000)) }
+        for i in 0..<50 {
+            est.add(
+                SyncSample(
+                    t1: Int64(i) * 100_000, t2: Int64(i) * 100_000 + 7_000, t3: Int64(i) * 100_000 + 8_000,
+                    t4: Int64(i) * 100_000 + 12_000))
+        }
         #expect(est.relation?.skewKnown == false)
         #expect(est.relation?.skewPpm == 0)
     }
@@ -119,7 +133,10 @@ struct CaptureProfileTests {
         #expect(CaptureProfile(expected.description) == expected)
     }
 
-    @Test(arguments: ["", "1920x1080", "1920x1080@", "x1080@120", "1920x1080@0", "1920x1080@nan", "-1x5@30", "1x2x3@4", "333x333@30@5"])
+    @Test(arguments: [
+        "", "1920x1080", "1920x1080@", "x1080@120", "1920x1080@0", "1920x1080@nan", "-1x5@30", "1x2x3@4",
+        "333x333@30@5",
+    ])
     func refusesWhatDoesNotStateAMode(text: String) {
         #expect(CaptureProfile(text) == nil)
     }
@@ -132,7 +149,9 @@ struct ConnectTimeoutTests {
         let error = #expect(throws: LinkError.self) {
             _ = try Connection.connect(host: "127.0.0.1", port: silent.port, channel: .control, timeoutNs: 200_000_000)
         }
-        #expect(error?.reason.contains("127.0.0.1:\(silent.port): no answer within 0.2 s (link.connectTimeoutNs)") == true, "\(String(describing: error))")
+        #expect(
+            error?.reason.contains("127.0.0.1:\(silent.port): no answer within 0.2 s (link.connectTimeoutNs)") == true,
+            "\(String(describing: error))")
     }
 
     @Test func aTimeoutIsNotRetriedLikeARefusal() throws {
@@ -140,7 +159,8 @@ struct ConnectTimeoutTests {
         // again, `attempts` times over.
         let silent = try SilentListener()
         let error = #expect(throws: LinkError.self) {
-            _ = try Connection.connect(host: "127.0.0.1", port: silent.port, channel: .control, attempts: 6, timeoutNs: 200_000_000)
+            _ = try Connection.connect(
+                host: "127.0.0.1", port: silent.port, channel: .control, attempts: 6, timeoutNs: 200_000_000)
         }
         #expect(error?.reason.contains("no answer within") == true, "\(String(describing: error))")
         #expect(error?.reason.contains("attempts") == false)
@@ -148,7 +168,8 @@ struct ConnectTimeoutTests {
 
     @Test func aHostThatAnswersIsConnectedAndTheSocketBlocksAgain() throws {
         let listener = try Listener(host: "127.0.0.1", port: 0)
-        let c = try Connection.connect(host: "127.0.0.1", port: listener.port, channel: .control, timeoutNs: 2_000_000_000)
+        let c = try Connection.connect(
+            host: "127.0.0.1", port: listener.port, channel: .control, timeoutNs: 2_000_000_000)
         let flags = fcntl(c.fd, F_GETFL)
         #expect(flags & O_NONBLOCK == 0)
     }
@@ -159,16 +180,20 @@ struct ConnectTimeoutTests {
 struct HostNameTests {
     @Test func aHostIsReachedByName() throws {
         let listener = try Listener(host: "127.0.0.1", port: 0)
-        let c = try Connection.connect(host: "localhost", port: listener.port, channel: .control, timeoutNs: 2_000_000_000)
+        let c = try Connection.connect(
+            host: "localhost", port: listener.port, channel: .control, timeoutNs: 2_000_000_000)
         #expect(c.peer == "localhost:\(listener.port)")
         #expect(Socket.describe(try Socket.lookupIPv4("localhost", 7600)) == "127.0.0.1:7600")
-        #expect(Socket.describe(try Socket.lookupIPv4("192.168.1.10", 7600)) == "192.168.1.10:7600")  // an address is itself
+        // an address is itself
+        #expect(Socket.describe(try Socket.lookupIPv4("192.168.1.10", 7600)) == "192.168.1.10:7600")
     }
 
     @Test func aNameThatIsNotFoundIsSaidWithTheResolversReason() {
         let error = #expect(throws: LinkError.self) {
             _ = try Connection.connect(host: "no-such-host.invalid", port: 7600, channel: .control)
         }
-        #expect(error?.reason.hasPrefix("connect no-such-host.invalid:7600: cannot find no-such-host.invalid: ") == true, "\(String(describing: error))")
+        #expect(
+            error?.reason.hasPrefix("connect no-such-host.invalid:7600: cannot find no-such-host.invalid: ") == true,
+            "\(String(describing: error))")
     }
 }

@@ -40,7 +40,9 @@ struct ListenerTests {
 
     @Test func aFailureForGoodEndsItAndAStopClosesIt() throws {
         let listener = try Listener(host: "127.0.0.1", port: 0)
-        let failed = listener.next { _ throws(SystemError) -> (fd: Int32, peer: String) in throw SystemError(errno: ENOTSOCK, operation: "accept") }
+        let failed = listener.next { _ throws(SystemError) -> (fd: Int32, peer: String) in
+            throw SystemError(errno: ENOTSOCK, operation: "accept")
+        }
         guard case .failed(let e) = failed else {
             Issue.record("expected a failure, got \(failed)")
             return

@@ -55,12 +55,17 @@ struct SecureLinkTests {
         try c.send(.bye(reason: "done"))
         c.shutdownNow()
         host.wait()
-        guard case .success(.secure(let device)) = host.opening else { Issue.record("opening \(String(describing: host.opening))"); return }
+        guard case .success(.secure(let device)) = host.opening else {
+            Issue.record("opening \(String(describing: host.opening))")
+            return
+        }
         #expect(device == "bay-a")
         #expect(host.received.count == 3, "\(host.received.map(\.name))")
         if host.received.count == 3, case .chunk(let offset, _, _, let bytes) = host.received[1] {
             #expect(offset == 0 && bytes == data)
-        } else { Issue.record("no chunk: \(host.received.map(\.name))") }
+        } else {
+            Issue.record("no chunk: \(host.received.map(\.name))")
+        }
         #expect(host.ended?.code == .closed)
     }
 
@@ -112,11 +117,15 @@ struct SecureLinkTests {
             listener = try Listener(host: "127.0.0.1", port: 0)
             Thread { [self] in
                 guard let device = listener.accept() else { return }
-                guard let host = try? Connection.connect(host: "127.0.0.1", port: port, channel: .control) else { return }
+                guard let host = try? Connection.connect(host: "127.0.0.1", port: port, channel: .control) else {
+                    return
+                }
                 Thread {  // host → device
                     var b = [UInt8](repeating: 0, count: 65536)
                     while true {
-                        let n = b.withUnsafeMutableBytes { (try? Socket.receive(host.fd, into: $0, waiting: true, peer: "h")) ?? 0 }
+                        let n = b.withUnsafeMutableBytes {
+                            (try? Socket.receive(host.fd, into: $0, waiting: true, peer: "h")) ?? 0
+                        }
                         if n <= 0 { break }
                         device.sendRaw(Array(b[0..<n]))
                     }
@@ -133,7 +142,10 @@ struct SecureLinkTests {
                         defer { index += 1 }
                         guard index == 4 else {
                             host.sendRaw(record)
-                            if let h = held { host.sendRaw(h); held = nil }
+                            if let h = held {
+                                host.sendRaw(h)
+                                held = nil
+                            }
                             continue
                         }
                         switch fault {
@@ -170,7 +182,9 @@ struct SecureLinkTests {
         let expected = fault == .replay ? ["hello", "heartbeat", "heartbeat"] : ["hello", "heartbeat"]
         #expect(host.received.map(\.name) == expected, "\(fault): \(host.received.map(\.name))")
         #expect(host.ended?.code == .tampered, "\(fault): \(String(describing: host.ended))")
-        #expect(host.ended?.reason.contains("failed authentication") == true || host.ended?.reason.contains("not one this link makes") == true)
+        #expect(
+            host.ended?.reason.contains("failed authentication") == true
+                || host.ended?.reason.contains("not one this link makes") == true)
     }
 
     @Test func aWholeConnectionReplayedGetsNothingThrough() throws {
@@ -190,14 +204,24 @@ struct SecureLinkTests {
         replayer.sendRaw(captured.bytes)
         second.wait()
         #expect(second.received.isEmpty, "a replayed connection delivered \(second.received.map(\.name))")
-        #expect(second.ended?.code == .tampered || second.ended?.code == .unauthenticated, "\(String(describing: second.ended))")
+        #expect(
+            second.ended?.code == .tampered || second.ended?.code == .unauthenticated,
+            "\(String(describing: second.ended))")
     }
 
     final class Captured: @unchecked Sendable {
         let lock = NSLock()
         var data: [UInt8] = []
-        func add(_ b: [UInt8]) { lock.lock(); data += b; lock.unlock() }
-        var bytes: [UInt8] { lock.lock(); defer { lock.unlock() }; return data }
+        func add(_ b: [UInt8]) {
+            lock.lock()
+            data += b
+            lock.unlock()
+        }
+        var bytes: [UInt8] {
+            lock.lock()
+            defer { lock.unlock() }
+            return data
+        }
     }
 
     /// Copies device → host (recording it) and host → device.
@@ -206,11 +230,15 @@ struct SecureLinkTests {
         init(to port: Int, into captured: Captured) throws {
             listener = try Listener(host: "127.0.0.1", port: 0)
             Thread { [self] in
-                guard let device = listener.accept(), let host = try? Connection.connect(host: "127.0.0.1", port: port, channel: .control) else { return }
+                guard let device = listener.accept(),
+                    let host = try? Connection.connect(host: "127.0.0.1", port: port, channel: .control)
+                else { return }
                 @Sendable func pump(_ from: Connection, _ to: Connection, record: Bool) {
                     var b = [UInt8](repeating: 0, count: 65536)
                     while true {
-                        let n = b.withUnsafeMutableBytes { (try? Socket.receive(from.fd, into: $0, waiting: true, peer: "t")) ?? 0 }
+                        let n = b.withUnsafeMutableBytes {
+                            (try? Socket.receive(from.fd, into: $0, waiting: true, peer: "t")) ?? 0
+                        }
                         if n <= 0 { break }
                         if record { captured.add(Array(b[0..<n])) }
                         to.sendRaw(Array(b[0..<n]))
@@ -230,7 +258,8 @@ struct SecureLinkTests {
             let junk = Crypto.random(n)
             #expect(throws: LinkError.self) { _ = try LinkHandshake.respond(identity: hostKeys, message: junk) }
         }
-        let (initiator, _) = try LinkHandshake.initiate(identity: deviceKeys, responder: hostKeys.publicKey, payload: [0])
+        let (initiator, _) = try LinkHandshake.initiate(
+            identity: deviceKeys, responder: hostKeys.publicKey, payload: [0])
         for n in [0, 31, 48, 64, 100] {
             #expect(throws: LinkError.self) { _ = try LinkHandshake.finish(initiator, message: Crypto.random(n)) }
         }

@@ -23,7 +23,8 @@ struct MediaTests {
         let tmp = TemporaryDirectory()
         let path = tmp.sub("claim.y4m")
         let frame = Data("FRAME\n".utf8) + Data(count: 64 * 48 * 3 / 2)
-        try (Data("YUV4MPEG2 W64 H48 \(rate) Ip A1:1 C420jpeg\n".utf8) + frame + frame).write(to: URL(fileURLWithPath: path))
+        try (Data("YUV4MPEG2 W64 H48 \(rate) Ip A1:1 C420jpeg\n".utf8) + frame + frame).write(
+            to: URL(fileURLWithPath: path))
         do {
             let r = try MediaReader(path, timeoutSeconds: 5)
             // A rate the reader takes is one a camera could have (or none declared, said by the source as such).
@@ -36,12 +37,15 @@ struct MediaTests {
 
     @Test func noFragmentsIsAnError() throws {
         let tmp = TemporaryDirectory()
-        #expect(throws: MediaError.self) { try ClipRemuxer.remux(fragments: [], to: tmp.sub("clip.mp4"), frameIntervalTicks: 750) }
+        #expect(throws: MediaError.self) {
+            try ClipRemuxer.remux(fragments: [], to: tmp.sub("clip.mp4"), frameIntervalTicks: 750)
+        }
     }
 
     @Test func anUnwritableOutputIsNamed() throws {
         let tmp = TemporaryDirectory()
-        let session = try EncoderSession(.init(codec: .h264, width: 64, height: 64, framesPerSecond: 30, bitrateBps: 200_000, gopFrames: 15))
+        let session = try EncoderSession(
+            .init(codec: .h264, width: 64, height: 64, framesPerSecond: 30, bitrateBps: 200_000, gopFrames: 15))
         var fragment = [UInt8]()
         let muxer = try FragmentMuxer(encoder: session) { fragment += $0 }
         try muxer.begin()

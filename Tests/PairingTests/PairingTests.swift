@@ -10,7 +10,10 @@ import Testing
 struct PairingTests {
     /// Runs both sides over loopback; each side's person answers `deviceSays` / `hostSays`.
     static func pair(deviceSays: Bool, hostSays: Bool, deviceID: String = "bay-a", admit: String? = nil) throws
-        -> (device: Result<PairingProtocol.Result, PairingError>, host: Result<PairingProtocol.Result, PairingError>, codes: [String])
+        -> (
+            device: Result<PairingProtocol.Result, PairingError>, host: Result<PairingProtocol.Result, PairingError>,
+            codes: [String]
+        )
     {
         let tmp = TemporaryDirectory("ppc-pair")
         let hostID = try Identity.loadOrCreate(tmp.sub("host")).identity
@@ -24,13 +27,19 @@ struct PairingTests {
                 guard (try? c.readPreamble(5)) == PairingProtocol.preamble else { throw PairingError("no preamble") }
                 return try PairingProtocol.pairAsHost(
                     c, identity: hostID, hostName: "studio", admit: { _, _ in admit },
-                    confirm: { code, _, _ in codes.add(code); return hostSays })
+                    confirm: { code, _, _ in
+                        codes.add(code)
+                        return hostSays
+                    })
             }
             hostSide.done.signal()
         }.start()
         let c = try Connection.connect(host: "127.0.0.1", port: listener.port, channel: .control)
         let device = Result { () throws(PairingError) -> PairingProtocol.Result in
-            try PairingProtocol.pairAsDevice(c, identity: deviceIdentity, deviceID: deviceID) { code, _, _ in codes.add(code); return deviceSays }
+            try PairingProtocol.pairAsDevice(c, identity: deviceIdentity, deviceID: deviceID) { code, _, _ in
+                codes.add(code)
+                return deviceSays
+            }
         }
         hostSide.done.wait()
         return (device, hostSide.result!, codes.all)
@@ -39,8 +48,16 @@ struct PairingTests {
     final class Codes: @unchecked Sendable {
         let lock = NSLock()
         var list: [String] = []
-        func add(_ c: String) { lock.lock(); list.append(c); lock.unlock() }
-        var all: [String] { lock.lock(); defer { lock.unlock() }; return list }
+        func add(_ c: String) {
+            lock.lock()
+            list.append(c)
+            lock.unlock()
+        }
+        var all: [String] {
+            lock.lock()
+            defer { lock.unlock() }
+            return list
+        }
     }
 
     final class HostSide: @unchecked Sendable {
@@ -90,7 +107,9 @@ struct PairingTests {
         }.start()
         let c = try Connection.connect(host: "127.0.0.1", port: listener.port, channel: .control)
         let device = Result { () throws(PairingError) -> PairingProtocol.Result in
-            try PairingProtocol.pairAsDevice(c, identity: deviceIdentity, deviceID: "bay-a", answerTimeoutNs: 300_000_000) { _, _, _ in true }
+            try PairingProtocol.pairAsDevice(
+                c, identity: deviceIdentity, deviceID: "bay-a", answerTimeoutNs: 300_000_000
+            ) { _, _, _ in true }
         }
         c.shutdownNow()
         release.signal()
@@ -103,7 +122,8 @@ struct PairingTests {
     }
 
     @Test func aDeviceTheHostWillNotAdmitIsToldWhyBeforeAnyCode() throws {
-        let r = try Self.pair(deviceSays: true, hostSays: true, admit: "'bay-a' is already paired here with another key")
+        let r = try Self.pair(
+            deviceSays: true, hostSays: true, admit: "'bay-a' is already paired here with another key")
         #expect(r.codes.isEmpty)
         #expect { try r.device.get() } throws: { "\($0)".contains("already paired here with another key") }
     }
@@ -114,8 +134,14 @@ struct PairingTests {
         let base = PairingProtocol.derive(dh: dh, transcript: t).code
         var changed = t
         changed[1][7] ^= 1
-        #expect(PairingProtocol.derive(dh: dh, transcript: changed).code != base || PairingProtocol.derive(dh: dh, transcript: changed).confirmKey != PairingProtocol.derive(dh: dh, transcript: t).confirmKey)
-        #expect(PairingProtocol.derive(dh: Crypto.random(32), transcript: t).confirmKey != PairingProtocol.derive(dh: dh, transcript: t).confirmKey)
+        #expect(
+            PairingProtocol.derive(dh: dh, transcript: changed).code != base
+                || PairingProtocol.derive(dh: dh, transcript: changed).confirmKey
+                    != PairingProtocol.derive(dh: dh, transcript: t).confirmKey
+        )
+        #expect(
+            PairingProtocol.derive(dh: Crypto.random(32), transcript: t).confirmKey
+                != PairingProtocol.derive(dh: dh, transcript: t).confirmKey)
     }
 
     @Test func theIdentityIsCreatedOnceReadableOnlyByItsOwnerAndALooseOneIsRefused() throws {
@@ -125,7 +151,8 @@ struct PairingTests {
         #expect(created)
         let (b, again) = try Identity.loadOrCreate(dir)
         #expect(!again && a.keys.publicKey == b.keys.publicKey)
-        let mode = try FileManager.default.attributesOfItem(atPath: dir + "/identity.key")[.posixPermissions] as? NSNumber
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: dir + "/identity.key")[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: dir + "/identity.key")
         #expect { try Identity.loadOrCreate(dir) } throws: { "\($0)".contains("readable by others") }
@@ -154,7 +181,8 @@ struct PairingTests {
     @Test func aNameStaysBoundToItsKeyUntilUnpaired() throws {
         let tmp = TemporaryDirectory("ppc-peers")
         let peers = try PairedPeers(directory: tmp.path)
-        let k1 = KeyPair.generate().publicKey, k2 = KeyPair.generate().publicKey
+        let k1 = KeyPair.generate().publicKey
+        let k2 = KeyPair.generate().publicKey
         try peers.pin(name: "bay-a", key: k1)
         #expect(throws: PairingError.self) { try peers.pin(name: "bay-a", key: k2) }
         #expect(try PairedPeers(directory: tmp.path).name(for: k1) == "bay-a")

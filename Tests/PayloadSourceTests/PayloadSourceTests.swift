@@ -35,10 +35,15 @@ struct PayloadSourceTests {
         let tmp = TemporaryDirectory()
         let live = try liveSession(tmp)
         let rest = try RingAtRestPayloadSource(directory: tmp.sub("ring"))
-        for (start, end) in [(2_600_000_000, 6_100_000_000), (0, 500_000_000), (9_000_000_000, 9_999_999_999)] as [(Int64, Int64)] {
-            let a = try live.freeze(startNs: start, endNs: end), b = try rest.freeze(startNs: start, endNs: end)
+        for (start, end) in [(2_600_000_000, 6_100_000_000), (0, 500_000_000), (9_000_000_000, 9_999_999_999)]
+            as [(Int64, Int64)]
+        {
+            let a = try live.freeze(startNs: start, endNs: end)
+            let b = try rest.freeze(startNs: start, endNs: end)
             #expect(a.fragments.map(\.info) == b.fragments.map(\.info) && a.gaps == b.gaps)
-            for f in b.fragments { #expect(try b.bytes(of: f) == a.bytes(of: a.fragments.first { $0.info == f.info }!)) }
+            for f in b.fragments {
+                #expect(try b.bytes(of: f) == a.bytes(of: a.fragments.first { $0.info == f.info }!))
+            }
             try live.release(a)
         }
         let w = try rest.freeze(startNs: 1_000_000_000, endNs: 2_000_000_000)
@@ -46,10 +51,15 @@ struct PayloadSourceTests {
         let file = live.ring.path(of: victim.info.sequence)
         var bytes = try FileSystem.readSmallFile(file, limit: 1 << 20)
         bytes[7] ^= 0xFF
-        try FileSystem.removeIfPresent(file)  // written anew, as a recycled-and-reused name would be (the ring never reuses one)
+        // written anew, as a recycled-and-reused name would be (the ring never reuses one)
+        try FileSystem.removeIfPresent(file)
         #expect(FileManager.default.createFile(atPath: file, contents: Data(bytes)))
-        let refused = #expect(throws: PayloadError.self) { _ = try w.backing.extract(victim.handle, to: tmp.sub("copy.ts")) }
-        #expect(refused?.code == .rolledAway && refused?.message.contains("do not match its record") == true, "\(refused?.message ?? "")")
+        let refused = #expect(throws: PayloadError.self) {
+            _ = try w.backing.extract(victim.handle, to: tmp.sub("copy.ts"))
+        }
+        #expect(
+            refused?.code == .rolledAway && refused?.message.contains("do not match its record") == true,
+            "\(refused?.message ?? "")")
         #expect(throws: PayloadError.self) { _ = try w.bytes(of: victim) }
         try FileSystem.removeIfPresent(file)
         let gone = #expect(throws: PayloadError.self) { _ = try w.bytes(of: victim) }
@@ -101,7 +111,9 @@ struct PayloadSourceTests {
     @Test func aWindowNotYetWrittenSaysSo() throws {
         let tmp = TemporaryDirectory()
         let live = try liveSession(tmp)
-        let error = #expect(throws: PayloadError.self) { try live.freeze(startNs: 9_000_000_000, endNs: 11_000_000_000) }
+        let error = #expect(throws: PayloadError.self) {
+            try live.freeze(startNs: 9_000_000_000, endNs: 11_000_000_000)
+        }
         #expect(error?.code == .notYetWritten)
     }
 
@@ -164,21 +176,32 @@ struct ClipMetaTests {
     @Test func aMetaNoCaptureCouldWriteIsRefusedByField() throws {
         let tmp = TemporaryDirectory()
         let cases: [(String, (inout ClipMeta) -> Void)] = [
-            ("files.clip.mp4.bytes 9223372036854775000 is out of range", { $0.files["clip.mp4"]?.bytes = 9_223_372_036_854_775_000 }),
+            (
+                "files.clip.mp4.bytes 9223372036854775000 is out of range",
+                { $0.files["clip.mp4"]?.bytes = 9_223_372_036_854_775_000 }
+            ),
             ("files.clip.mp4.bytes -1 is out of range", { $0.files["clip.mp4"]?.bytes = -1 }),
             ("t0Ns.value 9223372036854775807 is out of range", { $0.t0Ns.value = .max }),
             ("window.clipTimeZeroNs -9223372036854775808 is out of range", { $0.window.clipTimeZeroNs = .min }),
             ("captureProfile.framesPerSecond 0 is out of range", { $0.captureProfile.framesPerSecond = 0 }),
-            ("files: a name '../../etc/passwd' has '/'", { $0.files["../../etc/passwd"] = .init(bytes: 1, xxh3: "00") }),
+            (
+                "files: a name '../../etc/passwd' has '/'",
+                { $0.files["../../etc/passwd"] = .init(bytes: 1, xxh3: "00") }
+            ),
             ("files lists meta.json itself", { $0.files["meta.json"] = .init(bytes: 1, xxh3: "00") }),
-            ("files (how many) 17 is out of range", { m in for i in 0..<16 { m.files["f\(i)"] = .init(bytes: 1, xxh3: "00") } }),
+            (
+                "files (how many) 17 is out of range",
+                { m in for i in 0..<16 { m.files["f\(i)"] = .init(bytes: 1, xxh3: "00") } }
+            ),
             ("audio.nsPerSample.value 0.0 is out of range", { $0.audio = audio(rate: 48_000, nsPerSample: 0) }),
             ("audio.sampleRate 0 is out of range", { $0.audio = audio(rate: 0, nsPerSample: 20_833) }),
         ]
         func audio(rate: Int, nsPerSample: Double) -> ClipMeta.Audio {
             .init(
-                file: "audio.wav", sampleRate: rate, firstSample: 0, samples: 96_000, missingSamples: 0, windowNs: .init(2_000_000_000, "assumed"),
-                preNs: .init(1_000_000_000, "assumed"), firstSampleNs: .init(0, "derived"), nsPerSample: .init(nsPerSample, "derived"))
+                file: "audio.wav", sampleRate: rate, firstSample: 0, samples: 96_000, missingSamples: 0,
+                windowNs: .init(2_000_000_000, "assumed"),
+                preNs: .init(1_000_000_000, "assumed"), firstSampleNs: .init(0, "derived"),
+                nsPerSample: .init(nsPerSample, "derived"))
         }
         var whole = Self.sample
         whole.audio = audio(rate: 48_000, nsPerSample: 1e9 / 48_000)
@@ -210,21 +233,46 @@ struct ClipMetaTests {
         try mint()
         #expect(try ClipMeta.verifyBundle(tmp.sub("b")).clipId == Self.sample.clipId)
         let damage: [(String, () throws -> Void)] = [
-            ("its bytes are not those minted", { var v = video; v[2500] ^= 1; try Data(v).write(to: URL(fileURLWithPath: tmp.sub("b/clip.mp4"))) }),
-            ("4999 bytes, but meta.json recorded 5000", { try Data(video.dropLast()).write(to: URL(fileURLWithPath: tmp.sub("b/clip.mp4"))) }),
+            (
+                "its bytes are not those minted",
+                {
+                    var v = video
+                    v[2500] ^= 1
+                    try Data(v).write(to: URL(fileURLWithPath: tmp.sub("b/clip.mp4")))
+                }
+            ),
+            (
+                "4999 bytes, but meta.json recorded 5000",
+                { try Data(video.dropLast()).write(to: URL(fileURLWithPath: tmp.sub("b/clip.mp4"))) }
+            ),
             ("clip.mp4: missing", { try FileManager.default.removeItem(atPath: tmp.sub("b/clip.mp4")) }),
-            ("view.mp4: not among the files meta.json recorded", { try Data([1]).write(to: URL(fileURLWithPath: tmp.sub("b/view.mp4"))) }),
-            ("meta.json: cannot read (missing)", { try FileManager.default.removeItem(atPath: tmp.sub("b/meta.json")) }),
-            ("meta.json: not a clip's meta.json", { try Data("{".utf8).write(to: URL(fileURLWithPath: tmp.sub("b/meta.json"))) }),
+            (
+                "view.mp4: not among the files meta.json recorded",
+                { try Data([1]).write(to: URL(fileURLWithPath: tmp.sub("b/view.mp4"))) }
+            ),
+            (
+                "meta.json: cannot read (missing)",
+                { try FileManager.default.removeItem(atPath: tmp.sub("b/meta.json")) }
+            ),
+            (
+                "meta.json: not a clip's meta.json",
+                { try Data("{".utf8).write(to: URL(fileURLWithPath: tmp.sub("b/meta.json"))) }
+            ),
             // A FIFO where a file should be is named at once; before, reading it waited for a writer for ever.
-            ("clip.mp4: open (a FIFO, not a regular file)", {
-                try FileManager.default.removeItem(atPath: tmp.sub("b/clip.mp4"))
-                try #require(mkfifo(tmp.sub("b/clip.mp4"), 0o600) == 0)
-            }),
-            ("meta.json: cannot read (open (a FIFO, not a regular file)", {
-                try FileManager.default.removeItem(atPath: tmp.sub("b/meta.json"))
-                try #require(mkfifo(tmp.sub("b/meta.json"), 0o600) == 0)
-            }),
+            (
+                "clip.mp4: open (a FIFO, not a regular file)",
+                {
+                    try FileManager.default.removeItem(atPath: tmp.sub("b/clip.mp4"))
+                    try #require(mkfifo(tmp.sub("b/clip.mp4"), 0o600) == 0)
+                }
+            ),
+            (
+                "meta.json: cannot read (open (a FIFO, not a regular file)",
+                {
+                    try FileManager.default.removeItem(atPath: tmp.sub("b/meta.json"))
+                    try #require(mkfifo(tmp.sub("b/meta.json"), 0o600) == 0)
+                }
+            ),
         ]
         for (said, harm) in damage {
             try mint()

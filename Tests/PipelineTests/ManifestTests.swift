@@ -13,7 +13,8 @@ func testRegistry() throws -> PluginRegistry {
                 name: "test.video", kind: .videoSource, summary: "test",
                 parameters: [
                     .init("fps", .integer, default: .number(120, isInteger: true), minimum: 1, maximum: 1000, "rate"),
-                    .init("width", .integer, default: .number(640, isInteger: true), minimum: 0, maximum: 8192, "width"),
+                    .init(
+                        "width", .integer, default: .number(640, isInteger: true), minimum: 0, maximum: 8192, "width"),
                     .init("mode", .choice(["a", "b"]), default: .string("a"), "mode"),
                     .init("times", .numberArray, default: .array([]), minimum: 0, maximum: 100, "times"),
                 ]), make: { _, _ in Dummy() }),
@@ -23,7 +24,8 @@ func testRegistry() throws -> PluginRegistry {
                 parameters: [.init("device", .string, default: nil, "required device name")]),
             make: { _, _ in Dummy() }),
         PluginFactory(
-            PluginDescriptor(name: "test.sink", kind: .sink, summary: "test", parameters: []), make: { _, _ in Dummy() }),
+            PluginDescriptor(name: "test.sink", kind: .sink, summary: "test", parameters: []), make: { _, _ in Dummy() }
+        ),
     ])
 }
 
@@ -107,7 +109,9 @@ struct ManifestTests {
         #expect(throws: RegistryError.self) {
             try PluginRegistry([
                 PluginFactory(
-                    PluginDescriptor(name: "open", kind: .videoSource, summary: "", parameters: [.init("n", .integer, default: .number(1, isInteger: true), "")]),
+                    PluginDescriptor(
+                        name: "open", kind: .videoSource, summary: "",
+                        parameters: [.init("n", .integer, default: .number(1, isInteger: true), "")]),
                     make: { _, _ in Dummy() })
             ])
         }
@@ -119,12 +123,15 @@ struct ManifestTests {
             PluginFactory(
                 PluginDescriptor(
                     name: "even", kind: .videoSource, summary: "",
-                    parameters: [.init("n", .integer, default: .number(2, isInteger: true), minimum: 0, maximum: 10, "")],
+                    parameters: [
+                        .init("n", .integer, default: .number(2, isInteger: true), minimum: 0, maximum: 10, "")
+                    ],
                     check: { $0.integer("n") % 2 == 0 ? nil : "n must be even" }),
                 make: { _, _ in Dummy() })
         ])
         do {
-            _ = try Manifest.parse(#"{"session": "s", "sources": [{"plugin": "even", "params": {"n": 3}}]}"#, registry: registry)
+            _ = try Manifest.parse(
+                #"{"session": "s", "sources": [{"plugin": "even", "params": {"n": 3}}]}"#, registry: registry)
             Issue.record("an odd n passed the check")
         } catch {
             #expect(error.problems.map(\.message) == ["even: n must be even"])
@@ -149,8 +156,11 @@ struct ManifestTests {
     /// further than `Manifest.maximumBytes`), a file that is not there. A pipe (`ppc-tool run <(make-manifest)`) is read.
     @Test func aPathThatIsNoManifestFileIsNamedAndAPipeIsRead() throws {
         let registry = try testRegistry()
-        for (path, said) in [("/tmp", "/tmp: read: Is a directory (errno 21)"), ("/dev/zero", "/dev/zero: read (more than 4194304 bytes): File too large"),
-                             ("/nonexistent/m.json", "/nonexistent/m.json: open: No such file or directory (errno 2)")] {
+        for (path, said) in [
+            ("/tmp", "/tmp: read: Is a directory (errno 21)"),
+            ("/dev/zero", "/dev/zero: read (more than 4194304 bytes): File too large"),
+            ("/nonexistent/m.json", "/nonexistent/m.json: open: No such file or directory (errno 2)"),
+        ] {
             do {
                 _ = try Manifest.load(path: path, registry: registry)
                 Issue.record("\(path) accepted")
@@ -247,20 +257,27 @@ struct RegistryTests {
     @Test func sameNameUnderAnotherKindIsDistinct() throws {
         let r = try testRegistry()
         final class Enc {}
-        try r.register(PluginFactory(PluginDescriptor(name: "test.video", kind: .encoder, summary: "", parameters: [])) { _, _ in Enc() })
+        try r.register(
+            PluginFactory(PluginDescriptor(name: "test.video", kind: .encoder, summary: "", parameters: [])) { _, _ in
+                Enc()
+            })
         #expect(r.descriptors(kinds: [.encoder]).map(\.name) == ["test.video"])
     }
 
     static let validVideo: [String: JSONValue] = [
-        "fps": .number(120, isInteger: true), "width": .number(640, isInteger: true), "mode": .string("a"), "times": .array([]),
+        "fps": .number(120, isInteger: true), "width": .number(640, isInteger: true), "mode": .string("a"),
+        "times": .array([]),
     ]
 
     @Test func makeChecksTheType() throws {
         let r = try testRegistry()
-        _ = try r.make(AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(Self.validVideo), config: .defaults)
+        _ = try r.make(
+            AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(Self.validVideo),
+            config: .defaults)
         #expect(throws: RegistryError.self) {
             _ = try r.make(
-                VideoSource.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(Self.validVideo),
+                VideoSource.self, named: "test.video", kinds: [.videoSource],
+                parameters: PluginParameters(Self.validVideo),
                 config: .defaults)
         }
         #expect(throws: RegistryError.self) {
@@ -280,14 +297,19 @@ struct RegistryTests {
             ("fps", .number(.nan, isInteger: false), "test.video.fps: expected integer"),
             ("width", .number(-2, isInteger: true), "test.video.width: -2 is below the minimum 0"),
             ("mode", .string("c"), "test.video.mode: 'c' is not one of"),
-            ("times", .array([JSONNode(.number(5, isInteger: true)), JSONNode(.number(500, isInteger: true))]), "test.video.times[1]: 500 is above the maximum 100"),
+            (
+                "times", .array([JSONNode(.number(5, isInteger: true)), JSONNode(.number(500, isInteger: true))]),
+                "test.video.times[1]: 500 is above the maximum 100"
+            ),
             ("times", .array([JSONNode(.string("x"))]), "test.video.times[0]: expected number, found string \"x\""),
         ]
         for (name, value, said) in cases {
             var values = Self.validVideo
             values[name] = value
             do {
-                _ = try r.make(AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(values), config: .defaults)
+                _ = try r.make(
+                    AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(values),
+                    config: .defaults)
                 Issue.record("\(name) = \(value) made")
             } catch let e as RegistryError {
                 #expect(e.message.hasPrefix(said), "\(e.message)")
@@ -295,7 +317,11 @@ struct RegistryTests {
         }
         var missing = Self.validVideo
         missing["fps"] = nil
-        #expect(throws: RegistryError.self) { _ = try r.make(AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(missing), config: .defaults) }
+        #expect(throws: RegistryError.self) {
+            _ = try r.make(
+                AnyObject.self, named: "test.video", kinds: [.videoSource], parameters: PluginParameters(missing),
+                config: .defaults)
+        }
     }
 
     @Test func testsGetTheirOwnRegistry() throws {
@@ -310,7 +336,12 @@ struct JSONReaderTests {
         let n = try JSONReader.parse("{\n \"a\": [1, 2.5, -3e2],\n \"b\": \"\\u00e9\\n\", \"c\": null, \"d\": false}")
         let a = try #require(n["a"])
         #expect(a.line == 2 && a.column == 7)
-        #expect(a.value == .array([JSONNode(.number(1, isInteger: true)), JSONNode(.number(2.5, isInteger: false)), JSONNode(.number(-300, isInteger: false))]))
+        #expect(
+            a.value
+                == .array([
+                    JSONNode(.number(1, isInteger: true)), JSONNode(.number(2.5, isInteger: false)),
+                    JSONNode(.number(-300, isInteger: false)),
+                ]))
         #expect(n["b"]?.value == .string("é\n"))
         #expect(try JSONReader.parse("\"\\uD83C\\uDFCC\"").value == .string("🏌"))
         #expect(n["c"]?.value == .null)

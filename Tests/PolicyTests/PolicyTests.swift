@@ -19,7 +19,9 @@ struct FakeThermal {
         }
     }
 
-    var sensor: ThermalSensor { ThermalSensor(root: dir.path, fairCelsius: 70, seriousCelsius: 85, criticalCelsius: 95) }
+    var sensor: ThermalSensor {
+        ThermalSensor(root: dir.path, fairCelsius: 70, seriousCelsius: 85, criticalCelsius: 95)
+    }
 }
 
 @Suite("Policy: thermal levels from sysfs, a ladder with history, what yields, the storage floor")
@@ -62,7 +64,8 @@ struct PolicyTests {
 
     func monitor(_ t: FakeThermal, free: Int64 = 100 << 30, rss: Int64 = 10 << 20) -> PolicyMonitor {
         var s = PolicyMonitor.Settings(
-            sampleIntervalNs: 1_000_000_000, sensor: t.sensor, historyWindow: 5, persistentSerious: 3, outputDirectory: t.dir.path,
+            sampleIntervalNs: 1_000_000_000, sensor: t.sensor, historyWindow: 5, persistentSerious: 3,
+            outputDirectory: t.dir.path,
             storageFloorBytes: 1 << 30, memoryBudgetBytes: 1 << 30)
         s.freeBytes = { _ in free }
         s.residentBytes = { rss }
@@ -97,7 +100,9 @@ struct PolicyTests {
         let t = FakeThermal()
         let low = monitor(t, free: 512 << 20)
         let why = try #require(low.armRefusal())
-        #expect(why.contains("refusing to arm") && why.contains("512.0 MiB") && why.contains("device.storageFloorBytes"), "\(why)")
+        #expect(
+            why.contains("refusing to arm") && why.contains("512.0 MiB") && why.contains("device.storageFloorBytes"),
+            "\(why)")
         #expect(monitor(t).armRefusal() == nil)
         low.sample()
         #expect(low.warnings.storage == 1)

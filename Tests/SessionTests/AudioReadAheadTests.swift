@@ -88,7 +88,8 @@ struct AudioReadAheadTests {
             if first {
                 first = false
                 // A bound, not a pacing: if the reader waited for the consumer this would never be signalled.
-                reachedWhileBusy = source.reached.wait(timeout: .now() + 30) == .success
+                reachedWhileBusy =
+                    source.reached.wait(timeout: .now() + 30) == .success
                     && reader.waitForBacklog(8, until: Date(timeIntervalSinceNow: 30))
             }
             seen += 1

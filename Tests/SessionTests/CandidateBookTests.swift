@@ -7,8 +7,10 @@ import Testing
 struct CandidateBookTests {
     func candidate(_ id: UInt64, score: Double) -> DetectedImpact {
         DetectedImpact(
-            id: id, onsetSample: Int64(id) * 48_000, impactSample: Double(id) * 48_000, t0Ns: Int64(id) * 1_000_000_000, score: score,
-            features: [:], tofCorrectionSamples: nil, tofProvenance: "none declared", decidedAtSample: Int64(id) * 48_000 + 960)
+            id: id, onsetSample: Int64(id) * 48_000, impactSample: Double(id) * 48_000, t0Ns: Int64(id) * 1_000_000_000,
+            score: score,
+            features: [:], tofCorrectionSamples: nil, tofProvenance: "none declared",
+            decidedAtSample: Int64(id) * 48_000 + 960)
     }
 
     @Test func aCandidateAtTheThresholdIsAShotAndWaitsToBeMintedOldestFirst() {

@@ -29,10 +29,12 @@ final class ScriptedDetector: ImpactDetecting {
         while next < impactsSeconds.count, Int64(impactsSeconds[next] * Double(rate)) < position {
             let sample = Int64(impactsSeconds[next] * Double(rate))
             next += 1
-            emit(DetectedImpact(
-                id: UInt64(next), onsetSample: sample, impactSample: Double(sample),
-                t0Ns: startNs + sample * 1_000_000_000 / Int64(rate), score: 1, features: [:], tofCorrectionSamples: nil,
-                tofProvenance: "none", decidedAtSample: position))
+            emit(
+                DetectedImpact(
+                    id: UInt64(next), onsetSample: sample, impactSample: Double(sample),
+                    t0Ns: startNs + sample * 1_000_000_000 / Int64(rate), score: 1, features: [:],
+                    tofCorrectionSamples: nil,
+                    tofProvenance: "none", decidedAtSample: position))
         }
     }
 
@@ -114,7 +116,9 @@ final class AwayFirstSink: ClipSink, OwedClipsSending, @unchecked Sendable {
     func open(_ context: SessionContext) throws {
         outbox = context.outboxDirectory
         delivered = "\(context.outputDirectory)/away-delivered"
-        for d in [outbox, delivered] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        for d in [outbox, delivered] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        }
     }
 
     func deliver(staged: String, clipID: String) throws -> String {
@@ -132,7 +136,9 @@ final class AwayFirstSink: ClipSink, OwedClipsSending, @unchecked Sendable {
     func sendOwed(while keepGoing: () -> Bool) -> [String] {
         askedToSendOwed += 1
         let owed = ((try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []).sorted()
-        return owed.filter { (try? FileManager.default.moveItem(atPath: "\(outbox)/\($0)", toPath: "\(delivered)/\($0)")) != nil }
+        return owed.filter {
+            (try? FileManager.default.moveItem(atPath: "\(outbox)/\($0)", toPath: "\(delivered)/\($0)")) != nil
+        }
     }
 
     func finish() throws {}
@@ -175,11 +181,14 @@ struct DeliveryTests {
         #expect(report.errors.isEmpty, "\(report.errors)")
         #expect(report.clips.count == 2)
         let first = try #require(report.clips.first)
-        #expect(first.confirmedBy.count == 2 && first.confirmedBy[1].contains("sent from the outbox after it was owed"), "\(first.confirmedBy)")
+        #expect(
+            first.confirmedBy.count == 2 && first.confirmedBy[1].contains("sent from the outbox after it was owed"),
+            "\(first.confirmedBy)")
         #expect((report.json["clipsOwed"] as? [Any])?.isEmpty == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/away-delivered").count == 2)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? []).isEmpty)
-        let ring = try FragmentRing(directory: "\(out)/ring", configuration: SessionRunner.ringConfiguration(capacity: 6, fileExtension: "ts"))
+        let ring = try FragmentRing(
+            directory: "\(out)/ring", configuration: SessionRunner.ringConfiguration(capacity: 6, fileExtension: "ts"))
         #expect(ring.pins.isEmpty)
     }
 
@@ -200,7 +209,8 @@ struct DeliveryTests {
         #expect(sink.deliveredAfterAnnouncements == [3, 3, 3])
         // Every clip confirmed: no fragment stays pinned.
         let ring = try FragmentRing(
-            directory: tmp.sub("out/ring"), configuration: SessionRunner.ringConfiguration(capacity: 6, fileExtension: "ts"))
+            directory: tmp.sub("out/ring"),
+            configuration: SessionRunner.ringConfiguration(capacity: 6, fileExtension: "ts"))
         #expect(ring.pins.isEmpty)
     }
 }

@@ -9,7 +9,8 @@ import Testing
 struct ShotRelayTests {
     func own(_ id: UInt64, atMs ms: Int64) -> DetectedImpact {
         DetectedImpact(
-            id: id, onsetSample: 0, impactSample: 0, t0Ns: ms * 1_000_000, score: 0.9, features: [:], tofCorrectionSamples: nil,
+            id: id, onsetSample: 0, impactSample: 0, t0Ns: ms * 1_000_000, score: 0.9, features: [:],
+            tofCorrectionSamples: nil,
             tofProvenance: "none declared", decidedAtSample: 0)
     }
     func relay(_ id: UInt64, atMs ms: Int64, uncertaintyMs: Int64 = 1) -> RelayedShot {

@@ -16,7 +16,9 @@ struct TimelinePictureTests {
             (3590 * s + Int64(i) * s / 2, 3590 * s + Int64(i + 1) * s / 2)
         }
         let clips: [TimelinePicture.Clip] = shots.map { shot -> TimelinePicture.Clip in
-            TimelinePicture.Clip(label: "hour-20261201T091500Z-9f3c01ab-" + String(format: "%03llu", shot.0), startNs: shot.1 - 3 * s / 2, endNs: shot.1 + 3 * s)
+            TimelinePicture.Clip(
+                label: "hour-20261201T091500Z-9f3c01ab-" + String(format: "%03llu", shot.0),
+                startNs: shot.1 - 3 * s / 2, endNs: shot.1 + 3 * s)
         }
         return TimelinePicture(
             title: "ppc session 'hour'", envelope: envelope,
@@ -48,11 +50,14 @@ struct TimelinePictureTests {
         let svg = Self.hour().svg()
         let ticks = Self.labels(svg, y: 308)
         #expect((4...13).contains(ticks.count), "\(ticks.map(\.text))")
-        #expect(ticks.allSatisfy { $0.text.contains(":") }, "an hour is labelled in minutes:seconds: \(ticks.map(\.text))")
+        #expect(
+            ticks.allSatisfy { $0.text.contains(":") }, "an hour is labelled in minutes:seconds: \(ticks.map(\.text))")
         for y in [42, 258, 308] {
             let placed = Self.labels(svg, y: y).sorted { $0.x < $1.x }
             for (a, b) in zip(placed, placed.dropFirst()) {
-                #expect(a.x + TimelinePicture.labelWidth(a.text) <= b.x + 3 + 0.1, "y \(y): '\(a.text)' at \(a.x) runs into '\(b.text)' at \(b.x)")
+                #expect(
+                    a.x + TimelinePicture.labelWidth(a.text) <= b.x + 3 + 0.1,
+                    "y \(y): '\(a.text)' at \(a.x) runs into '\(b.text)' at \(b.x)")
             }
         }
         // Every shot and clip keeps its full name in a tooltip, labelled or not.
@@ -63,7 +68,8 @@ struct TimelinePictureTests {
     @Test func aShortSessionKeepsWholeSecondsAndFullNames() {
         let s: Int64 = 1_000_000_000
         let svg = TimelinePicture(
-            title: "t", envelope: (0...1200).map { (i: Int) -> (Int64, Float) in (Int64(i) * 10_000_000, 0.1) }, fragments: [],
+            title: "t", envelope: (0...1200).map { (i: Int) -> (Int64, Float) in (Int64(i) * 10_000_000, 0.1) },
+            fragments: [],
             clips: [.init(label: "short-x-001", startNs: 1 * s, endNs: 5 * s)], shots: [(1, 2 * s)], candidates: [2 * s]
         ).svg()
         #expect(Self.labels(svg, y: 308).map(\.text) == (0...12).map { "\($0)" })
@@ -72,7 +78,8 @@ struct TimelinePictureTests {
 
     @Test func theEnvelopeIsOnePointPerPixelColumnWhateverTheLength() {
         let svg = Self.hour().svg()
-        let path = svg.components(separatedBy: "<path d=\"").dropFirst().first?.components(separatedBy: "\"").first ?? ""
+        let path =
+            svg.components(separatedBy: "<path d=\"").dropFirst().first?.components(separatedBy: "\"").first ?? ""
         let points = path.filter { $0 == "L" || $0 == "M" }.count
         #expect(points <= 2 * Int(TimelinePicture.plotWidth + 2), "\(points) points")
     }

@@ -39,7 +39,10 @@ struct ByteRangeTests {
     }
 
     @Test func anInvalidRangeOrSeveralAreIgnored() {
-        for header in ["bytes=5-2", "bytes=abc", "items=0-5", "bytes=", "bytes=-", "bytes=1-2-3", "bytes=+1-2", "bytes=0-1,5-9", "bytes=0-1,", "0-5", "bytes=٣-٥"] {
+        for header in [
+            "bytes=5-2", "bytes=abc", "items=0-5", "bytes=", "bytes=-", "bytes=1-2-3", "bytes=+1-2", "bytes=0-1,5-9",
+            "bytes=0-1,", "0-5", "bytes=٣-٥",
+        ] {
             #expect(ByteRange.resolve(header, size: 1000) == .whole, "\(header)")
         }
         #expect(ByteRange.resolve(nil, size: 1000) == .whole)
@@ -50,7 +53,8 @@ struct ByteRangeTests {
         var rng = SystemRandomNumberGenerator()
         let alphabet = Array("bytes=0123456789-, 9999999999999999999")
         for _ in 0..<20_000 {
-            let header = String((0..<Int.random(in: 0...24, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            let header = String(
+                (0..<Int.random(in: 0...24, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
             let size = Int64.random(in: 0...5_000, using: &rng)
             if case .part(let first, let last) = ByteRange.resolve(header, size: size) {
                 #expect(0 <= first && first <= last && last < size, "\(header) of \(size): \(first)-\(last)")
@@ -79,7 +83,9 @@ extension StudioTests {
         #expect(suffix.headers["content-range"] == "bytes \(size - 100)-\(size - 1)/\(size)")
         for header in ["bytes=\(size)-", "bytes=-0"] {
             let r = try get(s, url, headers: ["Range": header])
-            #expect(r.status == 416 && r.headers["content-range"] == "bytes */\(size)", "\(header): \(r.status) \(r.headers)")
+            #expect(
+                r.status == 416 && r.headers["content-range"] == "bytes */\(size)",
+                "\(header): \(r.status) \(r.headers)")
             #expect(String(decoding: r.body, as: UTF8.self).contains("\(size) bytes"))
         }
         for header in ["bytes=5-2", "bytes=0-1,5-9"] {
@@ -103,7 +109,11 @@ extension StudioTests {
         let s = try studio()
         defer { s.stop() }
         let id = try #require(try Self.catalogued().clips().first?.clipID)
-        for (path, name) in [("/api/swings?limit=-5", "limit=-5"), ("/api/swings?limit=1e9", "limit=1e9"), ("/api/clips/\(id)/waveform?buckets=abc", "buckets=abc"), ("/api/clips/\(id)/waveform?buckets=99999999999", "buckets=99999999999")] {
+        for (path, name) in [
+            ("/api/swings?limit=-5", "limit=-5"), ("/api/swings?limit=1e9", "limit=1e9"),
+            ("/api/clips/\(id)/waveform?buckets=abc", "buckets=abc"),
+            ("/api/clips/\(id)/waveform?buckets=99999999999", "buckets=99999999999"),
+        ] {
             let r = try get(s, path)
             #expect(r.status == 400 && String(decoding: r.body, as: UTF8.self).contains(name), "\(path): \(r.status)")
         }
@@ -125,12 +135,16 @@ extension StudioTests {
         let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
         try catalogue.record(
             CatalogueClip(
-                clipID: "huge-001", device: "dev", session: "huge", sessionID: "x", t0DeviceNs: 0, t0HostNs: nil, t0UncertaintyNs: nil, frames: 1,
-                captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-02T10:00:00Z", path: dir, bytes: 1),
+                clipID: "huge-001", device: "dev", session: "huge", sessionID: "x", t0DeviceNs: 0, t0HostNs: nil,
+                t0UncertaintyNs: nil, frames: 1,
+                captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-02T10:00:00Z", path: dir,
+                bytes: 1),
             files: [])
         let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
         defer { s.stop() }
         let r = try get(s, "/api/clips/huge-001/waveform")
-        #expect(r.status == 422 && String(decoding: r.body, as: UTF8.self).contains("more than a clip's audio"), "\(r.status) \(String(decoding: r.body, as: UTF8.self))")
+        #expect(
+            r.status == 422 && String(decoding: r.body, as: UTF8.self).contains("more than a clip's audio"),
+            "\(r.status) \(String(decoding: r.body, as: UTF8.self))")
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import TestSupport
 import Testing
 
 @testable import WebServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Live pages are passive: what the host pushes to them never waits for one. Found 2026-12-02: the host's thread
 /// reading a device's control channel wrote each push to every page in turn, so one page that stopped reading held it

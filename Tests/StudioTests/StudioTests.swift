@@ -1,9 +1,6 @@
 import Catalogue
 import Foundation
 import Media
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Syscall
 import TestSupport
 import Testing
@@ -11,13 +8,19 @@ import Testing
 @testable import Studio
 @testable import WebServer
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The studio's JSON API, pages and media over a library of real clips (made once by ppc-tool run), through HTTP.
 @Suite("Studio: the JSON API, pages and media over HTTP", .serialized)
 struct StudioTests {
     /// A library made by `ppc-tool run` (file sink, OUT/clips/<clipId>/) and its catalogue; shared by the suite.
     static let library: (path: String, catalogue: Catalogue, keep: TemporaryDirectory) = {
         let tmp = TemporaryDirectory("ppc-studio-lib")
-        let r = try? ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.path, "--device-id", "bay-a"])
+        let r = try? ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.path, "--device-id", "bay-a",
+        ])
         precondition(r?.status == 0, "ppc-tool run failed: \(r?.stderr ?? "")")
         let catalogue = try! Catalogue(path: tmp.sub("catalogue.sqlite"))
         return (tmp.path, catalogue, tmp)
@@ -34,19 +37,25 @@ struct StudioTests {
             let t0 = ((m["t0Ns"] as! [String: Any])["value"] as! NSNumber).int64Value
             try c.record(
                 CatalogueClip(
-                    clipID: id, device: "bay-a", session: "short", sessionID: m["sessionId"] as! String, t0DeviceNs: t0, t0HostNs: nil,
-                    t0UncertaintyNs: nil, frames: m["frames"] as! Int, captureProfile: "320x180@120 h264", belowPolicy: nil,
+                    clipID: id, device: "bay-a", session: "short", sessionID: m["sessionId"] as! String, t0DeviceNs: t0,
+                    t0HostNs: nil,
+                    t0UncertaintyNs: nil, frames: m["frames"] as! Int, captureProfile: "320x180@120 h264",
+                    belowPolicy: nil,
                     receivedAt: "2026-12-01T10:00:0\(clips.firstIndex(of: id)!)Z", path: dir, bytes: 1),
                 files: [])
         }
         return c
     }
 
-    func get(_ studio: Studio, _ path: String, headers: [String: String] = [:]) throws -> (status: Int, headers: [String: String], body: Data) {
+    func get(_ studio: Studio, _ path: String, headers: [String: String] = [:]) throws -> (
+        status: Int, headers: [String: String], body: Data
+    ) {
         try request(studio, "GET", path, headers: headers)
     }
 
-    func request(_ studio: Studio, _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) throws -> (status: Int, headers: [String: String], body: Data) {
+    func request(_ studio: Studio, _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:])
+        throws -> (status: Int, headers: [String: String], body: Data)
+    {
         var req = URLRequest(url: URL(string: "http://127.0.0.1:\(studio.port)\(path)")!)
         req.httpMethod = method
         req.httpBody = body
@@ -67,7 +76,9 @@ struct StudioTests {
     func json(_ d: Data) -> [String: Any] { (try? JSONSerialization.jsonObject(with: d) as? [String: Any]) ?? [:] }
 
     func studio() throws -> Studio {
-        try Studio(listen: "127.0.0.1:0", library: Self.library.path, catalogue: try Self.catalogued(), live: { [["id": "bay-a", "link": "connected"]] })
+        try Studio(
+            listen: "127.0.0.1:0", library: Self.library.path, catalogue: try Self.catalogued(),
+            live: { [["id": "bay-a", "link": "connected"]] })
     }
 
     @Test func swingsListAndDetailPlaceTheImpactInTheVideoAndTheAudio() throws {
@@ -93,8 +104,13 @@ struct StudioTests {
         let samples = w["samples"] as? Int ?? 1
         let impact = w["impactSample"] as? Int ?? -1
         #expect(maxima.count == 500)
-        #expect(abs(loudest - impact * 500 / samples) <= 1, "loudest bucket \(loudest), impact at bucket \(impact * 500 / samples)")
-        #expect(json(try get(s, "/api/devices").body)["devices"] as? [[String: String]] == [["id": "bay-a", "link": "connected"]])
+        #expect(
+            abs(loudest - impact * 500 / samples) <= 1,
+            "loudest bucket \(loudest), impact at bucket \(impact * 500 / samples)")
+        #expect(
+            json(try get(s, "/api/devices").body)["devices"] as? [[String: String]] == [
+                ["id": "bay-a", "link": "connected"]
+            ])
     }
 
     @Test func mediaAreServedByRangeAndOnlyTheBundlesFiles() throws {
@@ -119,7 +135,9 @@ struct StudioTests {
         #expect(try get(s, "/.hidden").status == 404)
         // HEAD: the headers, no body.
         let head = try request(s, "HEAD", "/api/swings")
-        #expect(head.status == 200 && head.body.isEmpty && head.headers["content-type"]?.hasPrefix("application/json") == true)
+        #expect(
+            head.status == 200 && head.body.isEmpty
+                && head.headers["content-type"]?.hasPrefix("application/json") == true)
     }
 
     /// A catalogued clip whose folder is gone from the library (deleted by hand) is a 410 saying what forgets it, not a
@@ -129,17 +147,23 @@ struct StudioTests {
         let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
         try catalogue.record(
             CatalogueClip(
-                clipID: "gone-001", device: "bay-a", session: "s", sessionID: "20261202T000000Z-00000000", t0DeviceNs: 1, t0HostNs: nil,
-                t0UncertaintyNs: nil, frames: 1, captureProfile: "320x180@60 h264", belowPolicy: nil, receivedAt: "2026-12-02T00:00:00Z",
+                clipID: "gone-001", device: "bay-a", session: "s", sessionID: "20261202T000000Z-00000000",
+                t0DeviceNs: 1, t0HostNs: nil,
+                t0UncertaintyNs: nil, frames: 1, captureProfile: "320x180@60 h264", belowPolicy: nil,
+                receivedAt: "2026-12-02T00:00:00Z",
                 path: tmp.sub("bay-a/gone-001"), bytes: 1),
             files: [])
         let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
         defer { s.stop() }
         for path in ["/api/swings/gone-001", "/api/clips/gone-001/waveform"] {
             let r = try get(s, path)
-            #expect(r.status == 410 && String(decoding: r.body, as: UTF8.self).contains("catalogue rebuild"), "\(path): \(r.status)")
+            #expect(
+                r.status == 410 && String(decoding: r.body, as: UTF8.self).contains("catalogue rebuild"),
+                "\(path): \(r.status)")
         }
-        let said = try request(s, "POST", "/api/clips/gone-001/annotate", body: Data(#"{"flags": ["kept"]}"#.utf8), headers: ["Content-Type": "application/json"])
+        let said = try request(
+            s, "POST", "/api/clips/gone-001/annotate", body: Data(#"{"flags": ["kept"]}"#.utf8),
+            headers: ["Content-Type": "application/json"])
         let flags = try catalogue.clip("gone-001")?.flags
         #expect(said.status == 410 && flags == [], "\(said.status)")
     }
@@ -157,8 +181,10 @@ struct StudioTests {
         try FileSystem.writeAtomically(Array(deep.utf8), to: dir + "/meta.json")
         try catalogue.record(
             CatalogueClip(
-                clipID: "deep-001", device: "bay-a", session: "s", sessionID: "20261203T000000Z-00000000", t0DeviceNs: 1, t0HostNs: nil,
-                t0UncertaintyNs: nil, frames: 1, captureProfile: "320x180@60 h264", belowPolicy: nil, receivedAt: "2026-12-03T00:00:00Z",
+                clipID: "deep-001", device: "bay-a", session: "s", sessionID: "20261203T000000Z-00000000",
+                t0DeviceNs: 1, t0HostNs: nil,
+                t0UncertaintyNs: nil, frames: 1, captureProfile: "320x180@60 h264", belowPolicy: nil,
+                receivedAt: "2026-12-03T00:00:00Z",
                 path: dir, bytes: 1),
             files: [])
         let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
@@ -167,14 +193,20 @@ struct StudioTests {
             let body = Data(("{\"drawings\":" + String(repeating: "[", count: depth)).utf8)
             for path in ["/api/clips/no-such-clip/drawings", "/api/clips/deep-001/drawings"] {
                 let r = try request(s, "PUT", path, body: body, headers: ["Content-Type": "application/json"])
-                #expect(r.status == 400 && String(decoding: r.body, as: UTF8.self).contains("nested deeper than 32 levels"), "\(path): \(r.status)")
+                #expect(
+                    r.status == 400 && String(decoding: r.body, as: UTF8.self).contains("nested deeper than 32 levels"),
+                    "\(path): \(r.status)")
             }
-            let r = try request(s, "POST", "/api/clips/deep-001/annotate", body: body, headers: ["Content-Type": "application/json"])
-            #expect(r.status == 400 && String(decoding: r.body, as: UTF8.self).contains("nested deeper"), "annotate: \(r.status)")
+            let r = try request(
+                s, "POST", "/api/clips/deep-001/annotate", body: body, headers: ["Content-Type": "application/json"])
+            #expect(
+                r.status == 400 && String(decoding: r.body, as: UTF8.self).contains("nested deeper"),
+                "annotate: \(r.status)")
         }
         #expect(try get(s, "/api/swings").status == 200)
         let swing = try get(s, "/api/swings/deep-001")
-        #expect(swing.status == 500 && String(decoding: swing.body, as: UTF8.self).contains("meta.json"), "\(swing.status)")
+        #expect(
+            swing.status == 500 && String(decoding: swing.body, as: UTF8.self).contains("meta.json"), "\(swing.status)")
         #expect(try get(s, "/api/clips").status == 200)
     }
 
@@ -183,16 +215,25 @@ struct StudioTests {
     @Test func aChunkedBodyPastTheBoundIs413AndANULInNotesIsRefused() throws {
         let s = try studio()
         defer { s.stop() }
-        let id = try #require(json(try get(s, "/api/clips").body)["clips"].flatMap { ($0 as? [[String: Any]])?.first?["clipId"] as? String })
+        let id = try #require(
+            json(try get(s, "/api/clips").body)["clips"].flatMap {
+                ($0 as? [[String: Any]])?.first?["clipId"] as? String
+            })
         let chunk = String(repeating: "x", count: 1 << 16)
-        var raw = "POST /api/clips/\(id)/annotate HTTP/1.1\r\nHost: 127.0.0.1:\(s.port)\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        var raw =
+            "POST /api/clips/\(id)/annotate HTTP/1.1\r\nHost: 127.0.0.1:\(s.port)\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
         for _ in 0..<160 { raw += String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n" }  // 10 MiB
         raw += "0\r\n\r\n"
         let head = rawHTTPHead(port: s.port, raw)
         #expect(head.hasPrefix("HTTP/1.1 413"), "\(head.prefix(120))")
         let before = try #require(try Self.library.catalogue.clip(id)).notes
-        let r = try request(s, "POST", "/api/clips/\(id)/annotate", body: Data(#"{"notes": "grip\u0000hidden"}"#.utf8), headers: ["Content-Type": "application/json"])
-        #expect(r.status == 400 && String(decoding: r.body, as: UTF8.self).contains("NUL character (U+0000) at character 4"), "\(r.status)")
+        let r = try request(
+            s, "POST", "/api/clips/\(id)/annotate", body: Data(#"{"notes": "grip\u0000hidden"}"#.utf8),
+            headers: ["Content-Type": "application/json"])
+        #expect(
+            r.status == 400
+                && String(decoding: r.body, as: UTF8.self).contains("NUL character (U+0000) at character 4"),
+            "\(r.status)")
         #expect(try Self.library.catalogue.clip(id)?.notes == before)
     }
 
@@ -203,8 +244,10 @@ struct StudioTests {
         let catalogue = try Catalogue(path: tmp.sub("catalogue.sqlite"))
         func entry(_ id: String, t0: Int64, host: Int64?, bytes: Int64) -> CatalogueClip {
             CatalogueClip(
-                clipID: id, device: "bay-a", session: "s", sessionID: "20261202T000000Z-00000000", t0DeviceNs: t0, t0HostNs: host,
-                t0UncertaintyNs: host == nil ? nil : 1000, frames: 1, captureProfile: "320x180@60 h264", belowPolicy: nil,
+                clipID: id, device: "bay-a", session: "s", sessionID: "20261202T000000Z-00000000", t0DeviceNs: t0,
+                t0HostNs: host,
+                t0UncertaintyNs: host == nil ? nil : 1000, frames: 1, captureProfile: "320x180@60 h264",
+                belowPolicy: nil,
                 receivedAt: "2026-12-02T00:00:00Z", path: tmp.sub("bay-a/\(id)"), bytes: bytes)
         }
         try catalogue.record(entry("good-001", t0: 5, host: 10, bytes: 1), files: [])
@@ -213,18 +256,26 @@ struct StudioTests {
         let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
         defer { s.stop() }
         let sessions = json(try get(s, "/api/sessions").body)["sessions"] as? [[String: Any]] ?? []
-        #expect(sessions.count == 1 && sessions.first?["shots"] as? Int == 1 && sessions.first?["bytes"] as? Int == 1, "\(sessions)")
+        #expect(
+            sessions.count == 1 && sessions.first?["shots"] as? Int == 1 && sessions.first?["bytes"] as? Int == 1,
+            "\(sessions)")
         let one = try get(s, "/api/sessions/bay-a/20261202T000000Z-00000000")
         #expect(one.status == 200 && (json(one.body)["report"] as? [String: Any])?["spanNs"] as? Int == 0)
         let swings = json(try get(s, "/api/swings").body)["swings"] as? [[String: Any]] ?? []
         #expect(swings.map { $0["id"] as? String } == ["good-001"])
         let clips = json(try get(s, "/api/clips").body)
         let refused = clips["refused"] as? [[String: Any]] ?? []
-        #expect((clips["clips"] as? [[String: Any]])?.count == 1 && refused.map { $0["clipId"] as? String } == ["wild-001", "wild-002"])
-        #expect((refused.first?["problem"] as? String)?.contains("t0_device_ns 9223372036854775807 is out of range") == true, "\(refused)")
+        #expect(
+            (clips["clips"] as? [[String: Any]])?.count == 1
+                && refused.map { $0["clipId"] as? String } == ["wild-001", "wild-002"])
+        #expect(
+            (refused.first?["problem"] as? String)?.contains("t0_device_ns 9223372036854775807 is out of range")
+                == true, "\(refused)")
         for path in ["/media/wild-001/clip.mp4", "/api/clips/wild-001/waveform"] {
             let r = try get(s, path)
-            #expect(r.status == 500 && String(decoding: r.body, as: UTF8.self).contains("t0_device_ns"), "\(path): \(r.status)")
+            #expect(
+                r.status == 500 && String(decoding: r.body, as: UTF8.self).contains("t0_device_ns"),
+                "\(path): \(r.status)")
         }
     }
 
@@ -232,16 +283,30 @@ struct StudioTests {
     @Test func drawingsAreCheckedKeptBesideTheClipAndReadBack() throws {
         let s = try studio()
         defer { s.stop() }
-        let id = try #require(json(try get(s, "/api/clips").body)["clips"].flatMap { ($0 as? [[String: Any]])?.first?["clipId"] as? String })
+        let id = try #require(
+            json(try get(s, "/api/clips").body)["clips"].flatMap {
+                ($0 as? [[String: Any]])?.first?["clipId"] as? String
+            })
         func put(_ body: String) throws -> (Int, String) {
-            let r = try request(s, "PUT", "/api/clips/\(id)/drawings", body: Data(body.utf8), headers: ["Content-Type": "application/json"])
+            let r = try request(
+                s, "PUT", "/api/clips/\(id)/drawings", body: Data(body.utf8),
+                headers: ["Content-Type": "application/json"])
             return (r.status, String(decoding: r.body, as: UTF8.self))
         }
         let refused: [(String, String)] = [
             (#"{"drawings": [{"kind": "circle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]]}]}"#, ".drawings[0].kind"),
-            (#"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 0.1]]}]}"#, "drawings[0]: a line has 2 points, not 1"),
-            (#"{"drawings": [{"kind": "angle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]]}]}"#, "drawings[0]: a angle has 3 points, not 2"),
-            (#"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 1.5], [0.2, 0.2]]}]}"#, "drawings[0].points[0] [0.1, 1.5]"),
+            (
+                #"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 0.1]]}]}"#,
+                "drawings[0]: a line has 2 points, not 1"
+            ),
+            (
+                #"{"drawings": [{"kind": "angle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]]}]}"#,
+                "drawings[0]: a angle has 3 points, not 2"
+            ),
+            (
+                #"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 1.5], [0.2, 0.2]]}]}"#,
+                "drawings[0].points[0] [0.1, 1.5]"
+            ),
             (#"{"drawings": [{"kind": "line", "t": -1, "points": [[0.1, 0.5], [0.2, 0.2]]}]}"#, "drawings[0].t -1.0"),
             (#"{"drawings": [{"kind": "line", "points": [[0.1, 0.5], [0.2, 0.2]]}]}"#, ".drawings[0].t is missing"),
             (#"{"lines": []}"#, ".drawings is missing"),
@@ -254,16 +319,21 @@ struct StudioTests {
         #expect(try get(s, "/api/clips/\(id)/drawings").body.count > 0)
         #expect((json(try get(s, "/api/clips/\(id)/drawings").body)["drawings"] as? [Any])?.isEmpty == true)
 
-        let (status, _) = try put(#"{"drawings": [{"kind": "angle", "t": 1.25, "points": [[0.2, 0.5], [0.5, 0.5], [0.5, 0.2]]}, {"kind": "line", "t": 1.25, "points": [[0.25, 0.75], [0.75, 0.25]]}]}"#)
+        let (status, _) = try put(
+            #"{"drawings": [{"kind": "angle", "t": 1.25, "points": [[0.2, 0.5], [0.5, 0.5], [0.5, 0.2]]}, {"kind": "line", "t": 1.25, "points": [[0.25, 0.75], [0.75, 0.25]]}]}"#
+        )
         #expect(status == 200)
         let back = json(try get(s, "/api/clips/\(id)/drawings").body)["drawings"] as? [[String: Any]] ?? []
-        #expect(back.map { $0["kind"] as? String } == ["angle", "line"] && back.first?["t"] as? Double == 1.25, "\(back)")
+        #expect(
+            back.map { $0["kind"] as? String } == ["angle", "line"] && back.first?["t"] as? Double == 1.25, "\(back)")
         let dir = "\(Self.library.path)/clips/\(id)"
         #expect(try ClipDrawings.read(dir).count == 2)
         // A file beside the clip that is not drawings is named, not taken for none.
         try FileSystem.writeAtomically(Array("{\"drawings\": 7}".utf8), to: dir + "/drawings.json")
         let bad = try get(s, "/api/clips/\(id)/drawings")
-        #expect(bad.status == 422 && String(decoding: bad.body, as: UTF8.self).contains("drawings.json: not a clip's drawings"))
+        #expect(
+            bad.status == 422
+                && String(decoding: bad.body, as: UTF8.self).contains("drawings.json: not a clip's drawings"))
         #expect(try put(#"{"drawings": []}"#).0 == 200 && (try ClipDrawings.read(dir)).isEmpty)
     }
 
@@ -272,14 +342,22 @@ struct StudioTests {
     @Test func writesBesideAClipFromManyPagesAtOnceStayWholeAndAgree() throws {
         let s = try studio()
         defer { s.stop() }
-        let id = try #require(json(try get(s, "/api/clips").body)["clips"].flatMap { ($0 as? [[String: Any]])?.last?["clipId"] as? String })
+        let id = try #require(
+            json(try get(s, "/api/clips").body)["clips"].flatMap {
+                ($0 as? [[String: Any]])?.last?["clipId"] as? String
+            })
         let dir = "\(Self.library.path)/clips/\(id)"
         DispatchQueue.concurrentPerform(iterations: 24) { k in
             if k % 2 == 0 {
-                let lines = (0...k).map { _ in #"{"kind": "line", "t": 1, "points": [[0.1, 0.1], [0.9, 0.9]]}"# }.joined(separator: ",")
-                _ = try? request(s, "PUT", "/api/clips/\(id)/drawings", body: Data(#"{"drawings": [\#(lines)]}"#.utf8), headers: ["Content-Type": "application/json"])
+                let lines = (0...k).map { _ in #"{"kind": "line", "t": 1, "points": [[0.1, 0.1], [0.9, 0.9]]}"# }
+                    .joined(separator: ",")
+                _ = try? request(
+                    s, "PUT", "/api/clips/\(id)/drawings", body: Data(#"{"drawings": [\#(lines)]}"#.utf8),
+                    headers: ["Content-Type": "application/json"])
             } else {
-                _ = try? request(s, "POST", "/api/clips/\(id)/annotate", body: Data(#"{"notes": "note \#(k)"}"#.utf8), headers: ["Content-Type": "application/json"])
+                _ = try? request(
+                    s, "POST", "/api/clips/\(id)/annotate", body: Data(#"{"notes": "note \#(k)"}"#.utf8),
+                    headers: ["Content-Type": "application/json"])
             }
         }
         let drawings = try ClipDrawings.read(dir)
@@ -287,7 +365,9 @@ struct StudioTests {
         let beside = try #require(try ClipAnnotations.read(dir))
         #expect(beside.notes == (try Self.library.catalogue.clip(id))?.notes && beside.notes.hasPrefix("note "))
         #expect(!FileSystem.exists(dir + "/drawings.json.tmp") && !FileSystem.exists(dir + "/annotations.json.tmp"))
-        _ = try request(s, "PUT", "/api/clips/\(id)/drawings", body: Data(#"{"drawings": []}"#.utf8), headers: ["Content-Type": "application/json"])
+        _ = try request(
+            s, "PUT", "/api/clips/\(id)/drawings", body: Data(#"{"drawings": []}"#.utf8),
+            headers: ["Content-Type": "application/json"])
     }
 
     @Test func annotationsAreValidatedNamedAndPersisted() throws {
@@ -318,10 +398,15 @@ struct StudioTests {
         // A swing's annotation reaches every angle (one here), beside it too.
         let swing = try post(#"{"flags": ["discarded"]}"#, to: "/api/swings/\(id)/annotate")
         #expect(swing.0 == 200 && json(Data(swing.1.utf8))["flags"] as? [String] == ["discarded"])
-        #expect(try ClipAnnotations.read(clip.path)?.flags == [.discarded] && (try ClipAnnotations.read(clip.path)?.notes) == "flush")
-        #expect(try request(s, "DELETE", "/api/clips/\(id)/annotate", headers: ["Content-Type": "application/json"]).status == 404)
+        #expect(
+            try ClipAnnotations.read(clip.path)?.flags == [.discarded]
+                && (try ClipAnnotations.read(clip.path)?.notes) == "flush")
+        #expect(
+            try request(s, "DELETE", "/api/clips/\(id)/annotate", headers: ["Content-Type": "application/json"]).status
+                == 404)
         let big = try request(
-            s, "POST", "/api/clips/\(id)/annotate", body: Data(count: WebServer.maxBodyBytes + 1), headers: ["Content-Type": "application/json"])
+            s, "POST", "/api/clips/\(id)/annotate", body: Data(count: WebServer.maxBodyBytes + 1),
+            headers: ["Content-Type": "application/json"])
         #expect(big.status == 413)
     }
 
@@ -339,8 +424,10 @@ struct StudioTests {
 
     @Test func aBadWAVIsRefusedNamingTheFile() throws {
         let tmp = TemporaryDirectory("ppc-studio-wav")
-        for (name, bytes) in [("empty", [UInt8]()), ("text", Array("hello, not audio".utf8)),
-                              ("short", Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8) + [200, 0, 0, 0])] {
+        for (name, bytes) in [
+            ("empty", [UInt8]()), ("text", Array("hello, not audio".utf8)),
+            ("short", Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8) + [200, 0, 0, 0]),
+        ] {
             let path = tmp.sub(name + ".wav")
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             #expect { try MediaReader.wholeAudio(path) } throws: { "\($0)".contains(path) }
@@ -360,15 +447,21 @@ struct StudioTests {
 /// of its own pointed at 127.0.0.1 (DNS rebinding), not by a form or a fetch that changes flags.
 @Suite("Studio on loopback: another site's page gets nothing and changes nothing", .serialized)
 struct StudioRequestCheckTests {
-    func head(_ port: Int, _ request: String) -> String { rawHTTPHead(port: port, request).components(separatedBy: "\r\n").first ?? "" }
+    func head(_ port: Int, _ request: String) -> String {
+        rawHTTPHead(port: port, request).components(separatedBy: "\r\n").first ?? ""
+    }
 
     @Test func onlyItsOwnNameAndOnlyJSONFromItsOwnPagesChangeAnything() throws {
-        let s = try Studio(listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(), live: { [] })
+        let s = try Studio(
+            listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(),
+            live: { [] })
         defer { s.stop() }
         let port = s.port
         let id = try #require(try StudioTests.catalogued().clips().first?.clipID)
         for name in ["127.0.0.1:\(port)", "localhost:\(port)", "LOCALHOST:\(port)"] {
-            #expect(head(port, "GET /api/clips HTTP/1.1\r\nHost: \(name)\r\nConnection: close\r\n\r\n").hasSuffix("200 OK"), "\(name)")
+            #expect(
+                head(port, "GET /api/clips HTTP/1.1\r\nHost: \(name)\r\nConnection: close\r\n\r\n").hasSuffix("200 OK"),
+                "\(name)")
         }
         for name in ["evil.example:\(port)", "127.0.0.1:\(port + 1)", "127.0.0.1", ""] {
             let line = head(port, "GET /api/clips HTTP/1.1\r\nHost: \(name)\r\nConnection: close\r\n\r\n")
@@ -378,15 +471,20 @@ struct StudioRequestCheckTests {
             let body = #"{"flags": ["starred"]}"#
             return head(
                 port,
-                "POST /api/clips/\(id)/annotate HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(headers)Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+                "POST /api/clips/\(id)/annotate HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(headers)Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+            )
         }
         // What a form or a no-cors fetch of another site can send: refused.
         #expect(post("Content-Type: text/plain\r\n").contains(" 415 "))
         #expect(post("").contains(" 415 "))
         #expect(post("Content-Type: application/json\r\nOrigin: http://evil.example\r\n").contains(" 403 "))
         // The studio's own page: taken.
-        #expect(post("Content-Type: application/json; charset=utf-8\r\nOrigin: http://127.0.0.1:\(port)\r\n").hasSuffix("200 OK"))
-        #expect(post("Content-Type: application/json\r\n").hasSuffix("200 OK"), "a script with no Origin (curl) is no other site's page")
+        #expect(
+            post("Content-Type: application/json; charset=utf-8\r\nOrigin: http://127.0.0.1:\(port)\r\n").hasSuffix(
+                "200 OK"))
+        #expect(
+            post("Content-Type: application/json\r\n").hasSuffix("200 OK"),
+            "a script with no Origin (curl) is no other site's page")
         // The live socket: the studio's own page gets it, another site's page is refused with the gate's 403 (before
         // 2026-12-03 it was closed unanswered, though docs/studio.md said 403).
         func upgrade(_ origin: String) -> String {
@@ -408,13 +506,16 @@ struct StudioAccessTests {
 
     final class NoRedirects: NSObject, URLSessionTaskDelegate {
         func urlSession(
-            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest,
             completionHandler: @escaping (URLRequest?) -> Void
         ) { completionHandler(nil) }
     }
 
     /// One request with no cookie jar and no redirect followed: what the server answered, as it answered it.
-    func exchange(_ port: Int, _ path: String, method: String = "GET", headers: [String: String] = [:]) -> (status: Int, headers: [String: String], body: String) {
+    func exchange(_ port: Int, _ path: String, method: String = "GET", headers: [String: String] = [:]) -> (
+        status: Int, headers: [String: String], body: String
+    ) {
         let config = URLSessionConfiguration.ephemeral
         config.httpCookieStorage = nil
         config.httpShouldSetCookies = false
@@ -440,7 +541,8 @@ struct StudioAccessTests {
         rawHTTPHead(
             port: port,
             "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" + (cookie.map { "Cookie: \($0)\r\n" } ?? "") + "\r\n")
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" + (cookie.map { "Cookie: \($0)\r\n" } ?? "")
+                + "\r\n")
     }
 
     @Test func withoutTheKeyNothingIsServedAndTheLinkGivesTheCookie() throws {
@@ -449,10 +551,12 @@ struct StudioAccessTests {
             return
         }
         let studio = try Studio(
-            listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(), access: access, live: { [] })
+            listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(),
+            access: access, live: { [] })
         defer { studio.stop() }
         let port = studio.port
-        let clip = try #require(try FileManager.default.contentsOfDirectory(atPath: StudioTests.library.path + "/clips").sorted().first)
+        let clip = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: StudioTests.library.path + "/clips").sorted().first)
         // Nothing without it: pages, the API, media, the live socket.
         for path in ["/", "/swing.html", "/api/clips", "/api/swings", "/media/\(clip)/clip.mp4"] {
             let r = exchange(port, path)
@@ -467,12 +571,16 @@ struct StudioAccessTests {
         #expect(link.status == 303)
         #expect(link.headers["location"] == "/swing.html?id=abc", "\(link.headers)")
         let cookie = try #require(link.headers["set-cookie"])
-        #expect(cookie.hasPrefix("ppc_studio=\(Self.key);") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "\(cookie)")
+        #expect(
+            cookie.hasPrefix("ppc_studio=\(Self.key);") && cookie.contains("HttpOnly")
+                && cookie.contains("SameSite=Strict"), "\(cookie)")
         // With it, everything.
         let held = ["Cookie": "theme=dark; ppc_studio=\(Self.key)"]
         #expect(exchange(port, "/", headers: held).status == 200)
         #expect(exchange(port, "/api/clips", headers: held).body.contains(clip))
-        #expect(exchange(port, "/media/\(clip)/clip.mp4", headers: held.merging(["Range": "bytes=0-99"]) { a, _ in a }).status == 206)
+        #expect(
+            exchange(port, "/media/\(clip)/clip.mp4", headers: held.merging(["Range": "bytes=0-99"]) { a, _ in a })
+                .status == 206)
         #expect(upgrade(port, cookie: held["Cookie"]).hasPrefix("HTTP/1.1 101"))
         // A script gives the key as ?key= on the request itself (no redirect for the API).
         let scripted = exchange(port, "/api/clips?key=\(Self.key)")
@@ -483,4 +591,3 @@ struct StudioAccessTests {
         #expect(StudioAccess(key: "short") == nil)
     }
 }
-

@@ -21,7 +21,9 @@ struct StudioUnderAttackTests {
     @Test(arguments: [false, true])
     func aPageIsAnsweredWhileSilentConnectionsHoldOn(keyed: Bool) throws {
         let access = keyed ? StudioAccess(key: Self.key) : nil
-        let studio = try Studio(listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(), access: access, live: { [] })
+        let studio = try Studio(
+            listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(),
+            access: access, live: { [] })
         defer { studio.stop() }
         // 200 from the page's own address, and one each from 70 others.
         var silent = silentConnections(to: studio.port, from: ["127.0.0.1"], each: 200)
@@ -31,7 +33,9 @@ struct StudioUnderAttackTests {
         let cookie = keyed ? "Cookie: \(StudioAccess.cookie)=\(Self.key)\r\n" : ""
         for path in ["/api/swings", "/api/clips", "/"] {
             let head = rawHTTPHead(
-                port: studio.port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(studio.port)\r\n\(cookie)Connection: close\r\n\r\n", readTimeoutSeconds: 10)
+                port: studio.port,
+                "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(studio.port)\r\n\(cookie)Connection: close\r\n\r\n",
+                readTimeoutSeconds: 10)
             #expect(head.hasPrefix("HTTP/1.1 200"), "\(path): \(head.prefix(200))")
         }
     }
@@ -39,11 +43,17 @@ struct StudioUnderAttackTests {
     /// A connection that sends half a request and stops is answered 408 at the door's deadline and closed; one whose
     /// headers never end is answered 431 — neither ever reaches a worker.
     @Test func aRequestThatNeverEndsIsClosedAtTheDoor() throws {
-        let studio = try Studio(listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(), live: { [] })
+        let studio = try Studio(
+            listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(),
+            live: { [] })
         defer { studio.stop() }
-        let half = rawHTTPHead(port: studio.port, "GET /api/clips HTTP/1.1\r\nHost: 127.0.0.1\r\n", readTimeoutSeconds: 20)
+        let half = rawHTTPHead(
+            port: studio.port, "GET /api/clips HTTP/1.1\r\nHost: 127.0.0.1\r\n", readTimeoutSeconds: 20)
         #expect(half.hasPrefix("HTTP/1.1 408"), "\(half.prefix(200))")
-        let long = rawHTTPHead(port: studio.port, "GET /api/clips HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Fill: " + String(repeating: "a", count: 20_000), readTimeoutSeconds: 20)
+        let long = rawHTTPHead(
+            port: studio.port,
+            "GET /api/clips HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Fill: " + String(repeating: "a", count: 20_000),
+            readTimeoutSeconds: 20)
         #expect(long.hasPrefix("HTTP/1.1 431"), "\(long.prefix(200))")
     }
 }

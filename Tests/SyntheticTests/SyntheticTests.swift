@@ -9,8 +9,12 @@ struct SyntheticTests {
     func frameCounterReadsBackEveryIndex(width: Int, height: Int) {
         var plane = [UInt8](repeating: 40, count: width * height)
         for index: Int64 in [0, 1, 2, 255, 256, 65_535, 1_000_000, 4_294_967_295] {
-            plane.withUnsafeMutableBufferPointer { FrameCounter.draw(index, into: $0.baseAddress!, width: width, height: height, stride: width) }
-            let read = plane.withUnsafeBytes { FrameCounter.read(from: $0, width: width, height: height, stride: width) }
+            plane.withUnsafeMutableBufferPointer {
+                FrameCounter.draw(index, into: $0.baseAddress!, width: width, height: height, stride: width)
+            }
+            let read = plane.withUnsafeBytes {
+                FrameCounter.read(from: $0, width: width, height: height, stride: width)
+            }
             #expect(read == index)
         }
     }
@@ -22,13 +26,17 @@ struct SyntheticTests {
 
     @Test func framesCarryTheirIndexAndExactTime() throws {
         let fmt = VideoFormat(width: 320, height: 180, framesPerSecond: 120)
-        let src = SyntheticVideoSource(format: fmt, script: SwingScript(impactsNs: [1_000_000_000]), startNs: 5_000, seconds: 0.5)
+        let src = SyntheticVideoSource(
+            format: fmt, script: SwingScript(impactsNs: [1_000_000_000]), startNs: 5_000, seconds: 0.5)
         var buffer = [UInt8](repeating: 0, count: fmt.frameBytes)
         var count: Int64 = 0
-        while let info = try buffer.withUnsafeMutableBytes({ try src.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: fmt.width, height: fmt.height)) }) {
+        while let info = try buffer.withUnsafeMutableBytes({
+            try src.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: fmt.width, height: fmt.height))
+        }) {
             #expect(info.index == count)
             #expect(info.timeNs == 5_000 + count * 1_000_000_000 / 120)
-            #expect(buffer.withUnsafeBytes { FrameCounter.read(from: $0, width: 320, height: 180, stride: 320) } == count)
+            #expect(
+                buffer.withUnsafeBytes { FrameCounter.read(from: $0, width: 320, height: 180, stride: 320) } == count)
             count += 1
         }
         #expect(count == 60)
@@ -43,7 +51,9 @@ struct SyntheticTests {
         let r = max(2, 180 / 40)
         let ballPixel = (180 - 2 * r - 1) * 320 + 160
         var present: [Int64: Bool] = [:]
-        while let info = try buffer.withUnsafeMutableBytes({ try src.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: fmt.width, height: fmt.height)) }) {
+        while let info = try buffer.withUnsafeMutableBytes({
+            try src.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: fmt.width, height: fmt.height))
+        }) {
             present[info.index] = buffer[ballPixel] == 250
         }
         #expect(present[120] == true)
@@ -81,7 +91,8 @@ struct SyntheticTests {
 
     @Test func audioIsDeterministicPerSeed() throws {
         func render(_ seed: UInt64) throws -> [Float] {
-            let src = SyntheticAudioSource(sampleRate: 48_000, script: SwingScript(impactsNs: []), seconds: 0.1, seed: seed)
+            let src = SyntheticAudioSource(
+                sampleRate: 48_000, script: SwingScript(impactsNs: []), seconds: 0.1, seed: seed)
             var out = [Float](repeating: 0, count: 4800)
             _ = try out.withUnsafeMutableBufferPointer { try src.read(into: $0) }
             return out

@@ -41,7 +41,8 @@ public func silentConnections(to port: Int, from sources: [String], each: Int) -
             guard let fd = try? Socket.tcp() else { return fds }
             do {
                 try Socket.bind(fd, to: Socket.ipv4(source, 0)!)
-                try Socket.connect(fd, to: Socket.ipv4("127.0.0.1", port)!, peer: "127.0.0.1:\(port)", timeoutNs: 5_000_000_000)
+                try Socket.connect(
+                    fd, to: Socket.ipv4("127.0.0.1", port)!, peer: "127.0.0.1:\(port)", timeoutNs: 5_000_000_000)
                 fds.append(fd)
             } catch {
                 Socket.close(fd)

@@ -43,12 +43,14 @@ public func publishFragment(
     try bytes.withUnsafeBytes { try r.write($0) }
     return try ring.publish(
         r,
-        FragmentTiming(startNs: startNs, endNs: startNs + durationNs, frameCount: frames, startsWithKeyframe: keyframe, codec: .opaque))
+        FragmentTiming(
+            startNs: startNs, endNs: startNs + durationNs, frameCount: frames, startsWithKeyframe: keyframe,
+            codec: .opaque))
 }
 
 /// The fragment an outcome published (test convenience).
-public extension PublishOutcome {
-    var published: FragmentInfo? {
+extension PublishOutcome {
+    public var published: FragmentInfo? {
         if case .published(let f, _) = self { return f }
         return nil
     }
@@ -62,9 +64,13 @@ public func freeLoopbackPort(_ type: __socket_type) -> Int {
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    _ = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
     var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    _ = withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+    }
     return Int(UInt16(bigEndian: addr.sin_port))
 }
 
@@ -83,7 +89,9 @@ public func clipPath(_ directory: String, shot: Int = 1) -> String {
 public func isSessionClipID(_ name: String) -> Bool {
     let parts = name.split(separator: "-")
     guard parts.count >= 4 else { return false }
-    let stamp = parts[parts.count - 3], random = parts[parts.count - 2], shot = parts[parts.count - 1]
+    let stamp = parts[parts.count - 3]
+    let random = parts[parts.count - 2]
+    let shot = parts[parts.count - 1]
     return stamp.count == 16 && stamp.hasSuffix("Z") && stamp.dropFirst(8).first == "T" && random.count == 8
         && random.allSatisfy(\.isHexDigit) && shot.count >= 3 && shot.drop { $0 == "r" }.allSatisfy(\.isNumber)
 }
@@ -98,7 +106,11 @@ public func rawHTTPHead(port: Int, _ request: String, readTimeoutSeconds: Int = 
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_port = in_port_t(UInt16(port).bigEndian)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    let ok = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
     guard ok == 0 else { return "<cannot connect to 127.0.0.1:\(port)>" }
     var limit = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
@@ -121,7 +133,11 @@ public func httpGet(port: Int, _ path: String) -> String {
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_port = in_port_t(UInt16(port).bigEndian)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    let ok = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
     guard ok == 0 else { return "" }
     var limit = timeval(tv_sec: 30, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))

@@ -9,11 +9,14 @@ public struct ToolRunner {
     }
 
     /// The package root, from this file's path (Tests/TestSupport/ToolRunner.swift).
-    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent()
 
     /// The path of a built tool.
-    public static func executable(_ tool: String = "ppc-tool") -> String { productsDirectory.appendingPathComponent(tool).path }
+    public static func executable(_ tool: String = "ppc-tool") -> String {
+        productsDirectory.appendingPathComponent(tool).path
+    }
 
     /// The directory holding the built products: the test bundle sits beside the executables.
     public static let productsDirectory: URL = {
@@ -26,7 +29,9 @@ public struct ToolRunner {
         return packageRoot.appendingPathComponent(".build/debug")
     }()
 
-    public static func fixture(_ path: String) -> String { packageRoot.appendingPathComponent("Tests/Fixtures/\(path)").path }
+    public static func fixture(_ path: String) -> String {
+        packageRoot.appendingPathComponent("Tests/Fixtures/\(path)").path
+    }
     public static func repoFile(_ path: String) -> String { packageRoot.appendingPathComponent(path).path }
 
     public static func run(_ arguments: [String], tool: String = "ppc-tool") throws -> Result {
@@ -38,7 +43,9 @@ public struct ToolRunner {
     public static let testStateDirectory = NSTemporaryDirectory() + "ppc-test-state-\(getpid())"
 
     /// Runs any program (ffmpeg, ffprobe, …) by path or by name on PATH; stdout as bytes.
-    public static func runProgram(_ program: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
+    public static func runProgram(_ program: String, _ arguments: [String]) throws -> (
+        status: Int32, stdout: Data, stderr: String
+    ) {
         let p = Process()
         if program.contains("/") {
             p.executableURL = URL(fileURLWithPath: program)
@@ -49,7 +56,8 @@ public struct ToolRunner {
         p.currentDirectoryURL = packageRoot
         // Tools keep state under $XDG_STATE_HOME (identities, pairings, the encode capacity selftest records): tests
         // never write the person's own.
-        p.environment = ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": testStateDirectory]) { _, b in b }
+        p.environment = ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": testStateDirectory]) { _, b in b
+        }
         let out = Pipe()
         let err = Pipe()
         p.standardOutput = out

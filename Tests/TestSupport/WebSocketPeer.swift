@@ -28,7 +28,10 @@ public final class WebSocketPeer {
         _ = try bytes.withUnsafeMutableBytes { try Socket.send(fd, UnsafeRawBufferPointer($0), peer: "studio") }
         var head: [UInt8] = []
         while !head.suffix(4).elementsEqual([13, 10, 13, 10]) {
-            guard let b = try read(1).first else { throw Failure(description: "closed before the handshake's answer: \(String(decoding: head, as: UTF8.self))") }
+            guard let b = try read(1).first else {
+                throw Failure(
+                    description: "closed before the handshake's answer: \(String(decoding: head, as: UTF8.self))")
+            }
             head.append(b)
         }
         let status = String(decoding: head, as: UTF8.self)
@@ -88,7 +91,9 @@ public final class WebSocketPeer {
             guard try Socket.poll(fd, events: Int16(POLLIN), timeoutMs: timeoutMs) != 0 else {
                 throw Failure(description: "nothing from the studio within \(timeoutMs) ms")
             }
-            let n = try out.withUnsafeMutableBytes { try Socket.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[got...]), peer: "studio") }
+            let n = try out.withUnsafeMutableBytes {
+                try Socket.receive(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[got...]), peer: "studio")
+            }
             if n == 0 { break }
             got += n
         }

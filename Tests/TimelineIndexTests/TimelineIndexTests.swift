@@ -45,7 +45,9 @@ struct TimelineIndexTests {
         let audio = index.register(SourceID(2), name: "audio", minimumCapacity: 64)
         let imu = index.register(SourceID(3), name: "imu", minimumCapacity: 64)
         for i in 0..<10 { video.append(timeNs: Int64(i) * 500, kind: .videoFragment, reference: UInt64(i), value: 500) }
-        for i in 0..<50 { audio.append(timeNs: Int64(i) * 100, kind: .audioWindow, reference: UInt64(i) * 480, value: 480) }
+        for i in 0..<50 {
+            audio.append(timeNs: Int64(i) * 100, kind: .audioWindow, reference: UInt64(i) * 480, value: 480)
+        }
         for i in 0..<25 { imu.append(timeNs: Int64(i) * 200, kind: .imuSample, reference: UInt64(i)) }
         let s = index.snapshot(startNs: 1000, endNs: 2000)
         #expect(s.entries.count == 3 + 11 + 6)

@@ -11,9 +11,14 @@ import Testing
 struct BayTests {
     /// A synthetic device's manifest: 320×180 at 60 fps, paced as a camera, on CLOCK_MONOTONIC from `startNs` (-1: now),
     /// with a microphone hearing `impacts` or none at all.
-    static func manifest(_ dir: String, _ name: String, seconds: Double, impacts: [Double], hears: Bool, startNs: Int64 = -1) throws -> String {
+    static func manifest(
+        _ dir: String, _ name: String, seconds: Double, impacts: [Double], hears: Bool, startNs: Int64 = -1
+    ) throws -> String {
         let path = "\(dir)/\(name).json"
-        let audio = hears ? #", { "plugin": "synthetic.audio", "params": { "seconds": \#(seconds), "impacts": \#(impacts), "startNs": \#(startNs) } }"# : ""
+        let audio =
+            hears
+            ? #", { "plugin": "synthetic.audio", "params": { "seconds": \#(seconds), "impacts": \#(impacts), "startNs": \#(startNs) } }"#
+            : ""
         try """
         {
           "session": "\(name)",
@@ -33,7 +38,11 @@ struct BayTests {
     static func device(_ manifest: String, out: String, port: Int, id: String, extra: [String] = []) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-tool"))
-        p.arguments = ["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", id, "--insecure-loopback-only"] + extra
+        p.arguments =
+            [
+                "run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", id,
+                "--insecure-loopback-only",
+            ] + extra
         p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         p.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try p.run()
@@ -42,7 +51,9 @@ struct BayTests {
 
     static func metas(_ out: String) throws -> [[String: Any]] {
         try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted().map {
-            try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/clips/\($0)/meta.json"))) as? [String: Any])
+            try #require(
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: "\(out)/clips/\($0)/meta.json"))) as? [String: Any])
         }
     }
 
@@ -66,16 +77,22 @@ struct BayTests {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        let quiet = try Self.device(Self.manifest(tmp.path, "dtl", seconds: 10, impacts: [], hears: false), out: tmp.sub("dtl"), port: port, id: "dtl")
+        let quiet = try Self.device(
+            Self.manifest(tmp.path, "dtl", seconds: 10, impacts: [], hears: false), out: tmp.sub("dtl"), port: port,
+            id: "dtl")
         defer { if quiet.isRunning { kill(quiet.processIdentifier, SIGKILL) } }
         // The silent camera is linked, and its clock known to the host, before the swings begin (its bay the host's).
-        #expect(awaitCondition {
-            let devices = httpGetJSON(port: http, "/api/devices")?["devices"] as? [[String: Any]] ?? []
-            return devices.contains { $0["id"] as? String == "dtl" && $0["relation"] is [String: Any] && $0["bay"] as? String == "bay-t" }
-        })
+        #expect(
+            awaitCondition {
+                let devices = httpGetJSON(port: http, "/api/devices")?["devices"] as? [[String: Any]] ?? []
+                return devices.contains {
+                    $0["id"] as? String == "dtl" && $0["relation"] is [String: Any] && $0["bay"] as? String == "bay-t"
+                }
+            })
         // The face-on camera says its bay itself.
         let heard = try ToolRunner.run([
-            "run", Self.manifest(tmp.path, "face", seconds: 6, impacts: [2.5, 4.0], hears: true), "--out", tmp.sub("face"),
+            "run", Self.manifest(tmp.path, "face", seconds: 6, impacts: [2.5, 4.0], hears: true), "--out",
+            tmp.sub("face"),
             "--host", "127.0.0.1:\(port)", "--device-id", "face", "--bay", "bay-t", "--insecure-loopback-only",
         ])
         #expect(heard.status == 0, "\(heard.stderr)")
@@ -103,9 +120,11 @@ struct BayTests {
         }
         // One moment for both: their streams start at the same instant of CLOCK_MONOTONIC, two seconds from now.
         let start = monotonicNowNs() + 2_000_000_000
-        let a = try Self.device(Self.manifest(tmp.path, "left", seconds: 7, impacts: [3.0, 5.0], hears: true, startNs: start),
+        let a = try Self.device(
+            Self.manifest(tmp.path, "left", seconds: 7, impacts: [3.0, 5.0], hears: true, startNs: start),
             out: tmp.sub("left"), port: port, id: "left", extra: ["--bay", "bay-2"])
-        let b = try Self.device(Self.manifest(tmp.path, "right", seconds: 7, impacts: [3.0, 5.0], hears: true, startNs: start),
+        let b = try Self.device(
+            Self.manifest(tmp.path, "right", seconds: 7, impacts: [3.0, 5.0], hears: true, startNs: start),
             out: tmp.sub("right"), port: port, id: "right", extra: ["--bay", "bay-2"])
         a.waitUntilExit()
         b.waitUntilExit()
@@ -118,9 +137,13 @@ struct BayTests {
         // relations are known, which on a loaded machine can be after both swings (the merge in each order is proven
         // in ShotRelayTests).
         for side in ["left", "right"] {
-            let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("\(side)/report.json")))) as? [String: Any])
+            let report = try #require(
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("\(side)/report.json")))) as? [String: Any])
             let relayed = (report["relayedShots"] as? [String: Any])?["value"] as? [String: Any]
-            #expect(relayed?["minted"] as? Int == 0 && (0...2).contains(relayed?["alsoHeardHere"] as? Int ?? -1), "\(side): \(relayed ?? [:])")
+            #expect(
+                relayed?["minted"] as? Int == 0 && (0...2).contains(relayed?["alsoHeardHere"] as? Int ?? -1),
+                "\(side): \(relayed ?? [:])")
         }
     }
 }

@@ -6,9 +6,14 @@ import Testing
 struct DetectToolTests {
     @Test func theIndependentGeneratorWritesEitherSplitAndNamesBadChoices() throws {
         let tmp = TemporaryDirectory("ppc-detect-room")
-        let r = try ToolRunner.run(["detect", "corpus", tmp.path, "--generator", "room", "--split", "held-out", "--sessions", "1", "--seconds", "6"])
+        let r = try ToolRunner.run([
+            "detect", "corpus", tmp.path, "--generator", "room", "--split", "held-out", "--sessions", "1", "--seconds",
+            "6",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
-        let truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("hard-700001.truth.json")))) as? [String: Any])
+        let truth = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("hard-700001.truth.json")))) as? [String: Any])
         #expect((truth["generator"] as? String)?.contains("RoomCorpus") == true)
         let eval = try ToolRunner.run(["detect", "eval", "--json", tmp.path])
         #expect(eval.status == 0, "\(eval.stderr)")
@@ -24,10 +29,13 @@ struct DetectToolTests {
 
     @Test func corpusThenEvalThenOneFile() throws {
         let tmp = TemporaryDirectory("ppc-detect")
-        let corpus = try ToolRunner.run(["detect", "corpus", tmp.path, "--sessions", "2", "--seconds", "8", "--seed", "3"])
+        let corpus = try ToolRunner.run([
+            "detect", "corpus", tmp.path, "--sessions", "2", "--seconds", "8", "--seed", "3",
+        ])
         #expect(corpus.status == 0, "\(corpus.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: tmp.path).sorted()
-        #expect(files.filter { $0.hasSuffix(".wav") }.count == 4 && files.filter { $0.hasSuffix(".truth.json") }.count == 4)
+        #expect(
+            files.filter { $0.hasSuffix(".wav") }.count == 4 && files.filter { $0.hasSuffix(".truth.json") }.count == 4)
 
         let eval = try ToolRunner.run(["detect", "eval", "--json", tmp.path])
         #expect(eval.status == 0, "\(eval.stderr)")
@@ -38,14 +46,22 @@ struct DetectToolTests {
         #expect(((o["maxDecisionLatencyMs"] as? NSNumber)?.doubleValue ?? 99) <= 40)
         // Recall by how far each impact stood over the room's noise: every labelled impact counted once, per kind.
         let byProminence = try #require(o["recallByProminence"] as? [String: [[String: Any]]])
-        let labelledImpacts = byProminence.values.joined().map { ($0["labelled"] as? NSNumber)?.intValue ?? 0 }.reduce(0, +)
+        let labelledImpacts = byProminence.values.joined().map { ($0["labelled"] as? NSNumber)?.intValue ?? 0 }.reduce(
+            0, +)
         let foundImpacts = byProminence.values.joined().map { ($0["found"] as? NSNumber)?.intValue ?? 0 }.reduce(0, +)
         let scored = ["clean", "hard"].compactMap { (o["byKind"] as? [String: [String: Any]])?[$0] }
-        #expect(labelledImpacts == scored.map { (($0["truePositives"] as? NSNumber)?.intValue ?? 0) + (($0["falseNegatives"] as? NSNumber)?.intValue ?? 0) }.reduce(0, +))
+        #expect(
+            labelledImpacts
+                == scored.map {
+                    (($0["truePositives"] as? NSNumber)?.intValue ?? 0)
+                        + (($0["falseNegatives"] as? NSNumber)?.intValue ?? 0)
+                }.reduce(0, +))
         #expect(foundImpacts == scored.map { ($0["truePositives"] as? NSNumber)?.intValue ?? 0 }.reduce(0, +))
 
         // One file: every truth impact found, sample indices from the file's first sample.
-        let truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("clean-3.truth.json")))) as? [String: Any])
+        let truth = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("clean-3.truth.json")))) as? [String: Any])
         let impacts = (truth["impacts"] as? [NSNumber] ?? []).map(\.int64Value)
         let r = try ToolRunner.run(["detect", "--json", tmp.sub("clean-3.wav")])
         #expect(r.status == 0)
@@ -59,7 +75,8 @@ struct DetectToolTests {
         }
         // A declared distance subtracts the time of flight: 1.5 m at 343.42 m/s is 209.7 samples at 48 kHz.
         let tof = try ToolRunner.run(["detect", "--json", "--mic-to-ball", "1.5", tmp.sub("clean-3.wav")])
-        let first = try #require((try JSONSerialization.jsonObject(with: Data(tof.stdout.utf8)) as? [[String: Any]])?.first)
+        let first = try #require(
+            (try JSONSerialization.jsonObject(with: Data(tof.stdout.utf8)) as? [[String: Any]])?.first)
         let onset = try #require((first["onsetSample"] as? NSNumber)?.doubleValue)
         let impact = try #require((first["impactSample"] as? NSNumber)?.doubleValue)
         #expect(abs(onset - impact - 209.656) < 0.01)
@@ -72,7 +89,13 @@ struct DetectToolTests {
         func u16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { b += $0 } }
         u32(36 + 2 * samples)
         b += Array("WAVEfmt ".utf8)
-        u32(16); u16(1); u16(1); u32(48_000); u32(96_000); u16(2); u16(16)
+        u32(16)
+        u16(1)
+        u16(1)
+        u32(48_000)
+        u32(96_000)
+        u16(2)
+        u16(16)
         b += Array("data".utf8)
         u32(2 * samples)
         b += [UInt8](repeating: 0, count: 2 * samples)
@@ -92,7 +115,8 @@ struct DetectToolTests {
         // A file that claims to be MP4 and is not: libav's own complaint is part of ppc's one error line, never a raw
         // libav log line of its own.
         let tmp = TemporaryDirectory("ppc-detect")
-        try Data([0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isomjunkjunk".utf8)).write(to: URL(fileURLWithPath: tmp.sub("junk.mp4")))
+        try Data([0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isomjunkjunk".utf8)).write(
+            to: URL(fileURLWithPath: tmp.sub("junk.mp4")))
         let r = try ToolRunner.run(["detect", tmp.sub("junk.mp4")])
         #expect(r.status == 65)
         let lines = r.stderr.split(separator: "\n")
@@ -117,7 +141,8 @@ extension DetectToolTests {
         let dir = tmp.sub("corpus")
         #expect(try ToolRunner.run(["detect", "corpus", dir, "--sessions", "1", "--seconds", "12"]).status == 0)
         let truthPath = dir + "/clean-1.truth.json"
-        var truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: truthPath))) as? [String: Any])
+        var truth = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: truthPath))) as? [String: Any])
         var impacts = truth["impacts"] as? [Int] ?? []
         let struck = try #require(impacts.first)
         impacts.removeFirst()
@@ -126,7 +151,9 @@ extension DetectToolTests {
         events.append(["kind": "thud", "sample": struck - 4800, "levelDbfs": -20])
         truth["events"] = events
         try JSONSerialization.data(withJSONObject: truth).write(to: URL(fileURLWithPath: truthPath))
-        for f in try FileManager.default.contentsOfDirectory(atPath: dir) where f.hasPrefix("hard-") { try FileManager.default.removeItem(atPath: dir + "/" + f) }
+        for f in try FileManager.default.contentsOfDirectory(atPath: dir) where f.hasPrefix("hard-") {
+            try FileManager.default.removeItem(atPath: dir + "/" + f)
+        }
         let r = try ToolRunner.run(["detect", "eval", "--json", dir])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])

@@ -16,23 +16,37 @@ extension HostAwayTests {
         let tmp = TemporaryDirectory("ppc-host")
         let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens here yet
         let out = tmp.sub("out")
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-z"])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)",
+            "--device-id", "dev-z",
+        ])
         #expect(r.status == 1)  // the clip was not confirmed by the host
         #expect(r.stdout.contains("240 frames encoded"))  // capture went on
         #expect(r.stdout.contains("waits in") || r.stdout.contains("not confirmed"))
         #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"))
         let inspect = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
-        let pinsBefore = ((try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.count
+        let pinsBefore =
+            ((try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?
+            .count
         #expect(pinsBefore == 1)  // its fragments stay pinned until the host confirms
 
-        try HostToolTests.drainToAHostThatCameUp(out: out, library: tmp.sub("library"), port: port, drainArguments: ["--device-id", "dev-z"]) { _ in
+        try HostToolTests.drainToAHostThatCameUp(
+            out: out, library: tmp.sub("library"), port: port, drainArguments: ["--device-id", "dev-z"]
+        ) { _ in
             for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
-                #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-z")) + "/\(name)"), "\(name)")
+                #expect(
+                    FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)")
+                        == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-z")) + "/\(name)"),
+                    "\(name)")
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
             let after = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
-            #expect(((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?.isEmpty == true)
-            let again = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+            #expect(
+                ((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["pins"] as? [Any])?
+                    .isEmpty == true)
+            let again = try ToolRunner.run([
+                "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)",
+            ])
             #expect(again.status == 0 && again.stdout.contains("nothing owed"))
         }
     }
@@ -49,11 +63,14 @@ extension HostAwayTests {
         // the last. The video is paced like a camera and the audio runs ahead, so each shot is heard before its
         // pre-roll could be recycled, however loaded the machine.
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/spaced-to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-s",
+            "run", ToolRunner.fixture("manifests/spaced-to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)",
+            "--device-id", "dev-s",
         ])
         #expect(r.status == 1)  // not confirmed by the host: owed
         #expect(!r.stdout.contains("cannot pin"), "\(r.stdout)")
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any]
+        let report =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
+            as? [String: Any]
         let owed = try #require(report?["clipsOwed"] as? [[String: Any]])
         #expect(owed.count == 4)
         #expect(r.stdout.contains("4 more minted and owed"))
@@ -62,16 +79,22 @@ extension HostAwayTests {
         #expect(clips.count == 4)
         // Owed clips pin at most one ring's worth of fragments; beyond that the oldest is let go, and the report says so
         // (its bundle is still in the outbox).
-        let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
+        let ring = try FragmentRing(
+            directory: "\(out)/ring",
+            configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
         #expect(ring.pinCounts.count <= 6)
         #expect(!ring.pins.isEmpty)
         #expect((report?["policy"] as? [String])?.contains { $0.contains("let go while it is owed") } == true)
 
         try HostToolTests.drainToAHostThatCameUp(out: out, library: tmp.sub("library"), port: port) { _ in }
         for clip in clips {
-            #expect(FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4") == FileManager.default.contents(atPath: tmp.sub("library/dev-s/\(clip)/clip.mp4")))
+            #expect(
+                FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4")
+                    == FileManager.default.contents(atPath: tmp.sub("library/dev-s/\(clip)/clip.mp4")))
         }
-        let after = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
+        let after = try FragmentRing(
+            directory: "\(out)/ring",
+            configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
         #expect(after.pins.isEmpty)
     }
 }
@@ -95,7 +118,10 @@ extension HostAwayTests {
         let shots = impacts.split(separator: ",").count
         defer { if run.isRunning { kill(run.processIdentifier, SIGKILL) } }
         // The first clip is owed (nobody listens: its delivery gave up and recorded its pin); then the host comes up.
-        #expect(IntegrityToolTests.awaitCondition { ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? []).count == 1 })
+        #expect(
+            IntegrityToolTests.awaitCondition {
+                ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? []).count == 1
+            })
         let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
         defer {
             kill(host.processIdentifier, SIGKILL)
@@ -103,9 +129,15 @@ extension HostAwayTests {
         }
         // Every clip reaches the host while the session still runs, and leaves the outbox.
         func arrived() -> Int {
-            ((try? FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-b"))) ?? []).filter { !$0.hasPrefix(".") }.count
+            ((try? FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-b"))) ?? []).filter {
+                !$0.hasPrefix(".")
+            }.count
         }
-        #expect(IntegrityToolTests.awaitCondition { arrived() == shots && ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox")) ?? []).isEmpty })
+        #expect(
+            IntegrityToolTests.awaitCondition {
+                arrived() == shots
+                    && ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox")) ?? []).isEmpty
+            })
         #expect(IntegrityToolTests.ctrlC(run, runOut).status == 0)  // nothing owed at the end
         let report = try IntegrityToolTests.report(out)
         #expect((report["clipsOwed"] as? [Any])?.isEmpty == true)
@@ -114,9 +146,16 @@ extension HostAwayTests {
         #expect(history.contains { $0.contains("events held while the host was out of reach sent now") }, "\(history)")
         let clips = try #require(report["clips"] as? [[String: Any]])
         #expect(clips.count == shots)
-        #expect(clips.contains { ($0["confirmedBy"] as? [String])?.contains { $0.contains("sent from the outbox after it was owed") } == true })
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/pins").isEmpty)  // the owed clip's record went with it
-        let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 20, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
+        #expect(
+            clips.contains {
+                ($0["confirmedBy"] as? [String])?.contains { $0.contains("sent from the outbox after it was owed") }
+                    == true
+            })
+        // the owed clip's record went with it
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/pins").isEmpty)
+        let ring = try FragmentRing(
+            directory: "\(out)/ring",
+            configuration: .init(capacity: 20, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
         #expect(ring.pins.isEmpty)
     }
 }
@@ -130,7 +169,8 @@ extension HostAwayTests {
         let out = tmp.sub("out")
         let manifest = try HostToolTests.cameraPacedManifest(tmp.path, session: "idle", impacts: "[]")
         let (run, runOut, runErr) = try IntegrityToolTests.start([
-            "run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-i", "--set", "link.owedRetryIntervalNs=1000000000",
+            "run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-i", "--set",
+            "link.owedRetryIntervalNs=1000000000",
         ])
         defer { if run.isRunning { kill(run.processIdentifier, SIGKILL) } }
         var said = ""
@@ -138,7 +178,8 @@ extension HostAwayTests {
         let host = Process()
         host.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
         host.arguments = [
-            "--listen", "127.0.0.1:\(port)", "--library", tmp.sub("library"), "--ingest-policy", "any", "--insecure-loopback-only", "--state",
+            "--listen", "127.0.0.1:\(port)", "--library", tmp.sub("library"), "--ingest-policy", "any",
+            "--insecure-loopback-only", "--state",
             tmp.sub("host-state"),
         ]
         let hostOut = Pipe()
@@ -150,7 +191,9 @@ extension HostAwayTests {
             host.waitUntilExit()
         }
         var logged = ""
-        #expect(IntegrityToolTests.read(hostOut.fileHandleForReading, until: "accepted dev-i (control)", seen: &logged), "\(logged)")
+        #expect(
+            IntegrityToolTests.read(hostOut.fileHandleForReading, until: "accepted dev-i (control)", seen: &logged),
+            "\(logged)")
         #expect(IntegrityToolTests.ctrlC(run, runOut).status == 0)
         let history = try IntegrityToolTests.report(out)["sinkStatus"] as? [String] ?? []
         #expect(history.contains { $0.contains("host reached again") }, "\(history)")
@@ -165,7 +208,10 @@ extension HostAwayTests {
         defer { host.stop() }
         let device = Process()
         device.executableURL = URL(fileURLWithPath: ToolRunner.executable())
-        device.arguments = ["run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)", "--device-id", "dev-s"]
+        device.arguments = [
+            "run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host",
+            "127.0.0.1:\(port)", "--device-id", "dev-s",
+        ]
         let out = Pipe()
         let err = Pipe()
         device.standardOutput = out
@@ -185,8 +231,9 @@ extension HostAwayTests {
         #expect(stderr.contains("this device was stopped or suspended for"), "\(stderr)")
         #expect(stdout.contains("link: ") && stdout.contains("stopped or suspended"), "\(stdout)")
         #expect(device.terminationStatus == 0, "\(stdout)\n\(stderr)")
-        #expect(FileManager.default.contents(atPath: clipPath(tmp.sub("out/clips")) + "/clip.mp4")
-            == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-s")) + "/clip.mp4"))
+        #expect(
+            FileManager.default.contents(atPath: clipPath(tmp.sub("out/clips")) + "/clip.mp4")
+                == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-s")) + "/clip.mp4"))
     }
 }
 
@@ -208,15 +255,19 @@ extension HostAwayTests {
         let device = Process()
         device.executableURL = URL(fileURLWithPath: ToolRunner.executable())
         // Paced to 16 KiB per 100 ms so the transfer is still going when the host is frozen.
-        device.arguments = ["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-h",
-                            "--delivery-timeout", seconds, "--set", "link.payloadPumpBudgetBytes=16384"]
+        device.arguments = [
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)",
+            "--device-id", "dev-h",
+            "--delivery-timeout", seconds, "--set", "link.payloadPumpBudgetBytes=16384",
+        ]
         let pipe = Pipe()
         device.standardOutput = pipe
         device.standardError = FileHandle.nullDevice
         try device.run()
         // Frozen once the first chunk of the clip has landed (observed in the host's library, not guessed).
         let deadline = monotonicNowNs() + 60_000_000_000
-        while !(((try? FileManager.default.contentsOfDirectory(atPath: clipPath(tmp.sub("library/dev-h/.partial")))) ?? []).contains { $0.hasSuffix(".chunks") })
+        while !(((try? FileManager.default.contentsOfDirectory(atPath: clipPath(tmp.sub("library/dev-h/.partial"))))
+            ?? []).contains { $0.hasSuffix(".chunks") })
             && monotonicNowNs() < deadline
         {
             sleepNs(2_000_000)  // poll interval
@@ -244,20 +295,21 @@ extension HostAwayTests {
         // Unpaced: the three clips are minted within a few seconds, while the first try (made as deliveries begin)
         // waits out its 10 s.
         try """
-            {
-              "session": "silent",
-              "sources": [
-                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 6, "texture": "flat", "impacts": [1.5, 3, 4.5] } },
-                { "plugin": "synthetic.audio", "params": { "seconds": 6, "impacts": [1.5, 3, 4.5] } }
-              ],
-              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
-              "detector": { "plugin": "impact" },
-              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
-              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60, "capture.clipPreNs": 500000000, "capture.clipPostNs": 500000000 }
-            }
-            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        {
+          "session": "silent",
+          "sources": [
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 6, "texture": "flat", "impacts": [1.5, 3, 4.5] } },
+            { "plugin": "synthetic.audio", "params": { "seconds": 6, "impacts": [1.5, 3, 4.5] } }
+          ],
+          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+          "detector": { "plugin": "impact" },
+          "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
+          "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60, "capture.clipPreNs": 500000000, "capture.clipPostNs": 500000000 }
+        }
+        """.write(toFile: manifest, atomically: false, encoding: .utf8)
         let r = try ToolRunner.run([
-            "run", manifest, "--out", out, "--host", "127.0.0.1:\(silent.port)", "--device-id", "dev-q", "--set", "link.connectTimeoutNs=10000000000",
+            "run", manifest, "--out", out, "--host", "127.0.0.1:\(silent.port)", "--device-id", "dev-q", "--set",
+            "link.connectTimeoutNs=10000000000",
         ])
         #expect(r.status == 1)  // owed: not confirmed by the host
         let report = try IntegrityToolTests.report(out)
@@ -265,7 +317,9 @@ extension HostAwayTests {
         #expect(owed.count == 3)
         for clip in owed {
             let why = (clip["refusedBy"] as? [String])?.joined() ?? ""
-            #expect(why.contains("not tried: the host failed after") && why.contains("no answer within 10.0 s (link.connectTimeoutNs)"), "\(why)")
+            #expect(
+                why.contains("not tried: the host failed after")
+                    && why.contains("no answer within 10.0 s (link.connectTimeoutNs)"), "\(why)")
         }
         let history = report["sinkStatus"] as? [String] ?? []
         #expect(history.filter { $0.contains("host unreachable") }.count == 1, "\(history)")
@@ -282,13 +336,18 @@ extension HostAwayTests {
     @Test func aLivePageThatStopsReadingNeverCostsADeviceItsLink() throws {
         let tmp = TemporaryDirectory("ppc-host")
         let http = freeLoopbackPort(SOCK_STREAM)
-        let (host, port) = try HostToolTests.startHost(library: tmp.sub("library"), extra: ["--http", "127.0.0.1:\(http)"])
+        let (host, port) = try HostToolTests.startHost(
+            library: tmp.sub("library"), extra: ["--http", "127.0.0.1:\(http)"])
         defer {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
         var stalled: WebSocketPeer?
-        #expect(awaitCondition { stalled = try? WebSocketPeer(port: http, smallReceiveBuffer: true); return stalled != nil })
+        #expect(
+            awaitCondition {
+                stalled = try? WebSocketPeer(port: http, smallReceiveBuffer: true)
+                return stalled != nil
+            })
         _ = try stalled?.nextText()  // its greeting; then it reads nothing more
         let page = try WebSocketPeer(port: http)
         _ = try page.nextText()
@@ -296,22 +355,25 @@ extension HostAwayTests {
         // buffers and the host's fill within seconds (before, the link dropped about 8 s in).
         let manifest = tmp.sub("preview.json")
         try """
-            {
-              "session": "preview",
-              "sources": [
-                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 14, "pace": "realtime", "texture": "flat", "impacts": [3, 10] } },
-                { "plugin": "synthetic.audio", "params": { "seconds": 14, "impacts": [3, 10] } }
-              ],
-              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
-              "detector": { "plugin": "impact" },
-              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true, "previewFps": 60 } } ],
-              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
-            }
-            """.write(toFile: manifest, atomically: false, encoding: .utf8)
-        let r = try ToolRunner.run(["run", manifest, "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)", "--device-id", "dev-v"])
+        {
+          "session": "preview",
+          "sources": [
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 14, "pace": "realtime", "texture": "flat", "impacts": [3, 10] } },
+            { "plugin": "synthetic.audio", "params": { "seconds": 14, "impacts": [3, 10] } }
+          ],
+          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+          "detector": { "plugin": "impact" },
+          "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true, "previewFps": 60 } } ],
+          "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
+        }
+        """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        let r = try ToolRunner.run([
+            "run", manifest, "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)", "--device-id", "dev-v",
+        ])
         #expect(r.status == 0, "\(r.stdout)")  // both clips confirmed by the host
         // Its link held for the whole run: it was closed only as the session ended.
-        #expect(!r.stderr.contains("no answer to three heartbeats") && !r.stderr.contains("reconnecting"), "\(r.stderr)")
+        #expect(
+            !r.stderr.contains("no answer to three heartbeats") && !r.stderr.contains("reconnecting"), "\(r.stderr)")
         #expect(r.stderr.contains("link dropped: session ended"))
         // The page that reads saw both clips catalogued.
         var clips = 0
@@ -332,7 +394,8 @@ extension HostAwayTests {
         let library = tmp.sub("library")
         let host = try HostLog(library: library)
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(host.port)", "--device-id", "dev-a",
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host",
+            "127.0.0.1:\(host.port)", "--device-id", "dev-a",
         ])
         #expect(r.status == 0, "\(r.stderr)")
         // At once: the clip is stored (the device was told so) and may still be on its way into the catalogue.
@@ -343,7 +406,9 @@ extension HostAwayTests {
         let listed = try ToolRunner.run(["clips", "--json", "--library", library], tool: "ppc-host")
         #expect(listed.status == 0 && listed.stdout.contains("dev-a"), "\(listed.stdout)\(listed.stderr)")
 
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: "\(library)/catalogue.sqlite\(suffix)") }
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: "\(library)/catalogue.sqlite\(suffix)")
+        }
         let again = try HostLog(library: library)
         defer { again.stop() }
         #expect(again.await("catalogued 1 clip(s) already in"))
@@ -373,7 +438,9 @@ extension HostAwayTests {
              "config": {"capture.videoBitrateBps": 1000000, "capture.clipPostNs": 1500000000, "capture.expectedFrameRate": 60}}
             """.utf8
         ).write(to: URL(fileURLWithPath: manifest))
-        let r = try ToolRunner.run(["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-d"])
+        let r = try ToolRunner.run([
+            "run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-d",
+        ])
         let owed = try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted()
         try #require(owed.count == 2, "\(r.stdout)\(r.stderr)")
         // One bit of the first clip's video flipped, as a failing card or a careless hand would.
@@ -389,30 +456,51 @@ extension HostAwayTests {
         try FileManager.default.copyItem(atPath: "\(out)/outbox/\(owed[1])", toPath: "\(out)/outbox/0-copy")
 
         let status = try ToolRunner.run(["transfer", "status", out])
-        #expect(status.status == 65 && status.stderr.contains("\(owed[0]): damaged since it was minted") && status.stderr.contains("clip.mp4"), "\(status.stderr)")
+        #expect(
+            status.status == 65 && status.stderr.contains("\(owed[0]): damaged since it was minted")
+                && status.stderr.contains("clip.mp4"), "\(status.stderr)")
         let (host, _) = try HostToolTests.startHost(library: tmp.sub("library"), port: port)
         defer {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+        let drain = try ToolRunner.run([
+            "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)",
+        ])
         #expect(drain.status == 65, "\(drain.stdout)\(drain.stderr)")
-        #expect(drain.stderr.contains("\(owed[0]): not delivered, kept in") && drain.stderr.contains("its bytes are not those minted"), "\(drain.stderr)")
+        #expect(
+            drain.stderr.contains("\(owed[0]): not delivered, kept in")
+                && drain.stderr.contains("its bytes are not those minted"), "\(drain.stderr)")
         #expect(drain.stdout.contains("delivered \(owed[1])"), "\(drain.stdout)")
-        #expect(drain.stderr.contains("0-blank: not delivered") && drain.stderr.contains("0-blank/meta.json: cannot read (missing)"), "\(drain.stderr)")
-        #expect(drain.stderr.contains("0-copy/meta.json: clipId '\(owed[1])' is not '0-copy', the clip its folder holds"), "\(drain.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == ["0-blank", "0-copy", owed[0]])  // kept
+        #expect(
+            drain.stderr.contains("0-blank: not delivered")
+                && drain.stderr.contains("0-blank/meta.json: cannot read (missing)"), "\(drain.stderr)")
+        #expect(
+            drain.stderr.contains("0-copy/meta.json: clipId '\(owed[1])' is not '0-copy', the clip its folder holds"),
+            "\(drain.stderr)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == [
+                "0-blank", "0-copy", owed[0],
+            ])  // kept
         for stray in ["0-blank", "0-copy"] { try FileManager.default.removeItem(atPath: "\(out)/outbox/\(stray)") }
-        #expect(!FileManager.default.fileExists(atPath: tmp.sub("library/dev-d/\(owed[0])")))  // the host holds no damage
+        // the host holds no damage
+        #expect(!FileManager.default.fileExists(atPath: tmp.sub("library/dev-d/\(owed[0])")))
         // A session that sends what is owed passes over it too, and still sends its own clips.
-        let next = try ToolRunner.run(["run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-d"])
+        let next = try ToolRunner.run([
+            "run", manifest, "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-d",
+        ])
         #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
         #expect(next.stdout.contains("\(owed[0]) not sent, kept in"), "\(next.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox") == [owed[0]])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-d")).filter { $0.hasPrefix("damaged-") }.count == 3)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-d")).filter {
+                $0.hasPrefix("damaged-")
+            }.count == 3)
         // Whole again (restored from a backup, say): it goes.
         try original.write(to: URL(fileURLWithPath: video))
-        let again = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"])
+        let again = try ToolRunner.run([
+            "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)",
+        ])
         #expect(again.status == 0 && again.stdout.contains("delivered \(owed[0])"), "\(again.stdout)\(again.stderr)")
         #expect(FileManager.default.contents(atPath: tmp.sub("library/dev-d/\(owed[0])/clip.mp4")) == original)
     }
@@ -429,13 +517,16 @@ extension HostAwayTests {
     @Test(.timeLimit(.minutes(2))) func aLibraryWithMetaNoCaptureWroteIsCataloguedAroundIt() throws {
         let tmp = TemporaryDirectory("ppc-host")
         let library = tmp.sub("library")
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", library, "--device-id", "bay-a"])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-session.json"), "--out", library, "--device-id", "bay-a",
+        ])
         try #require(r.status == 0, "\(r.stderr)")
         let fm = FileManager.default
         let clips = try fm.contentsOfDirectory(atPath: library + "/clips").sorted()
         try #require(clips.count == 2, "\(clips)")
         func edit(_ path: String, _ change: (inout [String: Any]) -> Void) throws {
-            var o = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            var o = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
             change(&o)
             try JSONSerialization.data(withJSONObject: o).write(to: URL(fileURLWithPath: path))
         }
@@ -452,68 +543,100 @@ extension HostAwayTests {
         // Its flags and notes beside it are a FIFO (a careless hand): the clip is catalogued without them, said so —
         // before, reading it waited for a writer for ever.
         try #require(mkfifo("\(library)/bay-b/\(clips[1])/annotations.json", 0o600) == 0)
-        let rebuild = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
+        let rebuild = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
         let said = rebuild.stderr + String(decoding: rebuild.stdout, as: UTF8.self)
         #expect(rebuild.status == 65, "\(said)")
-        #expect(said.contains("\(clips[0])/meta.json: files.") && said.contains("bytes 9223372036854775000 is out of range"), "\(said)")
+        #expect(
+            said.contains("\(clips[0])/meta.json: files.")
+                && said.contains("bytes 9223372036854775000 is out of range"), "\(said)")
         #expect(said.contains("renamed/meta.json: clipId '\(clips[1])' is not its folder's 'renamed'"), "\(said)")
         #expect(said.contains("clip id \(clips[1]) is already catalogued from \(library)/bay-b/\(clips[1])"), "\(said)")
         #expect(said.contains("1 clip(s) catalogued"), "\(said)")
-        #expect(said.contains("catalogued without the flags and notes beside it") && said.contains("a FIFO, not a regular file"), "\(said)")
+        #expect(
+            said.contains("catalogued without the flags and notes beside it")
+                && said.contains("a FIFO, not a regular file"), "\(said)")
         // The same library spelled otherwise is the same folders: nothing there collides with itself.
-        let again = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library + "/."])
+        let again = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library + "/."])
         #expect(!again.stderr.contains("\(library)/./bay-b/\(clips[1]): clip id"), "\(again.stderr)")
         #expect(String(decoding: again.stdout, as: UTF8.self).contains("1 clip(s) catalogued"), "\(again.stderr)")
-        let listed = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
+        let listed = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
         let list = try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]] ?? []
         let angles = list.flatMap { ($0["angles"] as? [[String: Any]]) ?? [] }
         #expect(angles.count == 1 && angles.first?["clipId"] as? String == clips[1], "\(angles)")
-        let verify = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", library])
-        #expect(verify.status == 65 && verify.stderr.contains("bytes 9223372036854775000 is out of range"), "\(verify.stderr)")
-        #expect(verify.stderr.contains("renamed/meta.json: clipId '\(clips[1])' is not 'renamed', the clip its folder holds"), "\(verify.stderr)")
+        let verify = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", library])
+        #expect(
+            verify.status == 65 && verify.stderr.contains("bytes 9223372036854775000 is out of range"),
+            "\(verify.stderr)")
+        #expect(
+            verify.stderr.contains(
+                "renamed/meta.json: clipId '\(clips[1])' is not 'renamed', the clip its folder holds"),
+            "\(verify.stderr)")
 
         // A library that holds no clip folder at all (its disk or share not mounted) forgets nothing.
         try fm.moveItem(atPath: library + "/bay-b", toPath: tmp.sub("bay-b-away"))
         try fm.moveItem(atPath: library + "/clips", toPath: tmp.sub("clips-away"))
-        let unmounted = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
+        let unmounted = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
         #expect(unmounted.stderr.contains("is its disk or share mounted? Nothing forgotten"), "\(unmounted.stderr)")
         try fm.moveItem(atPath: tmp.sub("bay-b-away"), toPath: library + "/bay-b")
         try fm.moveItem(atPath: tmp.sub("clips-away"), toPath: library + "/clips")
         // Both folders of the second clip deleted by hand: the next rebuild forgets it (the library is the truth).
         try fm.removeItem(atPath: "\(library)/bay-b/\(clips[1])")
         try fm.removeItem(atPath: "\(library)/clips/\(clips[1])")
-        let forget = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
-        #expect(String(decoding: forget.stdout, as: UTF8.self).contains("1 clip(s) forgotten, their folders gone from the library: \(clips[1])"), "\(forget.stderr)")
-        let after = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
+        let forget = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
+        #expect(
+            String(decoding: forget.stdout, as: UTF8.self).contains(
+                "1 clip(s) forgotten, their folders gone from the library: \(clips[1])"), "\(forget.stderr)")
+        let after = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
         #expect((try JSONSerialization.jsonObject(with: after.stdout) as? [[String: Any]])?.isEmpty == true)
     }
 
     @Test func aDamagedCatalogueIsKeptAsideAndMadeAgainFromTheLibrary() throws {
         let tmp = TemporaryDirectory("ppc-host")
         let library = tmp.sub("library")
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", library, "--device-id", "bay-a"])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-session.json"), "--out", library, "--device-id", "bay-a",
+        ])
         try #require(r.status == 0, "\(r.stderr)")
         // A coach's flags and notes on one clip, as the studio keeps them beside it.
         let first = try #require(try FileManager.default.contentsOfDirectory(atPath: library + "/clips").sorted().first)
-        try Data(#"{"flags": ["kept", "starred"], "notes": "flush, a touch open"}"#.utf8).write(to: URL(fileURLWithPath: "\(library)/clips/\(first)/annotations.json"))
+        try Data(#"{"flags": ["kept", "starred"], "notes": "flush, a touch open"}"#.utf8).write(
+            to: URL(fileURLWithPath: "\(library)/clips/\(first)/annotations.json"))
         let damaged = Data("SQLite format 3\u{0}".utf8) + Data(count: 4000)
         try damaged.write(to: URL(fileURLWithPath: library + "/catalogue.sqlite"))
         let host = try ToolRunner.runProgram(
-            ToolRunner.executable("ppc-host"), ["--library", library, "--listen", "127.0.0.1:0", "--state", tmp.sub("state")])
-        #expect(host.status == 65 && host.stderr.contains("the catalogue is damaged") && host.stderr.contains("catalogue rebuild"), "\(host.stderr)")
-        let rebuild = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
+            ToolRunner.executable("ppc-host"),
+            ["--library", library, "--listen", "127.0.0.1:0", "--state", tmp.sub("state")])
+        #expect(
+            host.status == 65 && host.stderr.contains("the catalogue is damaged")
+                && host.stderr.contains("catalogue rebuild"), "\(host.stderr)")
+        let rebuild = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "rebuild", "--library", library])
         #expect(rebuild.status == 0 && rebuild.stderr.contains("kept as"), "\(rebuild.stderr)")
-        let aside = try FileManager.default.contentsOfDirectory(atPath: library).filter { $0.hasPrefix("catalogue.sqlite.damaged-") }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: library).filter {
+            $0.hasPrefix("catalogue.sqlite.damaged-")
+        }
         #expect(aside.count == 1 && FileManager.default.contents(atPath: "\(library)/\(aside.first ?? "")") == damaged)
-        let clips = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
-        #expect(clips.status == 0 && String(decoding: clips.stdout, as: UTF8.self).contains("short-"), "\(clips.stderr)")
+        let clips = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["clips", "--library", library, "--json"])
+        #expect(
+            clips.status == 0 && String(decoding: clips.stdout, as: UTF8.self).contains("short-"), "\(clips.stderr)")
         // What the coach said came back with it.
         let list = try JSONSerialization.jsonObject(with: clips.stdout) as? [[String: Any]] ?? []
         let angles = list.flatMap { ($0["angles"] as? [[String: Any]]) ?? [] }
         let annotated = try #require(angles.first { $0["clipId"] as? String == first }, "\(list)")
-        #expect(annotated["flags"] as? [String] == ["kept", "starred"] && annotated["notes"] as? String == "flush, a touch open", "\(annotated)")
+        #expect(
+            annotated["flags"] as? [String] == ["kept", "starred"]
+                && annotated["notes"] as? String == "flush, a touch open", "\(annotated)")
         // The host's own file beside a clip is no damage to it.
-        let verify = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", library])
+        let verify = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", library])
         #expect(verify.status == 0, "\(verify.stderr)")
     }
 }

@@ -9,11 +9,17 @@ import Testing
 @Suite("ppc-host: clips from a device arrive byte-identical and confirmed", .serialized)
 struct HostToolTests {
     /// Starts ppc-host on a free port. The device reaches it by connecting with backoff, so nothing waits on its output.
-    static func startHost(library: String, policy: String = "any", port: Int? = nil, extra: [String] = []) throws -> (Process, Int) {
+    static func startHost(library: String, policy: String = "any", port: Int? = nil, extra: [String] = []) throws -> (
+        Process, Int
+    ) {
         let port = port ?? freeLoopbackPort(SOCK_STREAM)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
-        p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy, "--insecure-loopback-only", "--state", library + "-host-state"] + extra
+        p.arguments =
+            [
+                "--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy,
+                "--insecure-loopback-only", "--state", library + "-host-state",
+            ] + extra
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -23,14 +29,16 @@ struct HostToolTests {
     /// A host comes up on `port`, where the device found none, and `transfer drain OUT` (with `drainArguments`) sends
     /// what is owed; `body` looks at the drain's result while the host still runs.
     static func drainToAHostThatCameUp(
-        out: String, library: String, port: Int, drainArguments: [String] = [], _ body: (ToolRunner.Result) throws -> Void
+        out: String, library: String, port: Int, drainArguments: [String] = [],
+        _ body: (ToolRunner.Result) throws -> Void
     ) throws {
         let (host, _) = try startHost(library: library, port: port)
         defer {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"] + drainArguments)
+        let drain = try ToolRunner.run(
+            ["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)"] + drainArguments)
         #expect(drain.status == 0, "\(drain.stderr)")
         try body(drain)
     }
@@ -39,7 +47,8 @@ struct HostToolTests {
         let tmp = TemporaryDirectory("ppc-host")
         let (host, port) = try Self.startHost(library: tmp.sub("library"))
         defer {
-            kill(host.processIdentifier, SIGKILL)  // SIGTERM may be blocked: the child inherits a worker thread's signal mask
+            // SIGTERM may be blocked: the child inherits a worker thread's signal mask
+            kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
         let r = try ToolRunner.run([
@@ -50,13 +59,21 @@ struct HostToolTests {
         let local = clipPath(tmp.sub("out/clips"))
         let remote = clipPath(tmp.sub("library/dev-a"))
         for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
-            #expect(FileManager.default.contents(atPath: "\(local)/\(name)") == FileManager.default.contents(atPath: "\(remote)/\(name)"), "\(name)")
+            #expect(
+                FileManager.default.contents(atPath: "\(local)/\(name)")
+                    == FileManager.default.contents(atPath: "\(remote)/\(name)"), "\(name)")
         }
-        let hostMeta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(remote)/host-meta.json"))) as? [String: Any])
+        let hostMeta = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(remote)/host-meta.json")))
+                as? [String: Any])
         #expect(hostMeta["device"] as? String == "dev-a")
-        #expect((hostMeta["bundle"] as? String)?.hasPrefix("matches its meta.json") == true, "\(hostMeta)")  // checked on arrival
-        #expect((hostMeta["clockRelation"] as? [String: Any])?["samples"] != nil)  // the device's relation reached the host
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json")))) as? [String: Any])
+        // checked on arrival
+        #expect((hostMeta["bundle"] as? String)?.hasPrefix("matches its meta.json") == true, "\(hostMeta)")
+        // the device's relation reached the host
+        #expect((hostMeta["clockRelation"] as? [String: Any])?["samples"] != nil)
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json"))))
+                as? [String: Any])
         let confirmed = ((report["clips"] as? [[String: Any]])?.first?["confirmedBy"] as? [String]) ?? []
         #expect(confirmed.contains { $0.hasSuffix(remote) })
     }
@@ -65,10 +82,13 @@ struct HostToolTests {
         let tmp = TemporaryDirectory("ppc-host")
         let (host, port) = try Self.startHost(library: tmp.sub("library"), policy: "pinpoint-studio")
         defer {
-            kill(host.processIdentifier, SIGKILL)  // SIGTERM may be blocked: the child inherits a worker thread's signal mask
+            // SIGTERM may be blocked: the child inherits a worker thread's signal mask
+            kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)"])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)",
+        ])
         #expect(r.status != 0)
         #expect((r.stderr + r.stdout).contains("pinpoint-studio"))
     }
@@ -84,10 +104,16 @@ struct HostToolTests {
         let tmp = TemporaryDirectory("ppc-host")
         let file = tmp.sub("a-file")
         try Data().write(to: URL(fileURLWithPath: file))
-        let serve = try ToolRunner.run(["--library", "\(file)/library", "--listen", "127.0.0.1:0", "--insecure-loopback-only", "--state", tmp.sub("state")], tool: "ppc-host")
+        let serve = try ToolRunner.run(
+            [
+                "--library", "\(file)/library", "--listen", "127.0.0.1:0", "--insecure-loopback-only", "--state",
+                tmp.sub("state"),
+            ], tool: "ppc-host")
         #expect(serve.status == 1 && serve.stderr.contains("mkdir \(file): Not a directory"), "\(serve.stderr)")
         let rebuild = try ToolRunner.run(["catalogue", "rebuild", "--library", tmp.sub("nowhere")], tool: "ppc-host")
-        #expect(rebuild.status == 65 && rebuild.stderr.contains("\(tmp.sub("nowhere")): no such library directory"), "\(rebuild.stderr)")
+        #expect(
+            rebuild.status == 65 && rebuild.stderr.contains("\(tmp.sub("nowhere")): no such library directory"),
+            "\(rebuild.stderr)")
         #expect(!FileManager.default.fileExists(atPath: tmp.sub("nowhere")))
     }
 }
@@ -95,12 +121,15 @@ struct HostToolTests {
 extension HostToolTests {
     @Test func linkProbeFindsAnInjectedOffsetWithinItsStatedBound() throws {
         let tmp = TemporaryDirectory("ppc-host")
-        let (host, port) = try Self.startHost(library: tmp.sub("library"), policy: "pinpoint-studio")  // probes are never refused
+        // probes are never refused
+        let (host, port) = try Self.startHost(library: tmp.sub("library"), policy: "pinpoint-studio")
         defer {
             kill(host.processIdentifier, SIGKILL)
             host.waitUntilExit()
         }
-        let r = try ToolRunner.run(["link", "probe", "--json", "--insecure-loopback-only", "--clock-offset-ns", "5000000", "127.0.0.1:\(port)"])
+        let r = try ToolRunner.run([
+            "link", "probe", "--json", "--insecure-loopback-only", "--clock-offset-ns", "5000000", "127.0.0.1:\(port)",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let offset = try #require((o["offsetNs"] as? NSNumber)?.int64Value)
@@ -124,7 +153,8 @@ extension HostToolTests {
             group.enter()
             Thread {
                 let r = try? ToolRunner.run([
-                    "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out-\(n)"), "--host", "127.0.0.1:\(port)",
+                    "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out-\(n)"), "--host",
+                    "127.0.0.1:\(port)",
                     "--device-id", "dev-\(n)",
                 ])
                 results.set(n, r?.status ?? -1)
@@ -137,7 +167,11 @@ extension HostToolTests {
             #expect(results.get(n) == 0, "device \(n): \(results.said(n))")
             for name in ["clip.mp4", "audio.wav", "meta.json"] {
                 let local = FileManager.default.contents(atPath: clipPath(tmp.sub("out-\(n)/clips")) + "/\(name)")
-                #expect(local != nil && local == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-\(n)")) + "/\(name)"), "dev-\(n) \(name)")
+                #expect(
+                    local != nil
+                        && local
+                            == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-\(n)")) + "/\(name)"),
+                    "dev-\(n) \(name)")
             }
         }
     }
@@ -147,11 +181,27 @@ final class ResultBox: @unchecked Sendable {
     // @unchecked: every access holds `lock`.
     private let lock = NSLock()
     private var values: [Int: Int32] = [:]
-    func set(_ k: Int, _ v: Int32) { lock.lock(); values[k] = v; lock.unlock() }
-    func get(_ k: Int) -> Int32? { lock.lock(); defer { lock.unlock() }; return values[k] }
+    func set(_ k: Int, _ v: Int32) {
+        lock.lock()
+        values[k] = v
+        lock.unlock()
+    }
+    func get(_ k: Int) -> Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        return values[k]
+    }
     private var texts: [Int: String] = [:]
-    func say(_ k: Int, _ v: String) { lock.lock(); texts[k] = v; lock.unlock() }
-    func said(_ k: Int) -> String { lock.lock(); defer { lock.unlock() }; return texts[k] ?? "" }
+    func say(_ k: Int, _ v: String) {
+        lock.lock()
+        texts[k] = v
+        lock.unlock()
+    }
+    func said(_ k: Int) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        return texts[k] ?? ""
+    }
 }
 
 extension HostToolTests {
@@ -160,18 +210,18 @@ extension HostToolTests {
     static func cameraPacedManifest(_ dir: String, session: String, impacts: String) throws -> String {
         let manifest = "\(dir)/\(session).json"
         try """
-            {
-              "session": "\(session)",
-              "sources": [
-                { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 120, "pace": "realtime", "texture": "flat", "impacts": \(impacts) } },
-                { "plugin": "synthetic.audio", "params": { "seconds": 120, "impacts": \(impacts) } }
-              ],
-              "encoder": { "plugin": "x264", "params": { "threads": 1 } },
-              "detector": { "plugin": "impact" },
-              "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
-              "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
-            }
-            """.write(toFile: manifest, atomically: false, encoding: .utf8)
+        {
+          "session": "\(session)",
+          "sources": [
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": 60, "seconds": 120, "pace": "realtime", "texture": "flat", "impacts": \(impacts) } },
+            { "plugin": "synthetic.audio", "params": { "seconds": 120, "impacts": \(impacts) } }
+          ],
+          "encoder": { "plugin": "x264", "params": { "threads": 1 } },
+          "detector": { "plugin": "impact" },
+          "sinks": [ { "plugin": "file" }, { "plugin": "network", "params": { "insecureLoopbackOnly": true } } ],
+          "config": { "capture.videoBitrateBps": 1000000, "capture.expectedFrameRate": 60 }
+        }
+        """.write(toFile: manifest, atomically: false, encoding: .utf8)
         return manifest
     }
 }
@@ -185,10 +235,15 @@ extension HostToolTests {
             host.waitUntilExit()
         }
         let out = tmp.sub("out")
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-r"])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)",
+            "--device-id", "dev-r",
+        ])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
         for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
-            #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-r")) + "/\(name)"), "\(name)")
+            #expect(
+                FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)")
+                    == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-r")) + "/\(name)"), "\(name)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
     }
@@ -249,12 +304,17 @@ final class HostLog {
     /// `state`: the host's identity and pairings (default beside the library); `plaintext`: loopback plaintext taken too;
     /// `extra`: more arguments.
     init(
-        library: String, port: Int = freeLoopbackPort(SOCK_STREAM), state: String? = nil, plaintext: Bool = true, policy: String = "any",
+        library: String, port: Int = freeLoopbackPort(SOCK_STREAM), state: String? = nil, plaintext: Bool = true,
+        policy: String = "any",
         extra: [String] = []
     ) throws {
         self.port = port
         process.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
-        process.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy, "--state", state ?? (library + "-host-state")]
+        process.arguments =
+            [
+                "--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", policy, "--state",
+                state ?? (library + "-host-state"),
+            ]
             + (plaintext ? ["--insecure-loopback-only"] : []) + extra
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -280,7 +340,8 @@ extension HostToolTests {
         let port = host.port
         defer { host.stop() }
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(port)",
+            "run", ToolRunner.fixture("manifests/to-host-slow.json"), "--out", tmp.sub("out"), "--host",
+            "127.0.0.1:\(port)",
             "--device-id", "dev-v", "--preview-fps", "10",
         ])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
@@ -290,7 +351,8 @@ extension HostToolTests {
         #expect(Array(pgm.prefix(header.count)) == header)
         #expect(pgm.count == header.count + 160 * 90)
         // The run says how many went and how many were shed; sent + shed never exceeds what 10 a second allows.
-        let line = try #require(r.stdout.split(separator: "\n").first { $0.contains("preview: ") && $0.contains("frames sent") })
+        let line = try #require(
+            r.stdout.split(separator: "\n").first { $0.contains("preview: ") && $0.contains("frames sent") })
         let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }.suffix(2)
         #expect(numbers.count == 2 && numbers.first! > 0 && numbers.reduce(0, +) <= 10 * 6, "\(line)")
     }
@@ -304,34 +366,58 @@ extension HostToolTests {
         let host = try HostLog(library: tmp.sub("library"))
         defer { host.stop() }
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/mjpeg-to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(host.port)",
+            "run", ToolRunner.fixture("manifests/mjpeg-to-host.json"), "--out", tmp.sub("out"), "--host",
+            "127.0.0.1:\(host.port)",
             "--device-id", "mj-cam",
         ])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
         #expect(r.stdout.contains("→ passthrough →"), "\(r.stdout)")
         let local = clipPath(tmp.sub("out/clips"))
         let remote = clipPath(tmp.sub("library/mj-cam"))
-        #expect(FileManager.default.contents(atPath: "\(local)/clip.mp4") == FileManager.default.contents(atPath: "\(remote)/clip.mp4"))
-        let meta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(local)/meta.json"))) as? [String: Any])
+        #expect(
+            FileManager.default.contents(atPath: "\(local)/clip.mp4")
+                == FileManager.default.contents(atPath: "\(remote)/clip.mp4"))
+        let meta = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(local)/meta.json")))
+                as? [String: Any])
         let profile = meta["captureProfile"] as? [String: Any] ?? [:]
         #expect(profile["codec"] as? String == "mjpeg" && profile["pixelFormat"] as? String == "mjpeg", "\(profile)")
         #expect(host.await("view copy of"), "\(host.log.text)")
         let probe = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/view.mp4"])
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
+                "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/view.mp4",
+            ])
         let original = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/clip.mp4"])
-        let frames = String(decoding: original.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").last.map(String.init) ?? "?"
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
+                "stream=codec_name,nb_read_frames", "-of", "csv=p=0", "\(remote)/clip.mp4",
+            ])
+        let frames =
+            String(decoding: original.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(
+                separator: ","
+            ).last.map(String.init) ?? "?"
         #expect(String(decoding: original.stdout, as: UTF8.self).hasPrefix("mjpeg,"))
-        #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "h264,\(frames)", "\(probe.stderr)")
+        #expect(
+            String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                == "h264,\(frames)", "\(probe.stderr)")
         // The library checked against what each clip's meta.json recorded at mint: whole, the host's own files beside
         // it (host-meta.json, view.mp4) allowed; then one bit of the audio flipped on the host's disk, and named.
-        let whole = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", tmp.sub("library")])
-        #expect(whole.status == 0 && String(decoding: whole.stdout, as: UTF8.self).contains("1 of 1 clip(s)"), "\(whole.stderr)")
+        let whole = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", tmp.sub("library")])
+        #expect(
+            whole.status == 0 && String(decoding: whole.stdout, as: UTF8.self).contains("1 of 1 clip(s)"),
+            "\(whole.stderr)")
         var audio = try Data(contentsOf: URL(fileURLWithPath: "\(remote)/audio.wav"))
         audio[audio.count - 1] ^= 1
         try audio.write(to: URL(fileURLWithPath: "\(remote)/audio.wav"))
-        let rotted = try ToolRunner.runProgram(ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", tmp.sub("library")])
-        #expect(rotted.status == 65 && rotted.stderr.contains("\(remote)/audio.wav: its bytes are not those minted"), "\(rotted.stderr)")
+        let rotted = try ToolRunner.runProgram(
+            ToolRunner.executable("ppc-host"), ["catalogue", "verify", "--library", tmp.sub("library")])
+        #expect(
+            rotted.status == 65 && rotted.stderr.contains("\(remote)/audio.wav: its bytes are not those minted"),
+            "\(rotted.stderr)")
     }
 }
 
@@ -345,7 +431,8 @@ extension HostToolTests {
         defer { if host.process.isRunning { host.stop() } }
         for device in ["cam-a", "cam-b"] {
             let r = try ToolRunner.run([
-                "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub(device), "--host", "127.0.0.1:\(host.port)", "--device-id", device,
+                "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub(device), "--host",
+                "127.0.0.1:\(host.port)", "--device-id", device,
             ])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(host.await("catalogued") && host.await("(\(device), swing"), "\(host.log.text)")
@@ -361,9 +448,13 @@ extension HostToolTests {
         #expect(angles == ["cam-a", "cam-b"], "\(first)")
         // Rebuilt from the files alone (the host stopped, its catalogue gone): the same.
         host.stop()
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: library + "/catalogue.sqlite" + suffix) }
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: library + "/catalogue.sqlite" + suffix)
+        }
         let rebuilt = try ToolRunner.run(["catalogue", "rebuild", "--library", library], tool: "ppc-host")
-        #expect(rebuilt.status == 0 && rebuilt.stdout.contains("2 clip(s) catalogued"), "\(rebuilt.stdout) \(rebuilt.stderr)")
+        #expect(
+            rebuilt.status == 0 && rebuilt.stdout.contains("2 clip(s) catalogued"),
+            "\(rebuilt.stdout) \(rebuilt.stderr)")
         #expect(try swings().count == 1)
     }
 }

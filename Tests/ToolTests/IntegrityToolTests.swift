@@ -10,7 +10,10 @@ import Testing
 @Suite("Integrity: one run per output, nothing left half-made, a full disk never stops capture", .serialized)
 struct IntegrityToolTests {
     /// A session paced like a camera (5 s, two shots, unless asked otherwise), written to a temporary manifest.
-    static func pacedManifest(_ dir: String, session: String = "paced", seconds: Int = 5, impacts: String = "[1.6, 3.3]", pacedAudio: Bool = false) throws -> String {
+    static func pacedManifest(
+        _ dir: String, session: String = "paced", seconds: Int = 5, impacts: String = "[1.6, 3.3]",
+        pacedAudio: Bool = false
+    ) throws -> String {
         let path = "\(dir)/\(session).json"
         try """
         {
@@ -33,7 +36,8 @@ struct IntegrityToolTests {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable())
         p.arguments = args
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         p.standardOutput = out
         p.standardError = err
         try p.run()
@@ -51,10 +55,14 @@ struct IntegrityToolTests {
     /// Polls (every 10 ms, at most 60 s) until `condition` holds (TestSupport's `awaitCondition`).
     static func awaitCondition(_ condition: () -> Bool) -> Bool { TestSupport.awaitCondition(condition) }
 
-    static func fragments(_ out: String) -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/ring/fragments")) ?? []).count }
+    static func fragments(_ out: String) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/ring/fragments")) ?? []).count
+    }
 
     static func report(_ out: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
+        try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
+                as? [String: Any])
     }
 
     /// Reads `handle` until what it has sent (kept in `seen`) contains `text`: true, or false when it ended first. The
@@ -80,7 +88,8 @@ struct IntegrityToolTests {
         #expect(second.stderr.contains("is in use by pid \(first.processIdentifier) (ppc-tool run"), "\(second.stderr)")
         // A drain of the same directory waits its turn too.
         let drain = try ToolRunner.run(["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:9"])
-        #expect(drain.status == 1 && drain.stderr.contains("in use by pid \(first.processIdentifier)"), "\(drain.stderr)")
+        #expect(
+            drain.status == 1 && drain.stderr.contains("in use by pid \(first.processIdentifier)"), "\(drain.stderr)")
         // Both swings minted, then Ctrl-C: the run ends as at the end of its source.
         var progress = ""
         #expect(Self.read(firstOut.fileHandleForReading, until: "clips 2", seen: &progress), "\(progress)")
@@ -97,16 +106,23 @@ struct IntegrityToolTests {
     @Test func aDirectoryThatIsNoRunsOutputIsRefusedNotReportedAsNothingOwed() throws {
         let tmp = TemporaryDirectory("ppc-integrity")
         let typo = tmp.sub("ouy")
-        for args in [["transfer", "drain", typo, "--insecure-loopback-only", "--host", "127.0.0.1:9"], ["transfer", "status", typo]] {
+        for args in [
+            ["transfer", "drain", typo, "--insecure-loopback-only", "--host", "127.0.0.1:9"],
+            ["transfer", "status", typo],
+        ] {
             let r = try ToolRunner.run(args)
-            #expect(r.status == 65 && r.stderr.contains("\(typo): no such directory"), "\(args): \(r.stderr)\(r.stdout)")
+            #expect(
+                r.status == 65 && r.stderr.contains("\(typo): no such directory"), "\(args): \(r.stderr)\(r.stdout)")
             #expect(!FileManager.default.fileExists(atPath: typo))
         }
         let elsewhere = tmp.sub("photos")
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
-        let r = try ToolRunner.run(["transfer", "drain", elsewhere, "--insecure-loopback-only", "--host", "127.0.0.1:9"])
+        let r = try ToolRunner.run([
+            "transfer", "drain", elsewhere, "--insecure-loopback-only", "--host", "127.0.0.1:9",
+        ])
         #expect(r.status == 65 && r.stderr.contains("not a run's output directory"), "\(r.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)  // no lock, no outbox left in it
+        // no lock, no outbox left in it
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
     }
 
     /// A number no option can mean is refused by name before anything is tried: these trapped (a Double that is NaN or
@@ -114,7 +130,8 @@ struct IntegrityToolTests {
     @Test(arguments: [
         ["detect", "in.wav", "--mic-to-ball", "nan"], ["detect", "in.wav", "--mic-to-ball", "1e300"],
         ["detect", "corpus", "c", "--seconds", "1e12"], ["detect", "corpus", "c", "--sessions", "9223372036854775807"],
-        ["run", "m.json", "--duration", "1e300"], ["selftest", "--seconds", "inf"], ["ring", "fill", "r", "--bytes", "9223372036854775807"],
+        ["run", "m.json", "--duration", "1e300"], ["selftest", "--seconds", "inf"],
+        ["ring", "fill", "r", "--bytes", "9223372036854775807"],
         ["ring", "fill", "r", "--count", "9223372036854775807"], ["link", "probe", "localhost:99999"],
     ])
     func aNumberNoOptionCanMeanIsRefusedByName(_ args: [String]) throws {
@@ -134,7 +151,8 @@ struct IntegrityToolTests {
         let manifest = try pacedManifest(tmp.path, seconds: 60, impacts: impacts, pacedAudio: pacedAudio)
         let out = tmp.sub("out")
         let (run, runOut, runErr) = try start(["run", manifest, "--out", out, "--device-id", "bay-1"])
-        var progress = "", said = ""
+        var progress = ""
+        var said = ""
         #expect(read(runOut.fileHandleForReading, until: when, seen: &progress), "\(progress)")
         kill(run.processIdentifier, SIGINT)
         if twice {
@@ -154,7 +172,8 @@ struct IntegrityToolTests {
         #expect(printed.contains("stopped: SIGINT"), "\(printed)")
         let clips = try #require(report["clips"] as? [[String: Any]])
         try #require(clips.count == 1, "\(clips)")
-        let t0 = try #require(clips[0]["t0Ns"] as? Int64), end = try #require(clips[0]["endNs"] as? Int64)
+        let t0 = try #require(clips[0]["t0Ns"] as? Int64)
+        let end = try #require(clips[0]["endNs"] as? Int64)
         #expect(end - t0 >= 1_500_000_000 - 8_333_334, "the whole 1.5 s post-roll, to within a frame: \(end - t0) ns")
         #expect(((report["captureSeconds"] as? [String: Any])?["value"] as? Double ?? 60) < 60)
         let policy = report["policy"] as? [String] ?? []
@@ -164,7 +183,8 @@ struct IntegrityToolTests {
     /// Audio read ahead of the picture (a file, an unpaced source) can hear a shot the video never reaches: stopped
     /// first, it gets no clip of the swing without its impact, and the report says so rather than dropping it unsaid.
     @Test func aShotHeardBeyondTheLastFrameIsReportedNotMintedWithoutItsImpact() throws {
-        let (status, printed, report) = try Self.stoppedByCtrlC(impacts: "[1.6, 30.0]", pacedAudio: false, when: "shots 2  clips 0")
+        let (status, printed, report) = try Self.stoppedByCtrlC(
+            impacts: "[1.6, 30.0]", pacedAudio: false, when: "shots 2  clips 0")
         #expect(status == 0, "\(printed)")
         let clips = try #require(report["clips"] as? [[String: Any]])
         #expect(clips.count == 1 && (clips.first?["t0Ns"] as? Int64 ?? 0) < 2_000_000_000, "\(clips)")
@@ -181,9 +201,12 @@ struct IntegrityToolTests {
         #expect((report["stopRequests"] as? [String])?.count == 2, "\(report["stopRequests"] ?? "")")
         let clips = try #require(report["clips"] as? [[String: Any]])
         try #require(clips.count == 1, "\(clips)")
-        let t0 = try #require(clips[0]["t0Ns"] as? Int64), end = try #require(clips[0]["endNs"] as? Int64)
+        let t0 = try #require(clips[0]["t0Ns"] as? Int64)
+        let end = try #require(clips[0]["endNs"] as? Int64)
         if end - t0 < 1_500_000_000 - 8_333_334 {
-            #expect((report["policy"] as? [String] ?? []).contains { $0.contains("post-roll cut") }, "\(report["policy"] ?? "")")
+            #expect(
+                (report["policy"] as? [String] ?? []).contains { $0.contains("post-roll cut") },
+                "\(report["policy"] ?? "")")
         }
     }
 
@@ -193,7 +216,8 @@ struct IntegrityToolTests {
         let manifest = ToolRunner.fixture("manifests/short-session.json")
         #expect(try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"]).status == 0)
         // What a run killed mid-mint leaves: a half-made bundle in OUT/.staging.
-        try FileManager.default.createDirectory(atPath: "\(out)/.staging/short-killed-001", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: "\(out)/.staging/short-killed-001", withIntermediateDirectories: true)
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: "\(out)/.staging/short-killed-001/clip.mp4"))
         let again = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"])
         #expect(again.status == 0, "\(again.stdout)\n\(again.stderr)")
@@ -210,17 +234,24 @@ struct IntegrityToolTests {
         let port = freeLoopbackPort(SOCK_STREAM)  // nothing listens yet
         let out = tmp.sub("out")
         for _ in 0..<2 {
-            let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-q"])
+            let r = try ToolRunner.run([
+                "run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--host", "127.0.0.1:\(port)",
+                "--device-id", "dev-q",
+            ])
             #expect(r.status == 1)  // not confirmed by the host: it waits in the outbox
         }
         let owed = try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted()
         #expect(owed.count == 2 && owed.allSatisfy(isSessionClipID), "\(owed)")
         try HostToolTests.drainToAHostThatCameUp(out: out, library: tmp.sub("library"), port: port) { _ in }
         // The drain used the device id the clips were minted under, and every byte of both arrived.
-        let library = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-q")).filter { !$0.hasPrefix(".") }.sorted()
+        let library = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/dev-q")).filter {
+            !$0.hasPrefix(".")
+        }.sorted()
         #expect(library == owed)
         for clip in owed {
-            #expect(FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4") == FileManager.default.contents(atPath: tmp.sub("library/dev-q/\(clip)/clip.mp4")))
+            #expect(
+                FileManager.default.contents(atPath: "\(out)/clips/\(clip)/clip.mp4")
+                    == FileManager.default.contents(atPath: tmp.sub("library/dev-q/\(clip)/clip.mp4")))
         }
     }
 
@@ -232,14 +263,19 @@ struct IntegrityToolTests {
         // What a run killed mid-mint leaves: a pin in the ring's log that no owed clip names; and one that an owed clip
         // (in OUT/outbox) does name (OUT/pins/<clipId>.json), which must stay.
         let (stray, owed): (UInt64, UInt64) = try {
-            let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 20, fileExtension: "ts"))
+            let ring = try FragmentRing(
+                directory: "\(out)/ring", configuration: .init(capacity: 20, fileExtension: "ts"))
             let f = ring.fragments
             let stray = try ring.pin(from: f[0].sequence, through: f[1].sequence).id
             let owed = try ring.pin(from: f[2].sequence, through: f[3].sequence)
             try FileManager.default.createDirectory(atPath: "\(out)/pins", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: "\(out)/outbox/short-owed-001", withIntermediateDirectories: true)
-            try Data(#"{"pinId": \#(owed.id), "first": \#(owed.first.rawValue), "last": \#(owed.last.rawValue), "clipId": "short-owed-001"}"#.utf8)
-                .write(to: URL(fileURLWithPath: "\(out)/pins/short-owed-001.json"))
+            try FileManager.default.createDirectory(
+                atPath: "\(out)/outbox/short-owed-001", withIntermediateDirectories: true)
+            try Data(
+                #"{"pinId": \#(owed.id), "first": \#(owed.first.rawValue), "last": \#(owed.last.rawValue), "clipId": "short-owed-001"}"#
+                    .utf8
+            )
+            .write(to: URL(fileURLWithPath: "\(out)/pins/short-owed-001.json"))
             return (stray, owed.id)
         }()
         #expect(try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"]).status == 0)
@@ -252,7 +288,9 @@ struct IntegrityToolTests {
     @Test(arguments: ["bay/c", "../up", ".dot"])
     func aDeviceIDThatIsNotAPlainNameIsAUsageError(device: String) throws {
         let tmp = TemporaryDirectory("ppc-integrity")
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out"), "--device-id", device])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out"), "--device-id", device,
+        ])
         #expect(r.status == 64)
         #expect(r.stderr.contains("--device-id"), "\(r.stderr)")
     }
@@ -271,7 +309,11 @@ struct IntegrityToolTests {
         let (run, stdout, _) = try Self.start(["run", manifest, "--out", out, "--device-id", "bay-1"])
         #expect(Self.awaitCondition { Self.fragments(out) >= 2 })
         // Another writer takes every byte left.
-        let filler = FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: "\(out)/filler", contents: nil); return "\(out)/filler" }())!
+        let filler = FileHandle(
+            forWritingAtPath: {
+                _ = FileManager.default.createFile(atPath: "\(out)/filler", contents: nil)
+                return "\(out)/filler"
+            }())!
         let block = Data(repeating: 0x5A, count: 1 << 20)
         while (try? filler.write(contentsOf: block)) != nil {}
         try? filler.synchronize()
@@ -289,8 +331,14 @@ struct IntegrityToolTests {
         #expect(clips.count == 2, "\(printed)")
         for c in clips {
             let path = try #require(c["path"] as? String)
-            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
-            #expect(probe.status == 0 && !String(decoding: probe.stdout, as: UTF8.self).isEmpty, "\(path): \(probe.stderr)")
+            let probe = try ToolRunner.runProgram(
+                "ffprobe",
+                [
+                    "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames",
+                    "-of", "csv=p=0", "\(path)/clip.mp4",
+                ])
+            #expect(
+                probe.status == 0 && !String(decoding: probe.stdout, as: UTF8.self).isEmpty, "\(path): \(probe.stderr)")
         }
     }
 }

@@ -31,13 +31,17 @@ struct KillTests {
 
     /// meta.json's size as the host stored it: what a restarted transfer sends beside the rest of clip.mp4, at most.
     static func metaBytes(_ library: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: "\(library)/dev-k/big-001/meta.json"))?[.size] as? NSNumber)?.intValue ?? 0
+        ((try? FileManager.default.attributesOfItem(atPath: "\(library)/dev-k/big-001/meta.json"))?[.size] as? NSNumber)?
+            .intValue ?? 0
     }
 
     static func startDrain(_ out: String, port: Int) throws -> (Process, Pipe) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ToolRunner.executable())
-        p.arguments = ["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-k", "--json"]
+        p.arguments = [
+            "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-k",
+            "--json",
+        ]
         let pipe = Pipe()
         p.standardOutput = pipe
         p.standardError = FileHandle.nullDevice
@@ -104,7 +108,10 @@ struct KillTests {
         // The restarted transfer sent exactly the rest of clip.mp4, plus the small meta.json.
         #expect((second["bytesSent"] as? Int ?? 0) - (Self.size - resumed) <= Self.metaBytes(library), "\(second)")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(library)/dev-k/big-001/clip.mp4"))) == source)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(library)/dev-k").filter { !$0.hasPrefix(".") } == ["big-001"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: "\(library)/dev-k").filter { !$0.hasPrefix(".") } == [
+                "big-001"
+            ])
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
     }
 
@@ -129,12 +136,19 @@ struct KillTests {
         let resumed = (second["resumedAt"] as? [String: Any])?["clip.mp4"] as? Int ?? -1
         let chunk = second["chunkBytes"] as? Int ?? 0
         #expect(chunk > 0, "\(second)")
-        #expect(resumed >= atKill * chunk, "resumed at \(resumed); the host had logged \(atKill) chunks when the device died")
+        #expect(
+            resumed >= atKill * chunk,
+            "resumed at \(resumed); the host had logged \(atKill) chunks when the device died")
         #expect(resumed > 0)
         // Nothing the host held was sent again: the second device sent exactly the rest (clip.mp4 is not compressed).
-        #expect((second["bytesSent"] as? Int ?? 0) - (Self.size - resumed) <= Self.metaBytes(library), "\(second) (beside the rest of clip.mp4: meta.json)")
+        #expect(
+            (second["bytesSent"] as? Int ?? 0) - (Self.size - resumed) <= Self.metaBytes(library),
+            "\(second) (beside the rest of clip.mp4: meta.json)")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(library)/dev-k/big-001/clip.mp4"))) == source)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(library)/dev-k").filter { !$0.hasPrefix(".") } == ["big-001"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: "\(library)/dev-k").filter { !$0.hasPrefix(".") } == [
+                "big-001"
+            ])
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
     }
 }

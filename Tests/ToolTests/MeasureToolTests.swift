@@ -1,15 +1,18 @@
-import Glibc
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
 /// `ppc-tool measure bitrate` (E-M2) end to end on synthetic video, and its record loaded as a measured value.
 @Suite("measure: instruments whose records make a parameter measured", .serialized)
 struct MeasureToolTests {
-    static func sweep(_ tmp: TemporaryDirectory, _ name: String) throws -> (status: Int32, json: [String: Any], stderr: String) {
+    static func sweep(_ tmp: TemporaryDirectory, _ name: String) throws -> (
+        status: Int32, json: [String: Any], stderr: String
+    ) {
         let r = try ToolRunner.run([
             "measure", "bitrate", "--source", "synthetic:640x360@60", "--seconds", "1.5", "--bitrates", "0.1,0.3,1,4M",
-            "--angle-bound", "0.3", "--position-bound", "1", "--json", "--write", tmp.sub("\(name).json"), "--svg", tmp.sub("\(name).svg"),
+            "--angle-bound", "0.3", "--position-bound", "1", "--json", "--write", tmp.sub("\(name).json"), "--svg",
+            tmp.sub("\(name).svg"),
         ])
         let o = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
         return (r.status, o, r.stderr)
@@ -25,7 +28,8 @@ struct MeasureToolTests {
         // Error grows as bitrate falls: the lowest bitrate strays furthest, the highest least.
         #expect(errors.first! > errors.last!, "\(errors)")
         let offsets = sweep.map { $0["positionRMSEPixels"] as? Double ?? .nan }
-        #expect(offsets.first! > offsets.last!, "the shaft's place strays more at 100 kbit/s than at 4 Mbit/s: \(offsets)")
+        #expect(
+            offsets.first! > offsets.last!, "the shaft's place strays more at 100 kbit/s than at 4 Mbit/s: \(offsets)")
         let chosen = a.json["chosenBitrateBps"] as? Int
         #expect(chosen != nil)
         // Deterministic frames and encoder: the same choice again.
@@ -66,7 +70,8 @@ struct MeasureToolTests {
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
         #expect(truncate(path, 200 << 20) == 0)
         let r = try ToolRunner.run(["config", "show", "--measured", path])
-        #expect(r.status == 65 && r.stderr.contains("huge.json") && r.stderr.contains("more than 1024 KiB"), "\(r.stderr)")
+        #expect(
+            r.status == 65 && r.stderr.contains("huge.json") && r.stderr.contains("more than 1024 KiB"), "\(r.stderr)")
     }
 }
 
@@ -76,13 +81,15 @@ extension MeasureToolTests {
     @Test func claspsAtTheBallGiveTheDistanceAndItsRecordReachesTheDetector() throws {
         let tmp = TemporaryDirectory("ppc-measure-tof")
         let file = tmp.sub("claps.mkv")
-        let gen = try ToolRunner.runProgram("ffmpeg", [
-            "-v", "error", "-y", "-f", "lavfi", "-i",
-            "color=c=0x303030:s=640x360:r=120,drawbox=x=290:y=320:w=60:h=25:color=white:t=fill:enable='lt(mod(t\\,1)\\,0.4958333)'",
-            "-f", "lavfi", "-i",
-            "aevalsrc='0.001*(2*random(0)-1)+if(between(mod(t-0.5058333\\,1)\\,0\\,0.05)*gte(t\\,1)\\,0.4*exp(-mod(t-0.5058333\\,1)/0.004)*(2*random(1)-1)\\,0)':s=48000",
-            "-t", "6", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-c:a", "pcm_s16le", file,
-        ])
+        let gen = try ToolRunner.runProgram(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i",
+                "color=c=0x303030:s=640x360:r=120,drawbox=x=290:y=320:w=60:h=25:color=white:t=fill:enable='lt(mod(t\\,1)\\,0.4958333)'",
+                "-f", "lavfi", "-i",
+                "aevalsrc='0.001*(2*random(0)-1)+if(between(mod(t-0.5058333\\,1)\\,0\\,0.05)*gte(t\\,1)\\,0.4*exp(-mod(t-0.5058333\\,1)/0.004)*(2*random(1)-1)\\,0)':s=48000",
+                "-t", "6", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-c:a", "pcm_s16le", file,
+            ])
         try #require(gen.status == 0, "ffmpeg: \(gen.stderr)")
         let r = try ToolRunner.run(["measure", "tof", "--file", file, "--json", "--write", tmp.sub("tof.json")])
         #expect(r.status == 0, "\(r.stderr)")
@@ -93,13 +100,20 @@ extension MeasureToolTests {
         #expect(abs(metres - 3.434) < 0.1, "\(metres) m")
         #expect(sigma > 0 && abs(metres - 3.434) <= 3 * sigma)
         // The record makes the detector's time-of-flight correction measured, in a session that declares no distance.
-        let run = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out"), "--device-id", "tof", "--measured", tmp.sub("tof.json")])
+        let run = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out"), "--device-id", "tof",
+            "--measured", tmp.sub("tof.json"),
+        ])
         #expect(run.status == 0, "\(run.stderr)")
-        let meta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: clipPath(tmp.sub("out/clips")) + "/meta.json"))) as? [String: Any])
+        let meta = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: clipPath(tmp.sub("out/clips")) + "/meta.json")))
+                as? [String: Any])
         let provenance = (meta["tof_correction"] as? [String: Any])?["provenance"] as? String ?? ""
         #expect(provenance.contains("measured") && provenance.contains("E-M5"), "\(provenance)")
         // A distance taken with a tape works too, and nothing else is accepted in its place.
-        #expect(try ToolRunner.run(["measure", "tof", "--distance", "2.1", "--write", tmp.sub("tape.json")]).status == 0)
+        #expect(
+            try ToolRunner.run(["measure", "tof", "--distance", "2.1", "--write", tmp.sub("tape.json")]).status == 0)
         #expect(try ToolRunner.run(["measure", "tof", "--distance", "-1"]).status == 64)
         #expect(try ToolRunner.run(["measure", "tof", "--file", tmp.sub("missing.mkv")]).status != 0)
     }
@@ -110,7 +124,8 @@ extension MeasureToolTests {
     @Test func aSustainedRunWritesARecordOfTheRateItHeld() throws {
         let tmp = TemporaryDirectory("ppc-measure-sustained")
         let r = try ToolRunner.run([
-            "measure", "sustained", "--source", "synthetic:320x180@30", "--minutes", "0.05", "--json", "--write", tmp.sub("run.json"), "--svg", tmp.sub("run.svg"),
+            "measure", "sustained", "--source", "synthetic:320x180@30", "--minutes", "0.05", "--json", "--write",
+            tmp.sub("run.json"), "--svg", tmp.sub("run.svg"),
         ])
         let o = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
         #expect(o["requestedFps"] as? Double == 30, "\(r.stdout) \(r.stderr)")

@@ -24,10 +24,13 @@ struct PPCToolTests {
     ])
     func benchRuns(_ args: [String]) throws {
         let tmp = TemporaryDirectory("ppc-bench-smoke")
-        let dirs = args[0] == "encode" ? ["--dir", tmp.path, "--frames-dir", tmp.path] : args[0] == "ring" ? ["--dir", tmp.path] : []
+        let dirs =
+            args[0] == "encode"
+            ? ["--dir", tmp.path, "--frames-dir", tmp.path] : args[0] == "ring" ? ["--dir", tmp.path] : []
         let r = try ToolRunner.run(["bench"] + args + dirs + ["--json"])
         #expect(r.status == 0, "\(r.stderr)")
-        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
+        let o = try #require(
+            try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
         #expect(o["provenance"] as? String == "measured" && o["machine"] != nil && o["date"] != nil, "\(o)")
     }
 
@@ -37,7 +40,9 @@ struct PPCToolTests {
         let array = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
         #expect(array.count > 30)
         for p in array {
-            for key in ["key", "value", "unit", "provenance", "note"] { #expect(p[key] != nil, "\(p["key"] ?? "?") lacks \(key)") }
+            for key in ["key", "value", "unit", "provenance", "note"] {
+                #expect(p[key] != nil, "\(p["key"] ?? "?") lacks \(key)")
+            }
             let mark = p["provenance"] as? String
             #expect(["measured", "vendor", "derived", "assumed"].contains(mark))
             #expect((p["derivation"] != nil) == (mark == "derived"))
@@ -101,7 +106,10 @@ struct PPCToolTests {
     }
 
     @Test(arguments: [
-        ("unknown-plugin.json", "sources[0].plugin: unknown source plugin 'synthetic.vidoe' (did you mean 'synthetic.video'?); known: file, network, synthetic.mjpeg, synthetic.video, v4l2, alsa, synthetic.audio, file.imu, synthetic.imu"),
+        (
+            "unknown-plugin.json",
+            "sources[0].plugin: unknown source plugin 'synthetic.vidoe' (did you mean 'synthetic.video'?); known: file, network, synthetic.mjpeg, synthetic.video, v4l2, alsa, synthetic.audio, file.imu, synthetic.imu"
+        ),
         ("unknown-key.json", "3:66: sources[0].params.fsp: unknown key 'fsp' (did you mean 'fps'?)"),
         ("wrong-type.json", "sources[0].params.fps: expected integer, found string \"120\""),
         ("missing-required.json", "session: missing required key 'session'"),
@@ -115,7 +123,9 @@ struct PPCToolTests {
     }
 
     @Test func manifestCheckJSONListsProblems() throws {
-        let r = try ToolRunner.run(["manifest", "check", "--json", ToolRunner.fixture("manifests/missing-required.json")])
+        let r = try ToolRunner.run([
+            "manifest", "check", "--json", ToolRunner.fixture("manifests/missing-required.json"),
+        ])
         #expect(r.status == 65)
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let paths = (o["problems"] as? [[String: Any]])?.compactMap { $0["path"] as? String }
@@ -143,7 +153,8 @@ struct PPCToolTests {
         #expect(r.status == 0)
         let array = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
         let names = array.compactMap { $0["name"] as? String }
-        #expect(names.contains("synthetic.video") && names.contains("synthetic.audio") && names.contains("synthetic.imu"))
+        #expect(
+            names.contains("synthetic.video") && names.contains("synthetic.audio") && names.contains("synthetic.imu"))
         for p in array {
             #expect(p["kind"] is String && p["summary"] is String)
             for param in p["parameters"] as? [[String: Any]] ?? [] {

@@ -18,44 +18,60 @@ struct PairToolTests {
     /// Opens a pairing window on `port` with host state `hostState`, pairs a device (state `deviceState`) as
     /// `deviceID`; the person answers `hostAnswer` on the host and `deviceAnswer` on the device, after seeing both codes.
     static func pair(
-        port: Int, hostState: String, deviceState: String, deviceID: String, hostAnswer: String = "y", deviceAnswer: String = "y", attempts: Int = 3,
+        port: Int, hostState: String, deviceState: String, deviceID: String, hostAnswer: String = "y",
+        deviceAnswer: String = "y", attempts: Int = 3,
         beforeTheDevice: () -> Void = {}
     ) throws -> Pairing {
         func start(_ tool: String, _ args: [String]) throws -> (Process, FileHandle, LineReader) {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: ToolRunner.executable(tool))
             p.arguments = args
-            let input = Pipe(), output = Pipe()
+            let input = Pipe()
+            let output = Pipe()
             p.standardInput = input
             p.standardOutput = output
             p.standardError = output
             try p.run()
             return (p, input.fileHandleForWriting, LineReader(output.fileHandleForReading))
         }
-        let (host, hostIn, hostLog) = try start("ppc-host", ["pair", "--listen", "127.0.0.1:\(port)", "--state", hostState, "--window", "60", "--attempts", "\(attempts)", "--name", "studio"])
+        let (host, hostIn, hostLog) = try start(
+            "ppc-host",
+            [
+                "pair", "--listen", "127.0.0.1:\(port)", "--state", hostState, "--window", "60", "--attempts",
+                "\(attempts)", "--name", "studio",
+            ])
         #expect(hostLog.await("pairing window open"), "\(hostLog.text)")
         beforeTheDevice()
-        let (device, deviceIn, deviceLog) = try start("ppc-tool", ["pair", "127.0.0.1:\(port)", "--device-id", deviceID, "--state", deviceState])
+        let (device, deviceIn, deviceLog) = try start(
+            "ppc-tool", ["pair", "127.0.0.1:\(port)", "--device-id", deviceID, "--state", deviceState])
         #expect(hostLog.await("code: "), "\(hostLog.text)")
         #expect(deviceLog.await("code: "), "\(deviceLog.text)")
-        func code(_ r: LineReader) -> String { r.text.split(separator: "\n").first { $0.hasPrefix("code: ") }.map { String($0.dropFirst(6)) } ?? "?" }
+        func code(_ r: LineReader) -> String {
+            r.text.split(separator: "\n").first { $0.hasPrefix("code: ") }.map { String($0.dropFirst(6)) } ?? "?"
+        }
         let codes = (code(hostLog), code(deviceLog))
         hostIn.write(Data("\(hostAnswer)\n".utf8))
         deviceIn.write(Data("\(deviceAnswer)\n".utf8))
         host.waitUntilExit()
         device.waitUntilExit()
-        return Pairing(hostOut: hostLog.text, deviceOut: deviceLog.text, hostStatus: host.terminationStatus, deviceStatus: device.terminationStatus, codes: codes)
+        return Pairing(
+            hostOut: hostLog.text, deviceOut: deviceLog.text, hostStatus: host.terminationStatus,
+            deviceStatus: device.terminationStatus, codes: codes)
     }
 
-    static func run(_ tmp: TemporaryDirectory, out: String, port: Int, deviceState: String, deviceID: String) throws -> ToolRunner.Result {
+    static func run(_ tmp: TemporaryDirectory, out: String, port: Int, deviceState: String, deviceID: String) throws
+        -> ToolRunner.Result
+    {
         try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/to-host-secure.json"), "--out", tmp.sub(out), "--host", "127.0.0.1:\(port)",
+            "run", ToolRunner.fixture("manifests/to-host-secure.json"), "--out", tmp.sub(out), "--host",
+            "127.0.0.1:\(port)",
             "--device-id", deviceID, "--state", deviceState,
         ])
     }
 
     static func report(_ path: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
     }
 
     @Test func aNewcomerPairsThenClipsCrossEncryptedAlsoAfterAHostRestart() throws {
@@ -66,20 +82,25 @@ struct PairToolTests {
         #expect(p.codes.0 == p.codes.1 && p.codes.0.count == 7, "\(p.codes)")
         #expect(p.deviceOut.contains("paired: bay-a ↔ studio"), "\(p.deviceOut)")
         // The secret never shows: no line of either side carries the key file's hex.
-        let secret = try String(contentsOfFile: tmp.sub("bay-a/identity.key"), encoding: .utf8).split(separator: "\n")[1]
+        let secret = try String(contentsOfFile: tmp.sub("bay-a/identity.key"), encoding: .utf8).split(separator: "\n")[
+            1]
         #expect(!p.deviceOut.contains(secret) && !p.hostOut.contains(secret))
 
         for round in 1...2 {  // the second time on a freshly started host: no pairing again
             let host = try HostLog(library: tmp.sub("library"), port: port, state: tmp.sub("host"), plaintext: false)
-                let r = try Self.run(tmp, out: "out\(round)", port: port, deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
+            let r = try Self.run(tmp, out: "out\(round)", port: port, deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
             host.stop()
             #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
             #expect(host.log.text.contains("accepted bay-a (bulk)"), "\(host.log.text)")
-            let clips = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/bay-a")).filter { $0.hasPrefix("secure-") }
+            let clips = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("library/bay-a")).filter {
+                $0.hasPrefix("secure-")
+            }
             #expect(clips.count == round, "\(clips)")
             let local = clipPath(tmp.sub("out\(round)/clips"))
             let remote = tmp.sub("library/bay-a/") + (local as NSString).lastPathComponent
-            #expect(FileManager.default.contents(atPath: local + "/clip.mp4") == FileManager.default.contents(atPath: remote + "/clip.mp4"))
+            #expect(
+                FileManager.default.contents(atPath: local + "/clip.mp4")
+                    == FileManager.default.contents(atPath: remote + "/clip.mp4"))
             // The host measured the clip itself and says so beside what the device claimed.
             let meta = try Self.report(remote + "/host-meta.json")
             #expect((meta["measured"] as? [String: Any])?["height"] as? Int == 180, "\(meta)")
@@ -101,7 +122,8 @@ struct PairToolTests {
             port: port, hostState: tmp.sub("host"), deviceState: tmp.sub("device"), deviceID: "bay-z", attempts: 3,
             beforeTheDevice: {
                 silent = silentConnections(to: port, from: ["127.0.0.3"], each: 1)
-                for _ in 0..<3 { _ = rawHTTPHead(port: port, "GET / HTTP/1.0\r\n\r\n", readTimeoutSeconds: 15) }  // closed by the window
+                // closed by the window
+                for _ in 0..<3 { _ = rawHTTPHead(port: port, "GET / HTTP/1.0\r\n\r\n", readTimeoutSeconds: 15) }
             })
         defer { closeAll(silent) }
         #expect(silent.count == 1)
@@ -113,7 +135,9 @@ struct PairToolTests {
 
     @Test func aDeclinedCodePinsNothingOnEitherSide() throws {
         let tmp = TemporaryDirectory("ppc-pair-decline")
-        let p = try Self.pair(port: freeLoopbackPort(SOCK_STREAM), hostState: tmp.sub("host"), deviceState: tmp.sub("dev"), deviceID: "bay-a", deviceAnswer: "n", attempts: 1)
+        let p = try Self.pair(
+            port: freeLoopbackPort(SOCK_STREAM), hostState: tmp.sub("host"), deviceState: tmp.sub("dev"),
+            deviceID: "bay-a", deviceAnswer: "n", attempts: 1)
         #expect(p.hostStatus != 0 && p.hostOut.contains("nothing pinned"), "\(p.hostOut)")
         #expect(p.deviceStatus != 0, "\(p.deviceOut)")
         #expect(p.deviceOut.contains("nothing pinned"), "\(p.deviceOut)")
@@ -148,7 +172,9 @@ struct PairToolTests {
         #expect(after.stderr.contains("not paired with this host"), "\(after.stderr)")
         #expect(!FileManager.default.fileExists(atPath: tmp.sub("library/bay-a")))
         // Its clip is not lost: it waits in the device's outbox.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.sub("after/outbox")).contains { !$0.hasPrefix(".") })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: tmp.sub("after/outbox")).contains { !$0.hasPrefix(".") }
+        )
     }
 
     @Test func aHostThatMovedIsReachedAgainOnlyByProvingItsKey() throws {
@@ -161,17 +187,25 @@ struct PairToolTests {
         defer { host.stop() }
         let new = host.port
         let before = try Self.run(tmp, out: "before", port: new, deviceState: tmp.sub("bay-a"), deviceID: "bay-a")
-        #expect(before.status != 0 && before.stderr.contains("--moved OLD-HOST:PORT") && before.stderr.contains("127.0.0.1:\(old)"), "\(before.stderr)")
+        #expect(
+            before.status != 0 && before.stderr.contains("--moved OLD-HOST:PORT")
+                && before.stderr.contains("127.0.0.1:\(old)"), "\(before.stderr)")
         // Another machine at a third address, with its own key, cannot take the pairing over: its handshake fails and
         // nothing is pinned.
         let impostor = try HostLog(library: tmp.sub("impostor-library"), state: tmp.sub("impostor"), plaintext: false)
         defer { impostor.stop() }
-        let taken = try ToolRunner.run(["pair", "127.0.0.1:\(impostor.port)", "--moved", "127.0.0.1:\(old)", "--state", tmp.sub("bay-a")])
-        #expect(taken.status != 0 && taken.stderr.contains("did not prove the key") && taken.stderr.contains("nothing pinned"), "\(taken.stderr)")
+        let taken = try ToolRunner.run([
+            "pair", "127.0.0.1:\(impostor.port)", "--moved", "127.0.0.1:\(old)", "--state", tmp.sub("bay-a"),
+        ])
+        #expect(
+            taken.status != 0 && taken.stderr.contains("did not prove the key")
+                && taken.stderr.contains("nothing pinned"), "\(taken.stderr)")
         let pinned = try String(contentsOfFile: tmp.sub("bay-a/paired.json"), encoding: .utf8)
         #expect(!pinned.contains("127.0.0.1:\(impostor.port)") && pinned.contains("127.0.0.1:\(old)"), "\(pinned)")
         // The real host proves the key it was paired with: the pin moves, and clips cross encrypted to it.
-        let moved = try ToolRunner.run(["pair", "127.0.0.1:\(new)", "--moved", "127.0.0.1:\(old)", "--state", tmp.sub("bay-a")])
+        let moved = try ToolRunner.run([
+            "pair", "127.0.0.1:\(new)", "--moved", "127.0.0.1:\(old)", "--state", tmp.sub("bay-a"),
+        ])
         #expect(moved.status == 0 && moved.stdout.contains("moved:"), "\(moved.stderr)\n\(moved.stdout)")
         let repinned = try String(contentsOfFile: tmp.sub("bay-a/paired.json"), encoding: .utf8)
         #expect(repinned.contains("127.0.0.1:\(new)") && !repinned.contains("127.0.0.1:\(old)\""), "\(repinned)")
@@ -179,15 +213,21 @@ struct PairToolTests {
         #expect(after.status == 0, "\(after.stderr)")
         #expect(host.log.text.contains("accepted bay-a (bulk)"), "\(host.log.text)")
         // Moving from an address it was never paired with is refused, naming what it is paired with.
-        let none = try ToolRunner.run(["pair", "127.0.0.1:\(new)", "--moved", "127.0.0.1:1", "--state", tmp.sub("bay-a")])
-        #expect(none.status != 0 && none.stderr.contains("not paired with 127.0.0.1:1") && none.stderr.contains("127.0.0.1:\(new)"), "\(none.stderr)")
+        let none = try ToolRunner.run([
+            "pair", "127.0.0.1:\(new)", "--moved", "127.0.0.1:1", "--state", tmp.sub("bay-a"),
+        ])
+        #expect(
+            none.status != 0 && none.stderr.contains("not paired with 127.0.0.1:1")
+                && none.stderr.contains("127.0.0.1:\(new)"), "\(none.stderr)")
     }
 
     @Test func twoDevicesOnOneHostAndOneDeviceOnTwoHosts() throws {
         let tmp = TemporaryDirectory("ppc-pair-many")
-        let p1 = freeLoopbackPort(SOCK_STREAM), p2 = freeLoopbackPort(SOCK_STREAM)
+        let p1 = freeLoopbackPort(SOCK_STREAM)
+        let p2 = freeLoopbackPort(SOCK_STREAM)
         for (port, hostState, device) in [(p1, "h1", "bay-a"), (p1, "h1", "bay-b"), (p2, "h2", "bay-a")] {
-            let p = try Self.pair(port: port, hostState: tmp.sub(hostState), deviceState: tmp.sub(device), deviceID: device)
+            let p = try Self.pair(
+                port: port, hostState: tmp.sub(hostState), deviceState: tmp.sub(device), deviceID: device)
             #expect(p.hostStatus == 0 && p.deviceStatus == 0, "\(p.hostOut)\n\(p.deviceOut)")
         }
         let h1 = try HostLog(library: tmp.sub("lib1"), port: p1, state: tmp.sub("h1"), plaintext: false)
@@ -200,8 +240,12 @@ struct PairToolTests {
             let r = try Self.run(tmp, out: out, port: port, deviceState: tmp.sub(device), deviceID: device)
             #expect(r.status == 0, "\(r.stderr)")
         }
-        #expect(FileManager.default.fileExists(atPath: tmp.sub("lib1/bay-a")) && FileManager.default.fileExists(atPath: tmp.sub("lib1/bay-b")))
-        #expect(FileManager.default.fileExists(atPath: tmp.sub("lib2/bay-a")) && !FileManager.default.fileExists(atPath: tmp.sub("lib2/bay-b")))
+        #expect(
+            FileManager.default.fileExists(atPath: tmp.sub("lib1/bay-a"))
+                && FileManager.default.fileExists(atPath: tmp.sub("lib1/bay-b")))
+        #expect(
+            FileManager.default.fileExists(atPath: tmp.sub("lib2/bay-a"))
+                && !FileManager.default.fileExists(atPath: tmp.sub("lib2/bay-b")))
         // bay-b is not paired with the second host.
         let stray = try Self.run(tmp, out: "b2", port: p2, deviceState: tmp.sub("bay-b"), deviceID: "bay-b")
         #expect(stray.status != 0 && stray.stderr.contains("not paired with 127.0.0.1:\(p2)"), "\(stray.stderr)")
@@ -216,10 +260,13 @@ extension PairToolTests {
         let tmp = TemporaryDirectory("ppc-below-policy")
         let dead = freeLoopbackPort(SOCK_STREAM)  // nothing listens: the clip waits in the outbox
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(dead)", "--device-id", "liar",
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--host", "127.0.0.1:\(dead)",
+            "--device-id", "liar",
         ])
         _ = r  // the run ends owing the clip (exit 1); the clip waits in the outbox
-        let owed = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("out/outbox")).filter { !$0.hasPrefix(".") }
+        let owed = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("out/outbox")).filter {
+            !$0.hasPrefix(".")
+        }
         let metaPath = tmp.sub("out/outbox/\(try #require(owed.first))/meta.json")
         // The claim: 1920x1080@120, what pinpoint-studio takes.
         var meta = try Self.report(metaPath)
@@ -228,10 +275,13 @@ extension PairToolTests {
         profile["height"] = 1080
         profile["framesPerSecond"] = 120
         meta["captureProfile"] = profile
-        try JSONSerialization.data(withJSONObject: meta, options: [.prettyPrinted, .sortedKeys]).write(to: URL(fileURLWithPath: metaPath))
+        try JSONSerialization.data(withJSONObject: meta, options: [.prettyPrinted, .sortedKeys]).write(
+            to: URL(fileURLWithPath: metaPath))
         let host = try HostLog(library: tmp.sub("library"), policy: "pinpoint-studio")
         defer { host.stop() }
-        let drain = try ToolRunner.run(["transfer", "drain", tmp.sub("out"), "--insecure-loopback-only", "--host", "127.0.0.1:\(host.port)"])
+        let drain = try ToolRunner.run([
+            "transfer", "drain", tmp.sub("out"), "--insecure-loopback-only", "--host", "127.0.0.1:\(host.port)",
+        ])
         #expect(drain.status == 0, "\(drain.stderr)\n\(drain.stdout)")
         let hostMeta = try Self.report(tmp.sub("library/liar/\(owed[0])/host-meta.json"))
         #expect((hostMeta["belowPolicy"] as? String)?.hasPrefix("below policy: 320x180@60") == true, "\(hostMeta)")
@@ -253,7 +303,10 @@ extension PairToolTests {
         #expect(p.hostStatus == 0 && p.deviceStatus == 0, "\(p.hostOut)\n\(p.deviceOut)")
         let host = Process()
         host.executableURL = URL(fileURLWithPath: ToolRunner.executable("ppc-host"))
-        host.arguments = ["--listen", "127.0.0.1:\(port)", "--library", tmp.sub("library"), "--ingest-policy", "any", "--state", tmp.sub("host"), "--cut-bulk-after-chunks", "2"]
+        host.arguments = [
+            "--listen", "127.0.0.1:\(port)", "--library", tmp.sub("library"), "--ingest-policy", "any", "--state",
+            tmp.sub("host"), "--cut-bulk-after-chunks", "2",
+        ]
         let pipe = Pipe()
         host.standardOutput = pipe
         host.standardError = FileHandle.nullDevice
@@ -266,14 +319,19 @@ extension PairToolTests {
         #expect(log.await("listening on"))
         let out = tmp.sub("out")
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/to-host-secure.json"), "--out", out, "--host", "127.0.0.1:\(port)", "--device-id", "dev-c",
+            "run", ToolRunner.fixture("manifests/to-host-secure.json"), "--out", out, "--host", "127.0.0.1:\(port)",
+            "--device-id", "dev-c",
             "--state", tmp.sub("dev"), "--preview-fps", "5",
         ])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
         for name in ["clip.mp4", "audio.wav", "index.bin", "meta.json"] {
-            #expect(FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)") == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-c")) + "/\(name)"), "\(name)")
+            #expect(
+                FileManager.default.contents(atPath: clipPath("\(out)/clips") + "/\(name)")
+                    == FileManager.default.contents(atPath: clipPath(tmp.sub("library/dev-c")) + "/\(name)"), "\(name)")
         }
-        #expect(log.text.components(separatedBy: "accepted dev-c (bulk)").count > 2, "reconnected at least once: \(log.text)")
+        #expect(
+            log.text.components(separatedBy: "accepted dev-c (bulk)").count > 2,
+            "reconnected at least once: \(log.text)")
         #expect(log.text.contains("accepted dev-c (preview)"), "\(log.text)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").isEmpty)
     }

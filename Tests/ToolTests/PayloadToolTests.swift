@@ -12,19 +12,24 @@ struct PayloadToolTests {
     /// A finished short session (5 s at 120 fps, 0.5 s fragments) and its ring.
     static let session: (ring: String, keep: TemporaryDirectory) = {
         let tmp = TemporaryDirectory("ppc-payload")
-        let r = try? ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out")])
+        let r = try? ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out"),
+        ])
         precondition(r?.status == 0, "ppc-tool run failed: \(r?.stderr ?? "")")
         return (tmp.sub("out/ring"), tmp)
     }()
 
     /// The frame counters ffmpeg decodes from a clip, in order.
     func counters(_ clip: String) throws -> [Int64?] {
-        let raw = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", clip, "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+        let raw = try ToolRunner.runProgram(
+            "ffmpeg", ["-v", "error", "-i", clip, "-f", "rawvideo", "-pix_fmt", "gray", "-"])
         #expect(raw.status == 0 && raw.stderr.isEmpty, "\(raw.stderr)")
         let size = 320 * 180
         return raw.stdout.withUnsafeBytes { all in
             (0..<(all.count / size)).map { i in
-                FrameCounter.read(from: UnsafeRawBufferPointer(rebasing: all[(i * size)..<((i + 1) * size)]), width: 320, height: 180, stride: 320)
+                FrameCounter.read(
+                    from: UnsafeRawBufferPointer(rebasing: all[(i * size)..<((i + 1) * size)]), width: 320, height: 180,
+                    stride: 320)
             }
         }
     }
@@ -33,7 +38,10 @@ struct PayloadToolTests {
         let tmp = TemporaryDirectory("ppc-payload-mint")
         // 2.7 s is no impact: a swing the detector did not hear. 0.5 s each side; the window starts on the keyframe of
         // the fragment holding 2.2 s (2.0 s) and ends with the one holding 3.2 s (3.5 s).
-        let r = try ToolRunner.run(["payload", "mint", Self.session.ring, "--t0-ns", "2700000000", "--pre", "0.5", "--post", "0.5", "--out", tmp.sub("a.mp4"), "--json"])
+        let r = try ToolRunner.run([
+            "payload", "mint", Self.session.ring, "--t0-ns", "2700000000", "--pre", "0.5", "--post", "0.5", "--out",
+            tmp.sub("a.mp4"), "--json",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect((o["firstFrameNs"] as? NSNumber)?.int64Value == 2_000_000_000 && o["frames"] as? Int == 180, "\(o)")
@@ -43,13 +51,19 @@ struct PayloadToolTests {
 
         // The last two seconds, as a replay buffer keeps them: the ring ends at 4.999999999 s, so from the keyframe of the
         // fragment holding 2.999999999 s (2.5 s).
-        let last = try ToolRunner.run(["payload", "mint", Self.session.ring, "--last", "2", "--out", tmp.sub("last.mp4")])
-        #expect(last.status == 0 && last.stdout.contains("clip: \(tmp.sub("last.mp4")) (300 frames)"), "\(last.stdout)\(last.stderr)")
+        let last = try ToolRunner.run([
+            "payload", "mint", Self.session.ring, "--last", "2", "--out", tmp.sub("last.mp4"),
+        ])
+        #expect(
+            last.status == 0 && last.stdout.contains("clip: \(tmp.sub("last.mp4")) (300 frames)"),
+            "\(last.stdout)\(last.stderr)")
         #expect(try counters(tmp.sub("last.mp4")) == (300..<600).map { Optional(Int64($0)) })
 
         // A window past what the ring holds is cut there, and said; t0 stays where it is in the clip.
         let edge = try ToolRunner.run(["payload", "window", Self.session.ring, "--t0-ns", "4800000000"])
-        #expect(edge.status == 0 && edge.stderr.contains("the window is cut there") && edge.stdout.contains("t0 4800000000 ns is 1.800 s into the clip"), "\(edge.stdout)\(edge.stderr)")
+        #expect(
+            edge.status == 0 && edge.stderr.contains("the window is cut there")
+                && edge.stdout.contains("t0 4800000000 ns is 1.800 s into the clip"), "\(edge.stdout)\(edge.stderr)")
     }
 
     @Test func whatTheRingCannotGiveIsNamedAndNothingIsWritten() throws {
@@ -68,14 +82,18 @@ struct PayloadToolTests {
         #expect(notRing.status == 65 && notRing.stderr.contains("not a fragment ring"), "\(notRing.stderr)")
         // An existing file is never written over.
         #expect(FileManager.default.createFile(atPath: tmp.sub("taken.mp4"), contents: Data("mine".utf8)))
-        let taken = try ToolRunner.run(["payload", "mint", Self.session.ring, "--last", "1", "--out", tmp.sub("taken.mp4")])
+        let taken = try ToolRunner.run([
+            "payload", "mint", Self.session.ring, "--last", "1", "--out", tmp.sub("taken.mp4"),
+        ])
         #expect(taken.status == 65 && (try? String(contentsOfFile: tmp.sub("taken.mp4"), encoding: .utf8)) == "mine")
 
         // A fragment changed on disk (a session recycling it, or damage) is refused by its record; nothing is left.
         let ring = tmp.sub("ring")
         #expect(try ToolRunner.runProgram("cp", ["-a", Self.session.ring, ring]).status == 0)
         let inspect = try ToolRunner.run(["ring", "inspect", "--json", ring])
-        let fragments = (try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["fragments"] as? [[String: Any]] ?? []
+        let fragments =
+            (try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["fragments"]
+            as? [[String: Any]] ?? []
         let path = try #require(fragments.last?["path"] as? String)
         var bytes = try FileSystem.readSmallFile(path, limit: 16 << 20)
         bytes[bytes.count / 2] ^= 0xFF

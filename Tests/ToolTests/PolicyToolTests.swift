@@ -5,7 +5,9 @@ import TestSupport
 import Testing
 
 /// Policy in a whole run: a thermal zone the test writes (`--thermal-root`), a storage floor set through its inputs.
-@Suite("ppc-tool run under policy: heat pauses transfer and minting (never capture); below the storage floor it refuses to arm")
+@Suite(
+    "ppc-tool run under policy: heat pauses transfer and minting (never capture); below the storage floor it refuses to arm"
+)
 struct PolicyToolTests {
     /// A /sys/class/thermal with one zone at `celsius`, trip points passive 80 °C and critical 100 °C.
     static func thermal(_ dir: String, celsius: Double) throws -> String {
@@ -20,7 +22,8 @@ struct PolicyToolTests {
     }
 
     static func report(_ out: String) throws -> [String: Any] {
-        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any] ?? [:]
+        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
+            as? [String: Any] ?? [:]
     }
 
     /// `policy check` answers before any session what its first reading would: the level and its basis, what yields,
@@ -30,27 +33,39 @@ struct PolicyToolTests {
         let root = try Self.thermal(tmp.sub("thermal"), celsius: 85)
         let hot = try ToolRunner.run(["policy", "check", "--thermal-root", root, "--out", tmp.sub("out")])
         #expect(hot.status == 0, "\(hot.stderr)")
-        #expect(hot.stdout.contains("thermal:  serious — thermal_zone0 at 85.0 °C, against trip point passive 80.0 °C"), "\(hot.stdout)")
-        #expect(hot.stdout.contains("yields:   transfers pause") && hot.stdout.contains("arms:     yes"), "\(hot.stdout)")
+        #expect(
+            hot.stdout.contains("thermal:  serious — thermal_zone0 at 85.0 °C, against trip point passive 80.0 °C"),
+            "\(hot.stdout)")
+        #expect(
+            hot.stdout.contains("yields:   transfers pause") && hot.stdout.contains("arms:     yes"), "\(hot.stdout)")
 
-        let none = try ToolRunner.run(["policy", "check", "--json", "--thermal-root", tmp.sub("no-zones"), "--out", tmp.sub("out")])
+        let none = try ToolRunner.run([
+            "policy", "check", "--json", "--thermal-root", tmp.sub("no-zones"), "--out", tmp.sub("out"),
+        ])
         let o = try #require(try JSONSerialization.jsonObject(with: Data(none.stdout.utf8)) as? [String: Any])
-        #expect(none.status == 0 && o["thermal"] is NSNull && o["stance"] as? String == "everything runs" && o["arms"] as? Bool == true)
+        #expect(
+            none.status == 0 && o["thermal"] is NSNull && o["stance"] as? String == "everything runs"
+                && o["arms"] as? Bool == true)
         #expect((o["storageFloorBytes"] as? [String: Any])?["provenance"] as? String == "derived")
         #expect(((o["freeBytes"] as? NSNumber)?.int64Value ?? 0) > 0)
 
         // A floor no disk here meets (set through its inputs, as the floor is derived): a session would refuse.
         let full = try ToolRunner.run([
-            "policy", "check", "--thermal-root", root, "--out", tmp.sub("out"), "--set", "session.shots=10000000", "--set", "capture.videoBitrateBps=400000000",
+            "policy", "check", "--thermal-root", root, "--out", tmp.sub("out"), "--set", "session.shots=10000000",
+            "--set", "capture.videoBitrateBps=400000000",
         ])
-        #expect(full.status == 1 && full.stdout.contains("arms:     no — refusing to arm:"), "\(full.stdout)\n\(full.stderr)")
+        #expect(
+            full.status == 1 && full.stdout.contains("arms:     no — refusing to arm:"),
+            "\(full.stdout)\n\(full.stderr)")
     }
 
     @Test func aCriticalMachineStillCapturesEveryFrameAndMintsEveryClip() throws {
         let tmp = TemporaryDirectory("ppc-policy")
         let root = try Self.thermal(tmp.sub("thermal"), celsius: 101)
         let out = tmp.sub("out")
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-file.json"), "--out", out, "--thermal-root", root])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-file.json"), "--out", out, "--thermal-root", root,
+        ])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         let report = try Self.report(out)
         #expect(((report["framesCaptured"] as? [String: Any])?["value"] as? Int) == 240, "\(r.stdout)")
@@ -71,21 +86,25 @@ struct PolicyToolTests {
         let port = host.port
         let out = tmp.sub("out")
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--thermal-root", root, "--host", "127.0.0.1:\(port)",
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", out, "--thermal-root", root, "--host",
+            "127.0.0.1:\(port)",
             "--device-id", "dev-p", "--delivery-timeout", "2",
         ])
         #expect(r.status == 1, "\(r.stdout)")
         #expect(r.stdout.contains("while policy asked transfers to yield"), "\(r.stdout)")
         #expect(((try Self.report(out)["framesCaptured"] as? [String: Any])?["value"] as? Int) == 240)
         #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/clips") + "/clip.mp4"))
-        #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"), "the clip waits to be drained once cool")
+        #expect(
+            FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"),
+            "the clip waits to be drained once cool")
     }
 
     @Test func belowTheStorageFloorTheRunRefusesToArmAndSaysWhy() throws {
         let tmp = TemporaryDirectory("ppc-policy")
         // The floor is derived (one session plus the ring); a session of 10^7 shots (45 TB) puts it past any disk.
         let r = try ToolRunner.run([
-            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--set", "session.shots=10000000",
+            "run", ToolRunner.fixture("manifests/to-host.json"), "--out", tmp.sub("out"), "--set",
+            "session.shots=10000000",
         ])
         #expect(r.status == 1)
         #expect(r.stderr.contains("refusing to arm") && r.stderr.contains("device.storageFloorBytes"), "\(r.stderr)")
@@ -98,12 +117,20 @@ extension PolicyToolTests {
         let tmp = TemporaryDirectory("ppc-policy")
         let out = tmp.sub("out")
         // The impact is at 1.6 s and the post-roll 1.5 s; capture stops at 2.5 s.
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-file.json"), "--out", out, "--duration", "2.5"])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-file.json"), "--out", out, "--duration", "2.5",
+        ])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("post-roll cut to 0.9"), "\(r.stdout)")
         let probe = try ToolRunner.runProgram(
-            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", clipPath("\(out)/clips") + "/clip.mp4"])
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames",
+                "-of", "csv=p=0", clipPath("\(out)/clips") + "/clip.mp4",
+            ])
         #expect(probe.status == 0, "\(probe.stderr)")
-        #expect((Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0)
+        #expect(
+            (Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0)
+                > 0)
     }
 }

@@ -8,7 +8,9 @@ import TimelineIndex
 struct RingToolTests {
     @Test func fillInspectVerify() throws {
         let tmp = TemporaryDirectory()
-        let fill = try ToolRunner.run(["ring", "fill", tmp.path, "--count", "7", "--capacity", "5", "--bytes", "2000", "--durability", "none"])
+        let fill = try ToolRunner.run([
+            "ring", "fill", tmp.path, "--count", "7", "--capacity", "5", "--bytes", "2000", "--durability", "none",
+        ])
         #expect(fill.status == 0)
         #expect(fill.stdout.split(separator: "\n").last == "published 7")
 
@@ -56,7 +58,9 @@ struct RingToolTests {
     @Test func anEmptiedFragmentsDirectoryIsDamage() throws {
         let tmp = TemporaryDirectory()
         _ = try ToolRunner.run(["ring", "fill", tmp.path, "--count", "3", "--bytes", "500", "--durability", "none"])
-        for f in try FileManager.default.contentsOfDirectory(atPath: tmp.sub("fragments")) { try FileManager.default.removeItem(atPath: tmp.sub("fragments/\(f)")) }
+        for f in try FileManager.default.contentsOfDirectory(atPath: tmp.sub("fragments")) {
+            try FileManager.default.removeItem(atPath: tmp.sub("fragments/\(f)"))
+        }
         let r = try ToolRunner.run(["ring", "verify", tmp.path])
         #expect(r.status == 65)
         #expect(r.stderr.split(separator: "\n").filter { $0.contains(": missing") }.count == 3, "\(r.stderr)")
@@ -71,7 +75,8 @@ struct RingToolTests {
         _ = try ToolRunner.run(["ring", "fill", tmp.path, "--count", "1", "--bytes", "500", "--durability", "none"])
         let key = field.split(separator: ":")[0]
         let text = try String(contentsOfFile: tmp.sub("ring.json"), encoding: .utf8)
-        let edited = text.split(separator: "\n").map { $0.contains(key) ? "  \(field)," : String($0) }.joined(separator: "\n")
+        let edited = text.split(separator: "\n").map { $0.contains(key) ? "  \(field)," : String($0) }.joined(
+            separator: "\n")
         try edited.write(toFile: tmp.sub("ring.json"), atomically: false, encoding: .utf8)
         for command in ["verify", "inspect"] {
             let r = try ToolRunner.run(["ring", command, tmp.path])
@@ -91,7 +96,8 @@ struct RingToolTests {
         try log.close()
         let r = try ToolRunner.run(["ring", "verify", tmp.path])
         #expect(r.status == 75, "\(r.stdout)\(r.stderr)")
-        #expect(r.stdout.contains("recoverable:") && r.stdout.contains("next run on this ring discards it"), "\(r.stdout)")
+        #expect(
+            r.stdout.contains("recoverable:") && r.stdout.contains("next run on this ring discards it"), "\(r.stdout)")
         #expect(r.stderr.isEmpty, "\(r.stderr)")
         _ = end
         // Opening the ring (as the next run does) repairs it: verify is then clean.
@@ -117,7 +123,8 @@ struct RingToolTests {
         let r = try ToolRunner.run(["index", "inspect", "--json", tmp.sub("index.bin")])
         #expect(r.status == 0)
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
-        #expect((o["entries"] as? [[String: Any]])?.compactMap { $0["kind"] as? String } == ["audio-window", "candidate"])
+        #expect(
+            (o["entries"] as? [[String: Any]])?.compactMap { $0["kind"] as? String } == ["audio-window", "candidate"])
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: tmp.sub("bad.bin")))
         let bad = try ToolRunner.run(["index", "inspect", tmp.sub("bad.bin")])

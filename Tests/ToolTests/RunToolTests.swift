@@ -13,11 +13,15 @@ struct RunToolTests {
     @Test func theShortSessionMintsAClipPerImpactThatDecodesWithTheImpactWhereTruthSays() throws {
         let tmp = TemporaryDirectory("ppc-run")
         let out = tmp.sub("out")
-        let r = try ToolRunner.run(["run", ToolRunner.fixture("manifests/short-session.json"), "--out", out, "--device-id", "bay-3"])
+        let r = try ToolRunner.run([
+            "run", ToolRunner.fixture("manifests/short-session.json"), "--out", out, "--device-id", "bay-3",
+        ])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
         #expect(r.stdout.contains("2 candidates, 2 shots, 2 clips"))
 
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
+                as? [String: Any])
         func value(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
         #expect(value("framesEncoded") == 600 && value("framesDropped") == 0)
         #expect(value("candidates") == 2 && value("shots") == 2)
@@ -25,7 +29,9 @@ struct RunToolTests {
         // The audio source is read ahead on its own queue (2 s of 10 ms blocks): how far detection fell behind is a
         // measured figure within it.
         #expect((report["audioBacklogMaxMs"] as? [String: Any])?["provenance"] as? String == "measured")
-        #expect(value("audioBacklogMaxMs").map { (10...2000).contains($0) } == true, "\(report["audioBacklogMaxMs"] ?? "none")")
+        #expect(
+            value("audioBacklogMaxMs").map { (10...2000).contains($0) } == true,
+            "\(report["audioBacklogMaxMs"] ?? "none")")
         let clips = try #require(report["clips"] as? [[String: Any]])
         #expect(clips.count == 2)
         #expect(report["device"] as? String == "bay-3")
@@ -37,10 +43,13 @@ struct RunToolTests {
             // The report gives the window as minted: it starts on a frame at or before t0 − clipPre (a keyframe) and ends
             // at or after t0 + clipPost — the timeline draws exactly that.
             let clipT0 = try #require((clip["t0Ns"] as? NSNumber)?.int64Value)
-            let start = try #require((clip["startNs"] as? NSNumber)?.int64Value), end = try #require((clip["endNs"] as? NSNumber)?.int64Value)
+            let start = try #require((clip["startNs"] as? NSNumber)?.int64Value)
+            let end = try #require((clip["endNs"] as? NSNumber)?.int64Value)
             #expect(start <= clipT0 - 1_500_000_000 && end >= clipT0 + 1_500_000_000, "\(start) \(clipT0) \(end)")
             #expect(end - start == Int64(clip["frames"] as? Int ?? 0) * (1_000_000_000 / 120), "\(start) \(end)")
-            let meta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(dir)/meta.json"))) as? [String: Any])
+            let meta = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(dir)/meta.json")))
+                    as? [String: Any])
             // Every file's XXH3 is the one meta.json states.
             let files = try #require(meta["files"] as? [String: [String: Any]])
             #expect(Set(files.keys) == ["clip.mp4", "audio.wav", "index.bin"])
@@ -51,11 +60,13 @@ struct RunToolTests {
             }
             #expect((meta["tof_correction"] as? [String: Any])?["samples"] is NSNull)
             // The clip decodes without a word; frames as meta.json says.
-            let decode = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", "\(dir)/clip.mp4", "-f", "null", "-"])
+            let decode = try ToolRunner.runProgram(
+                "ffmpeg", ["-v", "error", "-i", "\(dir)/clip.mp4", "-f", "null", "-"])
             #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
             let frames = (meta["frames"] as? NSNumber)?.intValue ?? -1
             // Decoded frame counters are contiguous, and the ball is gone from the frame t0 says.
-            let raw = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", "\(dir)/clip.mp4", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+            let raw = try ToolRunner.runProgram(
+                "ffmpeg", ["-v", "error", "-i", "\(dir)/clip.mp4", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
             let size = 320 * 180
             #expect(raw.stdout.count == frames * size)
             var counters: [Int64?] = []
@@ -74,28 +85,43 @@ struct RunToolTests {
             // The ball leaves (present → absent) on the truth frame. (A window can also hold an earlier swing's impact,
             // so the transition is looked for, not the first frame without a ball.)
             let leaves = (1..<ball.count).filter { ball[$0 - 1] && !ball[$0] }
-            let gone = try #require(leaves.first { first + Int64($0) == truthFrame }, "ball leaves at clip frames \(leaves.map { first + Int64($0) }), truth \(truthFrame)")
+            let gone = try #require(
+                leaves.first { first + Int64($0) == truthFrame },
+                "ball leaves at clip frames \(leaves.map { first + Int64($0) }), truth \(truthFrame)")
             // t0 (from the audio) puts the impact in the same frame.
             let t0 = try #require(((meta["t0Ns"] as? [String: Any])?["value"] as? NSNumber)?.int64Value)
             let window = try #require(meta["window"] as? [String: Any])
             let zero = try #require((window["clipTimeZeroNs"] as? NSNumber)?.int64Value)
             let t0Frame = (t0 - zero + 8_333_333) * 120 / 1_000_000_000
-            #expect(abs(t0Frame - Int64(gone)) <= 1, "t0 \(t0) is frame \(t0Frame) of the clip; the ball leaves at frame \(gone)")
+            #expect(
+                abs(t0Frame - Int64(gone)) <= 1,
+                "t0 \(t0) is frame \(t0Frame) of the clip; the ball leaves at frame \(gone)")
             // audio.wav: the 2 s window at 48 kHz.
-            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=sample_rate,duration", "-of", "csv=p=0", "\(dir)/audio.wav"])
+            let probe = try ToolRunner.runProgram(
+                "ffprobe",
+                ["-v", "error", "-show_entries", "stream=sample_rate,duration", "-of", "csv=p=0", "\(dir)/audio.wav"])
             #expect(String(decoding: probe.stdout, as: UTF8.self).hasPrefix("48000,2.000000"))
             // clip.mp4 carries the sound too (issue 32): an AAC track from the clip's time 0, whose strike — as ffmpeg
             // decodes it, independently — is within 1 ms of t0 (an eighth of a frame at 120 fps: on the impact frame);
             // meta.json says where the mint measured it.
-            let streams = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,codec_name,start_time", "-of", "csv=p=0", "\(dir)/clip.mp4"])
+            let streams = try ToolRunner.runProgram(
+                "ffprobe",
+                [
+                    "-v", "error", "-show_entries", "stream=codec_type,codec_name,start_time", "-of", "csv=p=0",
+                    "\(dir)/clip.mp4",
+                ])
             let lines = String(decoding: streams.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
             #expect(lines.contains("aac,audio,0.000000"), "\(lines)")
-            let pcm = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", "\(dir)/clip.mp4", "-map", "0:a", "-f", "f32le", "-ac", "1", "-ar", "48000", "-"])
+            let pcm = try ToolRunner.runProgram(
+                "ffmpeg",
+                ["-v", "error", "-i", "\(dir)/clip.mp4", "-map", "0:a", "-f", "f32le", "-ac", "1", "-ar", "48000", "-"])
             let sound: [Float] = pcm.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
             let loudest = sound.map(abs).max() ?? 0
             let onset = try #require(sound.firstIndex { abs($0) > 0.3 * loudest })
             let onsetNs = Int64(onset) * 1_000_000_000 / 48_000
-            #expect(abs(onsetNs - (t0 - zero)) <= 1_000_000, "the strike is heard at \(onsetNs) ns of the clip, t0 is at \(t0 - zero) ns")
+            #expect(
+                abs(onsetNs - (t0 - zero)) <= 1_000_000,
+                "the strike is heard at \(onsetNs) ns of the clip, t0 is at \(t0 - zero) ns")
             let track = try #require(meta["soundTrack"] as? [String: Any])
             let offset = try #require(track["strikeOffsetNs"] as? [String: Any])
             #expect(offset["provenance"] as? String == "measured")
@@ -105,7 +131,9 @@ struct RunToolTests {
         #expect(svg.hasPrefix("<svg") && svg.hasSuffix("</svg>\n") && svg.contains("shot 2"))
         #expect(!FileManager.default.fileExists(atPath: "\(out)/.staging"))
         let names = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
-        #expect(names.count == 2 && names.allSatisfy(isSessionClipID) && names[0].hasSuffix("-001") && names[1].hasSuffix("-002"), "\(names)")
+        #expect(
+            names.count == 2 && names.allSatisfy(isSessionClipID) && names[0].hasSuffix("-001")
+                && names[1].hasSuffix("-002"), "\(names)")
         // Every clip of one run carries the same session id, and meta.json and the report say which.
         #expect(Set(names.map { $0.dropLast(4) }).count == 1)
         #expect((report["sessionId"] as? String).map { names[0].contains($0) } == true)
@@ -117,35 +145,48 @@ struct RunToolTests {
     @Test func aRecordedIMURidesInEachClipAsTheFileGaveIt() throws {
         let tmp = TemporaryDirectory("ppc-run-imu")
         var csv = "# exported from a phone\ntimeSeconds,ax,ay,az,gx,gy,gz\n"
-        for i in 0..<1000 { csv += "\(Double(i) / 200),0,0,1,\(Double(i % 50) / 1000),0,0\n" }  // 200 Hz for 5 s; gx marks each sample
+        // 200 Hz for 5 s; gx marks each sample
+        for i in 0..<1000 { csv += "\(Double(i) / 200),0,0,1,\(Double(i % 50) / 1000),0,0\n" }
         #expect(FileManager.default.createFile(atPath: tmp.sub("imu.csv"), contents: Data(csv.utf8)))
         let fixture = try String(contentsOfFile: ToolRunner.fixture("manifests/short-session.json"), encoding: .utf8)
         let imu = #"{ "plugin": "file.imu", "params": { "path": "\#(tmp.sub("imu.csv"))", "accelerationUnit": "g" } }"#
-        let manifest = fixture.replacingOccurrences(of: #"{ "plugin": "synthetic.imu", "params": { "seconds": 5, "impacts": [1.6, 3.304] } }"#, with: imu)
+        let manifest = fixture.replacingOccurrences(
+            of: #"{ "plugin": "synthetic.imu", "params": { "seconds": 5, "impacts": [1.6, 3.304] } }"#, with: imu)
         #expect(manifest.contains("file.imu"))
         #expect(FileManager.default.createFile(atPath: tmp.sub("m.json"), contents: Data(manifest.utf8)))
         let r = try ToolRunner.run(["run", tmp.sub("m.json"), "--out", tmp.sub("out")])
         #expect(r.status == 0 && r.stdout.contains("2 clips"), "\(r.stderr)\n\(r.stdout)")
         for shot in 1...2 {
-            let inspect = try ToolRunner.run(["index", "inspect", "--json", clipPath(tmp.sub("out/clips"), shot: shot) + "/index.bin"])
-            let entries = (try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["entries"] as? [[String: Any]] ?? []
+            let inspect = try ToolRunner.run([
+                "index", "inspect", "--json", clipPath(tmp.sub("out/clips"), shot: shot) + "/index.bin",
+            ])
+            let entries =
+                (try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])?["entries"]
+                as? [[String: Any]] ?? []
             let samples = entries.filter { $0["kind"] as? String == "imu-sample" }
             // The clip's window (pre + post = 3 s) at 200 Hz, each value the file's gx in mrad/s at its own time.
             #expect(samples.count >= 600, "shot \(shot): \(samples.count) IMU samples")
             for e in samples {
-                let t = (e["timeNs"] as? NSNumber)?.int64Value ?? -1, v = (e["value"] as? NSNumber)?.intValue ?? -1
+                let t = (e["timeNs"] as? NSNumber)?.int64Value ?? -1
+                let v = (e["value"] as? NSNumber)?.intValue ?? -1
                 #expect(t % 5_000_000 == 0 && Int64(v) == (t / 5_000_000) % 50, "sample at \(t) ns: \(v)")
             }
         }
 
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json")))) as? [String: Any] ?? [:]
+        let report =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json"))))
+            as? [String: Any] ?? [:]
         func figure(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
         #expect(figure("imuSamples") == 1000 && figure("imuSamplesBeforeVideo") == 0, "\(report["imuSamples"] ?? "")")
         #expect(!r.stdout.contains("⚠ imu"))
 
         // A recording on another clock than the video's: its samples reach no clip, and the run says so either way.
-        for (offset, said) in [("-100000000000", "all 1000 samples are timed before the video's first frame"), ("100000000000", "no sample within the capture")] {
-            let other = manifest.replacingOccurrences(of: #""accelerationUnit": "g""#, with: #""accelerationUnit": "g", "offsetNs": \#(offset)"#)
+        for (offset, said) in [
+            ("-100000000000", "all 1000 samples are timed before the video's first frame"),
+            ("100000000000", "no sample within the capture"),
+        ] {
+            let other = manifest.replacingOccurrences(
+                of: #""accelerationUnit": "g""#, with: #""accelerationUnit": "g", "offsetNs": \#(offset)"#)
             #expect(FileManager.default.createFile(atPath: tmp.sub("other.json"), contents: Data(other.utf8)))
             let o = try ToolRunner.run(["run", tmp.sub("other.json"), "--out", tmp.sub("other\(offset)")])
             #expect(o.status == 0 && o.stdout.contains("⚠ imu:") && o.stdout.contains(said), "\(offset): \(o.stdout)")
@@ -155,7 +196,9 @@ struct RunToolTests {
         #expect(broken != csv)
         #expect(FileManager.default.createFile(atPath: tmp.sub("imu.csv"), contents: Data(broken.utf8)))
         let b = try ToolRunner.run(["run", tmp.sub("m.json"), "--out", tmp.sub("out2")])
-        #expect(b.status == 1 && b.stdout.contains("imu: \(tmp.sub("imu.csv")):503: gx 'zz': not a number") && b.stdout.contains("2 clips"), "\(b.stderr)\n\(b.stdout)")
+        #expect(
+            b.status == 1 && b.stdout.contains("imu: \(tmp.sub("imu.csv")):503: gx 'zz': not a number")
+                && b.stdout.contains("2 clips"), "\(b.stderr)\n\(b.stdout)")
     }
 
     @Test func aBadManifestIsRefusedBeforeAnythingRuns() throws {
@@ -171,21 +214,30 @@ struct RunToolTests {
     @Test func aMicrophonePulledOutAndPutBackIsAnInterruptionAndTheNextSwingIsStillMinted() throws {
         let tmp = TemporaryDirectory("ppc-run-away")
         let manifest = try Self.flatManifest(
-            tmp.path, session: "away", fps: 120, seconds: 8, impacts: "[1.6, 3.3, 5.0]", audio: #", "awayAt": [3.0], "awaySeconds": 1.0"#)
+            tmp.path, session: "away", fps: 120, seconds: 8, impacts: "[1.6, 3.3, 5.0]",
+            audio: #", "awayAt": [3.0], "awaySeconds": 1.0"#)
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
         #expect(r.stdout.contains("⚠ audio interruption 1: the synthetic microphone was pulled out"), "\(r.stdout)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
+                as? [String: Any])
         let list = try #require(report["interruptionList"] as? [[String: Any]])
-        #expect(list.count == 1 && list[0]["source"] as? String == "audio" && list[0]["verified"] as? Bool == true, "\(list)")
-        #expect((list[0]["startNs"] as? NSNumber)?.int64Value == 3_000_000_000 && (list[0]["endNs"] as? NSNumber)?.int64Value == 4_000_000_000)
+        #expect(
+            list.count == 1 && list[0]["source"] as? String == "audio" && list[0]["verified"] as? Bool == true,
+            "\(list)")
+        #expect(
+            (list[0]["startNs"] as? NSNumber)?.int64Value == 3_000_000_000
+                && (list[0]["endNs"] as? NSNumber)?.int64Value == 4_000_000_000)
         let gaps = try #require((report["audioGaps"] as? [String: Any])?["value"] as? [[String: Any]])
         #expect(gaps.count == 1 && (gaps[0]["samples"] as? NSNumber)?.intValue == 48_000, "\(gaps)")
         #expect((gaps[0]["reason"] as? String)?.contains("its device was away") == true, "\(gaps)")
         let clips = try #require(report["clips"] as? [[String: Any]])
         let t0s = clips.compactMap { ($0["t0Ns"] as? NSNumber)?.int64Value }
-        #expect(t0s.count == 2 && abs(t0s[0] - 1_600_000_000) < 1_000_000 && abs(t0s[1] - 5_000_000_000) < 1_000_000, "\(t0s)")
+        #expect(
+            t0s.count == 2 && abs(t0s[0] - 1_600_000_000) < 1_000_000 && abs(t0s[1] - 5_000_000_000) < 1_000_000,
+            "\(t0s)")
     }
 
     /// A swing heard sooner after arming than the pre-roll (found 2026-12-02: a shot at 1.5 s with the default 1.5 s
@@ -197,18 +249,30 @@ struct RunToolTests {
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
         #expect(r.stdout.contains("pre-roll cut to 0.600 s by the start of capture"), "\(r.stdout)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json"))) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
+                as? [String: Any])
         let clips = try #require(report["clips"] as? [[String: Any]])
         #expect(clips.count == 1)
         #expect((clips.first?["startNs"] as? NSNumber)?.int64Value == 0)
         let path = try #require(clips.first?["path"] as? String)
         let probe = try ToolRunner.runProgram(
-            "/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", "\(path)/clip.mp4"])
-        #expect(probe.status == 0 && String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "240", "\(probe)")  // every frame: 0.6 s before t0 and the 3.4 s after it, whole fragments
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames",
+                "-of", "csv=p=0", "\(path)/clip.mp4",
+            ])
+        #expect(
+            probe.status == 0
+                && String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    == "240",
+            "\(probe)")  // every frame: 0.6 s before t0 and the 3.4 s after it, whole fragments
     }
 
     /// A synthetic session to a file sink: flat 320×180 video and its audio (`audio`: more of the audio's parameters).
-    static func flatManifest(_ dir: String, session: String, fps: Int, seconds: Double, impacts: String, audio: String = "") throws -> String {
+    static func flatManifest(
+        _ dir: String, session: String, fps: Int, seconds: Double, impacts: String, audio: String = ""
+    ) throws -> String {
         let manifest = "\(dir)/\(session).json"
         try """
         {

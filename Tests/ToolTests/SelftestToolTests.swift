@@ -40,9 +40,12 @@ struct SelftestToolTests {
         let tmp = TemporaryDirectory()
         let path = tmp.sub("fast.y4m")
         let frame = Data("FRAME\n".utf8) + Data(count: 320 * 180 * 3 / 2)
-        try (Data("YUV4MPEG2 W320 H180 F2147483647:1 Ip A1:1 C420jpeg\n".utf8) + frame + frame).write(to: URL(fileURLWithPath: path))
+        try (Data("YUV4MPEG2 W320 H180 F2147483647:1 Ip A1:1 C420jpeg\n".utf8) + frame + frame).write(
+            to: URL(fileURLWithPath: path))
         let r = try ToolRunner.run(["selftest", "--source", "file:\(path)", "--seconds", "1"])
-        #expect(r.status == 65 && r.stderr.contains(path) && r.stderr.contains("2147483647/1 frames per second"), "\(r.status) \(r.stderr)")
+        #expect(
+            r.status == 65 && r.stderr.contains(path) && r.stderr.contains("2147483647/1 frames per second"),
+            "\(r.status) \(r.stderr)")
     }
 
     @Test func anUnknownEncoderIsNamed() throws {

@@ -25,7 +25,10 @@ struct StopSignalTests {
             t.start()
             return t
         }
-        defer { stop.store(true, ordering: .relaxed); _ = busy }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            _ = busy
+        }
         // One at a time (two sent at once may be merged by the kernel into one), each waited for before the next.
         for i in 1...200 {
             let name = i.isMultiple(of: 2) ? "SIGTERM" : "SIGINT"

@@ -14,20 +14,27 @@ struct StudioBrowserTests {
         var out: [String] = []
         if !FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") { out.append("chromium") }
         if !FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver") { out.append("chromium-driver") }
-        if !FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/selenium") { out.append("python3-selenium") }
+        if !FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/selenium") {
+            out.append("python3-selenium")
+        }
         return out
     }
 
     @Test func theStudioInChromium() throws {
-        try #require(Self.missing.isEmpty, "install \(Self.missing.joined(separator: ", ")) (scripts/install-deps does)")
+        try #require(
+            Self.missing.isEmpty, "install \(Self.missing.joined(separator: ", ")) (scripts/install-deps does)")
         let shots = ToolRunner.repoFile(".build/studio-screenshots")
         let work = TemporaryDirectory("ppc-studio-browser")
         // The script's children must not hold this process's pipes open: every inherited descriptor above 2 is closed.
-        let closeInherited = "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null; exec \"$@\""
-        let r = try ToolRunner.runProgram("/bin/bash", [
-            "-c", closeInherited, "studio-test", Self.python, ToolRunner.repoFile("Tests/Browser/studio_test.py"),
-            "--host-tool", ToolRunner.executable("ppc-host"), "--tool", ToolRunner.executable("ppc-tool"), "--out", shots, "--work", work.path,
-        ])
+        let closeInherited =
+            "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null; exec \"$@\""
+        let r = try ToolRunner.runProgram(
+            "/bin/bash",
+            [
+                "-c", closeInherited, "studio-test", Self.python, ToolRunner.repoFile("Tests/Browser/studio_test.py"),
+                "--host-tool", ToolRunner.executable("ppc-host"), "--tool", ToolRunner.executable("ppc-tool"), "--out",
+                shots, "--work", work.path,
+            ])
         let out = String(decoding: r.stdout, as: UTF8.self)
         print(out)
         #expect(r.status == 0, "\(out)\n\(r.stderr)")
@@ -41,14 +48,19 @@ struct StudioBrowserTests {
     /// input, in sync, looping, first from its first looks and then its clips; its keys; two screen sizes; a host
     /// restart; a swing's star, notes and address kept when its second angle arrives. Steps in Tests/Browser/bay_test.py.
     @Test func theBayLoopInChromium() throws {
-        try #require(Self.missing.isEmpty, "install \(Self.missing.joined(separator: ", ")) (scripts/install-deps does)")
+        try #require(
+            Self.missing.isEmpty, "install \(Self.missing.joined(separator: ", ")) (scripts/install-deps does)")
         let shots = ToolRunner.repoFile(".build/studio-screenshots")
         let work = TemporaryDirectory("ppc-bay-browser")
-        let closeInherited = "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null; exec \"$@\""
-        let r = try ToolRunner.runProgram("/bin/bash", [
-            "-c", closeInherited, "bay-test", Self.python, ToolRunner.repoFile("Tests/Browser/bay_test.py"),
-            "--host-tool", ToolRunner.executable("ppc-host"), "--tool", ToolRunner.executable("ppc-tool"), "--out", shots, "--work", work.path,
-        ])
+        let closeInherited =
+            "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null; exec \"$@\""
+        let r = try ToolRunner.runProgram(
+            "/bin/bash",
+            [
+                "-c", closeInherited, "bay-test", Self.python, ToolRunner.repoFile("Tests/Browser/bay_test.py"),
+                "--host-tool", ToolRunner.executable("ppc-host"), "--tool", ToolRunner.executable("ppc-tool"), "--out",
+                shots, "--work", work.path,
+            ])
         let out = String(decoding: r.stdout, as: UTF8.self)
         print(out)
         #expect(r.status == 0, "\(out)\n\(r.stderr)")
@@ -63,28 +75,37 @@ struct StudioBrowserTests {
     @Test func theStudioLinkIsGivenAgainWithTheKeyTheStudioAsksFor() throws {
         let tmp = TemporaryDirectory("ppc-studio-link")
         let state = tmp.sub("state")
-        let link = try ToolRunner.run(["studio-link", "--state", state, "--http", "192.168.1.20:8080"], tool: "ppc-host")
+        let link = try ToolRunner.run(
+            ["studio-link", "--state", state, "--http", "192.168.1.20:8080"], tool: "ppc-host")
         #expect(link.status == 0, "\(link.stderr)")
         let line = link.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(line.hasPrefix("http://192.168.1.20:8080/?key=") && line.count == "http://192.168.1.20:8080/?key=".count + 64, "\(line)")
+        #expect(
+            line.hasPrefix("http://192.168.1.20:8080/?key=")
+                && line.count == "http://192.168.1.20:8080/?key=".count + 64, "\(line)")
         let key = String(line.suffix(64))
         let again = try ToolRunner.run(["studio-link", "--state", state, "--http", "0.0.0.0:8080"], tool: "ppc-host")
         #expect(again.stdout.hasSuffix("/?key=\(key)\n") && !again.stdout.contains("0.0.0.0"), "\(again.stdout)")
         // The studio served with that state asks for that key.
-        let host = try HostLog(library: tmp.sub("library"), state: state, extra: ["--http", "127.0.0.1:0", "--studio-on-network"])
+        let host = try HostLog(
+            library: tmp.sub("library"), state: state, extra: ["--http", "127.0.0.1:0", "--studio-on-network"])
         #expect(host.await("/?key=\(key) "), "\(host.log.text)")
         host.stop()
-        let renewed = try ToolRunner.run(["studio-link", "--state", state, "--http", "192.168.1.20:8080", "--new"], tool: "ppc-host")
-        #expect(renewed.status == 0 && !renewed.stdout.contains(key) && renewed.stderr.contains("until it starts again"), "\(renewed.stdout)\(renewed.stderr)")
+        let renewed = try ToolRunner.run(
+            ["studio-link", "--state", state, "--http", "192.168.1.20:8080", "--new"], tool: "ppc-host")
+        #expect(
+            renewed.status == 0 && !renewed.stdout.contains(key) && renewed.stderr.contains("until it starts again"),
+            "\(renewed.stdout)\(renewed.stderr)")
         let noPort = try ToolRunner.run(["studio-link", "--state", state, "--http", "192.168.1.20"], tool: "ppc-host")
         #expect(noPort.status == 64 && noPort.stderr.contains("ADDRESS:PORT"), "\(noPort.stderr)")
     }
 
     @Test func aStudioOffLoopbackMustBeAskedForAndABadAddressIsNamed() throws {
         let tmp = TemporaryDirectory("ppc-studio-lan")
-        let lan = try ToolRunner.run(["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "0.0.0.0:0"], tool: "ppc-host")
+        let lan = try ToolRunner.run(
+            ["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "0.0.0.0:0"], tool: "ppc-host")
         #expect(lan.status == 64 && lan.stderr.contains("--studio-on-network"), "\(lan.stderr)")
-        let bad = try ToolRunner.run(["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "127.0.0.1"], tool: "ppc-host")
+        let bad = try ToolRunner.run(
+            ["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "127.0.0.1"], tool: "ppc-host")
         #expect(bad.status == 64 && bad.stderr.contains("ADDRESS:PORT"), "\(bad.stderr)")
     }
 }

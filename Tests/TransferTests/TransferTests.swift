@@ -1,16 +1,16 @@
 import Checksum
+import Crypto
 import Foundation
 import Glibc
 import Syscall
 import TestSupport
 import Testing
-import Crypto
-
-/// These tests speak plaintext to a loopback host (the encrypted link has its own tests in LinkTests and ToolTests).
-let plaintextOnly = HostSecurity(identity: KeyPair.generate(), deviceFor: { _ in nil }, allowPlaintext: true)
 
 @testable import Link
 @testable import Transfer
+
+/// These tests speak plaintext to a loopback host (the encrypted link has its own tests in LinkTests and ToolTests).
+let plaintextOnly = HostSecurity(identity: KeyPair.generate(), deviceFor: { _ in nil }, allowPlaintext: true)
 
 @Suite("Transfer over loopback: verified, resumable, exactly once", .serialized)
 struct TransferTests {
@@ -30,23 +30,31 @@ struct TransferTests {
     static func connectBulk(_ port: Int, device: String = "bay-3") throws -> Connection {
         let c = try Connection.connect(host: "127.0.0.1", port: port, channel: .bulk)
         try c.send(.hello(protocolVersion: 1, deviceID: device, channel: .bulk, captureProfile: "640x360@120 h264"))
-        guard case .helloAck(true, _, _) = try c.receive(timeoutNs: 5_000_000_000) else { throw LinkError(.refused, "refused") }
+        guard case .helloAck(true, _, _) = try c.receive(timeoutNs: 5_000_000_000) else {
+            throw LinkError(.refused, "refused")
+        }
         return c
     }
 
     @Test func aBundleArrivesByteIdenticalAndConfirmed() throws {
         let tmp = TemporaryDirectory("ppc-link")
         let files = try Self.bundle(tmp.sub("staged"))
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
+        let server = try HostServer(
+            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         Self.start(server)
         defer { server.stop() }
-        let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(server.port))
+        let report = try BundleSender.send(
+            directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(server.port))
         #expect(report.remotePath == tmp.sub("library/bay-3/s-001"))
         // Bulk keeps a core free for control where there are two or more, and then sends the larger chunks.
         let cores = ThreadPriority.allowedCores(ofProcess: true)
         #expect(!cores.isEmpty)
-        #expect(report.chunkBytes == (cores.count >= 2 ? BundleSender.chunkBytesOnSpareCores : BundleSender.chunkBytesSharingCores))
-        for (n, b) in files { #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b) }
+        #expect(
+            report.chunkBytes
+                == (cores.count >= 2 ? BundleSender.chunkBytesOnSpareCores : BundleSender.chunkBytesSharingCores))
+        for (n, b) in files {
+            #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b)
+        }
         #expect(FileManager.default.fileExists(atPath: "\(report.remotePath)/host-meta.json"))
         #expect(report.bytesSent < 900_000 + 384_000)  // the WAV went compressed
     }
@@ -57,24 +65,37 @@ struct TransferTests {
     @Test func aBundleThatDoesNotMatchItsMetaIsKeptAndMarked() throws {
         let tmp = TemporaryDirectory("ppc-link")
         _ = try Self.bundle(tmp.sub("staged"))
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
+        let server = try HostServer(
+            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         let seen = Guarded<[String]>([])
         server.checkBundle = { folder in
             seen.withLock { $0.append(folder) }
-            return (try? FileManager.default.contentsOfDirectory(atPath: folder).sorted()) == ["audio.wav", "clip.mp4", "meta.json"]
+            return (try? FileManager.default.contentsOfDirectory(atPath: folder).sorted()) == [
+                "audio.wav", "clip.mp4", "meta.json",
+            ]
                 ? "clip.mp4: its bytes are not those minted" : "unexpected files"
         }
         Self.start(server)
         defer { server.stop() }
-        let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(server.port))
+        let report = try BundleSender.send(
+            directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(server.port))
         #expect(seen.withLock { $0 }.count == 1)  // once, on the verified files, before host-meta.json is written
-        let hostMeta = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/host-meta.json"))) as? [String: Any])
-        #expect(hostMeta["bundle"] as? String == "does not match its meta.json: clip.mp4: its bytes are not those minted", "\(hostMeta)")
-        #expect(server.log.contains { $0.contains("s-001: does not match its meta.json") && $0.contains("kept and marked") }, "\(server.log)")
+        let hostMeta = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/host-meta.json"))) as? [String: Any])
+        #expect(
+            hostMeta["bundle"] as? String == "does not match its meta.json: clip.mp4: its bytes are not those minted",
+            "\(hostMeta)")
+        #expect(
+            server.log.contains {
+                $0.contains("s-001: does not match its meta.json") && $0.contains("kept and marked")
+            }, "\(server.log)")
     }
 
     /// A bundle sent in 128 KiB chunks to a host that cuts the bulk channel after `chunks` of them.
-    static func cutTransfer(after chunks: Int) throws -> (tmp: TemporaryDirectory, files: [String: [UInt8]], library: String, received: Int) {
+    static func cutTransfer(after chunks: Int) throws -> (
+        tmp: TemporaryDirectory, files: [String: [UInt8]], library: String, received: Int
+    ) {
         let tmp = TemporaryDirectory("ppc-link")
         let files = try Self.bundle(tmp.sub("staged"))
         let library = tmp.sub("library")
@@ -82,7 +103,9 @@ struct TransferTests {
         first.stopBulkAfterChunks = chunks
         Self.start(first)
         #expect(throws: (any Error).self) {
-            try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(first.port), chunkBytes: 128 * 1024)
+            try BundleSender.send(
+                directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(first.port),
+                chunkBytes: 128 * 1024)
         }
         first.stop()
         return (tmp, files, library, first.store.chunksReceived)
@@ -102,7 +125,9 @@ struct TransferTests {
             seen.confined = ThreadPriority.confineToSpareCores().confined
             seen.after = ThreadPriority.allowedCores()
             // Twice is once: confinement is judged against the process's cores, not the thread's.
-            seen.confined = seen.confined && ThreadPriority.confineToSpareCores().confined && ThreadPriority.allowedCores() == seen.after
+            seen.confined =
+                seen.confined && ThreadPriority.confineToSpareCores().confined
+                && ThreadPriority.allowedCores() == seen.after
             done.signal()
         }.start()
         done.wait()
@@ -156,7 +181,9 @@ struct TransferTests {
         try FileManager.default.createDirectory(atPath: tmp.sub("small"), withIntermediateDirectories: true)
         try Data("{\"clipId\": \"s-002\"}".utf8).write(to: URL(fileURLWithPath: tmp.sub("small/meta.json")))
         let report = try BundleSender.send(directory: tmp.sub("small"), clipID: "s-002", over: bulk)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/meta.json")) == Data("{\"clipId\": \"s-002\"}".utf8))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/meta.json"))
+                == Data("{\"clipId\": \"s-002\"}".utf8))
     }
 
     @Test func eachChannelIsMarkedSoControlLeavesFirstAcrossANetwork() throws {
@@ -164,14 +191,17 @@ struct TransferTests {
         defer { listener.stop() }
         func marks(_ channel: LinkMessage.Channel) throws -> (tos: Int32, priority: Int32) {
             let c = try Connection.connect(host: "127.0.0.1", port: listener.port, channel: channel)
-            var tos: Int32 = -1, priority: Int32 = -1
+            var tos: Int32 = -1
+            var priority: Int32 = -1
             var n = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(c.fd, Int32(IPPROTO_IP), IP_TOS, &tos, &n)
             n = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(c.fd, SOL_SOCKET, SO_PRIORITY, &priority, &n)
             return (tos, priority)
         }
-        let control = try marks(.control), bulk = try marks(.bulk), preview = try marks(.preview)
+        let control = try marks(.control)
+        let bulk = try marks(.bulk)
+        let preview = try marks(.preview)
         #expect(control.tos == 0xB8 && control.priority == 6)  // DSCP EF; pfifo_fast band 0
         #expect(bulk.tos == 0x20 && bulk.priority == 2)  // DSCP CS1; band 2
         #expect(preview.priority < control.priority && preview.priority != bulk.priority)
@@ -183,14 +213,24 @@ struct TransferTests {
         let second = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any, security: plaintextOnly)
         Self.start(second)
         defer { second.stop() }
-        let report = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port), chunkBytes: 128 * 1024)
+        let report = try BundleSender.send(
+            directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port),
+            chunkBytes: 128 * 1024)
         let total = (900_000 + 127 * 1024) / (128 * 1024) + (384_000 + 128 * 1024 - 1) / (128 * 1024) + 1
-        #expect(received + second.store.chunksReceived <= total + 1, "\(received) + \(second.store.chunksReceived) chunks for \(total)")
-        for (n, b) in files { #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b) }
+        #expect(
+            received + second.store.chunksReceived <= total + 1,
+            "\(received) + \(second.store.chunksReceived) chunks for \(total)")
+        for (n, b) in files {
+            #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b)
+        }
         // Sent again (the device never heard the confirmation): confirmed again, nothing resent, still one clip.
-        let again = try BundleSender.send(directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port))
+        let again = try BundleSender.send(
+            directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port))
         #expect(again.chunksSent == 0 && again.remotePath == report.remotePath)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(library)/bay-3").filter { !$0.hasPrefix(".") } == ["s-001"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: "\(library)/bay-3").filter { !$0.hasPrefix(".") } == [
+                "s-001"
+            ])
     }
 
     @Test func aPartialFileWhoseUnsyncedBytesWereLostResumesFromWhatIsReallyThere() throws {
@@ -208,18 +248,27 @@ struct TransferTests {
         defer { second.stop() }
         let progress = BundleSender.Progress()
         let report = try BundleSender.send(
-            directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port), chunkBytes: 128 * 1024, progress: progress)
-        #expect(progress.report.resumedAt["audio.wav"] == 128 * 1024, "only the first chunk still matched its log: \(progress.report.resumedAt)")
-        for (n, b) in files { #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b) }
+            directory: tmp.sub("staged"), clipID: "s-001", over: try Self.connectBulk(second.port),
+            chunkBytes: 128 * 1024, progress: progress)
+        #expect(
+            progress.report.resumedAt["audio.wav"] == 128 * 1024,
+            "only the first chunk still matched its log: \(progress.report.resumedAt)")
+        for (n, b) in files {
+            #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(report.remotePath)/\(n)"))) == b)
+        }
     }
 
     @Test func theIngestPolicyRefusesByNameAndReasonWithoutItsValuesOnTheWire() throws {
         let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .pinpointStudio, security: plaintextOnly)
+        let server = try HostServer(
+            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .pinpointStudio, security: plaintextOnly)
         Self.start(server)
         defer { server.stop() }
         do {
-            _ = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4, heartbeatIntervalNs: 100_000_000))
+            _ = try DeviceLink(
+                .init(
+                    host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264",
+                    syncBurst: 4, heartbeatIntervalNs: 100_000_000))
             Issue.record("a 360-line device was accepted by pinpoint-studio")
         } catch {
             #expect(error.code == .refused)
@@ -232,13 +281,17 @@ struct TransferTests {
 
     @Test func aMalformedMessageClosesThatLinkOnlyAndIsLogged() throws {
         let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
+        let server = try HostServer(
+            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         Self.start(server)
         defer { server.stop() }
         let bad = try Connection.connect(host: "127.0.0.1", port: server.port, channel: .control)
         bad.sendRaw([1, 99, 0, 0, 4, 0, 0, 0, 1, 2, 3, 4])  // unknown type
         #expect(throws: LinkError.self) { try bad.receive(timeoutNs: 5_000_000_000) }  // the host closed it
-        let link = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "good", captureProfile: "640x360@120 h264", syncBurst: 8, heartbeatIntervalNs: 50_000_000))
+        let link = try DeviceLink(
+            .init(
+                host: "127.0.0.1", port: server.port, deviceID: "good", captureProfile: "640x360@120 h264",
+                syncBurst: 8, heartbeatIntervalNs: 50_000_000))
         try link.start()
         #expect(link.status == .up)
         #expect(link.relation != nil)
@@ -248,12 +301,14 @@ struct TransferTests {
 
     @Test func theHostClosesADeviceThatFallsSilentForThreeHeartbeats() throws {
         let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
+        let server = try HostServer(
+            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         server.deadPeerTimeoutNs = 150_000_000
         Self.start(server)
         defer { server.stop() }
         let c = try Connection.connect(host: "127.0.0.1", port: server.port, channel: .control)
-        try c.send(.hello(protocolVersion: 1, deviceID: "silent", channel: .control, captureProfile: "640x360@120 h264"))
+        try c.send(
+            .hello(protocolVersion: 1, deviceID: "silent", channel: .control, captureProfile: "640x360@120 h264"))
         guard case .helloAck(true, _, _) = try c.receive(timeoutNs: 5_000_000_000) else {
             Issue.record("not accepted")
             return
@@ -271,9 +326,13 @@ struct TransferTests {
     /// A host on a fresh library and a device linked to it, heartbeating every 20 ms.
     static func linkedDevice() throws -> (tmp: TemporaryDirectory, server: HostServer, link: DeviceLink) {
         let tmp = TemporaryDirectory("ppc-link")
-        let server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
+        let server = try HostServer(
+            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         Self.start(server)
-        let link = try DeviceLink(.init(host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4, heartbeatIntervalNs: 20_000_000))
+        let link = try DeviceLink(
+            .init(
+                host: "127.0.0.1", port: server.port, deviceID: "d", captureProfile: "640x360@120 h264", syncBurst: 4,
+                heartbeatIntervalNs: 20_000_000))
         try link.start()
         return (tmp, server, link)
     }
@@ -311,19 +370,23 @@ struct HostHostileInputTests {
         let server: HostServer
         var library: String { tmp.sub("library") }
         init(deadPeerTimeoutNs: Int64 = 3_000_000_000) throws {
-            server = try HostServer(host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
+            server = try HostServer(
+                host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
             server.deadPeerTimeoutNs = deadPeerTimeoutNs
             TransferTests.start(server)
         }
         deinit { server.stop() }
-        func bulk(device: String = "bay-3") throws -> Connection { try TransferTests.connectBulk(server.port, device: device) }
+        func bulk(device: String = "bay-3") throws -> Connection {
+            try TransferTests.connectBulk(server.port, device: device)
+        }
     }
 
     /// A bundle of three small files with known bytes.
     static func bundle(_ dir: String, clip: UInt8) throws {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         for (n, name) in ["clip.mp4", "audio.wav", "meta.json"].enumerated() {
-            try Data([UInt8](repeating: clip &+ UInt8(n), count: 20_000)).write(to: URL(fileURLWithPath: "\(dir)/\(name)"))
+            try Data([UInt8](repeating: clip &+ UInt8(n), count: 20_000)).write(
+                to: URL(fileURLWithPath: "\(dir)/\(name)"))
         }
     }
 
@@ -341,9 +404,20 @@ struct HostHostileInputTests {
     /// (the studio's live view). An offset or a shot time no capture clock could give closes that link naming it, and
     /// the host serves on. Before, a relation offset of 1 and a shot at Int64.max trapped the host's live view.
     @Test(arguments: [
-        ([LinkMessage.relationUpdate(offsetNs: 1, skewPpm: 0, uncertaintyNs: 1000, samples: 8), .shot(id: 1, t0Ns: .max)], "shot from bay-x: t0 9223372036854775807 ns"),
-        ([.relationUpdate(offsetNs: .min, skewPpm: 0, uncertaintyNs: 1000, samples: 8)], "relation_update from bay-x: offset -9223372036854775808 ns"),
-        ([.relationUpdate(offsetNs: 0, skewPpm: 0, uncertaintyNs: .max, samples: 8)], "uncertainty 9223372036854775807 ns are not a clock relation"),
+        (
+            [
+                LinkMessage.relationUpdate(offsetNs: 1, skewPpm: 0, uncertaintyNs: 1000, samples: 8),
+                .shot(id: 1, t0Ns: .max),
+            ], "shot from bay-x: t0 9223372036854775807 ns"
+        ),
+        (
+            [.relationUpdate(offsetNs: .min, skewPpm: 0, uncertaintyNs: 1000, samples: 8)],
+            "relation_update from bay-x: offset -9223372036854775808 ns"
+        ),
+        (
+            [.relationUpdate(offsetNs: 0, skewPpm: 0, uncertaintyNs: .max, samples: 8)],
+            "uncertainty 9223372036854775807 ns are not a clock relation"
+        ),
     ])
     func aClockFigureNoCaptureClockGivesClosesThatLinkOnly(messages: [LinkMessage], said: String) throws {
         let host = try Host()
@@ -357,7 +431,10 @@ struct HostHostileInputTests {
         Self.expectClosed(c)
         #expect(host.server.liveDevices.first { $0.id == "bay-x" }?.lastShotHostNs == nil)
         #expect(host.server.log.contains { $0.contains(said) }, "\(host.server.log)")
-        let link = try DeviceLink(.init(host: "127.0.0.1", port: host.server.port, deviceID: "good", captureProfile: "640x360@120 h264", syncBurst: 8, heartbeatIntervalNs: 50_000_000))
+        let link = try DeviceLink(
+            .init(
+                host: "127.0.0.1", port: host.server.port, deviceID: "good", captureProfile: "640x360@120 h264",
+                syncBurst: 8, heartbeatIntervalNs: 50_000_000))
         try link.start()
         #expect(link.status == .up)
         link.close(reason: "test over")
@@ -376,7 +453,9 @@ struct HostHostileInputTests {
         }
         #expect(host.server.log.contains { $0.contains("REFUSED") && $0.contains("s-001") })
         for name in ["clip.mp4", "audio.wav", "meta.json"] {
-            #expect(FileManager.default.contents(atPath: "\(report.remotePath)/\(name)") == FileManager.default.contents(atPath: host.tmp.sub("first/\(name)")))
+            #expect(
+                FileManager.default.contents(atPath: "\(report.remotePath)/\(name)")
+                    == FileManager.default.contents(atPath: host.tmp.sub("first/\(name)")))
         }
         // The same bytes again are confirmed again, nothing resent.
         let same = try BundleSender.send(directory: host.tmp.sub("first"), clipID: "s-001", over: try host.bulk())
@@ -412,7 +491,9 @@ struct HostHostileInputTests {
         Self.expectClosed(c)
         #expect(host.server.log.contains { $0.contains("over the host's limit") }, "\(host.server.log)")
         try Self.bundle(host.tmp.sub("b"), clip: 4)
-        #expect(try BundleSender.send(directory: host.tmp.sub("b"), clipID: "s-002", over: try host.bulk()).remotePath.hasSuffix("/s-002"))
+        #expect(
+            try BundleSender.send(directory: host.tmp.sub("b"), clipID: "s-002", over: try host.bulk()).remotePath
+                .hasSuffix("/s-002"))
     }
 
     @Test func clipDoneAfterHalfAFileConfirmsNothing() throws {
@@ -420,13 +501,22 @@ struct HostHostileInputTests {
         let c = try host.bulk()
         let bytes: [UInt8] = Array(0..<10)
         try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: 10, xxh3: XXH3.hash(bytes)))
-        guard case .resumeAt(_, _, 0) = try c.receive(timeoutNs: 5_000_000_000) else { Issue.record("no resume_at 0"); return }
-        try c.send(.chunk(offset: 0, xxh3: XXH3.hash(Array(bytes[0..<5])), compressed: false, data: Array(bytes[0..<5])))
-        guard case .chunkAck(5) = try c.receive(timeoutNs: 5_000_000_000) else { Issue.record("no ack"); return }
+        guard case .resumeAt(_, _, 0) = try c.receive(timeoutNs: 5_000_000_000) else {
+            Issue.record("no resume_at 0")
+            return
+        }
+        try c.send(
+            .chunk(offset: 0, xxh3: XXH3.hash(Array(bytes[0..<5])), compressed: false, data: Array(bytes[0..<5])))
+        guard case .chunkAck(5) = try c.receive(timeoutNs: 5_000_000_000) else {
+            Issue.record("no ack")
+            return
+        }
         try c.send(.clipDone(clipID: "s-001"))
         Self.expectClosed(c)
         #expect(!FileManager.default.fileExists(atPath: "\(host.library)/bay-3/s-001"))
-        #expect(host.server.log.contains { $0.contains("before every offered file was verified (not verified: clip.mp4)") }, "\(host.server.log)")
+        #expect(
+            host.server.log.contains { $0.contains("before every offered file was verified (not verified: clip.mp4)") },
+            "\(host.server.log)")
     }
 
     @Test func aFileVerifiedThenOfferedAgainAndCutIsNotConfirmed() throws {
@@ -434,15 +524,20 @@ struct HostHostileInputTests {
         // was cut after one chunk, and clip_done confirmed the torn file.
         let host = try Host()
         let c = try host.bulk()
-        let first: [UInt8] = Array(0..<8), second: [UInt8] = Array(100..<116)
+        let first: [UInt8] = Array(0..<8)
+        let second: [UInt8] = Array(100..<116)
         try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: 8, xxh3: XXH3.hash(first)))
         _ = try c.receive(timeoutNs: 5_000_000_000)
         try c.send(.chunk(offset: 0, xxh3: XXH3.hash(first), compressed: false, data: first))
         _ = try c.receive(timeoutNs: 5_000_000_000)  // chunk_ack
-        guard case .fileComplete(_, _, true, _) = try c.receive(timeoutNs: 5_000_000_000) else { Issue.record("first not verified"); return }
+        guard case .fileComplete(_, _, true, _) = try c.receive(timeoutNs: 5_000_000_000) else {
+            Issue.record("first not verified")
+            return
+        }
         try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: 16, xxh3: XXH3.hash(second)))
         _ = try c.receive(timeoutNs: 5_000_000_000)
-        try c.send(.chunk(offset: 0, xxh3: XXH3.hash(Array(second[0..<4])), compressed: false, data: Array(second[0..<4])))
+        try c.send(
+            .chunk(offset: 0, xxh3: XXH3.hash(Array(second[0..<4])), compressed: false, data: Array(second[0..<4])))
         _ = try c.receive(timeoutNs: 5_000_000_000)
         try c.send(.clipDone(clipID: "s-001"))
         Self.expectClosed(c)
@@ -456,7 +551,10 @@ struct HostHostileInputTests {
         // Another clip.mp4 under the same id is refused; a clip_done after it must not confirm a thing.
         let c = try host.bulk()
         try c.send(.offer(clipID: "s-001", file: "clip.mp4", size: 3, xxh3: XXH3.hash([1, 2, 3])))
-        guard case .fileComplete(_, _, false, _) = try c.receive(timeoutNs: 5_000_000_000) else { Issue.record("not refused"); return }
+        guard case .fileComplete(_, _, false, _) = try c.receive(timeoutNs: 5_000_000_000) else {
+            Issue.record("not refused")
+            return
+        }
         try c.send(.clipDone(clipID: "s-001"))
         Self.expectClosed(c)
         // And an offer refused for want of space, then clip_done, on a clip never seen: nothing appears.
@@ -481,20 +579,25 @@ struct HostHostileInputTests {
         for channel in [LinkMessage.Channel.control, .bulk] {
             let c = try Connection.connect(host: "127.0.0.1", port: host.server.port, channel: channel)
             if channel == .bulk {
-                try c.send(.hello(protocolVersion: 1, deviceID: "slow", channel: .bulk, captureProfile: "640x360@120 h264"))
+                try c.send(
+                    .hello(protocolVersion: 1, deviceID: "slow", channel: .bulk, captureProfile: "640x360@120 h264"))
                 _ = try c.receive(timeoutNs: 5_000_000_000)
             }
             c.sendRaw([LinkMessage.version])  // one byte of a header, then nothing
             Self.expectClosed(c)
         }
-        #expect(host.server.log.filter { $0.contains("a message stalled after 1 of 8 bytes") }.count == 2, "\(host.server.log)")
+        #expect(
+            host.server.log.filter { $0.contains("a message stalled after 1 of 8 bytes") }.count == 2,
+            "\(host.server.log)")
     }
 
     @Test func anIdleBulkChannelWithoutAControlChannelIsClosed() throws {
         let host = try Host(deadPeerTimeoutNs: 200_000_000)
         let c = try host.bulk(device: "idle")
         Self.expectClosed(c)
-        #expect(host.server.log.contains { $0.contains("bulk channel of idle idle for 200 ms with no control channel up") }, "\(host.server.log)")
+        #expect(
+            host.server.log.contains { $0.contains("bulk channel of idle idle for 200 ms with no control channel up") },
+            "\(host.server.log)")
     }
 
     static let impossibleHostTimes: [(Int64, Int64)] = [(.max, .max), (.min, 0), (500, 400)]
@@ -504,7 +607,8 @@ struct HostHostileInputTests {
         var sequence: UInt64 = 0
         #expect(throws: LinkError.self) {
             _ = try DeviceLink.takeSample(
-                send: { _ in }, receive: { .syncReply(sequence: 1, t1: 0, t2: t2, t3: t3) }, now: { 100 }, sequence: &sequence)
+                send: { _ in }, receive: { .syncReply(sequence: 1, t1: 0, t2: t2, t3: t3) }, now: { 100 },
+                sequence: &sequence)
         }
     }
 

@@ -28,14 +28,25 @@ final class VividMicrophoneTests: XCTestCase {
         var x = (0..<n).map { _ in unit() * pow(10, -50 / 20) }
         let decay = 0.004 * Double(rate)
         for o in impactSamples {
-            for d in 0..<Int(decay * 12) { x[o + d] += pow(10, -12 / 20) * exp(-Double(d) / decay) * (d == 0 ? 1 : unit()) }
+            for d in 0..<Int(decay * 12) {
+                x[o + d] += pow(10, -12 / 20) * exp(-Double(d) / decay) * (d == 0 ? 1 : unit())
+            }
         }
         var out = Data()
         func put32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
         func put16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
-        out += Data("RIFF".utf8); put32(UInt32(36 + n * 2)); out += Data("WAVEfmt ".utf8)
-        put32(16); put16(1); put16(1); put32(UInt32(rate)); put32(UInt32(rate * 2)); put16(2); put16(16)
-        out += Data("data".utf8); put32(UInt32(n * 2))
+        out += Data("RIFF".utf8)
+        put32(UInt32(36 + n * 2))
+        out += Data("WAVEfmt ".utf8)
+        put32(16)
+        put16(1)
+        put16(1)
+        put32(UInt32(rate))
+        put32(UInt32(rate * 2))
+        put16(2)
+        put16(16)
+        out += Data("data".utf8)
+        put32(UInt32(n * 2))
         for v in x { put16(UInt16(bitPattern: Int16(max(-32768, min(32767, (v * 32767).rounded()))))) }
         return out
     }
@@ -43,9 +54,13 @@ final class VividMicrophoneTests: XCTestCase {
     func boot() throws -> VividTests.Boot {
         if Self.boot == nil {
             var bay = try String(contentsOfFile: ToolRunner.repoFile("Manifests/bay.json"), encoding: .utf8)
-            bay = bay.replacingOccurrences(of: "\"device\": \"/dev/video0\" }", with: "\"device\": \"/dev/video0\", \"width\": 320, \"height\": 180, \"fps\": 30 }")
-                .replacingOccurrences(of: "\"hw:1,0\"", with: "\"hw:Loopback,1,0\"")
-                .replacingOccurrences(of: "\"capture.videoBitrateBps\": 20000000", with: "\"capture.videoBitrateBps\": 2000000")
+            bay = bay.replacingOccurrences(
+                of: "\"device\": \"/dev/video0\" }",
+                with: "\"device\": \"/dev/video0\", \"width\": 320, \"height\": 180, \"fps\": 30 }"
+            )
+            .replacingOccurrences(of: "\"hw:1,0\"", with: "\"hw:Loopback,1,0\"")
+            .replacingOccurrences(
+                of: "\"capture.videoBitrateBps\": 20000000", with: "\"capture.videoBitrateBps\": 2000000")
             let script = """
                 set +e
                 T=ppc-tool
@@ -82,7 +97,8 @@ final class VividMicrophoneTests: XCTestCase {
                 """
             Self.boot = Result {
                 try VividTests.boot(
-                    params: "n_devs=1 node_types=0x1", script: script, files: ["bay.json": bay], data: ["impacts.wav": Self.impactsWAV()],
+                    params: "n_devs=1 node_types=0x1", script: script, files: ["bay.json": bay],
+                    data: ["impacts.wav": Self.impactsWAV()],
                     alsa: true)
             }
         }
@@ -96,7 +112,9 @@ final class VividMicrophoneTests: XCTestCase {
             let slope = play["nsPerSample"] as? Double
         else { return nil }
         let valid = play["validFromSample"] as? Int ?? 0
-        let candidates = Self.impactSamples.filter { $0 >= valid }.map { ($0, Double(t0) - (Double(first) + Double($0) * slope)) }
+        let candidates = Self.impactSamples.filter { $0 >= valid }.map {
+            ($0, Double(t0) - (Double(first) + Double($0) * slope))
+        }
         return candidates.min { abs($0.1) < abs($1.1) }
     }
 
@@ -129,12 +147,18 @@ final class VividMicrophoneTests: XCTestCase {
         // Every impact is heard — unless the VM was too slow for the card (an overrun, reported), when the ones it cost
         // are not; those heard still land on their samples.
         let played = Self.impactSamples.filter { $0 >= play["validFromSample"] as? Int ?? 0 }.count
-        if mic["overruns"] as? Int == 0 { XCTAssertEqual(heard.count, played, "\(heard)") } else { XCTAssertGreaterThan(heard.count, 0) }
+        if mic["overruns"] as? Int == 0 {
+            XCTAssertEqual(heard.count, played, "\(heard)")
+        } else {
+            XCTAssertGreaterThan(heard.count, 0)
+        }
         var matched = Set<Int>()
         for h in heard {
             let t0 = h["t0Ns"] as? Int64 ?? Int64(h["t0Ns"] as? Int ?? 0)
             let near = try XCTUnwrap(nearestPlayed(t0, play: play))
-            XCTAssertLessThanOrEqual(abs(near.offsetNs), bound, "impact at played sample \(near.sample) heard \(near.offsetNs / 1e6) ms away")
+            XCTAssertLessThanOrEqual(
+                abs(near.offsetNs), bound, "impact at played sample \(near.sample) heard \(near.offsetNs / 1e6) ms away"
+            )
             matched.insert(near.sample)
         }
         XCTAssertEqual(matched.count, heard.count, "each impact heard once")
@@ -169,7 +193,9 @@ final class VividMicrophoneTests: XCTestCase {
         for h in after {
             let t0 = h["t0Ns"] as? Int64 ?? Int64(h["t0Ns"] as? Int ?? 0)
             let near = try XCTUnwrap(nearestPlayed(t0, play: play))
-            XCTAssertLessThanOrEqual(abs(near.offsetNs), bound, "after the overrun: impact at sample \(near.sample) heard \(near.offsetNs / 1e6) ms away")
+            XCTAssertLessThanOrEqual(
+                abs(near.offsetNs), bound,
+                "after the overrun: impact at sample \(near.sample) heard \(near.offsetNs / 1e6) ms away")
         }
     }
 
@@ -199,8 +225,12 @@ final class VividMicrophoneTests: XCTestCase {
         let play = try b.json("bayplay.json")
         for c in clips {
             let dir = b.dir.path + "/bay-clips/" + c
-            let meta = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/meta.json"))) as? [String: Any])
-            let t0 = try XCTUnwrap((meta["t0Ns"] as? [String: Any])?["value"] as? Int64 ?? ((meta["t0Ns"] as? [String: Any])?["value"] as? Int).map(Int64.init))
+            let meta = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/meta.json")))
+                    as? [String: Any])
+            let t0 = try XCTUnwrap(
+                (meta["t0Ns"] as? [String: Any])?["value"] as? Int64
+                    ?? ((meta["t0Ns"] as? [String: Any])?["value"] as? Int).map(Int64.init))
             let audio = try XCTUnwrap(meta["audio"] as? [String: Any])
             let candidate = try XCTUnwrap(meta["candidate"] as? [String: Any])
             let firstSample = audio["firstSample"] as? Int ?? 0
@@ -210,7 +240,9 @@ final class VividMicrophoneTests: XCTestCase {
             // audio.wav holds the impact where t0 says: the onset's offset into the file, at the card's fitted sample
             // period (meta.json gives both), is t0's.
             let period = try XCTUnwrap((audio["nsPerSample"] as? [String: Any])?["value"] as? Double)
-            XCTAssertEqual(period, 1e9 / Double(Self.rate), accuracy: 1e9 / Double(Self.rate) * 0.01, "a sample period within 1% of nominal")
+            XCTAssertEqual(
+                period, 1e9 / Double(Self.rate), accuracy: 1e9 / Double(Self.rate) * 0.01,
+                "a sample period within 1% of nominal")
             let onsetNs = Double(firstSampleNs) + Double(onset - firstSample) * period
             let tof = (candidate["impactSample"] as? Double).map { Double(onset) - $0 } ?? 0
             XCTAssertEqual(onsetNs - tof * period, Double(t0), accuracy: 1e5, "\(c)")
@@ -223,10 +255,19 @@ final class VividMicrophoneTests: XCTestCase {
             XCTAssertGreaterThan(after, 10 * before, "\(c): the impact starts at sample \(at) of audio.wav")
             // And it is the sound that was played then.
             let near = try XCTUnwrap(nearestPlayed(Int64(onsetNs), play: play))
-            XCTAssertLessThanOrEqual(abs(near.offsetNs), 5e6 + 1e6, "\(c): heard \(near.offsetNs / 1e6) ms from played sample \(near.sample)")
-            let probe = try ToolRunner.runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", dir + "/clip.mp4"])
+            XCTAssertLessThanOrEqual(
+                abs(near.offsetNs), 5e6 + 1e6, "\(c): heard \(near.offsetNs / 1e6) ms from played sample \(near.sample)"
+            )
+            let probe = try ToolRunner.runProgram(
+                "ffprobe",
+                [
+                    "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames",
+                    "-of", "csv=p=0", dir + "/clip.mp4",
+                ])
             XCTAssertEqual(probe.status, 0, probe.stderr)
-            XCTAssertGreaterThan(Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0)
+            XCTAssertGreaterThan(
+                Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0,
+                0)
         }
     }
 }

@@ -14,7 +14,9 @@ final class VividTests: XCTestCase {
         let dir: TemporaryDirectory
         let status: Int32
         let output: String
-        func file(_ name: String) -> String { (try? String(contentsOfFile: dir.path + "/" + name, encoding: .utf8)) ?? "" }
+        func file(_ name: String) -> String {
+            (try? String(contentsOfFile: dir.path + "/" + name, encoding: .utf8)) ?? ""
+        }
         func json(_ name: String) throws -> [String: Any] {
             let text = file(name)
             guard let o = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
@@ -31,27 +33,39 @@ final class VividTests: XCTestCase {
     /// Where the VM tool is: $VIVID_RUN, beside the repository (../shared/tools), or the workplace's copy.
     static var vividRun: String? {
         let env = ProcessInfo.processInfo.environment["VIVID_RUN"]
-        let candidates: [String?] = [env, ToolRunner.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/tools/vivid-run.sh").path,
-                          "/work/shared/tools/vivid-run.sh"]
-        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) || FileManager.default.fileExists(atPath: $0) }
+        let candidates: [String?] = [
+            env,
+            ToolRunner.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/tools/vivid-run.sh").path,
+            "/work/shared/tools/vivid-run.sh",
+        ]
+        return candidates.compactMap { $0 }.first {
+            FileManager.default.isExecutableFile(atPath: $0) || FileManager.default.fileExists(atPath: $0)
+        }
     }
 
     /// The statically linked ppc-tool (`make test` builds it; `swift build --static-swift-stdlib --product ppc-tool
     /// --scratch-path .build/static` by hand).
     static var staticTool: String? {
-        let path = ProcessInfo.processInfo.environment["PPC_STATIC_TOOL"]
+        let path =
+            ProcessInfo.processInfo.environment["PPC_STATIC_TOOL"]
             ?? ToolRunner.packageRoot.appendingPathComponent(".build/static/debug/ppc-tool").path
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
     /// Boots the VM and runs `script`. `alsa` also loads snd-aloop (card "Loopback": what is played into
     /// hw:Loopback,0,N is captured from hw:Loopback,1,N).
-    static func boot(params: String, script: String, files: [String: String] = [:], data: [String: Data] = [:], alsa: Bool = false) throws -> Boot {
+    static func boot(
+        params: String, script: String, files: [String: String] = [:], data: [String: Data] = [:], alsa: Bool = false
+    ) throws -> Boot {
         guard let vivid = vividRun else {
-            throw XCTSkip("vivid-run.sh not found (set VIVID_RUN, or keep ../shared/tools beside the repository): the V4L2 driver tests need it")
+            throw XCTSkip(
+                "vivid-run.sh not found (set VIVID_RUN, or keep ../shared/tools beside the repository): the V4L2 driver tests need it"
+            )
         }
         guard let tool = staticTool else {
-            throw XCTSkip("no statically linked ppc-tool at .build/static/debug/ppc-tool (make test builds it): the VM has no Swift runtime")
+            throw XCTSkip(
+                "no statically linked ppc-tool at .build/static/debug/ppc-tool (make test builds it): the VM has no Swift runtime"
+            )
         }
         for needed in ["/usr/bin/v4l2-ctl", "/bin/busybox"] where !FileManager.default.fileExists(atPath: needed) {
             throw XCTSkip("\(needed) is missing (scripts/install-deps installs v4l-utils and busybox-static)")
@@ -61,8 +75,11 @@ final class VividTests: XCTestCase {
         for (name, text) in files { try text.write(toFile: dir.path + "/" + name, atomically: false, encoding: .utf8) }
         for (name, bytes) in data { try bytes.write(to: URL(fileURLWithPath: dir.path + "/" + name)) }
         let r = try ToolRunner.runProgram(
-            "/bin/bash", [vivid, "-p", params] + (alsa ? ["-a", ""] : []) + ["-b", tool, "-b", "/usr/bin/v4l2-ctl", "-s", dir.path, "-t", "400",
-                          "/bin/busybox", "sh", "/share/script.sh"])
+            "/bin/bash",
+            [vivid, "-p", params] + (alsa ? ["-a", ""] : []) + [
+                "-b", tool, "-b", "/usr/bin/v4l2-ctl", "-s", dir.path, "-t", "400",
+                "/bin/busybox", "sh", "/share/script.sh",
+            ])
         let output = String(decoding: r.stdout, as: UTF8.self) + r.stderr
         if r.status == 125 || r.status == 124 {
             throw XCTSkip("the vivid VM could not run here (vivid-run exit \(r.status)): \(output.suffix(600))")
@@ -85,12 +102,15 @@ final class VividTests: XCTestCase {
 
         """
 
-    static let cameraManifest = try! String(contentsOfFile: ToolRunner.repoFile("Manifests/camera.json"), encoding: .utf8)
+    static let cameraManifest = try! String(
+        contentsOfFile: ToolRunner.repoFile("Manifests/camera.json"), encoding: .utf8)
 
     func defaultBoot() throws -> Boot {
         if Self.defaultBoot == nil {
-            let yuyv = Self.cameraManifest.replacingOccurrences(of: "\"fps\": 30 }", with: "\"fps\": 30, \"pixelFormat\": \"YUYV\" }")
-            let gone = Self.cameraManifest.replacingOccurrences(of: "\"fps\": 30 }", with: "\"fps\": 30, \"recoverySeconds\": 2 }")
+            let yuyv = Self.cameraManifest.replacingOccurrences(
+                of: "\"fps\": 30 }", with: "\"fps\": 30, \"pixelFormat\": \"YUYV\" }")
+            let gone = Self.cameraManifest.replacingOccurrences(
+                of: "\"fps\": 30 }", with: "\"fps\": 30, \"recoverySeconds\": 2 }")
             // The disconnect's session runs until it is told to stop (its sound as long as its 60 s bound), not for a
             // fixed time the disconnect might come after.
             let camera = Self.cameraManifest.replacingOccurrences(of: "\"seconds\": 8,", with: "\"seconds\": 60,")
@@ -136,8 +156,9 @@ final class VividTests: XCTestCase {
                 ls /tmp/gone/ring/fragments > /share/gone.fragments
                 """
             Self.defaultBoot = Result {
-                try Self.boot(params: "n_devs=1 node_types=0x1", script: script,
-                              files: ["camera.json": camera, "yuyv.json": yuyv, "gone.json": gone])
+                try Self.boot(
+                    params: "n_devs=1 node_types=0x1", script: script,
+                    files: ["camera.json": camera, "yuyv.json": yuyv, "gone.json": gone])
             }
         }
         return try Self.defaultBoot!.get()
@@ -176,11 +197,15 @@ final class VividTests: XCTestCase {
         XCTAssertEqual(inputs.count, 4, "vivid's default inputs: \(inputs)")
         XCTAssertTrue(inputs.contains("Webcam 0") && inputs.contains("HDMI 0"), "\(inputs)")
         let modes = card["modes"] as? [[String: Any]] ?? []
-        let webcamNV12 = modes.filter { ($0["inputName"] as? String) == "Webcam 0" && ($0["pixelFormat"] as? String) == "NV12" }
+        let webcamNV12 = modes.filter {
+            ($0["inputName"] as? String) == "Webcam 0" && ($0["pixelFormat"] as? String) == "NV12"
+        }
         let sizes = Set(webcamNV12.map { "\($0["width"]!)x\($0["height"]!)" })
         XCTAssertTrue(sizes.isSuperset(of: ["320x180", "640x360", "1280x720", "1920x1080"]), "\(sizes)")
-        XCTAssertTrue(webcamNV12.contains { "\($0["width"]!)x\($0["height"]!)" == "320x180" && ($0["fps"] as? Double) == 60 })
-        XCTAssertTrue(webcamNV12.contains { "\($0["width"]!)x\($0["height"]!)" == "1920x1080" && ($0["fps"] as? Double) == 5 })
+        XCTAssertTrue(
+            webcamNV12.contains { "\($0["width"]!)x\($0["height"]!)" == "320x180" && ($0["fps"] as? Double) == 60 })
+        XCTAssertTrue(
+            webcamNV12.contains { "\($0["width"]!)x\($0["height"]!)" == "1920x1080" && ($0["fps"] as? Double) == 5 })
         // Frame rate first: the webcam's 1080p runs at 5 fps at most, so it never wins.
         let choice = card["choice"] as? [String: Any] ?? [:]
         XCTAssertEqual(choice["fps"] as? Double, 60, "\(choice)")
@@ -197,7 +222,8 @@ final class VividTests: XCTestCase {
     func testABusyDeviceAndAModeItDoesNotOfferAreClearErrors() throws {
         let b = try defaultBoot()
         XCTAssertNotEqual(b.rc("busy"), 0, b.file("busy.out"))
-        XCTAssertTrue(b.file("busy.out").contains("/dev/video0") && b.file("busy.out").contains("busy"), b.file("busy.out"))
+        XCTAssertTrue(
+            b.file("busy.out").contains("/dev/video0") && b.file("busy.out").contains("busy"), b.file("busy.out"))
         // The card of a device another program streams from still reads the input in use, and says what it skipped.
         XCTAssertEqual(b.rc("busycard"), 0, b.file("busycard.out"))
         XCTAssertTrue(b.file("busycard.out").contains("not read: the device is busy"), b.file("busycard.out"))
@@ -215,7 +241,8 @@ final class VividTests: XCTestCase {
         XCTAssertEqual(choice["height"] as? Int, 1080)
         XCTAssertEqual(choice["fps"] as? Double, 60)
         XCTAssertEqual(choice["fromSignal"] as? Bool, true)
-        XCTAssertTrue(b.file("card.txt").contains("ppc would choose NV12 1920x1080@60 on input 0 (HDMI 0)"), b.file("card.txt"))
+        XCTAssertTrue(
+            b.file("card.txt").contains("ppc would choose NV12 1920x1080@60 on input 0 (HDMI 0)"), b.file("card.txt"))
     }
 
     // MARK: Streaming
@@ -243,7 +270,8 @@ final class VividTests: XCTestCase {
         let missing = r["framesMissingAtSource"] as? Int ?? 0
         let offered = r["framesOffered"] as? Int ?? 0
         // vivid was told to drop half its buffers; the gaps in its sequence numbers must show at least a quarter.
-        XCTAssertGreaterThan(Double(missing), 0.25 * Double(missing + offered), "\(missing) missing of \(missing + offered): \(r)")
+        XCTAssertGreaterThan(
+            Double(missing), 0.25 * Double(missing + offered), "\(missing) missing of \(missing + offered): \(r)")
     }
 
     // MARK: Interruptions
@@ -262,12 +290,18 @@ final class VividTests: XCTestCase {
         XCTAssertGreaterThan(captured, 0, "\(report["framesCaptured"] ?? "")")
         // The real camera's frames became clips that ffprobe decodes.
         let clips = try FileManager.default.contentsOfDirectory(atPath: b.dir.path + "/cam-clips").sorted()
-        XCTAssertFalse(clips.isEmpty, "\(clips)")  // two impacts; how many windows the camera covered depends on its warm-up time in the VM
+        // two impacts; how many windows the camera covered depends on its warm-up time in the VM
+        XCTAssertFalse(clips.isEmpty, "\(clips)")
         for c in clips {
             let probe = try ToolRunner.runProgram(
-                "ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0",
-                            b.dir.path + "/cam-clips/\(c)/clip.mp4"])
-            let fields = String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+                "ffprobe",
+                [
+                    "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
+                    "stream=width,height,nb_read_frames", "-of", "csv=p=0",
+                    b.dir.path + "/cam-clips/\(c)/clip.mp4",
+                ])
+            let fields = String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                .split(separator: ",")
             XCTAssertEqual(probe.status, 0, probe.stderr)
             XCTAssertEqual(fields.prefix(2), ["320", "180"], "\(fields)")
             XCTAssertGreaterThan(Int(fields.last ?? "") ?? 0, 0)
@@ -278,12 +312,19 @@ final class VividTests: XCTestCase {
         let b = try defaultBoot()
         XCTAssertEqual(b.rc("yuyv"), 0, b.file("yuyv.log"))
         func pixels(_ dir: String) throws -> [UInt8] {
-            guard let clip = ((try? FileManager.default.contentsOfDirectory(atPath: b.dir.path + "/" + dir)) ?? []).sorted().first else {
+            guard
+                let clip = ((try? FileManager.default.contentsOfDirectory(atPath: b.dir.path + "/" + dir)) ?? [])
+                    .sorted().first
+            else {
                 XCTFail("no clip in \(dir)")
                 return []
             }
             let r = try ToolRunner.runProgram(
-                "ffmpeg", ["-v", "error", "-i", b.dir.path + "/\(dir)/\(clip)/clip.mp4", "-vframes", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+                "ffmpeg",
+                [
+                    "-v", "error", "-i", b.dir.path + "/\(dir)/\(clip)/clip.mp4", "-vframes", "1", "-f", "rawvideo",
+                    "-pix_fmt", "rgb24", "-",
+                ])
             XCTAssertEqual(r.status, 0, r.stderr)
             return [UInt8](r.stdout)
         }

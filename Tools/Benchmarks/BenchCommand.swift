@@ -11,24 +11,28 @@ import TimelineIndex
 public enum BenchCommand {
     public static let command = Command(
         "bench", abstract: "Measure speed; every figure is marked measured, with date, machine and baseline.",
-        discussion: "Build with `swift build -c release` (or `make bench`) first: a debug build's figures say so and mean little.",
+        discussion:
+            "Build with `swift build -c release` (or `make bench`) first: a debug build's figures say so and mean little.",
         subcommands: [
             Command(
                 "ring",
-                abstract: "FragmentRing writes vs a plain sequential write of the same bytes, same durability, same filesystem.",
+                abstract:
+                    "FragmentRing writes vs a plain sequential write of the same bytes, same durability, same filesystem.",
                 options: [
                     Option.json, .value("dir", "dir", help: "Where to write (default: a new directory under /tmp)."),
                     .value("fragments", "n", help: "Fragments per round (default 40)."),
                     .value("bytes", "n", help: "Bytes per fragment (default 3125000: 0.5 s at 50 Mbit/s)."),
                     .value("rounds", "n", help: "Alternating rounds of ring and plain (default 3)."),
-                    .value("chunk", "bytes", help: "Write size, as a muxer's I/O buffer hands bytes over (default 65536)."),
+                    .value(
+                        "chunk", "bytes", help: "Write size, as a muxer's I/O buffer hands bytes over (default 65536)."),
                     .value("durability", "fsync|none", help: "Durability for both (default fsync)."),
                 ], run: ring),
             Command(
                 "index",
                 abstract: "TimelineIndex appends/s, 4-source merge rate, 10 s snapshot latency.",
                 options: [Option.json, .value("appends", "n", help: "Appends to time (default 50000000).")], run: index),
-            BenchEncode.command, BenchDetect.command, BenchLink.command, BenchFaults.command, BenchStudio.command, BenchReplay.command,
+            BenchEncode.command, BenchDetect.command, BenchLink.command, BenchFaults.command, BenchStudio.command,
+            BenchReplay.command,
         ])
 
     public static var build: String {
@@ -43,14 +47,20 @@ public enum BenchCommand {
     public static func provenance() -> [String: Any] {
         var u = utsname()
         uname(&u)
-        func field<T>(_ v: T) -> String { withUnsafeBytes(of: v) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
+        func field<T>(_ v: T) -> String {
+            withUnsafeBytes(of: v) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
         let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
-            .first { $0.hasPrefix("model name") }.map { String($0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces)) }
+            .first { $0.hasPrefix("model name") }.map {
+                String($0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces))
+            }
         let df = ISO8601DateFormatter()
         return [
             "provenance": "measured", "date": df.string(from: Date()), "build": build,
-            "machine": ["kernel": "\(field(u.sysname)) \(field(u.release))", "arch": field(u.machine),
-                        "cpus": ProcessInfo.processInfo.activeProcessorCount, "cpu": cpu ?? "unknown"],
+            "machine": [
+                "kernel": "\(field(u.sysname)) \(field(u.release))", "arch": field(u.machine),
+                "cpus": ProcessInfo.processInfo.activeProcessorCount, "cpu": cpu ?? "unknown",
+            ],
         ]
     }
 
@@ -135,7 +145,9 @@ public enum BenchCommand {
                     }
                 }
                 _ = try ring.publish(
-                    r, FragmentTiming(startNs: Int64(f) * 500_000_000, endNs: Int64(f + 1) * 500_000_000, frameCount: 60,
+                    r,
+                    FragmentTiming(
+                        startNs: Int64(f) * 500_000_000, endNs: Int64(f + 1) * 500_000_000, frameCount: 60,
                         startsWithKeyframe: true, codec: .h264))
             }
             ringRates.append(Double(fragments * bytes) / (Double(monotonicNowNs() - t1) / 1e9) / 1e6)
@@ -157,13 +169,16 @@ public enum BenchCommand {
         result["plainWriteWithXXH3MBps"] = hashedMBs
         result["ratioToPlainWithXXH3"] = ringMBs / hashedMBs
         result["target"] = ["ratio": 0.9]
-        result["baseline"] = "plain sequential write of the same bytes, one file per fragment, same durability, same filesystem, in the same run (median of alternating rounds)"
-        try emit(result, json: inv.flag("json"), lines: [
-            "ring:  \(String(format: "%.1f", ringMBs)) MB/s",
-            "plain: \(String(format: "%.1f", plainMBs)) MB/s  (same bytes, same durability '\(durability.rawValue)', same filesystem)",
-            "ratio: \(String(format: "%.3f", ringMBs / plainMBs))  (target ≥ 0.9)",
-            "plain + XXH3 of every chunk: \(String(format: "%.1f", hashedMBs)) MB/s; ring / that: \(String(format: "%.3f", ringMBs / hashedMBs))  (what the ring adds beyond its checksum)",
-        ])
+        result["baseline"] =
+            "plain sequential write of the same bytes, one file per fragment, same durability, same filesystem, in the same run (median of alternating rounds)"
+        try emit(
+            result, json: inv.flag("json"),
+            lines: [
+                "ring:  \(String(format: "%.1f", ringMBs)) MB/s",
+                "plain: \(String(format: "%.1f", plainMBs)) MB/s  (same bytes, same durability '\(durability.rawValue)', same filesystem)",
+                "ratio: \(String(format: "%.3f", ringMBs / plainMBs))  (target ≥ 0.9)",
+                "plain + XXH3 of every chunk: \(String(format: "%.1f", hashedMBs)) MB/s; ring / that: \(String(format: "%.3f", ringMBs / hashedMBs))  (what the ring adds beyond its checksum)",
+            ])
         return .success
     }
 
@@ -193,8 +208,13 @@ public enum BenchCommand {
                 let ns = ms * 1_000_000
                 while frame * 1_000_000_000 / 120 <= ns {
                     let ft = frame * 1_000_000_000 / 120
-                    if frame % 60 == 0 { video.append(timeNs: ft, kind: .videoFragment, reference: UInt64(frame / 60), value: 500_000_000) }
-                    if perFrameEntries { video.append(timeNs: ft, kind: .videoFrame, reference: UInt64(frame), value: frame / 60) }
+                    if frame % 60 == 0 {
+                        video.append(
+                            timeNs: ft, kind: .videoFragment, reference: UInt64(frame / 60), value: 500_000_000)
+                    }
+                    if perFrameEntries {
+                        video.append(timeNs: ft, kind: .videoFrame, reference: UInt64(frame), value: frame / 60)
+                    }
                     frame += 1
                 }
                 if ms % 10 == 0 {
@@ -249,22 +269,26 @@ public enum BenchCommand {
         result["appendNs"] = appendSeconds * 1e9 / Double(appends)
         result["snapshot10s"] = [
             "entries": issue.entries, "p50Us": issue.p50, "p99Us": issue.p99, "runs": 3000,
-            "window": "10 s: fragment entries of a 120 fps stream (2/s), 48 kHz audio windows of 10 ms, 100 Hz IMU, candidates",
+            "window":
+                "10 s: fragment entries of a 120 fps stream (2/s), 48 kHz audio windows of 10 ms, 100 Hz IMU, candidates",
         ]
         result["snapshot10sWithFrameEntries"] = [
             "entries": perFrame.entries, "p50Us": perFrame.p50, "p99Us": perFrame.p99, "runs": 3000,
             "window": "the same plus an entry per frame at 120 fps (not what the index stores today; for scale)",
         ]
         result["mergeEntriesPerSecond"] = mergeRate
-        result["mergeWorkload"] = "4 sources × 4096-entry rings, snapshots of everything while 4 producer threads append"
+        result["mergeWorkload"] =
+            "4 sources × 4096-entry rings, snapshots of everything while 4 producer threads append"
         result["targets"] = ["appendsPerSecond": 20_000_000, "snapshot10sUs": 20]
         result["baseline"] = "none external: targets from the buffer-core issue"
-        try emit(result, json: inv.flag("json"), lines: [
-            "appends:  \(String(format: "%.1f", appendsPerSecond / 1e6)) M/s (\(String(format: "%.2f", appendSeconds * 1e9 / Double(appends))) ns each; target ≥ 20 M/s)",
-            "snapshot: 10 s window of \(issue.entries) entries: p50 \(String(format: "%.1f", issue.p50)) µs, p99 \(String(format: "%.1f", issue.p99)) µs (target ≤ 20 µs)",
-            "          with an entry per 120 fps frame too (\(perFrame.entries) entries): p50 \(String(format: "%.1f", perFrame.p50)) µs, p99 \(String(format: "%.1f", perFrame.p99)) µs",
-            "merge:    \(String(format: "%.1f", mergeRate / 1e6)) M entries/s from 4 sources under live appends",
-        ])
+        try emit(
+            result, json: inv.flag("json"),
+            lines: [
+                "appends:  \(String(format: "%.1f", appendsPerSecond / 1e6)) M/s (\(String(format: "%.2f", appendSeconds * 1e9 / Double(appends))) ns each; target ≥ 20 M/s)",
+                "snapshot: 10 s window of \(issue.entries) entries: p50 \(String(format: "%.1f", issue.p50)) µs, p99 \(String(format: "%.1f", issue.p99)) µs (target ≤ 20 µs)",
+                "          with an entry per 120 fps frame too (\(perFrame.entries) entries): p50 \(String(format: "%.1f", perFrame.p50)) µs, p99 \(String(format: "%.1f", perFrame.p99)) µs",
+                "merge:    \(String(format: "%.1f", mergeRate / 1e6)) M entries/s from 4 sources under live appends",
+            ])
         return .success
     }
 }

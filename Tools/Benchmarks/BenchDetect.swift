@@ -9,10 +9,15 @@ import Syscall
 /// aubio-tools) on the same files when it is installed.
 enum BenchDetect {
     static let command = Command(
-        "detect", abstract: "Detector × real time on one core and its scores, beside aubioonset when installed (target ≥ 1000×).",
+        "detect",
+        abstract: "Detector × real time on one core and its scores, beside aubioonset when installed (target ≥ 1000×).",
         options: [
             Option.json, .value("sessions", "n", help: "ImpactCorpus sessions of each kind (default 6, 20 s each)."),
-            .value("room-sessions", "n", help: "RoomCorpus (the independent generator) sessions of each kind and split (default 32, 60 s each: fewer vary by several points of F)."),
+            .value(
+                "room-sessions", "n",
+                help:
+                    "RoomCorpus (the independent generator) sessions of each kind and split (default 32, 60 s each: fewer vary by several points of F)."
+            ),
         ], run: run)
 
     static func run(_ inv: Invocation) throws -> ExitCode {
@@ -26,7 +31,9 @@ enum BenchDetect {
         var audioSeconds = 0.0
         var oursSeconds = 0.0
         var aubioSeconds = 0.0
-        let aubioPath = ["/usr/bin/aubioonset", "/usr/local/bin/aubioonset"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let aubioPath = ["/usr/bin/aubioonset", "/usr/local/bin/aubioonset"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
         for kind in ImpactCorpus.Kind.allCases {
             // Seeds 1000+: neither the tests' nor the eval example's.
             for seed in UInt64(1000)..<UInt64(1000 + sessions) {
@@ -39,7 +46,8 @@ enum BenchDetect {
                 ours.add(detected: found.map(\.onsetSample), truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
                 guard let aubioPath else { continue }
                 let wav = "\(dir)/\(s.name).wav"
-                try Data(WAVWriter.data(samples: s.samples, sampleRate: s.sampleRate)).write(to: URL(fileURLWithPath: wav))
+                try Data(WAVWriter.data(samples: s.samples, sampleRate: s.sampleRate)).write(
+                    to: URL(fileURLWithPath: wav))
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: aubioPath)
                 p.arguments = ["-i", wav, "-T", "samples", "-M", "0.25"]
@@ -51,7 +59,8 @@ enum BenchDetect {
                 let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 p.waitUntilExit()
                 aubioSeconds += Double(monotonicNowNs() - t0) / 1e9
-                let onsets = text.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { Int64($0) }
+                let onsets = text.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    .map { Int64($0) }
                 aubio.add(detected: onsets, truth: s.impacts, tolerance: Int64(s.sampleRate / 20))
             }
         }
@@ -88,45 +97,65 @@ enum BenchDetect {
         }
         func summary(_ s: DetectionScore) -> [String: Any] {
             let e = s.errorStatistics
-            return ["precision": s.precision, "recall": s.recall, "f": s.f, "onsetErrorSamples": ["medianAbs": e.medianAbs, "p95Abs": e.p95Abs]]
+            return [
+                "precision": s.precision, "recall": s.recall, "f": s.f,
+                "onsetErrorSamples": ["medianAbs": e.medianAbs, "p95Abs": e.p95Abs],
+            ]
         }
         var result = BenchCommand.provenance()
         result["area"] = "detect"
-        result["workload"] = "\(sessions) clean + \(sessions) hard synthetic sessions of 20 s at 48 kHz (seeds 1000+), \(Int(audioSeconds)) s of audio"
+        result["workload"] =
+            "\(sessions) clean + \(sessions) hard synthetic sessions of 20 s at 48 kHz (seeds 1000+), \(Int(audioSeconds)) s of audio"
         result["ppc"] = summary(ours).merging(["timesRealTime": audioSeconds / oursSeconds, "threads": 1]) { a, _ in a }
-        result["target"] = ["timesRealTime": 1000, "fClean": 0.99, "fHard": 0.90, "onsetMedianAbs": 1, "onsetP95Abs": 4]
+        result["target"] = [
+            "timesRealTime": 1000, "fClean": 0.99, "fHard": 0.90, "onsetMedianAbs": 1, "onsetP95Abs": 4,
+        ]
         if roomSessions > 0 {
             result["roomCorpus"] = [
-                "workload": "RoomCorpus (independent generator): \(roomSessions) sessions of 60 s at 48 kHz per kind and split (tuning seeds 1…, held-out 700001…)",
+                "workload":
+                    "RoomCorpus (independent generator): \(roomSessions) sessions of 60 s at 48 kHz per kind and split (tuning seeds 1…, held-out 700001…)",
                 "slowestPeriodUs": Double(slowestPeriodNs) / 1e3,
-                "slowestPeriodOf": "\(periods) periods of 5 ms, each fed and timed alone (\(BenchCommand.build) build); what an ALSA capture buffer (160 ms by default) must absorb where the detector reads the card itself (`selftest`; a session reads ahead into a 2 s queue)",
+                "slowestPeriodOf":
+                    "\(periods) periods of 5 ms, each fed and timed alone (\(BenchCommand.build) build); what an ALSA capture buffer (160 ms by default) must absorb where the detector reads the card itself (`selftest`; a session reads ahead into a 2 s queue)",
             ].merging(room.mapValues { summary($0) as Any }) { a, _ in a }
         }
         if aubioPath != nil {
             result["aubioonset"] = summary(aubio).merging([
-                "timesRealTime": audioSeconds / aubioSeconds, "settings": "default hfc, -M 0.25 s, process start and WAV read included",
+                "timesRealTime": audioSeconds / aubioSeconds,
+                "settings": "default hfc, -M 0.25 s, process start and WAV read included",
             ]) { a, _ in a }
         } else {
             result["aubioonset"] = "not installed (Debian: aubio-tools)"
         }
         let e = ours.errorStatistics
         var lines = [
-            String(format: "ppc:        %.0f× real time on one core; F %.3f (P %.3f R %.3f); |onset error| median %.0f, p95 %.0f samples",
-                   audioSeconds / oursSeconds, ours.f, ours.precision, ours.recall, e.medianAbs, e.p95Abs),
+            String(
+                format:
+                    "ppc:        %.0f× real time on one core; F %.3f (P %.3f R %.3f); |onset error| median %.0f, p95 %.0f samples",
+                audioSeconds / oursSeconds, ours.f, ours.precision, ours.recall, e.medianAbs, e.p95Abs)
         ]
         for (name, s) in room.sorted(by: { $0.key < $1.key }) {
             let r = s.errorStatistics
-            lines.append(String(format: "RoomCorpus %-15@ F %.3f (P %.3f R %.3f); |onset error| median %.0f, p95 %.0f samples (%d impacts)",
-                                name, s.f, s.precision, s.recall, r.medianAbs, r.p95Abs, s.truePositives + s.falseNegatives))
+            lines.append(
+                String(
+                    format:
+                        "RoomCorpus %-15@ F %.3f (P %.3f R %.3f); |onset error| median %.0f, p95 %.0f samples (%d impacts)",
+                    name, s.f, s.precision, s.recall, r.medianAbs, r.p95Abs, s.truePositives + s.falseNegatives))
         }
         if roomSessions > 0 {
-            lines.append(String(format: "RoomCorpus slowest 5 ms period (the one holding a decision and its measures): %.0f µs of %d, %@ build",
-                                Double(slowestPeriodNs) / 1e3, periods, BenchCommand.build))
+            lines.append(
+                String(
+                    format:
+                        "RoomCorpus slowest 5 ms period (the one holding a decision and its measures): %.0f µs of %d, %@ build",
+                    Double(slowestPeriodNs) / 1e3, periods, BenchCommand.build))
         }
         if aubioPath != nil {
             let a = aubio.errorStatistics
-            lines.append(String(format: "aubioonset: %.0f× real time; F %.3f (P %.3f R %.3f); |onset error| median %.0f, p95 %.0f samples (same files, same matching)",
-                                audioSeconds / aubioSeconds, aubio.f, aubio.precision, aubio.recall, a.medianAbs, a.p95Abs))
+            lines.append(
+                String(
+                    format:
+                        "aubioonset: %.0f× real time; F %.3f (P %.3f R %.3f); |onset error| median %.0f, p95 %.0f samples (same files, same matching)",
+                    audioSeconds / aubioSeconds, aubio.f, aubio.precision, aubio.recall, a.medianAbs, a.p95Abs))
         } else {
             lines.append("aubioonset: not installed (apt-get install aubio-tools) — no side-by-side figure")
         }

@@ -13,7 +13,9 @@ import Syscall
 /// with identical x264 settings into 0.5 s segments, in the same run.
 enum BenchEncode {
     static let command = Command(
-        "encode", abstract: "ppc's encode path vs the ffmpeg CLI on the same frames and x264 settings (target ratio ≥ 1.0); Motion JPEG passthrough beside it.",
+        "encode",
+        abstract:
+            "ppc's encode path vs the ffmpeg CLI on the same frames and x264 settings (target ratio ≥ 1.0); Motion JPEG passthrough beside it.",
         options: [
             Option.json, .value("size", "WxH", help: "Frame size (default 1280x720)."),
             .value("fps", "n", help: "Frame rate (default 120)."), .value("frames", "n", help: "Frames (default 360)."),
@@ -41,14 +43,20 @@ enum BenchEncode {
             // One read per plane when rows are packed (the usual case), else one per row.
             if frame.lumaStride == w && frame.chromaStride == w {
                 _ = try fd.read(into: UnsafeMutableRawBufferPointer(start: frame.luma, count: w * h), at: offset)
-                _ = try fd.read(into: UnsafeMutableRawBufferPointer(start: frame.chroma, count: w * h / 2), at: offset + Int64(w * h))
+                _ = try fd.read(
+                    into: UnsafeMutableRawBufferPointer(start: frame.chroma, count: w * h / 2),
+                    at: offset + Int64(w * h))
             } else {
                 for row in 0..<h {
-                    _ = try fd.read(into: UnsafeMutableRawBufferPointer(start: frame.luma + row * frame.lumaStride, count: w), at: offset)
+                    _ = try fd.read(
+                        into: UnsafeMutableRawBufferPointer(start: frame.luma + row * frame.lumaStride, count: w),
+                        at: offset)
                     offset += Int64(w)
                 }
                 for row in 0..<(h / 2) {
-                    _ = try fd.read(into: UnsafeMutableRawBufferPointer(start: frame.chroma + row * frame.chromaStride, count: w), at: offset)
+                    _ = try fd.read(
+                        into: UnsafeMutableRawBufferPointer(start: frame.chroma + row * frame.chromaStride, count: w),
+                        at: offset)
                     offset += Int64(w)
                 }
             }
@@ -71,7 +79,8 @@ enum BenchEncode {
         let gop = fps * Int(fragmentNs) / 1_000_000_000
         let format = VideoFormat(width: size[0], height: size[1], framesPerSecond: fps)
         let base = "\(inv.value("dir") ?? "/var/tmp")/ppc-bench-encode-\(getpid())"
-        let stage = "\(inv.value("frames-dir") ?? (FileSystem.exists("/dev/shm") ? "/dev/shm" : "/tmp"))/ppc-bench-frames-\(getpid()).nv12"
+        let stage =
+            "\(inv.value("frames-dir") ?? (FileSystem.exists("/dev/shm") ? "/dev/shm" : "/tmp"))/ppc-bench-frames-\(getpid()).nv12"
         try FileSystem.makeDirectory(base)
         defer {
             try? FileManager.default.removeItem(atPath: base)
@@ -80,19 +89,26 @@ enum BenchEncode {
         // Stage the frames once: both sides read exactly these bytes.
         do {
             let synth = SyntheticVideoSource(
-                format: format, script: SwingScript(impactSeconds: [1.5], startNs: 0), seconds: Double(count) / Double(fps),
+                format: format, script: SwingScript(impactSeconds: [1.5], startNs: 0),
+                seconds: Double(count) / Double(fps),
                 texture: .noise)
             var buffer = [UInt8](repeating: 0, count: format.frameBytes)
             let out = try FileDescriptor.open(stage, O_WRONLY | O_CREAT | O_TRUNC)
-            while try buffer.withUnsafeMutableBytes({ try synth.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: format.width, height: format.height)) }) != nil {
+            while try buffer.withUnsafeMutableBytes({
+                try synth.readFrame(
+                    into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: format.width, height: format.height))
+            }) != nil {
                 try buffer.withUnsafeBytes { try out.writeAll($0) }
             }
         }
 
         // ppc: raw file → x264 → MPEG-TS fragments → FragmentRing (no sync, like the CLI's segment files).
-        let ring = try FragmentRing(directory: "\(base)/ring", configuration: .init(capacity: 20, durability: .none, fileExtension: "ts"))
+        let ring = try FragmentRing(
+            directory: "\(base)/ring", configuration: .init(capacity: 20, durability: .none, fileExtension: "ts"))
         let encoder = LibavVideoEncoder(codec: .h264, bitrateBps: bitrate, preset: "ultrafast", threads: 0)
-        let session = CaptureSession(source: try RawNV12File(path: stage, format: format), encoder: encoder, ring: ring, timeline: nil, fragmentNs: fragmentNs)
+        let session = CaptureSession(
+            source: try RawNV12File(path: stage, format: format), encoder: encoder, ring: ring, timeline: nil,
+            fragmentNs: fragmentNs)
         let stats = try session.run()
         let oursFps = Double(stats.framesEncoded) * 1e9 / Double(stats.wallNs)
 
@@ -101,9 +117,12 @@ enum BenchEncode {
         let args = [
             "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "\(format.width)x\(format.height)",
             "-r", "\(fps)", "-i", stage, "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency",
-            "-x264-params", "keyint=\(gop * 2):min-keyint=\(gop):scenecut=0:bframes=0:repeat-headers=1", "-forced-idr", "1",
-            "-force_key_frames", "expr:gte(t,n_forced*\(Double(fragmentNs) / 1e9))", "-b:v", "\(bitrate)", "-maxrate", "\(bitrate)",
-            "-bufsize", "\(bitrate / 2)", "-f", "segment", "-segment_time", "\(Double(fragmentNs) / 1e9)", "-segment_format", "mpegts",
+            "-x264-params", "keyint=\(gop * 2):min-keyint=\(gop):scenecut=0:bframes=0:repeat-headers=1", "-forced-idr",
+            "1",
+            "-force_key_frames", "expr:gte(t,n_forced*\(Double(fragmentNs) / 1e9))", "-b:v", "\(bitrate)", "-maxrate",
+            "\(bitrate)",
+            "-bufsize", "\(bitrate / 2)", "-f", "segment", "-segment_time", "\(Double(fragmentNs) / 1e9)",
+            "-segment_format", "mpegts",
             "\(base)/cli/seg%05d.ts",
         ]
         let p = Process()
@@ -113,7 +132,9 @@ enum BenchEncode {
         let err = Pipe()
         p.standardError = err
         let t0 = monotonicNowNs()
-        do { try p.run() } catch { throw CommandFailure.failure("cannot run ffmpeg (the Debian package ffmpeg): \(error)") }
+        do { try p.run() } catch {
+            throw CommandFailure.failure("cannot run ffmpeg (the Debian package ffmpeg): \(error)")
+        }
         let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         let cliNs = monotonicNowNs() - t0
@@ -130,7 +151,8 @@ enum BenchEncode {
         result["passthrough"] = mj.json
         result["workload"] = [
             "format": "\(format)", "frames": count, "bitrateBps": bitrate, "fragmentSeconds": Double(fragmentNs) / 1e9,
-            "x264": "ultrafast, zerolatency, keyint \(gop * 2), min-keyint \(gop), scenecut 0, bframes 0, repeat-headers, forced IDR every fragment",
+            "x264":
+                "ultrafast, zerolatency, keyint \(gop * 2), min-keyint \(gop), scenecut 0, bframes 0, repeat-headers, forced IDR every fragment",
             "frames source": "synthetic.video texture=noise staged as raw NV12 in \(stage)",
         ]
         result["ppcFps"] = oursFps
@@ -139,18 +161,23 @@ enum BenchEncode {
         result["ffmpegCliSegments"] = segments
         result["ratio"] = oursFps / cliFps
         result["target"] = ["ratio": 1.0]
-        result["baseline"] = "ffmpeg \(ffmpegVersion()) CLI, same raw frames, same x264 settings, -f segment 0.5 s MPEG-TS, same run (process start included)"
-        try BenchCommand.emit(result, json: inv.flag("json"), lines: [
-            "ppc:    \(String(format: "%.1f", oursFps)) fps (\(stats.fragmentsPublished) fragments into the ring)",
-            "ffmpeg: \(String(format: "%.1f", cliFps)) fps (\(segments) segments), same frames and x264 settings",
-            "ratio:  \(String(format: "%.3f", oursFps / cliFps))  (target ≥ 1.0)",
-        ] + mj.lines)
+        result["baseline"] =
+            "ffmpeg \(ffmpegVersion()) CLI, same raw frames, same x264 settings, -f segment 0.5 s MPEG-TS, same run (process start included)"
+        try BenchCommand.emit(
+            result, json: inv.flag("json"),
+            lines: [
+                "ppc:    \(String(format: "%.1f", oursFps)) fps (\(stats.fragmentsPublished) fragments into the ring)",
+                "ffmpeg: \(String(format: "%.1f", cliFps)) fps (\(segments) segments), same frames and x264 settings",
+                "ratio:  \(String(format: "%.3f", oursFps / cliFps))  (target ≥ 1.0)",
+            ] + mj.lines)
         return .success
     }
 
     /// The passthrough path at `--mjpeg-size` (default 1920x1080) and `--fps`: frames a second and CPU when run as
     /// fast as it goes, and what a session at the nominal rate writes (MB/s) against what the path sustained.
-    static func passthrough(_ inv: Invocation, config: Configuration, base: String) throws -> (json: [String: Any], lines: [String]) {
+    static func passthrough(_ inv: Invocation, config: Configuration, base: String) throws -> (
+        json: [String: Any], lines: [String]
+    ) {
         let size = (inv.value("mjpeg-size") ?? "1920x1080").split(separator: "x").compactMap { Int($0) }
         guard size.count == 2, size[0] % 2 == 0, size[1] % 2 == 0, size[0] >= 160 else {
             throw CommandFailure.usage("--mjpeg-size: expected WIDTHxHEIGHT, even, width ≥ 160")
@@ -158,11 +185,16 @@ enum BenchEncode {
         let fps = try inv.parsed("fps", in: 1...10_000) ?? 120
         let count = try inv.parsed("frames", in: 1...1_000_000) ?? 360
         let source = try SyntheticMJPEGSource(
-            width: size[0], height: size[1], framesPerSecond: fps, script: SwingScript(impactSeconds: [1.5], startNs: 0),
-            startNs: 0, seconds: Double(count) / Double(fps), pace: .asap, texture: .noise, quality: 5, distinctSeconds: 0)
-        let ring = try FragmentRing(directory: "\(base)/mjpeg-ring", configuration: .init(capacity: 20, durability: .fsync, fileExtension: "nut"))
+            width: size[0], height: size[1], framesPerSecond: fps,
+            script: SwingScript(impactSeconds: [1.5], startNs: 0),
+            startNs: 0, seconds: Double(count) / Double(fps), pace: .asap, texture: .noise, quality: 5,
+            distinctSeconds: 0)
+        let ring = try FragmentRing(
+            directory: "\(base)/mjpeg-ring",
+            configuration: .init(capacity: 20, durability: .fsync, fileExtension: "nut"))
         var bytes: Int64 = 0
-        let session = CaptureSession(source: source, encoder: PassthroughEncoder(), ring: ring, timeline: nil, fragmentNs: config[.fragmentNs])
+        let session = CaptureSession(
+            source: source, encoder: PassthroughEncoder(), ring: ring, timeline: nil, fragmentNs: config[.fragmentNs])
         session.onPublish = { bytes += $0.byteLength }
         let cpu0 = processCPUNs()
         let stats = try session.run()
@@ -175,11 +207,14 @@ enum BenchEncode {
         let clipSeconds = Double(config[.clipPreNs] + config[.clipPostNs]) / 1e9
         let json: [String: Any] = [
             "format": "\(source.format)", "frames": stats.framesEncoded, "framesPerSecond": achieved,
-            "cpuPercentOfOneCore": Double(cpu) * 100 / Double(stats.wallNs), "cpuMsPerFrame": Double(cpu) / Double(max(1, stats.framesEncoded)) / 1e6,
+            "cpuPercentOfOneCore": Double(cpu) * 100 / Double(stats.wallNs),
+            "cpuMsPerFrame": Double(cpu) / Double(max(1, stats.framesEncoded)) / 1e6,
             "bytesPerFrame": perFrame, "fragments": stats.fragmentsPublished,
-            "diskMBpsAtNominalRate": needMBs, "ringMBpsSustained": sustainedMBs, "headroom": sustainedMBs / max(needMBs, 1e-9),
+            "diskMBpsAtNominalRate": needMBs, "ringMBpsSustained": sustainedMBs,
+            "headroom": sustainedMBs / max(needMBs, 1e-9),
             "clipMBAtDefaultWindow": perFrame * Double(fps) * clipSeconds / 1e6,
-            "frames source": "synthetic.mjpeg texture=noise quality=5 (sensor-like JPEG sizes), prepared before the clock started (\(String(format: "%.1f", Double(source.preparationNs) / 1e9)) s)",
+            "frames source":
+                "synthetic.mjpeg texture=noise quality=5 (sensor-like JPEG sizes), prepared before the clock started (\(String(format: "%.1f", Double(source.preparationNs) / 1e9)) s)",
             "ring": "fsync durability, as a session's",
         ]
         let lines = [

@@ -2,11 +2,11 @@ import CLI
 import Checksum
 import Foundation
 import Glibc
-import Link
-import Synthetic
-import PayloadSource
-import Syscall
 import JSONInput
+import Link
+import PayloadSource
+import Synthetic
+import Syscall
 
 /// `ppc-tool bench faults`: the crash campaign. Real processes killed with SIGKILL at random instants — a capture
 /// (`ppc-tool run`) mid-session, and a host (`ppc-host`) or a device (`ppc-tool transfer drain`) mid-transfer — and
@@ -15,11 +15,15 @@ import JSONInput
 enum BenchFaults {
     static let command = Command(
         "faults",
-        abstract: "Crash campaign: kill -9 a capture at random instants and a host or device at random transfer offsets; count clips lost, duplicated, torn.",
-        discussion: "Targets: 0 lost, 0 duplicated, 0 torn over 100 kills of each kind. Takes a few minutes (each capture kill is a fresh run).",
+        abstract:
+            "Crash campaign: kill -9 a capture at random instants and a host or device at random transfer offsets; count clips lost, duplicated, torn.",
+        discussion:
+            "Targets: 0 lost, 0 duplicated, 0 torn over 100 kills of each kind. Takes a few minutes (each capture kill is a fresh run).",
         options: [
             Option.json, .value("kills", "n", help: "Kills of each kind (default 100)."),
-            .value("seed", "n", help: "Seed of the random kill instants (default: from the clock; printed, so a run can be repeated)."),
+            .value(
+                "seed", "n",
+                help: "Seed of the random kill instants (default: from the clock; printed, so a run can be repeated)."),
             .value("dir", "dir", help: "Where to work (default: a new directory under /tmp, removed after)."),
             .value("only", "capture|transfer", help: "Run one campaign only."),
         ], run: run)
@@ -33,17 +37,23 @@ enum BenchFaults {
         var notes: [String: Int] = [:]
 
         var json: [String: Any] {
-            ["kills": kills, "clips": clips, "lost": lost.count, "duplicated": duplicated.count, "torn": torn.count,
-             "lostClips": lost, "duplicatedClips": duplicated, "tornClips": torn, "notes": notes]
+            [
+                "kills": kills, "clips": clips, "lost": lost.count, "duplicated": duplicated.count, "torn": torn.count,
+                "lostClips": lost, "duplicatedClips": duplicated, "tornClips": torn, "notes": notes,
+            ]
         }
-        var sentence: String { "\(kills) kills, \(clips) clips: \(lost.count) lost, \(duplicated.count) duplicated, \(torn.count) torn" }
+        var sentence: String {
+            "\(kills) kills, \(clips) clips: \(lost.count) lost, \(duplicated.count) duplicated, \(torn.count) torn"
+        }
     }
 
     static func run(_ inv: Invocation) throws -> ExitCode {
         let kills = try inv.parsed("kills", in: 1...100_000) ?? 100
         let seed = try inv.parsed("seed", as: UInt64.self) ?? UInt64(monotonicNowNs())
         let only = inv.value("only")
-        guard only == nil || only == "capture" || only == "transfer" else { throw CommandFailure.usage("--only: expected capture or transfer") }
+        guard only == nil || only == "capture" || only == "transfer" else {
+            throw CommandFailure.usage("--only: expected capture or transfer")
+        }
         let base = inv.value("dir") ?? NSTemporaryDirectory() + "ppc-bench-faults-\(getpid())"
         try FileSystem.makeDirectory(base)
         defer { if inv.value("dir") == nil { try? FileManager.default.removeItem(atPath: base) } }
@@ -55,13 +65,17 @@ enum BenchFaults {
         if only != "transfer" {
             let t = try captureCampaign(kills: kills, dir: "\(base)/capture", rng: &rng) { Terminal.err($0) }
             result["capture"] = t.json
-            lines.append("  capture kills: \(t.sentence); \(t.notes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+            lines.append(
+                "  capture kills: \(t.sentence); \(t.notes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+            )
             clean = clean && t.lost.isEmpty && t.duplicated.isEmpty && t.torn.isEmpty
         }
         if only != "capture" {
             let t = try transferCampaign(kills: kills, dir: "\(base)/transfer", rng: &rng) { Terminal.err($0) }
             result["transfer"] = t.json
-            lines.append("  transfer kills: \(t.sentence); \(t.notes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+            lines.append(
+                "  transfer kills: \(t.sentence); \(t.notes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+            )
             clean = clean && t.lost.isEmpty && t.duplicated.isEmpty && t.torn.isEmpty
         }
         result["targets"] = "0 lost, 0 duplicated, 0 torn over \(kills) kills of each kind"
@@ -73,8 +87,12 @@ enum BenchFaults {
     // MARK: Processes
 
     /// This executable, and ppc-host beside it.
-    static var tool: String { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0] }
-    static var host: String { URL(fileURLWithPath: tool).deletingLastPathComponent().appendingPathComponent("ppc-host").path }
+    static var tool: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+    static var host: String {
+        URL(fileURLWithPath: tool).deletingLastPathComponent().appendingPathComponent("ppc-host").path
+    }
 
     static func start(_ executable: String, _ arguments: [String]) throws -> Process {
         let p = Process()
@@ -122,7 +140,9 @@ enum BenchFaults {
         return "\(session)@\(t0)"
     }
 
-    static func hashOf(_ path: String) -> UInt64? { FileManager.default.contents(atPath: path).map { XXH3.hash([UInt8]($0)) } }
+    static func hashOf(_ path: String) -> UInt64? {
+        FileManager.default.contents(atPath: path).map { XXH3.hash([UInt8]($0)) }
+    }
 
     // MARK: Capture
 
@@ -142,7 +162,9 @@ enum BenchFaults {
         }
         """
 
-    static func captureCampaign(kills: Int, dir: String, rng: inout SplitMix64, progress: (String) -> Void) throws -> Tally {
+    static func captureCampaign(kills: Int, dir: String, rng: inout SplitMix64, progress: (String) -> Void) throws
+        -> Tally
+    {
         try FileSystem.makeDirectory(dir)
         let manifest = "\(dir)/faults.json"
         try FileSystem.writeAtomically(Array(captureManifest.utf8), to: manifest)
@@ -169,24 +191,36 @@ enum BenchFaults {
             tally.notes[stillRunning ? "killedMidRun" : "endedBeforeTheKill", default: 0] += 1
             // The ring on disk right after the kill: a crash's leftovers are recoverable (75), never damage (65).
             let verify = try runToEnd(tool, ["ring", "verify", "\(out)/ring"])
-            tally.notes[verify.status == 0 ? "ringClean" : verify.status == 75 ? "ringRecoverable" : "ringDamaged", default: 0] += 1
+            tally.notes[
+                verify.status == 0 ? "ringClean" : verify.status == 75 ? "ringRecoverable" : "ringDamaged", default: 0] +=
+                1
             if verify.status == 65 { tally.torn.append("ring damaged after kill \(k): \(verify.stderr.prefix(600))") }
             look()
             if k % 10 == 0 { progress("bench faults: capture kill \(k)/\(kills), \(seen.count) clips so far") }
         }
         // A last run, not killed: it recovers whatever the last kill left and must succeed.
         let last = try runToEnd(tool, ["run", manifest, "--out", out, "--device-id", "faults"])
-        if last.status != 0 { tally.lost.append("the run after the last kill exited \(last.status): \(last.stderr.prefix(600))") }
+        if last.status != 0 {
+            tally.lost.append("the run after the last kill exited \(last.status): \(last.stderr.prefix(600))")
+        }
         let finalVerify = try runToEnd(tool, ["ring", "verify", "\(out)/ring"])
-        if finalVerify.status != 0 { tally.torn.append("ring not clean after the last run: \(finalVerify.stderr.prefix(600))") }
-        if FileManager.default.fileExists(atPath: "\(out)/.staging") { tally.notes["stagingLeftAfterLastRun", default: 0] += 1 }
+        if finalVerify.status != 0 {
+            tally.torn.append("ring not clean after the last run: \(finalVerify.stderr.prefix(600))")
+        }
+        if FileManager.default.fileExists(atPath: "\(out)/.staging") {
+            tally.notes["stagingLeftAfterLastRun", default: 0] += 1
+        }
         look()
         // Every clip ever whole is still there and unchanged; no shot of one session was minted twice (the synthetic
         // swing repeats byte for byte from run to run, so sameness is judged by session and t0, not by the bytes).
         var shots: [String: String] = [:]
         for (name, h) in seen.sorted(by: { $0.key < $1.key }) {
             let now = hashOf("\(out)/clips/\(name)/clip.mp4")
-            if now == nil { tally.lost.append(name) } else if now != h { tally.torn.append("\(name): clip.mp4 changed") }
+            if now == nil {
+                tally.lost.append(name)
+            } else if now != h {
+                tally.torn.append("\(name): clip.mp4 changed")
+            }
             if let key = shotKey("\(out)/clips/\(name)") {
                 if let other = shots[key] { tally.duplicated.append("\(name) = \(other)") } else { shots[key] = name }
             }
@@ -208,11 +242,15 @@ enum BenchFaults {
         try FileSystem.makeDirectory(dir)
         var bytes = [UInt8](repeating: 0, count: clipBytes)
         bytes.withUnsafeMutableBytes { b in
-            for i in stride(from: 0, to: clipBytes, by: 8) { b.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self) }
+            for i in stride(from: 0, to: clipBytes, by: 8) {
+                b.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self)
+            }
         }
         try FileSystem.writeAtomically(bytes, to: "\(dir)/clip.mp4")
         // A meta.json as a mint writes it (clip.mp4's size and XXH3): a sender checks a bundle against it.
-        try FileSystem.writeAtomically([UInt8](try ClipMeta.standIn(clipId: id, device: "dev-f", files: ["clip.mp4": bytes]).encoded()), to: "\(dir)/meta.json")
+        try FileSystem.writeAtomically(
+            [UInt8](try ClipMeta.standIn(clipId: id, device: "dev-f", files: ["clip.mp4": bytes]).encoded()),
+            to: "\(dir)/meta.json")
         return XXH3.hash(bytes)
     }
 
@@ -220,8 +258,11 @@ enum BenchFaults {
     static func loggedChunkBytes(_ library: String) -> Int {
         var total = 0
         for clip in (try? FileSystem.list("\(library)/dev-f/.partial")) ?? [] {
-            for file in (try? FileSystem.list("\(library)/dev-f/.partial/\(clip)")) ?? [] where file.hasSuffix(".chunks") {
-                total += ((try? FileManager.default.attributesOfItem(atPath: "\(library)/dev-f/.partial/\(clip)/\(file)"))?[.size] as? NSNumber)?.intValue ?? 0
+            for file in (try? FileSystem.list("\(library)/dev-f/.partial/\(clip)")) ?? []
+            where file.hasSuffix(".chunks") {
+                total +=
+                    ((try? FileManager.default.attributesOfItem(atPath: "\(library)/dev-f/.partial/\(clip)/\(file)"))?[
+                        .size] as? NSNumber)?.intValue ?? 0
             }
         }
         return total
@@ -236,9 +277,12 @@ enum BenchFaults {
         }
     }
 
-    static func transferCampaign(kills: Int, dir: String, rng: inout SplitMix64, progress: (String) -> Void) throws -> Tally {
+    static func transferCampaign(kills: Int, dir: String, rng: inout SplitMix64, progress: (String) -> Void) throws
+        -> Tally
+    {
         try FileSystem.makeDirectory(dir)
-        let out = "\(dir)/out", library = "\(dir)/library"
+        let out = "\(dir)/out"
+        let library = "\(dir)/library"
         var port = try Listener(host: "127.0.0.1", port: 0).port  // a free port (the listener closes at once)
         /// A host listening on `port`: started, and returned once it says it listens (its log read, not a delay
         /// guessed); a host that cannot listen there (the port taken meanwhile) is started again on a fresh one.
@@ -246,7 +290,10 @@ enum BenchFaults {
             for _ in 0..<5 {
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: host)
-                p.arguments = ["--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any", "--insecure-loopback-only", "--state", library + "-host-state"]
+                p.arguments = [
+                    "--listen", "127.0.0.1:\(port)", "--library", library, "--ingest-policy", "any",
+                    "--insecure-loopback-only", "--state", library + "-host-state",
+                ]
                 p.standardError = FileHandle.nullDevice
                 let log = Pipe()
                 p.standardOutput = log
@@ -283,7 +330,12 @@ enum BenchFaults {
             try refill(&rng)
             if !hostProcess.isRunning { hostProcess = try startHost() }
             let logged = loggedChunkBytes(library)
-            let drain = try start(tool, ["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
+            let drain = try start(
+                tool,
+                [
+                    "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id",
+                    "dev-f",
+                ])
             // The kill lands at a random point of a transfer under way: once the host has logged a chunk (observed on
             // disk, so a slow start on a loaded machine does not put every kill before the first byte), up to the time
             // a clip takes at the device's pace.
@@ -310,7 +362,12 @@ enum BenchFaults {
         for _ in 0..<3 where !drained {
             let finalHost = try startHost()
             defer { kill9(finalHost) }
-            let drain = try runToEnd(tool, ["transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id", "dev-f"])
+            let drain = try runToEnd(
+                tool,
+                [
+                    "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--device-id",
+                    "dev-f",
+                ])
             drained = drain.status == 0
             if !drained { said.append(String(drain.stderr.prefix(600))) }
         }
@@ -318,7 +375,8 @@ enum BenchFaults {
         let received = ((try? FileSystem.list("\(library)/dev-f")) ?? []).filter { !$0.hasPrefix(".") }
         for (id, h) in sources.sorted(by: { $0.key < $1.key }) {
             guard received.contains(id) else {
-                tally.lost.append(owed.contains(id) ? "\(id) (still owed after the final drain: \(said.last ?? ""))" : id)
+                tally.lost.append(
+                    owed.contains(id) ? "\(id) (still owed after the final drain: \(said.last ?? ""))" : id)
                 continue
             }
             if hashOf("\(library)/dev-f/\(id)/clip.mp4") != h { tally.torn.append(id) }

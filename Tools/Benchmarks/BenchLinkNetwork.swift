@@ -31,14 +31,20 @@ final class ShapedLink: @unchecked Sendable {
         let burstBytes = max(96 << 10, megabitsPerSecond * 1_000_000 / 8 / 250)
         var steps: [[String]] = [
             ["ip", "netns", "add", deviceNamespace], ["ip", "netns", "add", hostNamespace],
-            ["ip", "link", "add", d, "netns", deviceNamespace, "type", "veth", "peer", "name", h, "netns", hostNamespace],
+            [
+                "ip", "link", "add", d, "netns", deviceNamespace, "type", "veth", "peer", "name", h, "netns",
+                hostNamespace,
+            ],
         ]
         for (ns, dev, addr) in [(deviceNamespace, d, deviceAddress), (hostNamespace, h, hostAddress)] {
             steps += [
                 ["ip", "-n", ns, "addr", "add", "\(addr)/24", "dev", dev], ["ip", "-n", ns, "link", "set", dev, "up"],
                 ["ip", "-n", ns, "link", "set", "lo", "up"],
-                ["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf", "rate", "\(megabitsPerSecond)mbit",
-                 "burst", "\(burstBytes)", "latency", "50ms"],
+                [
+                    "tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf", "rate",
+                    "\(megabitsPerSecond)mbit",
+                    "burst", "\(burstBytes)", "latency", "50ms",
+                ],
                 ["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", queueing],
             ]
         }
@@ -53,7 +59,8 @@ final class ShapedLink: @unchecked Sendable {
     /// Deletes the namespaces of benches that were killed before they could (their process is gone).
     static func removeLeftovers() {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? [] {
-            guard name.hasPrefix("ppc-device-") || name.hasPrefix("ppc-host-"), let pid = Int32(name.split(separator: "-").last ?? ""),
+            guard name.hasPrefix("ppc-device-") || name.hasPrefix("ppc-host-"),
+                let pid = Int32(name.split(separator: "-").last ?? ""),
                 !ProcessSignal.isAlive(pid)
             else { continue }
             try? run(["ip", "netns", "delete", name])
@@ -76,7 +83,9 @@ final class ShapedLink: @unchecked Sendable {
         let said = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         guard p.terminationStatus == 0 else {
-            throw CommandFailure.failure("\(argv.joined(separator: " ")): exit \(p.terminationStatus): \(said.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw CommandFailure.failure(
+                "\(argv.joined(separator: " ")): exit \(p.terminationStatus): \(said.trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
     }
 
@@ -98,12 +107,16 @@ final class ShapedLink: @unchecked Sendable {
 extension BenchLink {
     /// The shaped-link stage: iperf3, the link alone, stored bulk, and control round trips idle and under that bulk,
     /// all between the two namespaces of one `ShapedLink`.
-    static func acrossShapedLink(megabitsPerSecond: Int, bundle: String, bulkMB: Int, chunkKiB: Int?, windowKiB: Int, library: String) -> [String: Any] {
+    static func acrossShapedLink(
+        megabitsPerSecond: Int, bundle: String, bulkMB: Int, chunkKiB: Int?, windowKiB: Int, library: String
+    ) -> [String: Any] {
         let net: ShapedLink
         do {
             net = try ShapedLink(megabitsPerSecond: megabitsPerSecond)
         } catch {
-            return ["measured": false, "why": "no shaped link could be made (needs root, iproute2's ip and tc): \(error)"]
+            return [
+                "measured": false, "why": "no shaped link could be made (needs root, iproute2's ip and tc): \(error)",
+            ]
         }
         defer { net.remove() }
         do {
@@ -122,49 +135,75 @@ extension BenchLink {
             defer { linkOnly.stop() }
             let iperf = try iperf3MBps(pinned: nil, across: net)
             let port = server.port
-            let idle = try net.inside(net.deviceNamespace) { try controlRTTs(host: host, port: port, device: "idle", count: 1000, gapNs: 1_000_000) }
+            let idle = try net.inside(net.deviceNamespace) {
+                try controlRTTs(host: host, port: port, device: "idle", count: 1000, gapNs: 1_000_000)
+            }
             // Each transfer with the segments the device's TCP sent again meanwhile: a loss at the link's queue costs a
             // retransmission, and a lost chunk tail a timeout, which this makes visible rather than guessed.
             let linkPort = linkOnly.port
             let (stored, resentStored) = try net.inside(net.deviceNamespace) {
                 let before = Self.retransmittedSegments()
-                let r = try bulkUnderControl(host: host, port: port, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB)
+                let r = try bulkUnderControl(
+                    host: host, port: port, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB)
                 return (r, Self.retransmittedSegments() - before)
             }
             let (bare, resentBare) = try net.inside(net.deviceNamespace) {
                 let before = Self.retransmittedSegments()
-                let r = try bulkUnderControl(host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: port)
+                let r = try bulkUnderControl(
+                    host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB,
+                    controlPort: port)
                 return (r, Self.retransmittedSegments() - before)
             }
             // The link alone again, encrypted: the same bytes, sealed per record, across the same shaped link.
             let (bareSecure, resentSecure) = try net.inside(net.deviceNamespace) {
                 let before = Self.retransmittedSegments()
-                let r = try bulkUnderControl(host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB, controlPort: port, secure: true)
+                let r = try bulkUnderControl(
+                    host: host, port: linkPort, bundle: bundle, chunkKiB: chunkKiB, windowKiB: windowKiB,
+                    controlPort: port, secure: true)
                 return (r, Self.retransmittedSegments() - before)
             }
-            let idleSecure = try net.inside(net.deviceNamespace) { try controlRTTs(host: host, port: port, device: "idle", count: 1000, gapNs: 1_000_000, secure: true) }
+            let idleSecure = try net.inside(net.deviceNamespace) {
+                try controlRTTs(host: host, port: port, device: "idle", count: 1000, gapNs: 1_000_000, secure: true)
+            }
             let storedMBps = Double(bulkMB) / stored.seconds
             let linkMBps = Double(bulkMB) / bare.seconds
             let linkSecureMBps = Double(bulkMB) / bareSecure.seconds
             var out: [String: Any] = [
                 "measured": true,
-                "link": "veth between two network namespaces, each way shaped to \(megabitsPerSecond) Mbit/s (tbf) over \(net.queueing), this machine's default queueing",
+                "link":
+                    "veth between two network namespaces, each way shaped to \(megabitsPerSecond) Mbit/s (tbf) over \(net.queueing), this machine's default queueing",
                 "controlRttUs": [
                     "idle": ["p50": percentile(idle, 0.5), "p99": percentile(idle, 0.99), "n": idle.count],
-                    "underStoredBulk": ["p50": percentile(stored.control, 0.5), "p99": percentile(stored.control, 0.99), "n": stored.control.count],
-                    "underLinkOnly": ["p50": percentile(bare.control, 0.5), "p99": percentile(bare.control, 0.99), "n": bare.control.count],
+                    "underStoredBulk": [
+                        "p50": percentile(stored.control, 0.5), "p99": percentile(stored.control, 0.99),
+                        "n": stored.control.count,
+                    ],
+                    "underLinkOnly": [
+                        "p50": percentile(bare.control, 0.5), "p99": percentile(bare.control, 0.99),
+                        "n": bare.control.count,
+                    ],
                 ],
                 "bulkMBps": storedMBps, "linkBulkMBps": linkMBps, "chunkKiB": stored.chunkBytes >> 10,
                 "iperf3MBps": iperf as Any? ?? "not installed (Debian: iperf3)",
-                "tcpSegmentsResent": ["storedBulk": resentStored, "linkOnly": resentBare, "linkOnlyEncrypted": resentSecure],
+                "tcpSegmentsResent": [
+                    "storedBulk": resentStored, "linkOnly": resentBare, "linkOnlyEncrypted": resentSecure,
+                ],
                 "encrypted": [
                     "linkBulkMBps": linkSecureMBps, "vsPlaintext": linkSecureMBps / linkMBps,
                     "controlRttUs": [
-                        "idle": ["p50": percentile(idleSecure, 0.5), "p99": percentile(idleSecure, 0.99), "n": idleSecure.count],
-                        "underLinkOnly": ["p50": percentile(bareSecure.control, 0.5), "p99": percentile(bareSecure.control, 0.99), "n": bareSecure.control.count],
+                        "idle": [
+                            "p50": percentile(idleSecure, 0.5), "p99": percentile(idleSecure, 0.99),
+                            "n": idleSecure.count,
+                        ],
+                        "underLinkOnly": [
+                            "p50": percentile(bareSecure.control, 0.5), "p99": percentile(bareSecure.control, 0.99),
+                            "n": bareSecure.control.count,
+                        ],
                     ],
-                    "underBulkP99VsIdle": percentile(bareSecure.control, 0.99) / max(1e-9, percentile(idleSecure, 0.99)),
-                    "how": "the same transfer over the encrypted link (IK handshake, XChaCha20-Poly1305 secretstream per record), paired in memory",
+                    "underBulkP99VsIdle": percentile(bareSecure.control, 0.99)
+                        / max(1e-9, percentile(idleSecure, 0.99)),
+                    "how":
+                        "the same transfer over the encrypted link (IK handshake, XChaCha20-Poly1305 secretstream per record), paired in memory",
                 ] as [String: Any],
             ]
             if let iperf {

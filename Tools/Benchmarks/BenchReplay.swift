@@ -11,7 +11,8 @@ enum BenchReplay {
     static let command = Command(
         "replay",
         abstract: "Impact to replay on a bay screen in chromium (first looks), and to the whole clip, over N swings.",
-        discussion: "Targets (issue 32): median ≤ 1.0 s and p95 ≤ 1.5 s to the screen; the whole clip by post-roll + 0.5 s. Run from the repository (it uses Tests/Browser/bay_test.py) with chromium, chromium-driver and python3-selenium installed (scripts/install-deps).",
+        discussion:
+            "Targets (issue 32): median ≤ 1.0 s and p95 ≤ 1.5 s to the screen; the whole clip by post-roll + 0.5 s. Run from the repository (it uses Tests/Browser/bay_test.py) with chromium, chromium-driver and python3-selenium installed (scripts/install-deps).",
         options: [Option.json, .value("swings", "n", help: "Swings to measure (default 10, at least 2).")], run: run)
 
     static func run(_ inv: Invocation) throws -> ExitCode {
@@ -26,7 +27,10 @@ enum BenchReplay {
         // Its output goes to a file (a pipe read only at the end could fill and stall it).
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [script, "--host-tool", BenchFaults.host, "--tool", BenchFaults.tool, "--out", out, "--work", out + "/work", "--bench", "\(swings)"]
+        p.arguments = [
+            script, "--host-tool", BenchFaults.host, "--tool", BenchFaults.tool, "--out", out, "--work", out + "/work",
+            "--bench", "\(swings)",
+        ]
         FileManager.default.createFile(atPath: out + "/said", contents: nil)
         p.standardOutput = FileHandle(forWritingAtPath: out + "/said")
         p.standardError = p.standardOutput
@@ -41,21 +45,33 @@ enum BenchReplay {
         var result = BenchCommand.provenance()
         for (k, v) in figures { result[k] = v }
         let post = 3.0  // capture.clipPostNs's default, s
-        result["floorOfMintThenSendS"] = ["value": post, "provenance": "derived", "note": "a design that sends the clip only once it is minted whole cannot show it before its post-roll has been captured: capture.clipPostNs (3 s) after impact, plus the mint and the transfer"]
-        result["targets"] = ["shotToScreenMs": "median ≤ 1000, p95 ≤ 1500", "shotToWholeClipMs": "≤ post-roll + 500 (3500 at the defaults)"]
-        result["note"] = "a clip ends at t0 + clipPost, inside a 0.5 s fragment that must seal before the clip is minted (seed 000 fixes the fragment grid): 0–500 ms of waiting, half that on average, before a mint of about 0.1 s and a delivery of a few tens of ms"
-        result["measuredAgainst"] = "the swing's t0 on the host clock, in wall-clock ms; the screen's frame time from requestVideoFrameCallback; devices 320x180 (face-on 120 fps with a microphone, down-the-line 60 fps without), host and chromium on one machine"
+        result["floorOfMintThenSendS"] = [
+            "value": post, "provenance": "derived",
+            "note":
+                "a design that sends the clip only once it is minted whole cannot show it before its post-roll has been captured: capture.clipPostNs (3 s) after impact, plus the mint and the transfer",
+        ]
+        result["targets"] = [
+            "shotToScreenMs": "median ≤ 1000, p95 ≤ 1500",
+            "shotToWholeClipMs": "≤ post-roll + 500 (3500 at the defaults)",
+        ]
+        result["note"] =
+            "a clip ends at t0 + clipPost, inside a 0.5 s fragment that must seal before the clip is minted (seed 000 fixes the fragment grid): 0–500 ms of waiting, half that on average, before a mint of about 0.1 s and a delivery of a few tens of ms"
+        result["measuredAgainst"] =
+            "the swing's t0 on the host clock, in wall-clock ms; the screen's frame time from requestVideoFrameCallback; devices 320x180 (face-on 120 fps with a microphone, down-the-line 60 fps without), host and chromium on one machine"
         func row(_ name: String, _ key: String) -> String {
             guard let f = figures[key] as? [String: Any] else { return "  \(name): none measured" }
             func n(_ k: String) -> String { String(format: "%.0f", (f[k] as? NSNumber)?.doubleValue ?? .nan) }
-            return "  \(name): min \(n("min")) ms, median \(n("median")), p95 \(n("p95")), max \(n("max")) (\(f["n"] ?? 0) swings)"
+            return
+                "  \(name): min \(n("min")) ms, median \(n("median")), p95 \(n("p95")), max \(n("max")) (\(f["n"] ?? 0) swings)"
         }
         let lines = [
             "bench replay (\(swings) swings, two devices at one bay, the bay screen in chromium):",
             row("impact to first look on screen", "shotToScreenMs"),
             row("impact to whole clip catalogued", "shotToWholeClipMs"),
             row("  of which after the 3 s post-roll", "wholeClipAfterPostRollMs"),
-            String(format: "  floor of a mint-then-send design: %.1f s (the post-roll), before its mint and transfer", post),
+            String(
+                format: "  floor of a mint-then-send design: %.1f s (the post-roll), before its mint and transfer", post
+            ),
         ]
         try BenchCommand.emit(result, json: inv.flag("json"), lines: lines)
         return .success

@@ -2,9 +2,9 @@ import CLI
 import Catalogue
 import Foundation
 import Glibc
+import JSONInput
 import Studio
 import Syscall
-import JSONInput
 
 /// `ppc-tool bench studio`: what the studio's lists cost as a library grows. One real clip is made (`ppc-tool run` on a
 /// synthetic session); the catalogue then holds it under N ids, each its own swing, and the studio (the one `ppc-host`
@@ -13,8 +13,10 @@ import JSONInput
 enum BenchStudio {
     static let command = Command(
         "studio",
-        abstract: "The studio's swing list, one swing and the clip list over HTTP, per request, for libraries of 100, 1000 and 10000 clips.",
-        discussion: "Target: the Swings page's list (100 swings) and a swing's player data each within 100 ms at 10000 clips (assumed: a page that feels immediate).",
+        abstract:
+            "The studio's swing list, one swing and the clip list over HTTP, per request, for libraries of 100, 1000 and 10000 clips.",
+        discussion:
+            "Target: the Swings page's list (100 swings) and a swing's player data each within 100 ms at 10000 clips (assumed: a page that feels immediate).",
         options: [
             Option.json, .value("sizes", "n,n,…", help: "Library sizes (default 100,1000,10000)."),
             .value("requests", "n", help: "Requests timed per list and size (default 20)."),
@@ -22,7 +24,9 @@ enum BenchStudio {
 
     static func run(_ inv: Invocation) throws -> ExitCode {
         let sizes = try (inv.value("sizes") ?? "100,1000,10000").split(separator: ",").map { s -> Int in
-            guard let n = Int(s), n > 0, n <= 1_000_000 else { throw CommandFailure.usage("--sizes: expected positive counts, got '\(s)'") }
+            guard let n = Int(s), n > 0, n <= 1_000_000 else {
+                throw CommandFailure.usage("--sizes: expected positive counts, got '\(s)'")
+            }
             return n
         }
         let requests = try inv.parsed("requests", in: 1...100_000) ?? 20
@@ -33,7 +37,9 @@ enum BenchStudio {
 
         var result = BenchCommand.provenance()
         var rows: [[String: Any]] = []
-        var lines = ["bench studio (one real clip catalogued under N ids, each its own swing; HTTP on loopback, end to end):"]
+        var lines = [
+            "bench studio (one real clip catalogued under N ids, each its own swing; HTTP on loopback, end to end):"
+        ]
         for n in sizes {
             let library = "\(base)/library-\(n)"
             try FileSystem.makeDirectory(library)
@@ -42,9 +48,12 @@ enum BenchStudio {
             for i in 0..<n {
                 try catalogue.record(
                     CatalogueClip(
-                        clipID: String(format: "bench-%07d", i), device: "bay-\(i % 3)", session: "bench", sessionID: "bench-1",
-                        t0DeviceNs: Int64(i) * 10_000_000_000, t0HostNs: Int64(i) * 10_000_000_000, t0UncertaintyNs: 1_000_000,
-                        frames: clip.frames, captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-02T00:00:00Z",
+                        clipID: String(format: "bench-%07d", i), device: "bay-\(i % 3)", session: "bench",
+                        sessionID: "bench-1",
+                        t0DeviceNs: Int64(i) * 10_000_000_000, t0HostNs: Int64(i) * 10_000_000_000,
+                        t0UncertaintyNs: 1_000_000,
+                        frames: clip.frames, captureProfile: "320x180@120 h264", belowPolicy: nil,
+                        receivedAt: "2026-12-02T00:00:00Z",
                         path: clip.path, bytes: clip.bytes),
                     files: [])
             }
@@ -56,7 +65,9 @@ enum BenchStudio {
                 return try (0..<requests).map { _ in
                     let s = monotonicNowNs()
                     let body = try get(port: studio.port, path)
-                    guard body.contains("\"clipId\"") else { throw CommandFailure.failure("\(path): the studio answered without clips: \(body.prefix(200))") }
+                    guard body.contains("\"clipId\"") else {
+                        throw CommandFailure.failure("\(path): the studio answered without clips: \(body.prefix(200))")
+                    }
                     return monotonicNowNs() - s
                 }
             }
@@ -65,16 +76,22 @@ enum BenchStudio {
             let all = try timed("/api/clips")
             func ms(_ v: [Int64]) -> [String: Double] {
                 let s = v.sorted()
-                return ["median": Double(s[s.count / 2]) / 1e6, "p95": Double(s[min(s.count - 1, s.count * 95 / 100)]) / 1e6]
+                return [
+                    "median": Double(s[s.count / 2]) / 1e6,
+                    "p95": Double(s[min(s.count - 1, s.count * 95 / 100)]) / 1e6,
+                ]
             }
             rows.append([
                 "clips": n, "recordMsPerClip": Double(recordNs) / 1e6 / Double(n),
                 "swingListOf100Ms": ms(swings), "oneSwingMs": ms(one), "allClipsMs": ms(all),
             ])
-            lines.append(String(
-                format: "  %6d clips: swing list (100) %.1f ms median, %.1f p95; one swing %.1f / %.1f; all clips %.1f / %.1f; recorded at %.2f ms a clip",
-                n, ms(swings)["median"]!, ms(swings)["p95"]!, ms(one)["median"]!, ms(one)["p95"]!, ms(all)["median"]!, ms(all)["p95"]!,
-                Double(recordNs) / 1e6 / Double(n)))
+            lines.append(
+                String(
+                    format:
+                        "  %6d clips: swing list (100) %.1f ms median, %.1f p95; one swing %.1f / %.1f; all clips %.1f / %.1f; recorded at %.2f ms a clip",
+                    n, ms(swings)["median"]!, ms(swings)["p95"]!, ms(one)["median"]!, ms(one)["p95"]!,
+                    ms(all)["median"]!, ms(all)["p95"]!,
+                    Double(recordNs) / 1e6 / Double(n)))
             // The page itself, in chromium, at the largest size: first paint, and a new swing's row.
             if n == sizes.max(), let browser = try browserFigures(studio, catalogue: catalogue, clip: clip, base: n) {
                 rows[rows.count - 1]["browser"] = browser.json
@@ -83,7 +100,8 @@ enum BenchStudio {
         }
         result["sizes"] = rows
         result["requestsPerFigure"] = requests
-        result["measuredAgainst"] = "target (assumed): the Swings page's list (100) and one swing each within 100 ms at 10000 clips — a page that feels immediate"
+        result["measuredAgainst"] =
+            "target (assumed): the Swings page's list (100) and one swing each within 100 ms at 10000 clips — a page that feels immediate"
         try BenchCommand.emit(result, json: inv.flag("json"), lines: lines)
         return .success
     }
@@ -91,11 +109,15 @@ enum BenchStudio {
     /// The Swings page in Debian's chromium (Tests/Browser/swings_bench.py; nil when chromium or the script is not
     /// here): ms from navigation to the first page painted, and from each of five new swings being catalogued to its
     /// row painted on the open page.
-    static func browserFigures(_ studio: Studio, catalogue: Catalogue, clip: (path: String, frames: Int, bytes: Int64), base: Int) throws
+    static func browserFigures(
+        _ studio: Studio, catalogue: Catalogue, clip: (path: String, frames: Int, bytes: Int64), base: Int
+    ) throws
         -> (json: [String: Any], line: String)?
     {
         let script = FileManager.default.currentDirectoryPath + "/Tests/Browser/swings_bench.py"
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), FileManager.default.fileExists(atPath: script) else { return nil }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
+            FileManager.default.fileExists(atPath: script)
+        else { return nil }
         let adds = 5
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
@@ -104,7 +126,10 @@ enum BenchStudio {
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
-        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        defer {
+            if p.isRunning { p.terminate() }
+            p.waitUntilExit()
+        }
         var pending = Data()
         func nextLine() -> String? {
             while true {
@@ -126,9 +151,11 @@ enum BenchStudio {
         for k in 0..<adds {
             let id = String(format: "bench-new-%03d", k)
             let entry = CatalogueClip(
-                clipID: id, device: "bay-0", session: "bench", sessionID: "bench-1", t0DeviceNs: Int64(base + k + 1) * 10_000_000_000,
+                clipID: id, device: "bay-0", session: "bench", sessionID: "bench-1",
+                t0DeviceNs: Int64(base + k + 1) * 10_000_000_000,
                 t0HostNs: Int64(base + k + 1) * 10_000_000_000, t0UncertaintyNs: 1_000_000, frames: clip.frames,
-                captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-03T00:00:00Z", path: clip.path, bytes: clip.bytes,
+                captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-03T00:00:00Z",
+                path: clip.path, bytes: clip.bytes,
                 hostBoot: bootID, receivedMonoNs: monotonicNowNs())
             let stored = try catalogue.place(entry, files: [], rule: SwingRule())
             let catalogued = Date().timeIntervalSince1970 * 1000
@@ -140,11 +167,14 @@ enum BenchStudio {
         }
         let sorted = after.sorted()
         let json: [String: Any] = [
-            "firstPaintMs": ["firstVisit": paint, "again": warm], "newRowAfterCataloguedMs": ["median": sorted[sorted.count / 2], "max": sorted.last!, "n": adds],
-            "measuredAgainst": "targets (issue 32): first paint ≤ 300 ms, a new swing's row ≤ 200 ms after it is catalogued; chromium headless, 1400x1000",
+            "firstPaintMs": ["firstVisit": paint, "again": warm],
+            "newRowAfterCataloguedMs": ["median": sorted[sorted.count / 2], "max": sorted.last!, "n": adds],
+            "measuredAgainst":
+                "targets (issue 32): first paint ≤ 300 ms, a new swing's row ≤ 200 ms after it is catalogued; chromium headless, 1400x1000",
         ]
         let line = String(
-            format: "  chromium at %d clips: Swings first painted %.0f ms after navigation (%.0f on a later visit, its files cached); a new swing's row %.0f ms (median; max %.0f) after it was catalogued",
+            format:
+                "  chromium at %d clips: Swings first painted %.0f ms after navigation (%.0f on a later visit, its files cached); a new swing's row %.0f ms (median; max %.0f) after it was catalogued",
             base, paint, warm, sorted[sorted.count / 2], sorted.last!)
         return (json, line)
     }
@@ -165,14 +195,20 @@ enum BenchStudio {
             }
             """
         try FileSystem.writeAtomically(Array(manifest.utf8), to: "\(base)/bench.json")
-        let made = try BenchFaults.runToEnd(BenchFaults.tool, ["run", "\(base)/bench.json", "--out", "\(base)/run", "--device-id", "bench"])
-        guard made.status == 0 else { throw CommandFailure.failure("making the benchmark's clip failed: \(made.stderr)") }
+        let made = try BenchFaults.runToEnd(
+            BenchFaults.tool, ["run", "\(base)/bench.json", "--out", "\(base)/run", "--device-id", "bench"])
+        guard made.status == 0 else {
+            throw CommandFailure.failure("making the benchmark's clip failed: \(made.stderr)")
+        }
         guard let id = try FileSystem.list("\(base)/run/clips").sorted().first else {
-            throw CommandFailure.failure("making the benchmark's clip: the run minted none (\(base)/run/clips is empty)")
+            throw CommandFailure.failure(
+                "making the benchmark's clip: the run minted none (\(base)/run/clips is empty)")
         }
         let path = "\(base)/run/clips/\(id)"
         let meta = try? JSONInput.object(Data(contentsOf: URL(fileURLWithPath: path + "/meta.json")))
-        let bytes = ((try? FileManager.default.attributesOfItem(atPath: path + "/clip.mp4"))?[.size] as? NSNumber)?.int64Value ?? 0
+        let bytes =
+            ((try? FileManager.default.attributesOfItem(atPath: path + "/clip.mp4"))?[.size] as? NSNumber)?.int64Value
+            ?? 0
         return (path, meta?["frames"] as? Int ?? 0, bytes)
     }
 
@@ -181,13 +217,17 @@ enum BenchStudio {
         let peer = "127.0.0.1:\(port)"
         let fd = try Socket.tcp()
         defer { Socket.close(fd) }
-        guard let address = Socket.ipv4("127.0.0.1", port) else { throw CommandFailure.failure("\(peer): not an address") }
+        guard let address = Socket.ipv4("127.0.0.1", port) else {
+            throw CommandFailure.failure("\(peer): not an address")
+        }
         try Socket.connect(fd, to: address, peer: peer)
         // Host with its port, as a browser sends it: a keyless studio answers only to its own loopback name and port.
         let request = Array("GET \(path) HTTP/1.1\r\nHost: \(peer)\r\nConnection: close\r\n\r\n".utf8)
         var sent = 0
         while sent < request.count {
-            sent += try request.withUnsafeBytes { try Socket.send(fd, UnsafeRawBufferPointer(rebasing: $0[sent...]), peer: peer) }
+            sent += try request.withUnsafeBytes {
+                try Socket.send(fd, UnsafeRawBufferPointer(rebasing: $0[sent...]), peer: peer)
+            }
         }
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)

@@ -1,8 +1,6 @@
 import Admission
 import CLI
 import Catalogue
-import PostgresCatalogue
-import Studio
 import Discovery
 import Foundation
 import Library
@@ -10,11 +8,14 @@ import Link
 import Media
 import Pairing
 import PayloadSource
+import PostgresCatalogue
+import Studio
 import Synchronization
 import Syscall
 import Transfer
 
-let stateOption = Option.value("state", "dir", help: "This host's identity and paired devices (default $XDG_STATE_HOME/ppc-host).")
+let stateOption = Option.value(
+    "state", "dir", help: "This host's identity and paired devices (default $XDG_STATE_HOME/ppc-host).")
 
 /// The host's identity and pairings, or a data error naming the file.
 func hostState(_ inv: Invocation) throws -> (dir: String, identity: Identity, created: Bool) {
@@ -35,7 +36,8 @@ func listenAddress(_ inv: Invocation, default d: String) throws -> (host: String
 }
 
 let pairCommand = Command(
-    "pair", abstract: "Open a pairing window: a device runs `ppc-tool pair HOST:PORT`; compare the code, confirm on both.",
+    "pair",
+    abstract: "Open a pairing window: a device runs `ppc-tool pair HOST:PORT`; compare the code, confirm on both.",
     discussion: """
         The window closes by itself after --window seconds, after --attempts failed or declined attempts (one second
         apart at least), or once a device is paired. Nothing is pinned unless both sides confirmed the same code.
@@ -45,32 +47,50 @@ let pairCommand = Command(
         .value("window", "seconds", help: "How long the window stays open (default 120)."),
         .value("attempts", "n", help: "Attempts allowed in the window (default 3)."),
         .value("name", "name", help: "The name devices see for this host (default: the host name)."),
-        .value("device", "id", help: "Instead of a window: pair with this device, found over DNS-SD (it runs ppc-tool pair --advertise)."),
-        .value("serves", "host:port", help: "With --device: the address this host serves devices on (the device pins the key under it)."),
+        .value(
+            "device", "id",
+            help: "Instead of a window: pair with this device, found over DNS-SD (it runs ppc-tool pair --advertise)."),
+        .value(
+            "serves", "host:port",
+            help: "With --device: the address this host serves devices on (the device pins the key under it)."),
     ],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
         let window = try inv.parsed("window", in: 1.0...3600.0) ?? 120
         let attempts = try inv.parsed("attempts", in: 1...20) ?? 3
         let state = try hostState(inv)
-        if state.created { Terminal.out("ppc-host: created this host's identity in \(state.dir)/identity.key (fingerprint \(state.identity.fingerprint))") }
+        if state.created {
+            Terminal.out(
+                "ppc-host: created this host's identity in \(state.dir)/identity.key (fingerprint \(state.identity.fingerprint))"
+            )
+        }
         let peers: PairedPeers
         do { peers = try PairedPeers(directory: state.dir) } catch { throw CommandFailure.dataError("\(error)") }
         let name = inv.value("name") ?? ProcessInfo.processInfo.hostName
-        @Sendable func admit(_ id: String, _ key: [UInt8]) -> String? { PlainName.problem(id, what: "device id") ?? peers.conflict(name: id, key: key) }
+        @Sendable func admit(_ id: String, _ key: [UInt8]) -> String? {
+            PlainName.problem(id, what: "device id") ?? peers.conflict(name: id, key: key)
+        }
         if let wanted = inv.value("device") {
             // The device advertised itself; the host connects to it and the pairing runs as from a window.
             guard let serves = inv.value("serves"), serves.split(separator: ":").count == 2 else {
-                throw CommandFailure.usage("--device needs --serves HOST:PORT: where this host serves devices (the device pins the key under it)")
+                throw CommandFailure.usage(
+                    "--device needs --serves HOST:PORT: where this host serves devices (the device pins the key under it)"
+                )
             }
             let found: [Discovery.Service]
             // Until it is seen, or 10 s: a network or an avahi-daemon under load answers later than the 3 s a list waits.
-            do { found = try Discovery.browse(seconds: 10) { $0.contains { $0.deviceID == wanted } } } catch { throw CommandFailure.failure("\(error)") }
+            do { found = try Discovery.browse(seconds: 10) { $0.contains { $0.deviceID == wanted } } } catch {
+                throw CommandFailure.failure("\(error)")
+            }
             guard let service = found.first(where: { $0.deviceID == wanted }) else {
-                throw CommandFailure.failure("no device '\(wanted)' advertising on the network (seen: \(found.compactMap(\.deviceID).joined(separator: ", ")))")
+                throw CommandFailure.failure(
+                    "no device '\(wanted)' advertising on the network (seen: \(found.compactMap(\.deviceID).joined(separator: ", ")))"
+                )
             }
             let c: Connection
-            do { c = try Connection.connect(host: service.address, port: service.port, channel: .control, attempts: 3) } catch {
+            do {
+                c = try Connection.connect(host: service.address, port: service.port, channel: .control, attempts: 3)
+            } catch {
                 throw CommandFailure.failure("\(wanted) at \(service.address):\(service.port): \(error)")
             }
             guard (try? c.readPreamble(PairingProtocol.preamble.count)) == PairingProtocol.preamble else {
@@ -79,14 +99,22 @@ let pairCommand = Command(
             do {
                 let result = try PairingProtocol.pairAsHost(
                     c, identity: state.identity, hostName: name, serves: serves,
-                    admit: { id, key in id == wanted ? admit(id, key) : "this host asked to pair with '\(wanted)', and this device says it is '\(id)'" },
+                    admit: { id, key in
+                        id == wanted
+                            ? admit(id, key)
+                            : "this host asked to pair with '\(wanted)', and this device says it is '\(id)'"
+                    },
                     confirm: { code, id, fingerprint in
-                        Terminal.out("ppc-host: device '\(id)' at \(service.address):\(service.port) (device key \(fingerprint))")
+                        Terminal.out(
+                            "ppc-host: device '\(id)' at \(service.address):\(service.port) (device key \(fingerprint))"
+                        )
                         Terminal.out("code: \(code)")
                         return Terminal.ask("Does the device show the same code?", timeoutNs: Int64(window * 1e9))
                     })
                 try peers.pin(name: result.peerName, key: result.peerKey)
-                Terminal.out("ppc-host: paired '\(result.peerName)' (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)")
+                Terminal.out(
+                    "ppc-host: paired '\(result.peerName)' (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)"
+                )
                 return .success
             } catch {
                 Terminal.err("ppc-host: pairing with \(wanted) failed: \(error)")
@@ -95,7 +123,9 @@ let pairCommand = Command(
         }
         let listener: Listener
         do { listener = try Listener(host: host, port: port) } catch { throw CommandFailure.failure("\(error)") }
-        Terminal.out("ppc-host: pairing window open on \(host):\(listener.port) for \(Int(window)) s (\(attempts) attempts); host key \(state.identity.fingerprint)")
+        Terminal.out(
+            "ppc-host: pairing window open on \(host):\(listener.port) for \(Int(window)) s (\(attempts) attempts); host key \(state.identity.fingerprint)"
+        )
         // Each device's exchange runs on its own thread; only one that reached a code is an attempt, and the person
         // sees one code at a time with who asks for it.
         let pairing = PairingWindow(
@@ -104,13 +134,18 @@ let pairCommand = Command(
             admit: { id, key in admit(id, key) },
             ask: { code, id, address, fingerprint, deadline in
                 Terminal.out("code: \(code)")  // who asks was said just before: its id, its address and its key
-                return Terminal.ask("Does the device show the same code?", timeoutNs: max(0, deadline - monotonicNowNs()))
+                return Terminal.ask(
+                    "Does the device show the same code?", timeoutNs: max(0, deadline - monotonicNowNs()))
             },
             say: { Terminal.out("ppc-host: \($0)") })
         switch pairing.run() {
         case .paired(let result, let address):
-            do { try peers.pin(name: result.peerName, key: result.peerKey) } catch { throw CommandFailure.failure("\(error)") }
-            Terminal.out("ppc-host: paired '\(result.peerName)' at \(address) (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)")
+            do { try peers.pin(name: result.peerName, key: result.peerKey) } catch {
+                throw CommandFailure.failure("\(error)")
+            }
+            Terminal.out(
+                "ppc-host: paired '\(result.peerName)' at \(address) (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)"
+            )
             return .success
         case .closed(let tried):
             Terminal.err("ppc-host: pairing window closed (\(tried) code(s) shown); nothing pinned")
@@ -126,10 +161,14 @@ let discoverCommand = Command(
         let found: [Discovery.Service]
         do { found = try Discovery.browse(seconds: seconds) } catch { throw CommandFailure.failure("\(error)") }
         if inv.flag("json") {
-            try Terminal.json(found.map {
-                ["name": $0.name, "deviceId": $0.deviceID ?? NSNull(), "host": $0.hostName, "address": $0.address, "port": $0.port,
-                 "protocol": $0.txt["proto"] ?? NSNull()] as [String: Any]
-            })
+            try Terminal.json(
+                found.map {
+                    [
+                        "name": $0.name, "deviceId": $0.deviceID ?? NSNull(), "host": $0.hostName,
+                        "address": $0.address, "port": $0.port,
+                        "protocol": $0.txt["proto"] ?? NSNull(),
+                    ] as [String: Any]
+                })
         } else {
             if found.isEmpty { Terminal.out("no ppc devices seen in \(seconds) s") }
             for s in found {
@@ -137,21 +176,32 @@ let discoverCommand = Command(
                 // could not be paired is said to be one rather than offered as a command to copy.
                 func shown(_ t: String) -> String { StandardStream.visible(t, newlines: true) }
                 let id = s.deviceID ?? s.name
-                let how = PlainName.problem(id, what: "device id").map { "cannot be paired: \(shown($0))" } ?? "pair: ppc-host pair --device \(id) --serves HOST:PORT"
-                Terminal.out("\(shown(id))  \(shown(s.address)):\(s.port)  (\(shown(s.hostName)), protocol \(shown(s.txt["proto"] ?? "?"))) — \(how)")
+                let how =
+                    PlainName.problem(id, what: "device id").map { "cannot be paired: \(shown($0))" }
+                    ?? "pair: ppc-host pair --device \(id) --serves HOST:PORT"
+                Terminal.out(
+                    "\(shown(id))  \(shown(s.address)):\(s.port)  (\(shown(s.hostName)), protocol \(shown(s.txt["proto"] ?? "?"))) — \(how)"
+                )
             }
         }
         return .success
     })
 
 let devicesCommand = Command(
-    "devices", abstract: "The devices paired with this host: id, key fingerprint, when.", options: [stateOption, .flag("json", help: "As JSON.")],
+    "devices", abstract: "The devices paired with this host: id, key fingerprint, when.",
+    options: [stateOption, .flag("json", help: "As JSON.")],
     run: { inv in
         let state = try hostState(inv)
         let list: [PairedPeers.Peer]
         do { list = try PairedPeers(directory: state.dir).all } catch { throw CommandFailure.dataError("\(error)") }
         if inv.flag("json") {
-            try Terminal.json(list.map { ["deviceId": $0.name, "fingerprint": $0.fingerprint, "publicKey": $0.publicKey, "pairedAt": $0.pairedAt] })
+            try Terminal.json(
+                list.map {
+                    [
+                        "deviceId": $0.name, "fingerprint": $0.fingerprint, "publicKey": $0.publicKey,
+                        "pairedAt": $0.pairedAt,
+                    ]
+                })
         } else {
             if list.isEmpty { Terminal.out("no devices paired (state \(state.dir))") }
             for p in list { Terminal.out("\(p.name)  \(p.fingerprint)  paired \(p.pairedAt)") }
@@ -160,7 +210,8 @@ let devicesCommand = Command(
     })
 
 let unpairCommand = Command(
-    "unpair", abstract: "Forget a paired device: its next connection is refused at the handshake.", options: [stateOption],
+    "unpair", abstract: "Forget a paired device: its next connection is refused at the handshake.",
+    options: [stateOption],
     arguments: [Argument("device", help: "The device id.")],
     run: { inv in
         let state = try hostState(inv)
@@ -176,14 +227,19 @@ let unpairCommand = Command(
     })
 
 let bayCommand = Command(
-    "bay", abstract: "Set which devices stand at a bay, in the order their angles are shown: ppc-host bay bay-1 face-on down-the-line.",
+    "bay",
+    abstract:
+        "Set which devices stand at a bay, in the order their angles are shown: ppc-host bay bay-1 face-on down-the-line.",
     discussion: """
         A shot one device of a bay hears is relayed by the host to the others, so a camera with no microphone records
         every swing its bay hears; a swing's pages show the bay's angles in this order. No devices: the bay is removed.
         Kept in LIBRARY/bays.json (the studio sets it too); a running ppc-host reads it when it starts.
         """,
     options: [HostCatalogue.libraryOption],
-    arguments: [Argument("name", help: "The bay (a plain name)."), Argument("devices", optional: true, repeating: true, help: "Its devices, in order.")],
+    arguments: [
+        Argument("name", help: "The bay (a plain name)."),
+        Argument("devices", optional: true, repeating: true, help: "Its devices, in order."),
+    ],
     run: { inv in
         let library = inv.value("library") ?? "library"
         let bays: Bays
@@ -192,11 +248,19 @@ let bayCommand = Command(
         let devices = Array(inv.arguments.dropFirst())
         var plan = bays.plan
         plan.bays.removeAll { $0.name == name }
-        for i in plan.bays.indices { plan.bays[i].devices.removeAll { devices.contains($0) } }  // a device stands at one bay
+        // a device stands at one bay
+        for i in plan.bays.indices { plan.bays[i].devices.removeAll { devices.contains($0) } }
         if !devices.isEmpty { plan.bays.append(.init(name: name, devices: devices)) }
-        do { try bays.set(plan) } catch let e as LibraryError { throw CommandFailure.usage(e.description) } catch { throw CommandFailure.failure("\(error)") }
-        Terminal.out(devices.isEmpty ? "ppc-host: bay \(name) removed (\(bays.path))" : "ppc-host: bay \(name): \(devices.joined(separator: ", ")) (\(bays.path))")
-        for b in plan.bays where b.name != name { Terminal.out("  bay \(b.name): \(b.devices.joined(separator: ", "))") }
+        do { try bays.set(plan) } catch let e as LibraryError { throw CommandFailure.usage(e.description) } catch {
+            throw CommandFailure.failure("\(error)")
+        }
+        Terminal.out(
+            devices.isEmpty
+                ? "ppc-host: bay \(name) removed (\(bays.path))"
+                : "ppc-host: bay \(name): \(devices.joined(separator: ", ")) (\(bays.path))")
+        for b in plan.bays where b.name != name {
+            Terminal.out("  bay \(b.name): \(b.devices.joined(separator: ", "))")
+        }
         return .success
     })
 
@@ -204,20 +268,26 @@ let bayCommand = Command(
 /// (0.0.0.0 is no address a tablet can open).
 func studioHostShown(_ http: String) -> String {
     let shown = String(http[..<(http.lastIndex(of: ":") ?? http.endIndex)])
-    return shown.isEmpty || shown == "0.0.0.0" || shown == "::" || shown == "[::]" ? ProcessInfo.processInfo.hostName : shown
+    return shown.isEmpty || shown == "0.0.0.0" || shown == "::" || shown == "[::]"
+        ? ProcessInfo.processInfo.hostName : shown
 }
 
 let studioLinkCommand = Command(
     "studio-link", abstract: "The link that opens the studio served with --studio-on-network: to give a coach again.",
-    discussion: "It holds the studio's key (STATE/studio.key, made here if there is none). --new makes another: every link given out stops working once ppc-host starts again.",
+    discussion:
+        "It holds the studio's key (STATE/studio.key, made here if there is none). --new makes another: every link given out stops working once ppc-host starts again.",
     options: [
         stateOption,
         .value("http", "host:port", help: "Where the studio is served, as given to ppc-host --http (required)."),
         .flag("new", help: "Make a new key first (the old links stop working at ppc-host's next start)."),
     ],
     run: { inv in
-        guard let http = inv.value("http") else { throw CommandFailure.usage("--http: where the studio is served (ADDRESS:PORT, as given to ppc-host --http)") }
-        guard let colon = http.lastIndex(of: ":"), let port = Int(http[http.index(after: colon)...]), (1...65535).contains(port) else {
+        guard let http = inv.value("http") else {
+            throw CommandFailure.usage("--http: where the studio is served (ADDRESS:PORT, as given to ppc-host --http)")
+        }
+        guard let colon = http.lastIndex(of: ":"), let port = Int(http[http.index(after: colon)...]),
+            (1...65535).contains(port)
+        else {
             throw CommandFailure.usage("--http \(http): expected ADDRESS:PORT with a port, e.g. 0.0.0.0:8080")
         }
         let dir = StateDirectory.resolve(inv.value("state"), app: "ppc-host")
@@ -225,7 +295,11 @@ let studioLinkCommand = Command(
         let made: (key: String, path: String, created: Bool)
         do { made = try AccessKey.loadOrCreate(dir) } catch { throw CommandFailure.dataError("\(error)") }
         Terminal.out("http://\(studioHostShown(http)):\(port)/?key=\(made.key)")
-        if made.created { Terminal.err("ppc-host: made the studio's key in \(made.path)\(inv.flag("new") ? "; a ppc-host running now still takes the old one until it starts again" : "")") }
+        if made.created {
+            Terminal.err(
+                "ppc-host: made the studio's key in \(made.path)\(inv.flag("new") ? "; a ppc-host running now still takes the old one until it starts again" : "")"
+            )
+        }
         return .success
     })
 
@@ -242,16 +316,32 @@ let root = Command(
         catalogued, exit 0; a second one stops it at once. A clip stored but not catalogued is catalogued at the next start.
         """,
     options: [
-        .value("listen", "host:port", help: "Where to listen (default 127.0.0.1:7600; port 0 picks one and prints it)."),
+        .value(
+            "listen", "host:port", help: "Where to listen (default 127.0.0.1:7600; port 0 picks one and prints it)."),
         .value("library", "dir", help: "Where clips are stored (default ./library)."),
         .value("ingest-policy", "name", help: "pinpoint-studio (≥1080 lines, ≥120 fps; default) or any."),
         stateOption, HostCatalogue.catalogueOption,
-        .flag("insecure-loopback-only", help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
-        .value("cut-bulk-after-chunks", "n", help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
-        .value("http", "host:port", help: "Serve ppc Studio (the web pages and JSON API, docs/studio.md) there, e.g. 127.0.0.1:8080; port 0 picks one."),
-        .flag("studio-on-network", help: "Let --http take an address other than loopback. The studio then asks for its key: the link printed at start (http://…/?key=…) holds it; STATE/studio.key keeps it."),
+        .flag(
+            "insecure-loopback-only",
+            help: "Also take plaintext links, for benches and tests; refused unless listening on a loopback address."),
+        .value(
+            "cut-bulk-after-chunks", "n",
+            help: "Fault injection: cut every bulk connection after n chunks, as a crash would (tests resumption)."),
+        .value(
+            "http", "host:port",
+            help:
+                "Serve ppc Studio (the web pages and JSON API, docs/studio.md) there, e.g. 127.0.0.1:8080; port 0 picks one."
+        ),
+        .flag(
+            "studio-on-network",
+            help:
+                "Let --http take an address other than loopback. The studio then asks for its key: the link printed at start (http://…/?key=…) holds it; STATE/studio.key keeps it."
+        ),
     ],
-    subcommands: [pairCommand, discoverCommand, devicesCommand, unpairCommand, studioLinkCommand, bayCommand, HostCatalogue.command, HostCatalogue.clips],
+    subcommands: [
+        pairCommand, discoverCommand, devicesCommand, unpairCommand, studioLinkCommand, bayCommand,
+        HostCatalogue.command, HostCatalogue.clips,
+    ],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")
         let policyName = inv.value("ingest-policy") ?? "pinpoint-studio"
@@ -260,14 +350,20 @@ let root = Command(
         }
         let plaintext = inv.flag("insecure-loopback-only")
         if plaintext, !DeviceLinkSecurity.isLoopback(host) {
-            throw CommandFailure.usage("--insecure-loopback-only: \(host) is not a loopback address; plaintext never crosses a network")
+            throw CommandFailure.usage(
+                "--insecure-loopback-only: \(host) is not a loopback address; plaintext never crosses a network")
         }
         let state = try hostState(inv)
-        if state.created { Terminal.out("ppc-host: created this host's identity in \(state.dir)/identity.key (fingerprint \(state.identity.fingerprint))") }
+        if state.created {
+            Terminal.out(
+                "ppc-host: created this host's identity in \(state.dir)/identity.key (fingerprint \(state.identity.fingerprint))"
+            )
+        }
         let stateDir = state.dir
         // Read at every handshake, so a pairing made or undone meanwhile (ppc-host pair / unpair) counts at once.
         let security = HostSecurity(
-            identity: state.identity.keys, deviceFor: { key in (try? PairedPeers(directory: stateDir))?.name(for: key) }, allowPlaintext: plaintext)
+            identity: state.identity.keys,
+            deviceFor: { key in (try? PairedPeers(directory: stateDir))?.name(for: key) }, allowPlaintext: plaintext)
         let library = inv.value("library") ?? "library"
         let server: HostServer
         let views = ViewCopies(log: { Terminal.out("ppc-host: \($0)") })
@@ -286,7 +382,8 @@ let root = Command(
         let pendingLimits = PendingConnections.Limits(perPeer: 8, overall: min(128, max(16, files.soft / 8)))
         do {
             server = try HostServer(
-                host: host, port: port, library: library, policy: policy, security: security, pending: PendingConnections(pendingLimits),
+                host: host, port: port, library: library, policy: policy, security: security,
+                pending: PendingConnections(pendingLimits),
                 bays: { bays.bay(of: $0) },
                 onClipStored: { dir in
                     views.enqueue(dir)
@@ -295,12 +392,18 @@ let root = Command(
                         do {
                             let (clip, warning) = try LibraryClip.place(dir, in: catalogue)
                             if let warning { Terminal.err("ppc-host: \(warning)") }
-                            let after = clip.t0HostNs.map { String(format: ", %.0f ms after its t0", Double(monotonicNowNs() - $0) / 1e6) } ?? ""
-                            Terminal.out("ppc-host: catalogued \(clip.clipID) (\(clip.device), swing \(clip.swingID ?? clip.clipID)\(after))")
+                            let after =
+                                clip.t0HostNs.map {
+                                    String(format: ", %.0f ms after its t0", Double(monotonicNowNs() - $0) / 1e6)
+                                } ?? ""
+                            Terminal.out(
+                                "ppc-host: catalogued \(clip.clipID) (\(clip.device), swing \(clip.swingID ?? clip.clipID)\(after))"
+                            )
                             studioBox.studio?.clipCatalogued(clip)
                         } catch {
                             notCatalogued.add(1, ordering: .relaxed)
-                            Terminal.out("ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)")
+                            Terminal.out(
+                                "ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)")
                         }
                     }
                 })
@@ -311,11 +414,16 @@ let root = Command(
         // Each received bundle is checked against its own meta.json (a ppc device checks before it sends: a mismatch is
         // another sender's), and its clip measured from its own file (libavformat, demux only) against the policy.
         // A clip's folder is named by its id (as offered): a meta.json naming another clip does not match either.
-        server.checkBundle = { ClipMeta.bundleProblem($0, besides: HostStore.hostFiles, clipID: ($0 as NSString).lastPathComponent) }
+        server.checkBundle = {
+            ClipMeta.bundleProblem($0, besides: HostStore.hostFiles, clipID: ($0 as NSString).lastPathComponent)
+        }
         server.measureClip = { path in
             do {
                 let f = try ClipProbe.facts(path)
-                return .success(ClipMeasurement(width: f.width, height: f.height, framesPerSecond: f.framesPerSecond, codec: f.codec, frames: f.frames))
+                return .success(
+                    ClipMeasurement(
+                        width: f.width, height: f.height, framesPerSecond: f.framesPerSecond, codec: f.codec,
+                        frames: f.frames))
             } catch { return .failure(HostServer.MeasureError("\(error)")) }
         }
         if let n = try inv.parsed("cut-bulk-after-chunks", in: 1...Int(Int32.max)) {
@@ -329,7 +437,9 @@ let root = Command(
             do {
                 let (added, skipped, warnings) = try Library.catchUp(library, in: catalogue)
                 for w in warnings { Terminal.err("ppc-host: \(w)") }
-                for s in skipped { Terminal.out("ppc-host: not catalogued: \(s) (ppc-host catalogue rebuild re-reads it)") }
+                for s in skipped {
+                    Terminal.out("ppc-host: not catalogued: \(s) (ppc-host catalogue rebuild re-reads it)")
+                }
                 if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)\(when)") }
             } catch {
                 Terminal.out("ppc-host: \(error)")
@@ -353,7 +463,9 @@ let root = Command(
             watch.name = "ppc-host.catalogue-watch"
             watch.start()
             if let why = shared.unavailableBecause {
-                Terminal.out("ppc-host: the catalogue cannot be reached now (\(why)); clips are stored in the library and catalogued once it is back (tried again every 1 to 30 s)")
+                Terminal.out(
+                    "ppc-host: the catalogue cannot be reached now (\(why)); clips are stored in the library and catalogued once it is back (tried again every 1 to 30 s)"
+                )
             }
         }
         if (catalogue as? PostgresCatalogue)?.isAvailable ?? true { catchUp("") }
@@ -361,7 +473,8 @@ let root = Command(
             let address = String(http.split(separator: ":").first ?? "")
             if !DeviceLinkSecurity.isLoopback(address), !inv.flag("studio-on-network") {
                 throw CommandFailure.usage(
-                    "--http \(http): not a loopback address; add --studio-on-network to serve the studio there behind its key (anyone given the link printed at start sees every clip and can flag them)")
+                    "--http \(http): not a loopback address; add --studio-on-network to serve the studio there behind its key (anyone given the link printed at start sees every clip and can flag them)"
+                )
             }
             // Served to the network, the studio asks for its key (kept in the state directory: a link given out goes on
             // working across restarts until the file is removed).
@@ -369,7 +482,9 @@ let root = Command(
             if inv.flag("studio-on-network") {
                 let made: (key: String, path: String, created: Bool)
                 do { made = try AccessKey.loadOrCreate(stateDir) } catch { throw CommandFailure.dataError("\(error)") }
-                guard let gate = StudioAccess(key: made.key) else { throw CommandFailure.dataError("\(made.path): the key is too short") }
+                guard let gate = StudioAccess(key: made.key) else {
+                    throw CommandFailure.dataError("\(made.path): the key is too short")
+                }
                 if made.created { Terminal.out("ppc-host: made the studio's key in \(made.path)") }
                 access = (gate, made.key, made.path)
             }
@@ -377,7 +492,8 @@ let root = Command(
             do {
                 studio = try Studio(
                     listen: http, library: library, catalogue: catalogue, access: access?.0, bays: bays,
-                    live: { [server] in server.liveDevices.map(StudioLive.json) }, say: { Terminal.err("ppc-host: \($0)") })
+                    live: { [server] in server.liveDevices.map(StudioLive.json) },
+                    say: { Terminal.err("ppc-host: \($0)") })
             } catch { throw CommandFailure.usage("\(error)") }
             studioBox.studio = studio
             server.onLive = { [studio, server] event in
@@ -386,27 +502,35 @@ let root = Command(
                 case .shot(let device):
                     studio.devicesChanged()
                     studio.shot(device: device, t0HostNs: server.liveDevices.first { $0.id == device }?.lastShotHostNs)
-                case .preview(let device, let w, let h, let luma): studio.preview(device: device, width: w, height: h, luma: luma)
+                case .preview(let device, let w, let h, let luma):
+                    studio.preview(device: device, width: w, height: h, luma: luma)
                 case .look(let device, let clipID, _, let t0, let zero, let t0Device, let zeroDevice):
-                    studio.look(device: device, clipID: clipID, t0HostNs: t0, zeroHostNs: zero, t0DeviceNs: t0Device, zeroDeviceNs: zeroDevice)
+                    studio.look(
+                        device: device, clipID: clipID, t0HostNs: t0, zeroHostNs: zero, t0DeviceNs: t0Device,
+                        zeroDeviceNs: zeroDevice)
                 }
             }
             let shown = studioHostShown(http)
             if let access {
                 Terminal.out(
-                    "ppc-host: studio at http://\(shown):\(studio.port)/?key=\(access.key) (library \(library)); anyone given this link sees every clip and can flag them — the key is kept in \(access.path): remove it and restart to make a new one")
+                    "ppc-host: studio at http://\(shown):\(studio.port)/?key=\(access.key) (library \(library)); anyone given this link sees every clip and can flag them — the key is kept in \(access.path): remove it and restart to make a new one"
+                )
             } else {
                 Terminal.out("ppc-host: studio at http://\(shown):\(studio.port)/ (library \(library))")
             }
         }
-        Terminal.out("ppc-host: listening on \(host):\(server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")")
+        Terminal.out(
+            "ppc-host: listening on \(host):\(server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")"
+        )
         views.catchUp(library: library)
         // Ctrl-C or a supervisor's SIGTERM: no new connection is taken, each device linked is told bye, the clips already
         // stored are catalogued, and the host ends with status 0. A device keeps what it owes for the host's next start;
         // a transfer cut here resumes from its last acknowledged chunk. A second signal ends the host at once.
         let stops = try Signals.watchStopRequests { signal, count in
             if count == 1 {
-                Terminal.out("ppc-host: \(signal): stopping: no new connections, bye to the devices linked; the clips stored are catalogued first (again to stop at once)")
+                Terminal.out(
+                    "ppc-host: \(signal): stopping: no new connections, bye to the devices linked; the clips stored are catalogued first (again to stop at once)"
+                )
                 server.stop(saying: "ppc-host stopping (\(signal))")
             } else {
                 Terminal.out("ppc-host: \(signal) again: stopping at once")
@@ -420,7 +544,8 @@ let root = Command(
         Terminal.out(
             missed == 0
                 ? "ppc-host: stopped; every clip stored is catalogued (a view copy not made yet is made at the next start)"
-                : "ppc-host: stopped; \(missed) clip(s) stored but not catalogued (named above; ppc-host catalogue rebuild re-reads them)")
+                : "ppc-host: stopped; \(missed) clip(s) stored but not catalogued (named above; ppc-host catalogue rebuild re-reads them)"
+        )
         // Only a stop asked for (a signal) is a success: a host that stopped by itself must be restarted by its
         // supervisor (Restart=on-failure), and a listener that failed for good is such a stop.
         if case .failed(let e) = end {
@@ -440,19 +565,29 @@ final class StudioBox: @unchecked Sendable {
 enum StudioLive {
     static func json(_ d: HostServer.LiveDevice) -> [String: Any] {
         var o: [String: Any] = [
-            "id": d.id, "link": d.link, "captureProfile": d.captureProfile, "bay": d.bay as Any? ?? NSNull(), "hears": d.hears as Any? ?? NSNull(),
-            "lastShotDeviceNs": d.lastShotDeviceNs as Any? ?? NSNull(), "lastShotHostNs": d.lastShotHostNs as Any? ?? NSNull(),
+            "id": d.id, "link": d.link, "captureProfile": d.captureProfile, "bay": d.bay as Any? ?? NSNull(),
+            "hears": d.hears as Any? ?? NSNull(),
+            "lastShotDeviceNs": d.lastShotDeviceNs as Any? ?? NSNull(),
+            "lastShotHostNs": d.lastShotHostNs as Any? ?? NSNull(),
             "lastSeenAgoNs": monotonicNowNs() - d.lastSeenNs,
             "lastShotAgoNs": d.lastShotAtNs.map { monotonicNowNs() - $0 } as Any? ?? NSNull(),
         ]
-        o["relation"] = d.relation.map { ["offsetNs": $0.offsetNs, "skewPpm": $0.skewPpm, "uncertaintyNs": $0.uncertaintyNs, "samples": $0.samples] as [String: Any] } ?? NSNull()
-        o["status"] = d.status.map {
-            [
-                "armed": $0.armed, "framesPerSecond": $0.framesPerSecond, "framesDropped": $0.framesDropped, "thermal": $0.thermal,
-                "thermalCelsius": $0.thermalCelsius as Any? ?? NSNull(), "storageFreeBytes": $0.storageFreeBytes,
-                "ageNs": monotonicNowNs() - $0.receivedNs,
-            ] as [String: Any]
-        } ?? NSNull()
+        o["relation"] =
+            d.relation.map {
+                [
+                    "offsetNs": $0.offsetNs, "skewPpm": $0.skewPpm, "uncertaintyNs": $0.uncertaintyNs,
+                    "samples": $0.samples,
+                ] as [String: Any]
+            } ?? NSNull()
+        o["status"] =
+            d.status.map {
+                [
+                    "armed": $0.armed, "framesPerSecond": $0.framesPerSecond, "framesDropped": $0.framesDropped,
+                    "thermal": $0.thermal,
+                    "thermalCelsius": $0.thermalCelsius as Any? ?? NSNull(), "storageFreeBytes": $0.storageFreeBytes,
+                    "ageNs": monotonicNowNs() - $0.receivedNs,
+                ] as [String: Any]
+            } ?? NSNull()
         return o
     }
 }
@@ -470,10 +605,14 @@ final class ViewCopies: Sendable {
             let clip = clipDirectory + "/clip.mp4"
             let view = clipDirectory + "/view.mp4"
             // A FIFO where the clip should be would hold this queue for ever: only a regular file is opened.
-            guard !FileManager.default.fileExists(atPath: view), FileSystem.isRegularFile(clip), ViewTranscoder.needsViewingCopy(clip) else { return }
+            guard !FileManager.default.fileExists(atPath: view), FileSystem.isRegularFile(clip),
+                ViewTranscoder.needsViewingCopy(clip)
+            else { return }
             do {
                 let r = try ViewTranscoder.transcode(clip, to: view)
-                log("view copy of \(clipDirectory): \(r.frames) frames of \(r.sourceCodec) \(r.width)x\(r.height)@\(r.framesPerSecond) → H.264 view.mp4 (original kept)")
+                log(
+                    "view copy of \(clipDirectory): \(r.frames) frames of \(r.sourceCodec) \(r.width)x\(r.height)@\(r.framesPerSecond) → H.264 view.mp4 (original kept)"
+                )
             } catch {
                 log("view copy of \(clipDirectory) failed: \(error) (the original clip is intact)")
             }

@@ -10,13 +10,17 @@ import V4L2
 /// a sound played through a card with the capture-clock time of its every sample (the truth a loopback test needs).
 enum CaptureCommand {
     static let command = Command(
-        "capture", abstract: "Cameras (V4L2) and microphones (ALSA): list them, read a camera's capability card, play a sound.",
+        "capture",
+        abstract: "Cameras (V4L2) and microphones (ALSA): list them, read a camera's capability card, play a sound.",
         subcommands: [
             Command(
-                "devices", abstract: "Every V4L2 video-capture node under /dev (card name, the mode ppc would choose) and every ALSA capture device (rates, formats, channels).",
+                "devices",
+                abstract:
+                    "Every V4L2 video-capture node under /dev (card name, the mode ppc would choose) and every ALSA capture device (rates, formats, channels).",
                 options: [jsonFlag, .value("dev", "dir", help: "Where to look (default /dev).")], run: devices),
             Command(
-                "card", abstract: "One device's capability card: inputs, formats, sizes, rates, controls, and ppc's choice.",
+                "card",
+                abstract: "One device's capability card: inputs, formats, sizes, rates, controls, and ppc's choice.",
                 options: [
                     jsonFlag,
                     .value("input", "n", help: "Only modes on this input."),
@@ -25,7 +29,9 @@ enum CaptureCommand {
                 ],
                 arguments: [Argument("device", help: "e.g. /dev/video0")], run: card),
             Command(
-                "play", abstract: "Play an audio file through an ALSA device and say when each sample was played, on CLOCK_MONOTONIC.",
+                "play",
+                abstract:
+                    "Play an audio file through an ALSA device and say when each sample was played, on CLOCK_MONOTONIC.",
                 discussion: """
                     The file (anything libavformat reads) is played mono S16 at its own rate. The card's playback position is
                     read with every period (snd_pcm_status, monotonic htstamp) and fitted like a capture clock, so the output
@@ -33,7 +39,9 @@ enum CaptureCommand {
                     validFromSample (after an underrun the card paused, and the fit holds from where it resumed).
                     """,
                 options: [jsonFlag, .value("period-ms", "ms", help: "Period (default 5).")],
-                arguments: [Argument("device", help: "e.g. hw:Loopback,0,0"), Argument("file", help: "An audio file.")], run: play),
+                arguments: [
+                    Argument("device", help: "e.g. hw:Loopback,0,0"), Argument("file", help: "An audio file."),
+                ], run: play),
         ])
 
     static func devices(_ inv: Invocation) throws -> ExitCode {
@@ -50,12 +58,16 @@ enum CaptureCommand {
                 let c = try CapabilityCard.read(d)
                 let choice = ModeSelection.choose(c.modes, capacity: EncodeCapacity.load())
                 found.append([
-                    "device": path, "card": c.capability.card, "driver": c.capability.driver, "bus": c.capability.busInfo,
+                    "device": path, "card": c.capability.card, "driver": c.capability.driver,
+                    "bus": c.capability.busInfo,
                     "inputs": c.inputs.count, "modes": c.modes.count, "choice": choice.mode.map { "\($0)" } ?? NSNull(),
                 ])
-                lines.append("\(path): \(c.capability.card) (\(c.capability.driver), \(c.capability.busInfo)) — \(c.modes.count) modes; ppc would choose \(choice.mode.map { "\($0)" } ?? "none: \(choice.why)")")
-            } catch where error.kind == .unsupported {
-                lines.append("\(path): not a capture device (\(error.detail))")  // metadata and output nodes share the name
+                lines.append(
+                    "\(path): \(c.capability.card) (\(c.capability.driver), \(c.capability.busInfo)) — \(c.modes.count) modes; ppc would choose \(choice.mode.map { "\($0)" } ?? "none: \(choice.why)")"
+                )
+            } catch  where error.kind == .unsupported {
+                // metadata and output nodes share the name
+                lines.append("\(path): not a capture device (\(error.detail))")
             } catch {
                 found.append(["device": path, "error": "\(error)"])
                 lines.append("\(path): \(error)")
@@ -67,11 +79,14 @@ enum CaptureCommand {
             audio.append([
                 "device": m.name, "card": m.cardName, "cardIndex": m.cardIndex, "pcm": m.deviceName, "rates": m.rates,
                 "rateRange": m.rateRange.map { [$0.lowerBound, $0.upperBound] } ?? NSNull(), "formats": m.formats,
-                "channels": m.channels.map { [$0.lowerBound, $0.upperBound] } ?? NSNull(), "problem": m.problem ?? NSNull(),
+                "channels": m.channels.map { [$0.lowerBound, $0.upperBound] } ?? NSNull(),
+                "problem": m.problem ?? NSNull(),
             ])
             lines.append(
                 "\(m.name): \(m.cardName) — \(m.deviceName) (capture): "
-                    + (m.problem ?? "rates \(m.rates.map(String.init).joined(separator: ", ")) Hz, \(m.formats.joined(separator: "/")), \(m.channels.map { "\($0.lowerBound)–\($0.upperBound)" } ?? "?") channel(s)"))
+                    + (m.problem
+                        ?? "rates \(m.rates.map(String.init).joined(separator: ", ")) Hz, \(m.formats.joined(separator: "/")), \(m.channels.map { "\($0.lowerBound)–\($0.upperBound)" } ?? "?") channel(s)")
+            )
         }
         if inv.flag("json") {
             try printJSON(["video": found, "audio": audio] as [String: Any])
@@ -89,7 +104,9 @@ enum CaptureCommand {
         let periodMs = try inv.parsed("period-ms", in: 0.5...100.0) ?? 5
         let samples: [Float]
         let rate: Int
-        do { (samples, rate) = try MediaReader.wholeAudio(path) } catch { throw CommandFailure.dataError(error.description) }
+        do { (samples, rate) = try MediaReader.wholeAudio(path) } catch {
+            throw CommandFailure.dataError(error.description)
+        }
         let pcm: PCM
         do {
             pcm = try PCM(
@@ -98,7 +115,9 @@ enum CaptureCommand {
         } catch { throw CommandFailure.failure("\(error)") }
         let c = pcm.configuration
         guard c.sampleRate == rate, c.channels == 1 else {
-            throw CommandFailure.failure("\(device) opened at \(c.sampleRate) Hz, \(c.channels) ch; the file is \(rate) Hz mono (use plughw: to convert)")
+            throw CommandFailure.failure(
+                "\(device) opened at \(c.sampleRate) Hz, \(c.channels) ch; the file is \(rate) Hz mono (use plughw: to convert)"
+            )
         }
         var clock = SampleClock(nominalRate: rate, horizonPoints: 1 << 20, minimumSpanSeconds: 1)
         var pcm16 = [Int16](repeating: 0, count: c.periodFrames)
@@ -126,20 +145,29 @@ enum CaptureCommand {
             }
             at += r
             written += Int64(r)
-            if let p = try? pcm.clockPoint(framesTransferred: written) { clock.add(position: p.position, timeNs: p.timeNs) }
+            if let p = try? pcm.clockPoint(framesTransferred: written) {
+                clock.add(position: p.position, timeNs: p.timeNs)
+            }
         }
         pcm.drain()
-        guard let first = clock.timeNs(ofSample: 0) else { throw CommandFailure.failure("\(device): the card gave no playback timestamps") }
+        guard let first = clock.timeNs(ofSample: 0) else {
+            throw CommandFailure.failure("\(device): the card gave no playback timestamps")
+        }
         let result: [String: Any] = [
-            "device": device, "file": path, "sampleRate": rate, "samples": samples.count, "configuration": c.description,
+            "device": device, "file": path, "sampleRate": rate, "samples": samples.count,
+            "configuration": c.description,
             "firstSampleNs": first, "nsPerSample": clock.slope, "ratePpm": clock.ratePpm ?? NSNull(),
             "uncertaintyPpm": clock.uncertaintyPpm ?? NSNull(), "clockPoints": clock.points, "underruns": underruns,
             "validFromSample": validFrom,
             "provenance": "measured: snd_pcm_status htstamp (CLOCK_MONOTONIC) and delay at every period, fitted",
         ]
-        if inv.flag("json") { try printJSON(result) } else {
+        if inv.flag("json") {
+            try printJSON(result)
+        } else {
             Terminal.out("played \(samples.count) samples of \(path) through \(c)")
-            Terminal.out("sample 0 at \(first) ns (CLOCK_MONOTONIC); \(String(format: "%.3f", clock.slope)) ns/sample; \(underruns) underrun(s)\(underruns > 0 ? ", times hold from sample \(validFrom)" : "")")
+            Terminal.out(
+                "sample 0 at \(first) ns (CLOCK_MONOTONIC); \(String(format: "%.3f", clock.slope)) ns/sample; \(underruns) underrun(s)\(underruns > 0 ? ", times hold from sample \(validFrom)" : "")"
+            )
         }
         return .success
     }

@@ -1,9 +1,9 @@
 import CLI
 import Config
 import Foundation
+import JSONInput
 import Pipeline
 import Syscall
-import JSONInput
 
 /// `ppc-tool config show|explain|check`: the parameter registry, each value with its provenance.
 enum ConfigCommand {
@@ -64,19 +64,25 @@ enum ConfigCommand {
         let config = try configuration(inv)
         let key = inv.argument(0)!
         guard let p = config[key] else {
-            let hint = Spelling.nearest(to: key, among: config.parameters.map(\.key)).map { " (did you mean \($0)?)" } ?? ""
+            let hint =
+                Spelling.nearest(to: key, among: config.parameters.map(\.key)).map { " (did you mean \($0)?)" } ?? ""
             throw CommandFailure.dataError("unknown parameter '\(key)'\(hint)")
         }
         Terminal.out(p.explanation)
         for c in config.contradictions where c.keys.contains(key) { Terminal.out("  ⚠ \(c.text)") }
         // A value from a record file: the evidence behind it (the sweep, the run, the claps), as the instrument wrote it.
         for file in inv.values("measured") where !file.contains("=") {
-            guard let data = (try? FileSystem.readSmallFile(file, limit: MeasurementFile.maxRecordBytes, regularFileOnly: true)).map({ Data($0) }),
+            guard
+                let data =
+                    (try? FileSystem.readSmallFile(file, limit: MeasurementFile.maxRecordBytes, regularFileOnly: true))
+                    .map({ Data($0) }),
                 let o = try? JSONInput.object(data), o["parameter"] as? String == key,
                 let evidence = o["evidence"]
             else { continue }
             Terminal.out("  evidence (\(file)):")
-            let text = (try? JSONSerialization.data(withJSONObject: evidence, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]))
+            let text =
+                (try? JSONSerialization.data(
+                    withJSONObject: evidence, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]))
                 .map { String(decoding: $0, as: UTF8.self) } ?? "\(evidence)"
             for line in text.split(separator: "\n") { Terminal.out("    " + line) }
         }

@@ -1,22 +1,28 @@
-import Benchmarks
 import Audio
+import Benchmarks
 import CLI
 import Config
 import Detect
 import Foundation
+import JSONInput
 import Media
 import Synthetic
 import Syscall
-import JSONInput
 
 /// `ppc-tool detect`: impacts in an audio file; a labelled corpus; scoring against truth.
 enum DetectCommand {
     static let command = Command(
         "detect", abstract: "Find club–ball impacts in an audio file (any format libavformat reads).",
-        discussion: "Sample indices count from the file's first sample. With --mic-to-ball the time of flight is subtracted.",
+        discussion:
+            "Sample indices count from the file's first sample. With --mic-to-ball the time of flight is subtracted.",
         options: [
-            jsonFlag, .value("mic-to-ball", "metres", help: "Declared mic-to-ball distance (default: none declared, no correction)."),
-            .flag("trace", help: "Also print every event the detector weighed, with its features and why it was rejected (stderr)."),
+            jsonFlag,
+            .value(
+                "mic-to-ball", "metres", help: "Declared mic-to-ball distance (default: none declared, no correction)."),
+            .flag(
+                "trace",
+                help: "Also print every event the detector weighed, with its features and why it was rejected (stderr)."
+            ),
         ],
         arguments: [Argument("file", help: "An audio file (WAV, FLAC, MP4, …).")],
         subcommands: [
@@ -26,13 +32,18 @@ enum DetectCommand {
                     .value("sessions", "n", help: "Sessions of each kind (default 12)."),
                     .value("seconds", "s", help: "Length of each (default 20)."),
                     .value("seed", "n", help: "First seed (default 1; with --generator room, the split's first)."),
-                    .value("generator", "name", help: "impact (ImpactCorpus, the generator the detector was tuned on; default) or room (RoomCorpus: image-source rooms, modal impacts, the distractor library; 60 s sessions)."),
+                    .value(
+                        "generator", "name",
+                        help:
+                            "impact (ImpactCorpus, the generator the detector was tuned on; default) or room (RoomCorpus: image-source rooms, modal impacts, the distractor library; 60 s sessions)."
+                    ),
                     .value("split", "name", help: "With --generator room: tuning (default) or held-out."),
                 ],
                 arguments: [Argument("dir", help: "Where to write it.")], run: corpus),
             Command(
                 "eval", abstract: "Score detections against truth files: precision, recall, F, onset error, speed.",
-                options: [jsonFlag], arguments: [Argument("dir", help: "A corpus directory (NAME.wav + NAME.truth.json).")],
+                options: [jsonFlag],
+                arguments: [Argument("dir", help: "A corpus directory (NAME.wav + NAME.truth.json).")],
                 run: evaluate),
         ], run: detectFile)
 
@@ -44,7 +55,9 @@ enum DetectCommand {
         } catch { throw CommandFailure.dataError(error.description) }
     }
 
-    static func run(_ samples: [Float], rate: Int, micToBall: Double? = nil, trace: Bool = false) -> (candidates: [Candidate], seconds: Double) {
+    static func run(_ samples: [Float], rate: Int, micToBall: Double? = nil, trace: Bool = false) -> (
+        candidates: [Candidate], seconds: Double
+    ) {
         let d = detector(rate: rate, micToBall: micToBall, trace: trace)
         let t0 = monotonicNowNs()
         let found = d.detect(in: samples)
@@ -54,11 +67,15 @@ enum DetectCommand {
     /// The file's audio fed to the detector as it is read, 64 K samples at a time, as a microphone would feed it: a
     /// recording of any length (a whole lesson, a day at the bay) costs the same memory. A gap the reader reports (samples
     /// it had to drop) is skipped on the file's sample clock, so later onsets keep their numbers.
-    static func stream(_ path: String, micToBall: Double?, trace: Bool) throws -> (candidates: [Candidate], samples: Int64, rate: Int) {
+    static func stream(_ path: String, micToBall: Double?, trace: Bool) throws -> (
+        candidates: [Candidate], samples: Int64, rate: Int
+    ) {
         let reader: MediaReader
         do { reader = try MediaReader(path) } catch { throw CommandFailure.dataError(error.description) }
         guard let rate = reader.audioSampleRate else { throw CommandFailure.dataError("\(path): no audio track") }
-        if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(path): \(problem)") }
+        if let problem = ImpactDetector.Settings(sampleRate: rate).problem {
+            throw CommandFailure.dataError("\(path): \(problem)")
+        }
         let d = detector(rate: rate, micToBall: micToBall, trace: trace)
         var found: [Candidate] = []
         var block = [Float](repeating: 0, count: 65_536)
@@ -66,7 +83,9 @@ enum DetectCommand {
         do {
             while let b = try block.withUnsafeMutableBufferPointer({ try reader.readAudio(into: $0) }) {
                 if b.firstSample > next { d.skip(b.firstSample - next) }
-                block.withUnsafeBufferPointer { all in d.process(UnsafeBufferPointer(rebasing: all[0..<b.count])) { found.append($0) } }
+                block.withUnsafeBufferPointer { all in
+                    d.process(UnsafeBufferPointer(rebasing: all[0..<b.count])) { found.append($0) }
+                }
                 next = b.firstSample + Int64(b.count)
             }
         } catch let e as MediaError {
@@ -85,9 +104,14 @@ enum DetectCommand {
         if trace {
             d.trace = { at, f, rejected in
                 // Every feature a rule weighs (Modules/Detect/README.md); -1 / -99: not measured for this event.
-                Terminal.err(String(format: "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, attack %d samples (a quarter: %d), ring %.2f, modes %.1f dB, impulse %.1f dB, repeats %.2f, dark %.1f dB — %@",
-                    at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.earlyDecayDb, f.dipDb, f.broadband, f.broadband4k,
-                    f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, f.impulseDb, f.repetition, f.darkDb, rejected.map { "rejected: \($0)" } ?? "candidate"))
+                Terminal.err(
+                    String(
+                        format:
+                            "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, attack %d samples (a quarter: %d), ring %.2f, modes %.1f dB, impulse %.1f dB, repeats %.2f, dark %.1f dB — %@",
+                        at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.earlyDecayDb, f.dipDb,
+                        f.broadband, f.broadband4k,
+                        f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, f.impulseDb, f.repetition,
+                        f.darkDb, rejected.map { "rejected: \($0)" } ?? "candidate"))
             }
         }
         return d
@@ -100,21 +124,33 @@ enum DetectCommand {
         let needed = ImpactDetector.minimumSamples(sampleRate: rate)
         guard count >= needed else {
             throw CommandFailure.dataError(
-                "\(path): \(count) samples at \(rate) Hz is no audio to judge; the detector needs at least \(needed) (\(String(format: "%.1f", Double(needed) * 1000 / Double(rate))) ms) to learn the room's noise floor before an impact")
+                "\(path): \(count) samples at \(rate) Hz is no audio to judge; the detector needs at least \(needed) (\(String(format: "%.1f", Double(needed) * 1000 / Double(rate))) ms) to learn the room's noise floor before an impact"
+            )
         }
         if inv.flag("json") {
-            try printJSON(found.map { c in
-                [
-                    "id": c.id, "onsetSample": c.onsetSample, "impactSample": c.impactSample, "t0Ns": c.t0Ns, "score": c.score,
-                    "tofCorrectionSamples": c.tofCorrectionSamples as Any? ?? NSNull(), "tofProvenance": c.tofProvenance,
-                    "features": ["snrDb": c.features.snrDb, "riseBlocks": c.features.riseBlocks, "decayDb": c.features.decayDb, "broadband": c.features.broadband],
-                ] as [String: Any]
-            })
+            try printJSON(
+                found.map { c in
+                    [
+                        "id": c.id, "onsetSample": c.onsetSample, "impactSample": c.impactSample, "t0Ns": c.t0Ns,
+                        "score": c.score,
+                        "tofCorrectionSamples": c.tofCorrectionSamples as Any? ?? NSNull(),
+                        "tofProvenance": c.tofProvenance,
+                        "features": [
+                            "snrDb": c.features.snrDb, "riseBlocks": c.features.riseBlocks,
+                            "decayDb": c.features.decayDb, "broadband": c.features.broadband,
+                        ],
+                    ] as [String: Any]
+                })
             return .success
         }
         Terminal.out("\(path): \(count) samples at \(rate) Hz, \(found.count) impacts")
         for c in found {
-            Terminal.out(String(format: "  onset %9lld  (%.4f s)  score %.2f  snr %.0f dB  %@", c.onsetSample, Double(c.onsetSample) / Double(rate), c.score, c.features.snrDb, c.tofCorrectionSamples == nil ? "no tof_correction" : String(format: "tof %.1f samples", c.tofCorrectionSamples!)))
+            Terminal.out(
+                String(
+                    format: "  onset %9lld  (%.4f s)  score %.2f  snr %.0f dB  %@", c.onsetSample,
+                    Double(c.onsetSample) / Double(rate), c.score, c.features.snrDb,
+                    c.tofCorrectionSamples == nil
+                        ? "no tof_correction" : String(format: "tof %.1f samples", c.tofCorrectionSamples!)))
         }
         return .success
     }
@@ -137,7 +173,8 @@ enum DetectCommand {
         }
         for kind in ImpactCorpus.Kind.allCases {
             for s in seed..<(seed + UInt64(sessions)) {
-                let session = generator == "room"
+                let session =
+                    generator == "room"
                     ? RoomCorpus.session(RoomCorpus.Kind(rawValue: kind.rawValue)!, seed: s, seconds: seconds)
                     : ImpactCorpus.session(kind, seed: s, seconds: seconds)
                 try Data(WAVWriter.data(samples: session.samples, sampleRate: session.sampleRate))
@@ -145,13 +182,16 @@ enum DetectCommand {
                 let truth: [String: Any] = [
                     "sampleRate": session.sampleRate, "impacts": session.impacts,
                     "events": session.events.map { ["kind": $0.kind, "sample": $0.sample, "levelDbfs": $0.levelDbfs] },
-                    "generator": generator == "room" ? "ppc RoomCorpus \(kind.rawValue), seed \(s)" : "ppc ImpactCorpus \(kind.rawValue), seed \(s)",
+                    "generator": generator == "room"
+                        ? "ppc RoomCorpus \(kind.rawValue), seed \(s)" : "ppc ImpactCorpus \(kind.rawValue), seed \(s)",
                 ]
                 try JSONSerialization.data(withJSONObject: truth, options: [.prettyPrinted, .sortedKeys])
                     .write(to: URL(fileURLWithPath: "\(dir)/\(session.name).truth.json"))
             }
         }
-        Terminal.out("\(dir): \(2 * sessions) sessions of \(ParameterValue.format(seconds)) s (clean and hard), each NAME.wav + NAME.truth.json")
+        Terminal.out(
+            "\(dir): \(2 * sessions) sessions of \(ParameterValue.format(seconds)) s (clean and hard), each NAME.wav + NAME.truth.json"
+        )
         return .success
     }
 
@@ -178,11 +218,15 @@ enum DetectCommand {
                 let impacts = truth["impacts"] as? [NSNumber]
             else { throw CommandFailure.dataError("\(dir)/\(f): not a truth file (needs \"impacts\": [sample, …])") }
             let (samples, rate) = try readAudio("\(dir)/\(name).wav")
-            if let problem = ImpactDetector.Settings(sampleRate: rate).problem { throw CommandFailure.dataError("\(dir)/\(name).wav: \(problem)") }
+            if let problem = ImpactDetector.Settings(sampleRate: rate).problem {
+                throw CommandFailure.dataError("\(dir)/\(name).wav: \(problem)")
+            }
             let (found, seconds) = run(samples, rate: rate)
             audioSeconds += Double(samples.count) / Double(rate)
             processing += seconds
-            for c in found { maxLatencyMs = max(maxLatencyMs, Double(c.decidedAtSample - c.onsetSample) * 1000 / Double(rate)) }
+            for c in found {
+                maxLatencyMs = max(maxLatencyMs, Double(c.decidedAtSample - c.onsetSample) * 1000 / Double(rate))
+            }
             let kind = String(name.split(separator: "-").first ?? "all")
             let tolerance = Int64(rate / 20)
             let onsets = impacts.map(\.int64Value)
@@ -196,20 +240,28 @@ enum DetectCommand {
             }
             // What fooled it: each detection no impact accounts for, laid at the door of the latest distractor that began
             // at most a second before it (its kind from the truth file's events), else the room itself.
-            let distractors = ((truth["events"] as? [[String: Any]]) ?? []).compactMap { e -> (kind: String, sample: Int64)? in
-                guard let k = e["kind"] as? String, !k.hasPrefix("impact"), let at = (e["sample"] as? NSNumber)?.int64Value else { return nil }
+            let distractors = ((truth["events"] as? [[String: Any]]) ?? []).compactMap {
+                e -> (kind: String, sample: Int64)? in
+                guard let k = e["kind"] as? String, !k.hasPrefix("impact"),
+                    let at = (e["sample"] as? NSNumber)?.int64Value
+                else { return nil }
                 return (k, at)
             }
             for d in distractors { distractorEvents[d.kind, default: 0] += 1 }
             var unmatched = impacts.map(\.int64Value)
             for c in found.sorted(by: { $0.onsetSample < $1.onsetSample }) {
-                if let i = unmatched.indices.min(by: { abs(unmatched[$0] - c.onsetSample) < abs(unmatched[$1] - c.onsetSample) }),
+                if let i = unmatched.indices.min(by: {
+                    abs(unmatched[$0] - c.onsetSample) < abs(unmatched[$1] - c.onsetSample)
+                }),
                     abs(unmatched[i] - c.onsetSample) <= tolerance
                 {
                     unmatched.remove(at: i)
                     continue
                 }
-                let cause = distractors.filter { $0.sample <= c.onsetSample + tolerance && c.onsetSample - $0.sample <= Int64(rate) }
+                let cause =
+                    distractors.filter {
+                        $0.sample <= c.onsetSample + tolerance && c.onsetSample - $0.sample <= Int64(rate)
+                    }
                     .max { $0.sample < $1.sample }?.kind ?? "room noise (no distractor within 1 s before)"
                 falsePositivesBy[cause, default: 0] += 1
             }
@@ -220,7 +272,9 @@ enum DetectCommand {
             return [
                 "precision": s.precision, "recall": s.recall, "f": s.f, "truePositives": s.truePositives,
                 "falsePositives": s.falsePositives, "falseNegatives": s.falseNegatives,
-                "onsetErrorSamples": ["medianAbs": e.medianAbs, "p95Abs": e.p95Abs, "maxAbs": e.maxAbs, "medianSigned": e.medianSigned],
+                "onsetErrorSamples": [
+                    "medianAbs": e.medianAbs, "p95Abs": e.p95Abs, "maxAbs": e.maxAbs, "medianSigned": e.medianSigned,
+                ],
             ]
         }
         var result = BenchCommand.provenance()
@@ -231,15 +285,26 @@ enum DetectCommand {
         result["byKind"] = byKind.mapValues(summary)
         result["all"] = summary(all)
         let minutes = audioSeconds / 60
-        result["falsePositivesByDistractor"] = falsePositivesBy.mapValues { ["count": $0, "perMinute": Double($0) / max(minutes, 1e-9)] as [String: Any] }
+        result["falsePositivesByDistractor"] = falsePositivesBy.mapValues {
+            ["count": $0, "perMinute": Double($0) / max(minutes, 1e-9)] as [String: Any]
+        }
         result["distractorEvents"] = distractorEvents
-        result["falsePositivesNote"] = "each false positive is put down to the latest distractor that began at most 1 s before it (the truth file's events), else to the room"
-        result["recallByProminence"] = Dictionary(uniqueKeysWithValues: labelledByProminence.map { kind, labelled in
-            (kind, ImpactProminence.bins.indices.map { i -> [String: Any] in
-                ["stoodOverRoomNoise": ImpactProminence.bins[i].label, "labelled": labelled[i], "found": foundByProminence[kind]?[i] ?? 0]
+        result["falsePositivesNote"] =
+            "each false positive is put down to the latest distractor that began at most 1 s before it (the truth file's events), else to the room"
+        result["recallByProminence"] = Dictionary(
+            uniqueKeysWithValues: labelledByProminence.map { kind, labelled in
+                (
+                    kind,
+                    ImpactProminence.bins.indices.map { i -> [String: Any] in
+                        [
+                            "stoodOverRoomNoise": ImpactProminence.bins[i].label, "labelled": labelled[i],
+                            "found": foundByProminence[kind]?[i] ?? 0,
+                        ]
+                    }
+                )
             })
-        })
-        result["prominenceNote"] = "each impact's loudest 0.67 ms block above 2 kHz within 2 ms of its onset, against the median block of the half second before it"
+        result["prominenceNote"] =
+            "each impact's loudest 0.67 ms block above 2 kHz within 2 ms of its onset, against the median block of the half second before it"
         result["timesRealTime"] = audioSeconds / max(processing, 1e-9)
         result["maxDecisionLatencyMs"] = maxLatencyMs
         if inv.flag("json") {
@@ -247,17 +312,27 @@ enum DetectCommand {
         } else {
             for (kind, s) in byKind.sorted(by: { $0.key < $1.key }) + [("all", all)] {
                 let e = s.errorStatistics
-                Terminal.out(String(format: "%-6@ P %.3f  R %.3f  F %.3f  (tp %d fp %d fn %d)  |onset error| median %.1f p95 %.1f max %.0f samples", kind, s.precision, s.recall, s.f, s.truePositives, s.falsePositives, s.falseNegatives, e.medianAbs, e.p95Abs, e.maxAbs))
+                Terminal.out(
+                    String(
+                        format:
+                            "%-6@ P %.3f  R %.3f  F %.3f  (tp %d fp %d fn %d)  |onset error| median %.1f p95 %.1f max %.0f samples",
+                        kind, s.precision, s.recall, s.f, s.truePositives, s.falsePositives, s.falseNegatives,
+                        e.medianAbs, e.p95Abs, e.maxAbs))
             }
             let kinds = Set(falsePositivesBy.keys).union(distractorEvents.keys).sorted()
             if !kinds.isEmpty {
                 Terminal.out("false positives by what preceded them (\(String(format: "%.1f", minutes)) min of audio):")
                 for k in kinds {
                     let n = falsePositivesBy[k] ?? 0
-                    Terminal.out(String(format: "  %-44@ %3d  (%.2f a minute; %d such events)", k, n, Double(n) / max(minutes, 1e-9), distractorEvents[k] ?? 0))
+                    Terminal.out(
+                        String(
+                            format: "  %-44@ %3d  (%.2f a minute; %d such events)", k, n,
+                            Double(n) / max(minutes, 1e-9), distractorEvents[k] ?? 0))
                 }
             }
-            Terminal.out("recall by how far the impact stood over the room's noise (above 2 kHz: its loudest 0.67 ms block against the median of the half second before):")
+            Terminal.out(
+                "recall by how far the impact stood over the room's noise (above 2 kHz: its loudest 0.67 ms block against the median of the half second before):"
+            )
             for (kind, labelled) in labelledByProminence.sorted(by: { $0.key < $1.key }) {
                 let found = foundByProminence[kind] ?? []
                 let cells = ImpactProminence.bins.indices.filter { labelled[$0] > 0 }.map { i in
@@ -265,7 +340,11 @@ enum DetectCommand {
                 }
                 Terminal.out("  \(kind): " + cells.joined(separator: ", "))
             }
-            Terminal.out(String(format: "%.0f× real time (%.1f s of audio), decisions within %.1f ms of the onset (measured, %@ build)", audioSeconds / max(processing, 1e-9), audioSeconds, maxLatencyMs, BenchCommand.build))
+            Terminal.out(
+                String(
+                    format:
+                        "%.0f× real time (%.1f s of audio), decisions within %.1f ms of the onset (measured, %@ build)",
+                    audioSeconds / max(processing, 1e-9), audioSeconds, maxLatencyMs, BenchCommand.build))
         }
         return .success
     }

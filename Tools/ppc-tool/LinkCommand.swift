@@ -13,12 +13,20 @@ enum LinkCommand {
             Command(
                 "probe", abstract: "A sync burst (then more probes) against HOST:PORT; prints the clock relation.",
                 options: [
-                    jsonFlag, .value("probes", "n", help: "Sync samples, each the fastest of three exchanges (default: link.syncBurstTarget, then 4× more)."),
-                    .value("seconds", "s", help: "Spread the probes over this long (skew needs ≥ 2 s; default 0: back to back)."),
+                    jsonFlag,
+                    .value(
+                        "probes", "n",
+                        help:
+                            "Sync samples, each the fastest of three exchanges (default: link.syncBurstTarget, then 4× more)."
+                    ),
+                    .value(
+                        "seconds", "s",
+                        help: "Spread the probes over this long (skew needs ≥ 2 s; default 0: back to back)."),
                     .value("clock-offset-ns", "ns", help: "Inject a clock offset (tests know the truth)."),
                     .value("clock-skew-ppm", "ppm", help: "Inject a clock skew."),
                     .value("device-id", "id", help: "The id this device was paired as (default probe)."),
-                    .value("state", "dir", help: "This device's identity and pinned hosts (default $XDG_STATE_HOME/ppc)."),
+                    .value(
+                        "state", "dir", help: "This device's identity and pinned hosts (default $XDG_STATE_HOME/ppc)."),
                     .flag("insecure-loopback-only", help: "Plaintext to a loopback host, for benches and tests."),
                 ],
                 arguments: [Argument("host", help: "HOST:PORT of a ppc-host.")], run: probe)
@@ -34,11 +42,13 @@ enum LinkCommand {
             host: host, port: port, deviceID: device, captureProfile: "probe", syncBurst: probes,
             heartbeatIntervalNs: Configuration.defaults[.heartbeatIntervalNs])
         settings.connectTimeoutNs = Configuration.defaults[.connectTimeoutNs]
-        settings.clockOffsetNs = try inv.parsed("clock-offset-ns", in: -86_400_000_000_000...86_400_000_000_000) ?? 0  // a day
+        // a day
+        settings.clockOffsetNs = try inv.parsed("clock-offset-ns", in: -86_400_000_000_000...86_400_000_000_000) ?? 0
         settings.clockSkewPpm = try inv.parsed("clock-skew-ppm", in: -1000.0...1000.0) ?? 0
         do {
             settings.security = try DeviceLinkSecurity.resolve(
-                host: settings.host, port: port, stateDirectory: inv.value("state"), insecureLoopbackOnly: inv.flag("insecure-loopback-only"))
+                host: settings.host, port: port, stateDirectory: inv.value("state"),
+                insecureLoopbackOnly: inv.flag("insecure-loopback-only"))
         } catch { throw CommandFailure.failure("\(error)") }
         let control: Connection
         do {
@@ -73,13 +83,24 @@ enum LinkCommand {
         let result: [String: Any] = [
             "host": target, "samples": r.samples, "offsetNs": r.offsetNs, "uncertaintyNs": r.uncertaintyNs,
             "skewPpm": r.skewKnown ? r.skewPpm as Any : NSNull(),
-            "skewNote": r.skewKnown ? "fitted over the probes' span" : "not measurable: the probes spanned less than 2 s (use --seconds)",
-            "rttNs": ["min": rtts.first ?? 0, "p50": rtts[rtts.count / 2], "p99": rtts[min(rtts.count - 1, rtts.count * 99 / 100)]],
+            "skewNote": r.skewKnown
+                ? "fitted over the probes' span" : "not measurable: the probes spanned less than 2 s (use --seconds)",
+            "rttNs": [
+                "min": rtts.first ?? 0, "p50": rtts[rtts.count / 2],
+                "p99": rtts[min(rtts.count - 1, rtts.count * 99 / 100)],
+            ],
             "meaning": "host time = this clock + offset (± uncertainty); measured",
         ]
-        if inv.flag("json") { try printJSON(result) } else {
-            let skew = r.skewKnown ? "skew \(String(format: "%.3f", r.skewPpm)) ppm" : "skew not measurable (probes spanned < 2 s; use --seconds)"
-            Terminal.out("\(target): offset \(r.offsetNs) ns ± \(r.uncertaintyNs) ns, \(skew), rtt min \(rtts.first ?? 0) ns / p50 \(rtts[rtts.count / 2]) ns (\(r.samples) probes, measured)")
+        if inv.flag("json") {
+            try printJSON(result)
+        } else {
+            let skew =
+                r.skewKnown
+                ? "skew \(String(format: "%.3f", r.skewPpm)) ppm"
+                : "skew not measurable (probes spanned < 2 s; use --seconds)"
+            Terminal.out(
+                "\(target): offset \(r.offsetNs) ns ± \(r.uncertaintyNs) ns, \(skew), rtt min \(rtts.first ?? 0) ns / p50 \(rtts[rtts.count / 2]) ns (\(r.samples) probes, measured)"
+            )
         }
         return .success
     }

@@ -26,7 +26,9 @@ enum ManifestCommand {
         switch loaded {
         case .success(let m):
             if inv.flag("json") {
-                func stage(_ s: Manifest.Stage) -> [String: Any] { ["plugin": s.plugin, "kind": s.kind.rawValue, "path": s.path] }
+                func stage(_ s: Manifest.Stage) -> [String: Any] {
+                    ["plugin": s.plugin, "kind": s.kind.rawValue, "path": s.path]
+                }
                 try printJSON([
                     "valid": true, "session": m.session, "sources": m.sources.map(stage),
                     "encoder": m.encoder.map(stage) as Any? ?? NSNull(),
@@ -43,7 +45,10 @@ enum ManifestCommand {
                 try printJSON([
                     "valid": false,
                     "problems": error.problems.map {
-                        ["path": $0.path, "line": $0.line, "column": $0.column, "code": $0.code.name, "message": $0.message]
+                        [
+                            "path": $0.path, "line": $0.line, "column": $0.column, "code": $0.code.name,
+                            "message": $0.message,
+                        ]
                     },
                 ])
                 return .dataError

@@ -1,6 +1,8 @@
+import Benchmarks
 import CLI
 import Capture
 import Config
+import Detect
 import Foundation
 import FragmentRing
 import LibavEncoder
@@ -10,33 +12,45 @@ import Pipeline
 import Policy
 import Synthetic
 import Syscall
-import Benchmarks
-import Detect
 
 /// `ppc-tool measure bitrate`: seed 000's E-M2 — the operating bitrate set by shaft-detection error, never by eye.
 enum MeasureCommand {
     static let command = Command(
-        "measure", abstract: "Instruments that make measurement records (seed 000's experiments): a record makes a parameter measured.",
+        "measure",
+        abstract:
+            "Instruments that make measurement records (seed 000's experiments): a record makes a parameter measured.",
         subcommands: [
             Command(
-                "bitrate", abstract: "E-M2: encode the same frames at each bitrate, find the shaft in every decoded frame, pick the lowest bitrate within bound.",
+                "bitrate",
+                abstract:
+                    "E-M2: encode the same frames at each bitrate, find the shaft in every decoded frame, pick the lowest bitrate within bound.",
                 discussion: """
                     The reference is the frames as captured — what the lossless zstd codec stores bit for bit. On synthetic video
                     the shaft's true angle is known too. --write FILE stores the record (load it with --measured FILE): the
                     chosen bitrate, the date, the instrument and the whole sweep, checksummed.
                     """,
                 options: [
-                    .value("source", "spec", help: "synthetic[:WxH@FPS] (default synthetic:1280x720@120, noise texture) or file:PATH."),
-                    .value("bitrates", "list", help: "Bitrates to try, e.g. 2,5,10,20,35M or 500k,1M (default 1,2,5,10,20,35M)."),
+                    .value(
+                        "source", "spec",
+                        help: "synthetic[:WxH@FPS] (default synthetic:1280x720@120, noise texture) or file:PATH."),
+                    .value(
+                        "bitrates", "list",
+                        help: "Bitrates to try, e.g. 2,5,10,20,35M or 500k,1M (default 1,2,5,10,20,35M)."),
                     .value("seconds", "s", help: "Length of the clip swept (default 3)."),
-                    .value("angle-bound", "degrees", help: "Shaft angle RMSE against lossless that still counts as the same (default 0.25)."),
-                    .value("position-bound", "pixels", help: "RMSE of how far the shaft's line passes from the lossless shaft's centre (default 0.5)."),
+                    .value(
+                        "angle-bound", "degrees",
+                        help: "Shaft angle RMSE against lossless that still counts as the same (default 0.25)."),
+                    .value(
+                        "position-bound", "pixels",
+                        help: "RMSE of how far the shaft's line passes from the lossless shaft's centre (default 0.5)."),
                     .value("write", "file", help: "Write the measurement record here."),
                     .value("svg", "file", help: "Plot the sweep here."),
                     jsonFlag,
                 ], run: bitrate),
             Command(
-                "sustained", abstract: "E-M4: a warm session at one format for MINUTES: frames, drops, CPU per frame, resident memory and heat over time.",
+                "sustained",
+                abstract:
+                    "E-M4: a warm session at one format for MINUTES: frames, drops, CPU per frame, resident memory and heat over time.",
                 discussion: """
                     Source → encoder → fsynced ring as a session runs it, late frames dropped and counted (as selftest does),
                     sampled every second. --write FILE stores the sustained rate as a record for capture.expectedFrameRate
@@ -51,7 +65,9 @@ enum MeasureCommand {
                     jsonFlag,
                 ], run: sustained),
             Command(
-                "tof", abstract: "E-M5: the mic-to-ball distance, from claps made at the ball (sound onset against the frame they show) or a tape.",
+                "tof",
+                abstract:
+                    "E-M5: the mic-to-ball distance, from claps made at the ball (sound onset against the frame they show) or a tape.",
                 discussion: """
                     --file: a recording from one device (video and audio on one clock) of claps — or balls struck — at the ball.
                     Each clap's sound onset (the impact detector, to the sample) is paired with the first frame in which the
@@ -62,7 +78,9 @@ enum MeasureCommand {
                     """,
                 options: [
                     .value("file", "path", help: "A recording with claps at the ball (video and audio)."),
-                    .value("region", "x,y,w,h", help: "Where in the picture the clap is seen (default: the bottom-centre ball area)."),
+                    .value(
+                        "region", "x,y,w,h",
+                        help: "Where in the picture the clap is seen (default: the bottom-centre ball area)."),
                     .value("distance", "metres", help: "Instead: a distance measured with a tape."),
                     .value("uncertainty", "metres", help: "With --distance: its uncertainty (default 0.02)."),
                     .value("write", "file", help: "Write the measurement record here."),
@@ -80,9 +98,13 @@ enum MeasureCommand {
         let out = try items.map { item -> Int in
             let scale = unit(item) ?? shared
             let digits = scale != nil && unit(item) != nil ? String(item.dropLast()) : item
-            guard let v = Double(digits), v > 0 else { throw CommandFailure.usage("--bitrates '\(item)': not a bitrate") }
+            guard let v = Double(digits), v > 0 else {
+                throw CommandFailure.usage("--bitrates '\(item)': not a bitrate")
+            }
             let bps = v * (scale ?? (v < 1000 ? 1e6 : 1))
-            guard bps >= 50_000, bps <= 1e9 else { throw CommandFailure.usage("--bitrates '\(item)': expected a bitrate between 50k and 1000M") }
+            guard bps >= 50_000, bps <= 1e9 else {
+                throw CommandFailure.usage("--bitrates '\(item)': expected a bitrate between 50k and 1000M")
+            }
             return Int(bps)
         }
         return Array(Set(out)).sorted()
@@ -95,8 +117,11 @@ enum MeasureCommand {
         var shafts: [ShaftFinder.Shaft?] = []
         var times: [Int64] = []
         let finder = ShaftFinder()
-        while let info = try buffer.withUnsafeMutableBytes({ try source.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: f.width, height: f.height)) }) {
-            shafts.append(buffer.withUnsafeBytes { finder.find(luma: $0, width: f.width, height: f.height, stride: f.width) })
+        while let info = try buffer.withUnsafeMutableBytes({
+            try source.readFrame(into: VideoFrameBuffer(contiguous: $0.baseAddress!, width: f.width, height: f.height))
+        }) {
+            shafts.append(
+                buffer.withUnsafeBytes { finder.find(luma: $0, width: f.width, height: f.height, stride: f.width) })
             times.append(info.timeNs)
         }
         return (shafts, times)
@@ -110,21 +135,27 @@ enum MeasureCommand {
         let positionBound = try inv.parsed("position-bound", as: Double.self) ?? 0.5
         guard angleBound > 0, positionBound > 0 else { throw CommandFailure.usage("bounds must be positive") }
         let spec = inv.value("source") ?? "synthetic:1280x720@120"
-        guard spec.hasPrefix("synthetic") || spec.hasPrefix("file:") else { throw CommandFailure.usage("--source '\(spec)': expected synthetic[:WxH@FPS] or file:PATH") }
+        guard spec.hasPrefix("synthetic") || spec.hasPrefix("file:") else {
+            throw CommandFailure.usage("--source '\(spec)': expected synthetic[:WxH@FPS] or file:PATH")
+        }
         let config = Configuration.defaults
         func makeSource() throws -> VideoSource {
             let (name, params) = try SelftestCommand.sourceStage(spec, seconds: seconds, pace: "asap")
             var p = params
             if name == "synthetic.video" { p["seconds"] = .number(seconds, isInteger: false) }
             let s = try Stages.make(VideoSource.self, named: name, kinds: [.videoSource], given: p, config: config)
-            guard s.format.pixelFormat == .nv12 else { throw CommandFailure.dataError("\(spec): the sweep needs frames it can encode (NV12), not \(s.format.pixelFormat)") }
+            guard s.format.pixelFormat == .nv12 else {
+                throw CommandFailure.dataError(
+                    "\(spec): the sweep needs frames it can encode (NV12), not \(s.format.pixelFormat)")
+            }
             return s
         }
         let first = try makeSource()
         let format = first.format
         let (reference, times) = try shafts(of: first)
         guard reference.contains(where: { $0 != nil }) else {
-            throw CommandFailure.dataError("\(spec): no shaft found in the frames as captured — nothing to measure against")
+            throw CommandFailure.dataError(
+                "\(spec): no shaft found in the frames as captured — nothing to measure against")
         }
         let truth: [Double]? = (first as? SyntheticVideoSource).map { s in times.map { s.script.shaftDegrees(at: $0) } }
         let tmp = NSTemporaryDirectory() + "ppc-measure-\(getpid())"
@@ -134,42 +165,64 @@ enum MeasureCommand {
             let dir = "\(tmp)/\(n)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let capacity = max(20, Int(seconds / (Double(config[.fragmentNs]) / 1e9)) + 4)
-            let ring = try FragmentRing(directory: "\(dir)/ring", configuration: .init(capacity: capacity, durability: .none, fileExtension: "ts"))
+            let ring = try FragmentRing(
+                directory: "\(dir)/ring",
+                configuration: .init(capacity: capacity, durability: .none, fileExtension: "ts"))
             let encoder = LibavVideoEncoder(codec: .h264, bitrateBps: bps, preset: "ultrafast", threads: 0)
-            _ = try CaptureSession(source: try makeSource(), encoder: encoder, ring: ring, timeline: nil, fragmentNs: config[.fragmentNs]).run()
+            _ = try CaptureSession(
+                source: try makeSource(), encoder: encoder, ring: ring, timeline: nil, fragmentNs: config[.fragmentNs]
+            ).run()
             let bytes = ring.fragments.reduce(Int64(0)) { $0 + $1.byteLength }
             let clip = "\(dir)/clip.mp4"
-            _ = try ClipRemuxer.remux(fragments: ring.fragments.map { ring.path(of: $0.sequence) }, to: clip, frameIntervalTicks: ticks90k(format.frameIntervalNs))
+            _ = try ClipRemuxer.remux(
+                fragments: ring.fragments.map { ring.path(of: $0.sequence) }, to: clip,
+                frameIntervalTicks: ticks90k(format.frameIntervalNs))
             let reader = try MediaReader(clip)
             var buffer = [UInt8](repeating: 0, count: format.frameBytes)
             var found: [ShaftFinder.Shaft?] = []
             let finder = ShaftFinder()
             while try buffer.withUnsafeMutableBytes({ b -> Bool in
                 let y = b.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                return try reader.readVideo(luma: y, lumaStride: format.width, chroma: y + format.width * format.height, chromaStride: format.width) != nil
+                return try reader.readVideo(
+                    luma: y, lumaStride: format.width, chroma: y + format.width * format.height,
+                    chromaStride: format.width) != nil
             }) {
-                found.append(buffer.withUnsafeBytes { finder.find(luma: $0, width: format.width, height: format.height, stride: format.width) })
+                found.append(
+                    buffer.withUnsafeBytes {
+                        finder.find(luma: $0, width: format.width, height: format.height, stride: format.width)
+                    })
             }
             let vsReference = BitrateSweep.compare(found, to: reference)
             var vsTruth: Double?
             if let truth {
-                let pairs = zip(found, truth).compactMap { f, t in f.map { pow(BitrateSweep.axialDifference($0.degrees, t), 2) } }
+                let pairs = zip(found, truth).compactMap { f, t in
+                    f.map { pow(BitrateSweep.axialDifference($0.degrees, t), 2) }
+                }
                 vsTruth = pairs.isEmpty ? nil : (pairs.reduce(0, +) / Double(pairs.count)).squareRoot()
             }
-            points.append(SweepPoint(
-                bitrateBps: bps, frames: found.count, angleRMSEDegrees: vsReference.angle, positionRMSEPixels: vsReference.position,
-                angleRMSEVsTruthDegrees: vsTruth, bytesPerSecond: Double(bytes) / seconds, missing: vsReference.missing))
+            points.append(
+                SweepPoint(
+                    bitrateBps: bps, frames: found.count, angleRMSEDegrees: vsReference.angle,
+                    positionRMSEPixels: vsReference.position,
+                    angleRMSEVsTruthDegrees: vsTruth, bytesPerSecond: Double(bytes) / seconds,
+                    missing: vsReference.missing))
         }
         var referenceVsTruth: Double?
         if let truth {
-            let pairs = zip(reference, truth).compactMap { f, t in f.map { pow(BitrateSweep.axialDifference($0.degrees, t), 2) } }
+            let pairs = zip(reference, truth).compactMap { f, t in
+                f.map { pow(BitrateSweep.axialDifference($0.degrees, t), 2) }
+            }
             referenceVsTruth = pairs.isEmpty ? nil : (pairs.reduce(0, +) / Double(pairs.count)).squareRoot()
         }
         let chosen = BitrateSweep.lowestWithin(points, angleBound: angleBound, positionBound: positionBound)
         let machine = BenchCommand.provenance()
         let sweep: [[String: Any]] = points.map { p in
-            ["bitrateBps": p.bitrateBps, "frames": p.frames, "angleRMSEDegrees": p.angleRMSEDegrees, "positionRMSEPixels": p.positionRMSEPixels,
-             "angleRMSEVsTruthDegrees": p.angleRMSEVsTruthDegrees as Any? ?? NSNull(), "bytesPerSecond": p.bytesPerSecond, "missing": p.missing]
+            [
+                "bitrateBps": p.bitrateBps, "frames": p.frames, "angleRMSEDegrees": p.angleRMSEDegrees,
+                "positionRMSEPixels": p.positionRMSEPixels,
+                "angleRMSEVsTruthDegrees": p.angleRMSEVsTruthDegrees as Any? ?? NSNull(),
+                "bytesPerSecond": p.bytesPerSecond, "missing": p.missing,
+            ]
         }
         var result = machine
         result["area"] = "measure bitrate (E-M2)"
@@ -181,37 +234,58 @@ enum MeasureCommand {
         result["sweep"] = sweep
         result["chosenBitrateBps"] = chosen?.bitrateBps as Any? ?? NSNull()
         if let svg = inv.value("svg") {
-            try BitrateSweep.svg(points, angleBound: angleBound, chosen: chosen, title: "E-M2: shaft angle error against bitrate — \(format)")
-                .write(toFile: svg, atomically: false, encoding: .utf8)
+            try BitrateSweep.svg(
+                points, angleBound: angleBound, chosen: chosen,
+                title: "E-M2: shaft angle error against bitrate — \(format)"
+            )
+            .write(toFile: svg, atomically: false, encoding: .utf8)
         }
         if let path = inv.value("write") {
-            guard let chosen else { throw CommandFailure.failure("no bitrate in the sweep stays within the bounds: no record written (try higher bitrates)") }
+            guard let chosen else {
+                throw CommandFailure.failure(
+                    "no bitrate in the sweep stays within the bounds: no record written (try higher bitrates)")
+            }
             let date = String((machine["date"] as? String ?? "").prefix(10))
             let cpu = ((machine["machine"] as? [String: Any])?["cpu"] as? String) ?? "this machine"
             do {
                 try MeasurementFile.write(
                     to: path, key: "capture.videoBitrateBps", value: Double(chosen.bitrateBps), date: date,
-                    instrument: "ppc-tool measure bitrate (E-M2): lowest of \(bitrates.count) bitrates with shaft angle RMSE ≤ \(angleBound)° and offset ≤ \(positionBound) px against lossless, \(format), \(cpu)",
-                    evidence: ["sweep": sweep, "bounds": ["angleDegrees": angleBound, "positionPixels": positionBound], "source": "\(spec) \(format)",
-                               "referenceAngleRMSEVsTruthDegrees": referenceVsTruth as Any? ?? NSNull()])
+                    instrument:
+                        "ppc-tool measure bitrate (E-M2): lowest of \(bitrates.count) bitrates with shaft angle RMSE ≤ \(angleBound)° and offset ≤ \(positionBound) px against lossless, \(format), \(cpu)",
+                    evidence: [
+                        "sweep": sweep, "bounds": ["angleDegrees": angleBound, "positionPixels": positionBound],
+                        "source": "\(spec) \(format)",
+                        "referenceAngleRMSEVsTruthDegrees": referenceVsTruth as Any? ?? NSNull(),
+                    ])
             } catch { throw CommandFailure.failure("\(path): \(error)") }
             result["record"] = path
         }
-        var lines = ["E-M2 bitrate sweep: \(spec) \(format), \(reference.count) frames; shaft against the frames as captured (lossless)"]
-        if let r = referenceVsTruth { lines.append(String(format: "  the finder itself, on lossless frames, against the script's true angle: %.3f° RMSE", r)) }
-        for p in points {
-            lines.append(String(format: "  %6.2f Mbit/s: angle RMSE %.3f°, offset RMSE %.2f px%@, %.0f kB/s, %d frames%@%@",
-                                Double(p.bitrateBps) / 1e6, p.angleRMSEDegrees, p.positionRMSEPixels,
-                                p.angleRMSEVsTruthDegrees.map { String(format: " (%.3f° vs truth)", $0) } ?? "", p.bytesPerSecond / 1000, p.frames,
-                                p.missing > 0 ? " (\(p.missing) without a shaft)" : "", p == chosen ? "  ← lowest within bound" : ""))
+        var lines = [
+            "E-M2 bitrate sweep: \(spec) \(format), \(reference.count) frames; shaft against the frames as captured (lossless)"
+        ]
+        if let r = referenceVsTruth {
+            lines.append(
+                String(
+                    format: "  the finder itself, on lossless frames, against the script's true angle: %.3f° RMSE", r))
         }
-        lines.append(chosen.map { "chosen: \(Double($0.bitrateBps) / 1e6) Mbit/s (bound \(angleBound)°, \(positionBound) px)" } ?? "no bitrate in the sweep stays within the bound")
+        for p in points {
+            lines.append(
+                String(
+                    format: "  %6.2f Mbit/s: angle RMSE %.3f°, offset RMSE %.2f px%@, %.0f kB/s, %d frames%@%@",
+                    Double(p.bitrateBps) / 1e6, p.angleRMSEDegrees, p.positionRMSEPixels,
+                    p.angleRMSEVsTruthDegrees.map { String(format: " (%.3f° vs truth)", $0) } ?? "",
+                    p.bytesPerSecond / 1000, p.frames,
+                    p.missing > 0 ? " (\(p.missing) without a shaft)" : "", p == chosen ? "  ← lowest within bound" : ""
+                ))
+        }
+        lines.append(
+            chosen.map { "chosen: \(Double($0.bitrateBps) / 1e6) Mbit/s (bound \(angleBound)°, \(positionBound) px)" }
+                ?? "no bitrate in the sweep stays within the bound")
         if let w = inv.value("write") { lines.append("record written: \(w) (load it with --measured \(w))") }
         try BenchCommand.emit(result, json: inv.flag("json"), lines: lines)
         return chosen == nil ? .failure : .success
     }
 }
-
 
 extension MeasureCommand {
     struct Second {
@@ -230,18 +304,24 @@ extension MeasureCommand {
         let spec = inv.value("source") ?? "synthetic:640x360@120"
         let config = Configuration.defaults
         let (name, params) = try SelftestCommand.sourceStage(spec, seconds: seconds, pace: "realtime")
-        let source = try Stages.make(VideoSource.self, named: name, kinds: [.videoSource], given: params, config: config)
+        let source = try Stages.make(
+            VideoSource.self, named: name, kinds: [.videoSource], given: params, config: config)
         let encoderName = inv.value("encoder") ?? (source.format.pixelFormat.isCompressed ? "passthrough" : "x264")
-        let encoder = try Stages.make(VideoEncoder.self, named: encoderName, kinds: [.encoder], given: [:], config: config)
+        let encoder = try Stages.make(
+            VideoEncoder.self, named: encoderName, kinds: [.encoder], given: [:], config: config)
         let tmp = NSTemporaryDirectory() + "ppc-sustained-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: tmp) }
         let ring = try FragmentRing(
-            directory: tmp, configuration: .init(capacity: Int(config[.fragmentCapacity]), durability: .fsync, fileExtension: encoder.fragmentExtension))
-        let session = CaptureSession(source: source, encoder: encoder, ring: ring, timeline: nil, fragmentNs: config[.fragmentNs])
+            directory: tmp,
+            configuration: .init(
+                capacity: Int(config[.fragmentCapacity]), durability: .fsync, fileExtension: encoder.fragmentExtension))
+        let session = CaptureSession(
+            source: source, encoder: encoder, ring: ring, timeline: nil, fragmentNs: config[.fragmentNs])
         let fps = source.format.framesPerSecond
         // Heat as Policy reads it (the zone that matters most, from /sys/class/thermal); nil where none is readable.
         let thermal = ThermalSensor(
-            fairCelsius: config[.fairCelsius], seriousCelsius: config[.seriousCelsius], criticalCelsius: config[.criticalCelsius])
+            fairCelsius: config[.fairCelsius], seriousCelsius: config[.seriousCelsius],
+            criticalCelsius: config[.criticalCelsius])
         var series: [Second] = []
         var checks = 0
         let wall0 = monotonicNowNs()
@@ -254,10 +334,12 @@ extension MeasureCommand {
             if checks % fps == 0 {
                 let cpu = processCPUNs()
                 let frames = checks - lastChecks
-                series.append(Second(
-                    atSeconds: Double(monotonicNowNs() - wall0) / 1e9, frames: checks,
-                    cpuMsPerFrame: Double(cpu - lastCPU) / Double(max(1, frames)) / 1e6, rssBytes: ProcessMemory.bytes("VmRSS") ?? 0,
-                    celsius: thermal.read()?.hottestCelsius))
+                series.append(
+                    Second(
+                        atSeconds: Double(monotonicNowNs() - wall0) / 1e9, frames: checks,
+                        cpuMsPerFrame: Double(cpu - lastCPU) / Double(max(1, frames)) / 1e6,
+                        rssBytes: ProcessMemory.bytes("VmRSS") ?? 0,
+                        celsius: thermal.read()?.hottestCelsius))
                 lastCPU = cpu
                 lastChecks = checks
                 if series.count % 60 == 0 { Terminal.err("  \(series.count / 60) min: \(checks) frames read") }
@@ -270,8 +352,11 @@ extension MeasureCommand {
         let afterWarm = series.count > 120 ? Array(rss.dropFirst(60)) : rss  // the first minute is warm-up
         let growth = (afterWarm.max() ?? 0) - (afterWarm.first ?? 0)
         let cpuSeries = series.map(\.cpuMsPerFrame)
-        let firstMinute = cpuSeries.prefix(60), lastMinute = cpuSeries.suffix(60)
-        func mean<C: Collection>(_ c: C) -> Double where C.Element == Double { c.isEmpty ? 0 : c.reduce(0, +) / Double(c.count) }
+        let firstMinute = cpuSeries.prefix(60)
+        let lastMinute = cpuSeries.suffix(60)
+        func mean<C: Collection>(_ c: C) -> Double where C.Element == Double {
+            c.isEmpty ? 0 : c.reduce(0, +) / Double(c.count)
+        }
         var result = BenchCommand.provenance()
         result["area"] = "measure sustained (E-M4)"
         result["pipeline"] = "\(spec) \(source.format) → \(encoderName) → fsynced ring, late frames dropped and counted"
@@ -279,11 +364,19 @@ extension MeasureCommand {
         result.merge(captureCounts(stats, requestedFps: Double(fps))) { _, b in b }
         result["sustained"] = sustainedAll
         result["cpuMsPerFrame"] = ["firstMinute": mean(firstMinute), "lastMinute": mean(lastMinute)]
-        result["rssBytes"] = ["afterWarmUp": afterWarm.first ?? 0, "max": afterWarm.max() ?? 0, "growthAfterWarmUp": growth]
+        result["rssBytes"] = [
+            "afterWarmUp": afterWarm.first ?? 0, "max": afterWarm.max() ?? 0, "growthAfterWarmUp": growth,
+        ]
         result["celsius"] = series.compactMap(\.celsius).max() as Any? ?? "no thermal zone readable here"
-        result["series"] = series.map { ["t": $0.atSeconds, "frames": $0.frames, "cpuMsPerFrame": $0.cpuMsPerFrame, "rssBytes": $0.rssBytes, "celsius": $0.celsius as Any? ?? NSNull()] as [String: Any] }
+        result["series"] = series.map {
+            [
+                "t": $0.atSeconds, "frames": $0.frames, "cpuMsPerFrame": $0.cpuMsPerFrame, "rssBytes": $0.rssBytes,
+                "celsius": $0.celsius as Any? ?? NSNull(),
+            ] as [String: Any]
+        }
         if let svg = inv.value("svg") {
-            try sustainedSVG(series, title: "E-M4: \(source.format) → \(encoderName), \(Int(minutes)) min").write(toFile: svg, atomically: false, encoding: .utf8)
+            try sustainedSVG(series, title: "E-M4: \(source.format) → \(encoderName), \(Int(minutes)) min").write(
+                toFile: svg, atomically: false, encoding: .utf8)
         }
         if let path = inv.value("write") {
             let date = String((result["date"] as? String ?? "").prefix(10))
@@ -293,38 +386,64 @@ extension MeasureCommand {
                     // capture.expectedFrameRate is a whole number of frames a second: the rate held, rounded (the
                     // exact figure is in the evidence).
                     to: path, key: "capture.expectedFrameRate", value: achieved.rounded(), date: date,
-                    instrument: "ppc-tool measure sustained (E-M4): \(source.format) → \(encoderName) for \(minutes) min, \(stats.framesDroppedLate) late of \(stats.framesCaptured), \(cpu)",
-                    evidence: ["minutes": minutes, "achievedFps": achieved, "framesDroppedLate": stats.framesDroppedLate, "framesEncoded": stats.framesEncoded,
-                               "rssGrowthAfterWarmUpBytes": growth, "cpuMsPerFrame": ["firstMinute": mean(firstMinute), "lastMinute": mean(lastMinute)]])
+                    instrument:
+                        "ppc-tool measure sustained (E-M4): \(source.format) → \(encoderName) for \(minutes) min, \(stats.framesDroppedLate) late of \(stats.framesCaptured), \(cpu)",
+                    evidence: [
+                        "minutes": minutes, "achievedFps": achieved, "framesDroppedLate": stats.framesDroppedLate,
+                        "framesEncoded": stats.framesEncoded,
+                        "rssGrowthAfterWarmUpBytes": growth,
+                        "cpuMsPerFrame": ["firstMinute": mean(firstMinute), "lastMinute": mean(lastMinute)],
+                    ])
             } catch { throw CommandFailure.failure("\(path): \(error)") }
             result["record"] = path
         }
         result.removeValue(forKey: inv.flag("json") ? "none" : "series")
-        try BenchCommand.emit(result, json: inv.flag("json"), lines: [
-            "E-M4 sustained: \(spec) \(source.format) → \(encoderName) for \(minutes) min",
-            String(format: "  %.2f fps achieved of %d; %d dropped late, %d missing at the source — %@", achieved, fps, stats.framesDroppedLate, stats.framesMissingAtSource, sustainedAll ? "sustained" : "NOT sustained"),
-            String(format: "  CPU per frame: %.3f ms in the first minute, %.3f ms in the last", mean(firstMinute), mean(lastMinute)),
-            "  resident memory after warm-up: \((afterWarm.first ?? 0) / 1_048_576) MiB, at most \((afterWarm.max() ?? 0) / 1_048_576) MiB (growth \(growth / 1024) KiB)",
-            "  heat: " + (series.compactMap(\.celsius).max().map { String(format: "%.1f °C at most", $0) } ?? "no thermal zone readable here (nothing claimed)"),
-        ])
+        try BenchCommand.emit(
+            result, json: inv.flag("json"),
+            lines: [
+                "E-M4 sustained: \(spec) \(source.format) → \(encoderName) for \(minutes) min",
+                String(
+                    format: "  %.2f fps achieved of %d; %d dropped late, %d missing at the source — %@", achieved, fps,
+                    stats.framesDroppedLate, stats.framesMissingAtSource, sustainedAll ? "sustained" : "NOT sustained"),
+                String(
+                    format: "  CPU per frame: %.3f ms in the first minute, %.3f ms in the last", mean(firstMinute),
+                    mean(lastMinute)),
+                "  resident memory after warm-up: \((afterWarm.first ?? 0) / 1_048_576) MiB, at most \((afterWarm.max() ?? 0) / 1_048_576) MiB (growth \(growth / 1024) KiB)",
+                "  heat: "
+                    + (series.compactMap(\.celsius).max().map { String(format: "%.1f °C at most", $0) }
+                        ?? "no thermal zone readable here (nothing claimed)"),
+            ])
         return sustainedAll ? .success : .failure
     }
 
     static func sustainedSVG(_ s: [Second], title: String) -> String {
-        let w = 720.0, h = 360.0, left = 60.0, right = 60.0, top = 40.0, bottom = 40.0
+        let w = 720.0
+        let h = 360.0
+        let left = 60.0
+        let right = 60.0
+        let top = 40.0
+        let bottom = 40.0
         guard let end = s.last?.atSeconds, end > 0 else { return "<svg xmlns='http://www.w3.org/2000/svg'/>" }
         let cpuMax = max(0.001, s.map(\.cpuMsPerFrame).max() ?? 1) * 1.2
         let rssMax = Double(max(1, s.map(\.rssBytes).max() ?? 1)) * 1.2
         func x(_ t: Double) -> Double { left + t / end * (w - left - right) }
         func yc(_ v: Double) -> Double { top + (1 - v / cpuMax) * (h - top - bottom) }
         func yr(_ v: Int64) -> Double { top + (1 - Double(v) / rssMax) * (h - top - bottom) }
-        var out = "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(w))' height='\(Int(h))' font-family='sans-serif' font-size='12'><rect width='100%' height='100%' fill='white'/>"
+        var out =
+            "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(w))' height='\(Int(h))' font-family='sans-serif' font-size='12'><rect width='100%' height='100%' fill='white'/>"
         out += "<text x='\(left)' y='20' font-size='14'>\(title)</text>"
         out += "<line x1='\(left)' y1='\(h - bottom)' x2='\(w - right)' y2='\(h - bottom)' stroke='black'/>"
-        out += "<polyline fill='none' stroke='#236' stroke-width='1.5' points='" + s.map { String(format: "%.1f,%.1f", x($0.atSeconds), yc($0.cpuMsPerFrame)) }.joined(separator: " ") + "'/>"
-        out += "<polyline fill='none' stroke='#c63' stroke-width='1.5' points='" + s.map { String(format: "%.1f,%.1f", x($0.atSeconds), yr($0.rssBytes)) }.joined(separator: " ") + "'/>"
-        out += "<text x='\(left)' y='\(top - 6)' fill='#236'>CPU ms per frame (max \(String(format: "%.2f", cpuMax / 1.2)))</text>"
-        out += "<text x='\(w - right - 220)' y='\(top - 6)' fill='#c63'>resident MiB (max \(Int(rssMax / 1.2 / 1_048_576)))</text>"
+        out +=
+            "<polyline fill='none' stroke='#236' stroke-width='1.5' points='"
+            + s.map { String(format: "%.1f,%.1f", x($0.atSeconds), yc($0.cpuMsPerFrame)) }.joined(separator: " ")
+            + "'/>"
+        out +=
+            "<polyline fill='none' stroke='#c63' stroke-width='1.5' points='"
+            + s.map { String(format: "%.1f,%.1f", x($0.atSeconds), yr($0.rssBytes)) }.joined(separator: " ") + "'/>"
+        out +=
+            "<text x='\(left)' y='\(top - 6)' fill='#236'>CPU ms per frame (max \(String(format: "%.2f", cpuMax / 1.2)))</text>"
+        out +=
+            "<text x='\(w - right - 220)' y='\(top - 6)' fill='#c63'>resident MiB (max \(Int(rssMax / 1.2 / 1_048_576)))</text>"
         out += "<text x='\(w / 2 - 30)' y='\(h - 10)'>\(Int(end / 60)) min</text></svg>"
         return out
     }
@@ -336,22 +455,32 @@ extension MeasureCommand {
         let c = config[.speedOfSoundMps]
         var result = BenchCommand.provenance()
         result["area"] = "measure tof (E-M5)"
-        let metres: Double, sigma: Double, how: String
+        let metres: Double
+        let sigma: Double
+        let how: String
         var evidence: [String: Any] = ["speedOfSoundMps": c]
         if let d = try inv.parsed("distance", as: Double.self) {
             guard inv.value("file") == nil else { throw CommandFailure.usage("give --file or --distance, not both") }
             let u = try inv.parsed("uncertainty", as: Double.self) ?? 0.02
-            guard d > 0, d <= 100, u > 0, u < d else { throw CommandFailure.usage("--distance must be 0…100 m and --uncertainty positive and smaller") }
+            guard d > 0, d <= 100, u > 0, u < d else {
+                throw CommandFailure.usage("--distance must be 0…100 m and --uncertainty positive and smaller")
+            }
             (metres, sigma, how) = (d, u, "a tape measure, entered by a person")
             evidence["method"] = how
         } else {
-            guard let path = inv.value("file") else { throw CommandFailure.usage("give --file RECORDING (claps at the ball) or --distance METRES") }
+            guard let path = inv.value("file") else {
+                throw CommandFailure.usage("give --file RECORDING (claps at the ball) or --distance METRES")
+            }
             let pairs: [(soundNs: Int64, frameNs: Int64)]
             let intervalNs: Int64
-            do { (pairs, intervalNs) = try claps(in: path, region: inv.value("region")) } catch let e as CommandFailure { throw e } catch {
+            do { (pairs, intervalNs) = try claps(in: path, region: inv.value("region")) } catch let e as CommandFailure
+            { throw e } catch {
                 throw CommandFailure.dataError("\(path): \(error)")
             }
-            guard !pairs.isEmpty else { throw CommandFailure.dataError("\(path): no clap both heard and seen (a sound onset within 60 ms after a change in the region)") }
+            guard !pairs.isEmpty else {
+                throw CommandFailure.dataError(
+                    "\(path): no clap both heard and seen (a sound onset within 60 ms after a change in the region)")
+            }
             // The clap happened within the interval before the frame that first shows it: its best estimate is the
             // middle of that interval, uniform over it (σ = interval/√12), and the exposure offset moves the frame's time.
             let offset = config[.frameStartToExposureOffsetNs]
@@ -360,7 +489,8 @@ extension MeasureCommand {
             let frameSigma = Double(intervalNs) / 1e9 / 12.0.squareRoot()
             metres = mean * c
             sigma = c * frameSigma / Double(tofs.count).squareRoot()
-            how = "\(tofs.count) clap(s) at the ball: sound onset against the first frame showing it, ± half a frame each"
+            how =
+                "\(tofs.count) clap(s) at the ball: sound onset against the first frame showing it, ± half a frame each"
             evidence["method"] = how
             evidence["timesOfFlightMs"] = tofs.map { $0 * 1000 }
             evidence["frameIntervalMs"] = Double(intervalNs) / 1e6
@@ -372,17 +502,25 @@ extension MeasureCommand {
         result["uncertaintyMetres"] = sigma
         result["method"] = how
         if let path = inv.value("write") {
-            guard metres >= 0, metres <= 100 else { throw CommandFailure.failure(String(format: "%.2f m is not a mic-to-ball distance: no record written", metres)) }
+            guard metres >= 0, metres <= 100 else {
+                throw CommandFailure.failure(
+                    String(format: "%.2f m is not a mic-to-ball distance: no record written", metres))
+            }
             let date = String((result["date"] as? String ?? "").prefix(10))
             do {
                 try MeasurementFile.write(
                     to: path, key: "detect.micToBallDefaultMetres", value: (metres * 1000).rounded() / 1000, date: date,
-                    instrument: "ppc-tool measure tof (E-M5): \(how), ± \(String(format: "%.3f", sigma)) m (1σ)", evidence: evidence)
+                    instrument: "ppc-tool measure tof (E-M5): \(how), ± \(String(format: "%.3f", sigma)) m (1σ)",
+                    evidence: evidence)
             } catch { throw CommandFailure.failure("\(path): \(error)") }
             result["record"] = path
         }
-        var lines = ["mic to ball: \(String(format: "%.3f", metres)) m ± \(String(format: "%.3f", sigma)) m (1σ) — \(how)"]
-        if let t = result["timesOfFlightMs"] as? [Double] { lines.append("times of flight: " + t.map { String(format: "%.2f ms", $0) }.joined(separator: ", ")) }
+        var lines = [
+            "mic to ball: \(String(format: "%.3f", metres)) m ± \(String(format: "%.3f", sigma)) m (1σ) — \(how)"
+        ]
+        if let t = result["timesOfFlightMs"] as? [Double] {
+            lines.append("times of flight: " + t.map { String(format: "%.2f ms", $0) }.joined(separator: ", "))
+        }
         if let w = inv.value("write") { lines.append("record written: \(w) (load it with --measured \(w))") }
         try BenchCommand.emit(result, json: inv.flag("json"), lines: lines)
         return .success
@@ -397,7 +535,10 @@ extension MeasureCommand {
         guard let v = reader.video else { throw CommandFailure.dataError("\(path): no video") }
         guard let rate = reader.audioSampleRate else { throw CommandFailure.dataError("\(path): no audio track") }
         let (w, h) = (v.width, v.height)
-        var rx = w / 2 - w / 16, ry = h - h / 8, rw = w / 8, rh = h / 10
+        var rx = w / 2 - w / 16
+        var ry = h - h / 8
+        var rw = w / 8
+        var rh = h / 10
         if let spec {
             let n = spec.split(separator: ",").compactMap { Int($0) }
             guard n.count == 4, n[0] >= 0, n[1] >= 0, n[2] > 0, n[3] > 0, n[0] + n[2] <= w, n[1] + n[3] <= h else {

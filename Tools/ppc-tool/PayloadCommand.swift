@@ -11,23 +11,32 @@ import Syscall
 /// replay buffer keeps them. The ring is only read (`RingAtRestPayloadSource`); the clip is remuxed, never re-encoded.
 enum PayloadCommand {
     static let windowOptions: [Option] = [
-        .value("t0-ns", "ns", help: "The instant on the capture clock (as report.json's t0Ns and `ring inspect` give times): the window is t0 − pre … t0 + post."),
-        .value("last", "s", help: "Instead: the last S seconds the ring holds, ending at its newest frame (a replay buffer)."),
+        .value(
+            "t0-ns", "ns",
+            help:
+                "The instant on the capture clock (as report.json's t0Ns and `ring inspect` give times): the window is t0 − pre … t0 + post."
+        ),
+        .value(
+            "last", "s",
+            help: "Instead: the last S seconds the ring holds, ending at its newest frame (a replay buffer)."),
         .value("pre", "s", help: "Seconds before t0 (default capture.clipPreNs)."),
         .value("post", "s", help: "Seconds after t0 (default capture.clipPostNs)."),
         jsonFlag,
     ]
 
     static let command = Command(
-        "payload", abstract: "Cut a clip from a ring on disk around any instant it still holds (the ring is only read).",
+        "payload",
+        abstract: "Cut a clip from a ring on disk around any instant it still holds (the ring is only read).",
         subcommands: [
             Command(
                 "window", abstract: "Which fragments a window would take, and any gap in them (writes nothing).",
-                options: windowOptions, arguments: [Argument("ring", help: "A ring directory (OUT/ring).")], run: window),
+                options: windowOptions, arguments: [Argument("ring", help: "A ring directory (OUT/ring).")], run: window
+            ),
             Command(
                 "mint",
                 abstract: "Write the window's clip: its fragments remuxed into a faststart MP4 starting on a keyframe.",
-                discussion: "Each fragment is linked or copied out and checked against its record first, so a session still writing the ring cannot hand over a recycled fragment. The timeline and audio are not kept with a ring: the clip is video only.",
+                discussion:
+                    "Each fragment is linked or copied out and checked against its record first, so a session still writing the ring cannot hand over a recycled fragment. The timeline and audio are not kept with a ring: the clip is video only.",
                 options: windowOptions + [.value("out", "file.mp4", help: "Where to write the clip (must not exist).")],
                 arguments: [Argument("ring", help: "A ring directory (OUT/ring).")], run: mint),
         ])
@@ -35,7 +44,9 @@ enum PayloadCommand {
     /// The window the command line asks for, frozen over the ring, with t0 when one was given.
     static func frozen(_ inv: Invocation) throws -> (SwingWindow<RingAtRestPayloadSource>, t0Ns: Int64?) {
         let source: RingAtRestPayloadSource
-        do { source = try RingAtRestPayloadSource(directory: inv.argument(0)!) } catch { throw CommandFailure.dataError(error.message) }
+        do { source = try RingAtRestPayloadSource(directory: inv.argument(0)!) } catch {
+            throw CommandFailure.dataError(error.message)
+        }
         let config = try ConfigCommand.configuration(inv)
         let maxSeconds = 86_400.0
         let pre = try inv.parsed("pre", in: 0.0...maxSeconds).map { Int64($0 * 1e9) } ?? config[.clipPreNs]
@@ -47,10 +58,13 @@ enum PayloadCommand {
         guard let newest = held.last, let oldestKey = held.first(where: \.startsWithKeyframe) else {
             throw CommandFailure.dataError("\(source.directory): the ring holds no fragment of its current stream")
         }
-        var start: Int64, end: Int64
+        var start: Int64
+        var end: Int64
         if let t0 {
             guard t0 >= oldestKey.startNs, t0 <= newest.endNs else {
-                throw CommandFailure.dataError("\(source.directory): t0 \(t0) ns is not in the ring, which holds \(oldestKey.startNs)…\(newest.endNs) ns")
+                throw CommandFailure.dataError(
+                    "\(source.directory): t0 \(t0) ns is not in the ring, which holds \(oldestKey.startNs)…\(newest.endNs) ns"
+                )
             }
             (start, end) = (t0 - pre, t0 + post)
         } else {
@@ -61,34 +75,66 @@ enum PayloadCommand {
         if start < oldestKey.startNs {
             let short = Double(oldestKey.startNs - start) / 1e9
             if let t0 {
-                Terminal.err(String(format: "ppc-tool: the ring holds only %.3f s before t0: the window starts at its oldest keyframe, %.3f s short of the pre-roll", Double(t0 - oldestKey.startNs) / 1e9, short))
+                Terminal.err(
+                    String(
+                        format:
+                            "ppc-tool: the ring holds only %.3f s before t0: the window starts at its oldest keyframe, %.3f s short of the pre-roll",
+                        Double(t0 - oldestKey.startNs) / 1e9, short))
             } else {
-                Terminal.err(String(format: "ppc-tool: the ring holds only %.3f s: the window is all of it, %.3f s short", Double(end - oldestKey.startNs) / 1e9, short))
+                Terminal.err(
+                    String(
+                        format: "ppc-tool: the ring holds only %.3f s: the window is all of it, %.3f s short",
+                        Double(end - oldestKey.startNs) / 1e9, short))
             }
             start = oldestKey.startNs
         }
         if end > newest.endNs {
-            Terminal.err(String(format: "ppc-tool: the ring ends %.3f s after t0: the window is cut there, %.3f s short of the post-roll", Double(newest.endNs - (t0 ?? start)) / 1e9, Double(end - newest.endNs) / 1e9))
+            Terminal.err(
+                String(
+                    format:
+                        "ppc-tool: the ring ends %.3f s after t0: the window is cut there, %.3f s short of the post-roll",
+                    Double(newest.endNs - (t0 ?? start)) / 1e9, Double(end - newest.endNs) / 1e9))
             end = newest.endNs
         }
-        do { return (try source.freeze(startNs: start, endNs: end), t0) } catch { throw CommandFailure.dataError("\(source.directory): \(error.message)") }
+        do { return (try source.freeze(startNs: start, endNs: end), t0) } catch {
+            throw CommandFailure.dataError("\(source.directory): \(error.message)")
+        }
     }
 
     static func describe(_ w: SwingWindow<RingAtRestPayloadSource>, t0Ns: Int64?) -> [String: Any] {
-        let first = w.fragments.first!.info, last = w.fragments.last!.info
+        let first = w.fragments.first!.info
+        let last = w.fragments.last!.info
         return [
             "startNs": w.startNs, "endNs": w.endNs, "t0Ns": t0Ns as Any? ?? NSNull(),
-            "fragments": w.fragments.map { ["sequence": "\($0.info.sequence)", "startNs": $0.info.startNs, "endNs": $0.info.endNs, "frames": $0.info.frameCount] as [String: Any] },
+            "fragments": w.fragments.map {
+                [
+                    "sequence": "\($0.info.sequence)", "startNs": $0.info.startNs, "endNs": $0.info.endNs,
+                    "frames": $0.info.frameCount,
+                ] as [String: Any]
+            },
             "firstFrameNs": first.startNs, "lastFragmentEndNs": last.endNs, "frames": w.frameCount,
-            "gaps": w.gaps.map { ["after": "\($0.after)", "before": "\($0.before)", "missingNs": $0.missingNs] as [String: Any] },
+            "gaps": w.gaps.map {
+                ["after": "\($0.after)", "before": "\($0.before)", "missingNs": $0.missingNs] as [String: Any]
+            },
         ]
     }
 
     static func say(_ w: SwingWindow<RingAtRestPayloadSource>, t0Ns: Int64?) {
-        let first = w.fragments.first!.info, last = w.fragments.last!.info
-        Terminal.out("window [\(w.startNs), \(w.endNs)] ns: \(w.fragments.count) fragment(s) \(first.sequence)…\(last.sequence), \(w.frameCount) frames from \(first.startNs) ns (a keyframe)")
-        if let t0Ns { Terminal.out(String(format: "  t0 %lld ns is %.3f s into the clip", t0Ns, Double(t0Ns - first.startNs) / 1e9)) }
-        for g in w.gaps { Terminal.out(String(format: "  gap: %.3f s missing between fragments %@ and %@", Double(g.missingNs) / 1e9, "\(g.after)", "\(g.before)")) }
+        let first = w.fragments.first!.info
+        let last = w.fragments.last!.info
+        Terminal.out(
+            "window [\(w.startNs), \(w.endNs)] ns: \(w.fragments.count) fragment(s) \(first.sequence)…\(last.sequence), \(w.frameCount) frames from \(first.startNs) ns (a keyframe)"
+        )
+        if let t0Ns {
+            Terminal.out(
+                String(format: "  t0 %lld ns is %.3f s into the clip", t0Ns, Double(t0Ns - first.startNs) / 1e9))
+        }
+        for g in w.gaps {
+            Terminal.out(
+                String(
+                    format: "  gap: %.3f s missing between fragments %@ and %@", Double(g.missingNs) / 1e9,
+                    "\(g.after)", "\(g.before)"))
+        }
     }
 
     static func window(_ inv: Invocation) throws -> ExitCode {
@@ -99,7 +145,9 @@ enum PayloadCommand {
 
     static func mint(_ inv: Invocation) throws -> ExitCode {
         guard let out = inv.value("out") else { throw CommandFailure.usage("--out FILE.mp4: where to write the clip") }
-        guard !FileSystem.exists(out) else { throw CommandFailure.dataError("\(out) exists: a clip is never written over; name another") }
+        guard !FileSystem.exists(out) else {
+            throw CommandFailure.dataError("\(out) exists: a clip is never written over; name another")
+        }
         let (w, t0) = try frozen(inv)
         let first = w.fragments[0].info
         let frameIntervalNs = first.frameCount > 0 ? max(1, (first.endNs - first.startNs) / Int64(first.frameCount)) : 1
@@ -107,7 +155,8 @@ enum PayloadCommand {
         let partial = out + ".partial.mp4"
         let clip: ClipMinter.Clip
         do {
-            clip = try ClipMinter.mint(w, to: partial, frameIntervalNs: frameIntervalNs, fragmentExtension: w.backing.scan.fileExtension)
+            clip = try ClipMinter.mint(
+                w, to: partial, frameIntervalNs: frameIntervalNs, fragmentExtension: w.backing.scan.fileExtension)
             try FileSystem.rename(partial, out)
         } catch {
             try? FileSystem.removeIfPresent(partial)

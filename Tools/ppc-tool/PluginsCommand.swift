@@ -40,7 +40,8 @@ enum PluginsCommand {
         case .string(let s): return s
         case .bool(let b): return b
         case .array(let a): return a.map { foundationValue($0.value) }
-        case .object(let m): return Dictionary(uniqueKeysWithValues: m.map { ($0.key, foundationValue($0.value.value)) })
+        case .object(let m):
+            return Dictionary(uniqueKeysWithValues: m.map { ($0.key, foundationValue($0.value.value)) })
         case .null: return NSNull()
         }
     }

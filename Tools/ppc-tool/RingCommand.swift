@@ -13,7 +13,8 @@ enum RingCommand {
                 options: [jsonFlag], arguments: [Argument("dir", help: "The ring directory.")], run: inspect),
             Command(
                 "verify",
-                abstract: "Check every fragment's checksum, the index and ring.json; exit 0 clean, 75 when only a crash's leftovers remain (the next run repairs them), 65 naming each real problem.",
+                abstract:
+                    "Check every fragment's checksum, the index and ring.json; exit 0 clean, 75 when only a crash's leftovers remain (the next run repairs them), 65 naming each real problem.",
                 options: [jsonFlag], arguments: [Argument("dir", help: "The ring directory.")], run: verify),
             Command(
                 "fill",
@@ -43,7 +44,8 @@ enum RingCommand {
             try printJSON(json(scan, dir: dir))
             return .success
         }
-        Terminal.out("\(dir): generation \(scan.generation), \(scan.fragments.count) fragments, \(scan.pins.count) pins")
+        Terminal.out(
+            "\(dir): generation \(scan.generation), \(scan.fragments.count) fragments, \(scan.pins.count) pins")
         for f in scan.fragments {
             let pins = scan.pins.filter { !(f.sequence < $0.first) && !($0.last < f.sequence) }.map { String($0.id) }
             Terminal.out(
@@ -72,7 +74,9 @@ enum RingCommand {
     }
 
     static func extensionOf(_ dir: String, _ f: FragmentInfo) -> String? {
-        (try? FileSystem.list("\(dir)/fragments"))?.first { $0.hasPrefix(f.sequence.hex + ".") }.map { String($0.dropFirst(17)) }
+        (try? FileSystem.list("\(dir)/fragments"))?.first { $0.hasPrefix(f.sequence.hex + ".") }.map {
+            String($0.dropFirst(17))
+        }
     }
 
     static func verify(_ inv: Invocation) throws -> ExitCode {
@@ -80,7 +84,8 @@ enum RingCommand {
         let scan = try scan(dir, verify: true)
         if inv.flag("json") {
             try printJSON([
-                "directory": dir, "clean": scan.problems.isEmpty && scan.recoverable.isEmpty, "fragments": scan.fragments.count,
+                "directory": dir, "clean": scan.problems.isEmpty && scan.recoverable.isEmpty,
+                "fragments": scan.fragments.count,
                 "problems": scan.problems, "recoverable": scan.recoverable,
             ])
         } else {
@@ -89,7 +94,9 @@ enum RingCommand {
             if scan.problems.isEmpty && scan.recoverable.isEmpty {
                 Terminal.out("\(dir): \(scan.fragments.count) fragments, every checksum valid, index clean")
             } else if scan.problems.isEmpty {
-                Terminal.out("\(dir): \(scan.fragments.count) fragments intact; what a crash left behind is listed above, and the next run on this ring discards it")
+                Terminal.out(
+                    "\(dir): \(scan.fragments.count) fragments intact; what a crash left behind is listed above, and the next run on this ring discards it"
+                )
             }
         }
         if !scan.problems.isEmpty { return .dataError }
@@ -105,7 +112,9 @@ enum RingCommand {
         guard let durability = FragmentRing.Durability(rawValue: inv.value("durability") ?? "fsync") else {
             throw CommandFailure.usage("--durability '\(inv.value("durability")!)': expected fsync or none")
         }
-        guard count >= 0, bytes > 0, capacity > 0 else { throw CommandFailure.usage("--count, --bytes and --capacity must be positive") }
+        guard count >= 0, bytes > 0, capacity > 0 else {
+            throw CommandFailure.usage("--count, --bytes and --capacity must be positive")
+        }
         let ring: FragmentRing
         do {
             ring = try FragmentRing(directory: dir, configuration: .init(capacity: capacity, durability: durability))
@@ -134,7 +143,9 @@ enum RingCommand {
                 }
             }
             let outcome = try ring.publish(
-                r, FragmentTiming(startNs: t, endNs: t + duration, frameCount: 60, startsWithKeyframe: true, codec: .opaque))
+                r,
+                FragmentTiming(
+                    startNs: t, endNs: t + duration, frameCount: 60, startsWithKeyframe: true, codec: .opaque))
             switch outcome {
             case .published(let f, _): Terminal.out("published \(f.sequence)")
             case .noop(let reason), .refused(let reason): Terminal.err("not published: \(reason)")

@@ -44,7 +44,9 @@ func commandLineOverrides(_ inv: Invocation) throws -> [Override] {
 let setOption = Option.value("set", "key=value", repeatable: true, help: "Override a parameter (marked assumed).")
 let measuredOption = Option.value(
     "measured", "file | key=YYYY-MM-DD instrument", repeatable: true,
-    help: "A measurement record file (ppc-tool measure … --write FILE), or KEY=YYYY-MM-DD INSTRUMENT for a --set value: either makes it measured.")
+    help:
+        "A measurement record file (ppc-tool measure … --write FILE), or KEY=YYYY-MM-DD INSTRUMENT for a --set value: either makes it measured."
+)
 let jsonFlag = Option.json
 
 /// Takes the output directory `out` for this process alone (`OUT/.lock`), or fails naming the process that holds it.
@@ -53,9 +55,12 @@ let jsonFlag = Option.json
 func requireRunOutput(_ out: String) throws {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), isDirectory.boolValue else {
-        throw CommandFailure.dataError("\(out): no such directory (expected a run's output directory, as given to ppc-tool run --out)")
+        throw CommandFailure.dataError(
+            "\(out): no such directory (expected a run's output directory, as given to ppc-tool run --out)")
     }
-    guard FileManager.default.fileExists(atPath: "\(out)/ring") || FileManager.default.fileExists(atPath: "\(out)/outbox") else {
+    guard
+        FileManager.default.fileExists(atPath: "\(out)/ring") || FileManager.default.fileExists(atPath: "\(out)/outbox")
+    else {
         throw CommandFailure.dataError("\(out): not a run's output directory (it holds neither ring/ nor outbox/)")
     }
 }
@@ -76,19 +81,23 @@ func holdOutputDirectory(_ out: String, purpose: String) throws -> DirectoryLock
 func defaultDeviceID() throws -> String {
     let host = ProcessInfo.processInfo.hostName
     if PlainName.isPlain(host) { return host }
-    if let id = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+    if let id = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8).trimmingCharacters(
+        in: .whitespacesAndNewlines),
         id.count >= 12, PlainName.isPlain(id)
     {
         return "machine-" + id.prefix(12)
     }
     throw CommandFailure.usage(
-        "\(PlainName.problem(host, what: "this machine's host name") ?? "this machine has no host name") and it has no /etc/machine-id; pass --device-id with a plain name")
+        "\(PlainName.problem(host, what: "this machine's host name") ?? "this machine has no host name") and it has no /etc/machine-id; pass --device-id with a plain name"
+    )
 }
 
 /// `--device-id` checked to be a plain name, or the default.
 func deviceID(_ inv: Invocation, fallback: String? = nil) throws -> String {
     if let given = inv.value("device-id") {
-        if let why = PlainName.problem(given, what: "--device-id") { throw CommandFailure.usage("\(why); pass --device-id with a plain name") }
+        if let why = PlainName.problem(given, what: "--device-id") {
+            throw CommandFailure.usage("\(why); pass --device-id with a plain name")
+        }
         return given
     }
     if let fallback, PlainName.isPlain(fallback) { return fallback }
@@ -98,17 +107,22 @@ func deviceID(_ inv: Invocation, fallback: String? = nil) throws -> String {
 /// A capture run's counts as a report states them (selftest and measure sustained share it).
 func captureCounts(_ stats: CaptureSession.Statistics, requestedFps: Double) -> [String: Any] {
     [
-        "requestedFps": requestedFps, "achievedFps": stats.achievedFramesPerSecond, "framesEncoded": stats.framesEncoded,
+        "requestedFps": requestedFps, "achievedFps": stats.achievedFramesPerSecond,
+        "framesEncoded": stats.framesEncoded,
         "framesDroppedLate": stats.framesDroppedLate, "framesMissingAtSource": stats.framesMissingAtSource,
     ]
 }
 
 /// `text` as HOST:PORT — a name or an IPv4 address, and a port in `ports` (1…65535 to connect to; 0 too where the
 /// kernel may pick) — or a usage error naming `option` (or the argument) and the value.
-func hostAndPort(_ text: String, option: String? = nil, ports: ClosedRange<Int> = 1...65535) throws(CommandFailure) -> (host: String, port: Int) {
+func hostAndPort(_ text: String, option: String? = nil, ports: ClosedRange<Int> = 1...65535) throws(CommandFailure) -> (
+    host: String, port: Int
+) {
     let parts = text.split(separator: ":", omittingEmptySubsequences: false)
     guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), ports.contains(port) else {
-        throw CommandFailure.usage("\(option.map { "--\($0) " } ?? "")'\(text)': expected HOST:PORT (port \(ports.lowerBound)–\(ports.upperBound))")
+        throw CommandFailure.usage(
+            "\(option.map { "--\($0) " } ?? "")'\(text)': expected HOST:PORT (port \(ports.lowerBound)–\(ports.upperBound))"
+        )
     }
     return (String(parts[0]), port)
 }

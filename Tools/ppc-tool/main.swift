@@ -10,9 +10,12 @@ let root = Command(
     abstract: "PinPoint Capture for Linux: capture, ring, detect, mint and ship golf-swing clips.",
     discussion: "Exit codes: 0 ok, 64 usage error, 65 bad input data, 1 runtime failure.",
     subcommands: [
-        ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RingCommand.command, IndexCommand.command,
-        PayloadCommand.command, DetectCommand.command, LinkCommand.command, TransferCommand.command, PolicyCommand.command,
-        CaptureCommand.command, SelftestCommand.command, BenchCommand.command, MeasureCommand.command, PairCommand.command, RunCommand.command,
+        ConfigCommand.command, ManifestCommand.command, PluginsCommand.command, RingCommand.command,
+        IndexCommand.command,
+        PayloadCommand.command, DetectCommand.command, LinkCommand.command, TransferCommand.command,
+        PolicyCommand.command,
+        CaptureCommand.command, SelftestCommand.command, BenchCommand.command, MeasureCommand.command,
+        PairCommand.command, RunCommand.command,
     ])
 
 Signals.unblockAll()

@@ -1,9 +1,10 @@
-import FuzzDriver
 import Checksum
 import Foundation
+import FuzzDriver
 import Glibc
-@testable import Link
 import Transfer
+
+@testable import Link
 
 /// The host's bulk channel fed a device's messages in any order: offers of any name and size, chunks right and wrong,
 /// clip_done early or twice, junk between. The input is read as a list of operations, so most runs reach deep into the
@@ -12,7 +13,9 @@ import Transfer
 /// - a confirmed clip holds only bundle files (and host-meta.json), and each file's bytes are exactly the bytes of one
 ///   offer made for that clip and file — never torn, never zeros, never another clip's.
 @_cdecl("FuzzHost_main")
-func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -31,7 +34,8 @@ func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         ops += 1
         switch op % 7 {
         case 0, 1:
-            let clip = clips[Int(r.u8() ?? 0) % clips.count], file = files[Int(r.u8() ?? 0) % files.count]
+            let clip = clips[Int(r.u8() ?? 0) % clips.count]
+            let file = files[Int(r.u8() ?? 0) % files.count]
             let content = r.take(Int(r.u8() ?? 0) * 16)
             let lie = r.u8() ?? 0
             let size: UInt64 = lie == 0xFF ? UInt64(1) << 63 : lie == 0xFE ? .max : UInt64(content.count)
@@ -74,10 +78,13 @@ func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     // What was confirmed is exactly what was offered.
     let device = "\(library)/bay-3"
     for clip in ((try? FileManager.default.contentsOfDirectory(atPath: device)) ?? []) where !clip.hasPrefix(".") {
-        for file in (try? FileManager.default.contentsOfDirectory(atPath: "\(device)/\(clip)")) ?? [] where file != "host-meta.json" {
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: "\(device)/\(clip)")) ?? []
+        where file != "host-meta.json" {
             precondition(HostStore.bundleFiles.contains(file), "confirmed clip \(clip) holds \(file)")
             let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: "\(device)/\(clip)/\(file)"))) ?? Data())
-            precondition(offeredHashes["\(clip)/\(file)"]?.contains(XXH3.hash(bytes)) == true, "\(clip)/\(file) holds bytes no offer made")
+            precondition(
+                offeredHashes["\(clip)/\(file)"]?.contains(XXH3.hash(bytes)) == true,
+                "\(clip)/\(file) holds bytes no offer made")
         }
     }
     return 0

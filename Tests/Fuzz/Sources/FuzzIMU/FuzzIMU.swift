@@ -1,5 +1,5 @@
-import FuzzDriver
 import Foundation
+import FuzzDriver
 import Glibc
 import IMUFile
 import Pipeline
@@ -11,7 +11,9 @@ import Pipeline
 /// - every sample given is after the one before, within ±2^60 ns, at a rate of at most 10 000 Hz as measured, and
 ///   every figure finite and within the sensor bound (in the file's units, converted).
 @_cdecl("FuzzIMU_main")
-func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzIMU(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -37,7 +39,10 @@ func fuzzIMU(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         while let s = try source.next() {
             precondition(s.timeNs > last && abs(s.timeNs) <= IMUFileSource.maxTimeNs, "time \(s.timeNs) after \(last)")
             last = s.timeNs
-            for v in [s.acceleration.x, s.acceleration.y, s.acceleration.z, s.rotationRate.x, s.rotationRate.y, s.rotationRate.z] {
+            for v in [
+                s.acceleration.x, s.acceleration.y, s.acceleration.z, s.rotationRate.x, s.rotationRate.y,
+                s.rotationRate.z,
+            ] {
                 precondition(v.isFinite && abs(v) <= bound, "figure \(v)")
             }
         }

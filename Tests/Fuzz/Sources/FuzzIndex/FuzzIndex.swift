@@ -1,5 +1,5 @@
-import FuzzDriver
 import Foundation
+import FuzzDriver
 import Glibc
 import PayloadSource
 import TimelineIndex
@@ -10,14 +10,18 @@ import TimelineIndex
 /// - a bundle directory holding the input as index.bin (and, read as JSON, as bundle.json) opens or is refused with a
 ///   reason; a window of one that opens never traps.
 @_cdecl("FuzzIndex_main")
-func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzIndex(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = fuzzInput(data, size)
     if let snapshot = try? TimelineSnapshot(decoding: bytes) {
         let again = snapshot.encoded()
-        guard let back = try? TimelineSnapshot(decoding: again) else { fatalError("a decoded snapshot's own encoding does not decode") }
+        guard let back = try? TimelineSnapshot(decoding: again) else {
+            fatalError("a decoded snapshot's own encoding does not decode")
+        }
         precondition(back.encoded() == again, "index.bin does not round-trip")
     }
     // The same bytes as a bundle: split at the first NUL into bundle.json and index.bin.

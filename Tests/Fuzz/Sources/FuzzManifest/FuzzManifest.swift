@@ -1,8 +1,8 @@
-import FuzzDriver
 import Config
 import Detectors
 import FileSink
 import Foundation
+import FuzzDriver
 import LibavEncoder
 import MediaSource
 import NetworkSink
@@ -13,7 +13,8 @@ import ZstdCodec
 
 /// Every plugin ppc-tool builds in, so manifests are checked against the real descriptors and their ranges.
 let registry: PluginRegistry = {
-    let all: [PluginFactory] = SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all
+    let all: [PluginFactory] =
+        SyntheticPlugins.all + LibavEncoderPlugins.all + [ZstdFragmentEncoder.factory] + MediaSource.all
         + [FileSink.factory, NetworkSink.factory, ImpactDetectorStage.factory, V4L2Source.factory]
     return try! PluginRegistry(all)
 }()
@@ -23,7 +24,9 @@ let registry: PluginRegistry = {
 /// - what is accepted is safe to run: every integer parameter a plugin reads fits an Int, every number is finite and
 ///   within its declared range, the session name is a plain name, and the configuration validates.
 @_cdecl("FuzzManifest_main")
-func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzManifest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -41,8 +44,12 @@ func fuzzManifest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let specs = registry.factory(named: stage.plugin, kinds: [stage.kind])!.descriptor.parameters
         for spec in specs {
             guard case .number(let d, _)? = stage.parameters.values[spec.name] else { continue }
-            precondition(d.isFinite && d >= spec.minimum! && d <= spec.maximum!, "\(stage.path).\(spec.name) = \(d) is outside its range")
-            if spec.type == .integer { precondition(Int(exactly: d) != nil, "\(stage.path).\(spec.name) = \(d) is no Int") }
+            precondition(
+                d.isFinite && d >= spec.minimum! && d <= spec.maximum!,
+                "\(stage.path).\(spec.name) = \(d) is outside its range")
+            if spec.type == .integer {
+                precondition(Int(exactly: d) != nil, "\(stage.path).\(spec.name) = \(d) is no Int")
+            }
         }
     }
     return 0

@@ -1,5 +1,5 @@
-import FuzzDriver
 import Foundation
+import FuzzDriver
 import Glibc
 import Media
 
@@ -10,7 +10,9 @@ import Media
 /// - reading audio and (small) video to the end never traps, never reports more samples than its buffer holds, and
 ///   sample positions never go backwards.
 @_cdecl("FuzzMedia_main")
-func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -20,10 +22,13 @@ func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let path = scratchFile(bytes.dropFirst(), name: "media", ext: ext)
     defer { unlink(path) }
     // Read whole (detect's recordings, the studio's waveform of a clip's audio.wav): refuses or reads, never traps.
-    if let whole = try? MediaReader.wholeAudio(path) { precondition(whole.sampleRate > 0, "audio read at \(whole.sampleRate) Hz") }
+    if let whole = try? MediaReader.wholeAudio(path) {
+        precondition(whole.sampleRate > 0, "audio read at \(whole.sampleRate) Hz")
+    }
     // What a host measures a device's clip.mp4 by (demux only): refuses or says, never traps.
     if ext != "wav", let facts = try? ClipProbe.facts(path) {
-        precondition(facts.frames >= 0 && facts.framesPerSecond.isFinite && facts.framesPerSecond >= 0, "probed \(facts)")
+        precondition(
+            facts.frames >= 0 && facts.framesPerSecond.isFinite && facts.framesPerSecond >= 0, "probed \(facts)")
     }
     guard let reader = try? MediaReader(path, timeoutSeconds: 1) else { return 0 }
     if reader.audioSampleRate != nil {
@@ -44,7 +49,8 @@ func fuzzMedia(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             chroma.deallocate()
         }
         for _ in 0..<32 {
-            guard (try? reader.readVideo(luma: luma, lumaStride: v.width, chroma: chroma, chromaStride: v.width)) != nil else { break }
+            guard (try? reader.readVideo(luma: luma, lumaStride: v.width, chroma: chroma, chromaStride: v.width)) != nil
+            else { break }
         }
     }
     return 0

@@ -1,6 +1,6 @@
 import Catalogue
-import FuzzDriver
 import Foundation
+import FuzzDriver
 import Glibc
 import PayloadSource
 
@@ -13,7 +13,9 @@ import PayloadSource
 ///   audio sample index;
 /// - what reads re-encodes to a meta.json that reads back the same.
 @_cdecl("FuzzMeta_main")
-func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzMeta(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -40,17 +42,23 @@ func fuzzMeta(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let t0Host = no(meta.t0Ns.value.addingReportingOverflow(offset), "t0 + offset")
         _ = no(t0Host.subtractingReportingOverflow(sinceZero), "the video's time zero on the host clock")
     }
-    _ = meta.files.values.reduce(Int64(0)) { no($0.addingReportingOverflow(Int64($1.bytes)), "the files' bytes summed") }
+    _ = meta.files.values.reduce(Int64(0)) {
+        no($0.addingReportingOverflow(Int64($1.bytes)), "the files' bytes summed")
+    }
     if let a = meta.audio {
         let first = a.firstSampleNs?.value ?? meta.window.startNs
         let per = a.nsPerSample?.value ?? 1e9 / Double(a.sampleRate)
-        let sample = (Double(no(meta.t0Ns.value.subtractingReportingOverflow(first), "t0 − the audio's first sample")) / per).rounded()
+        let sample =
+            (Double(no(meta.t0Ns.value.subtractingReportingOverflow(first), "t0 − the audio's first sample")) / per)
+            .rounded()
         precondition(abs(sample) < 9e18, "t0 as an audio sample is no Int")
         _ = no(first.subtractingReportingOverflow(meta.window.clipTimeZeroNs), "the audio's start in the video")
     }
     guard let again = try? meta.encoded() else { fatalError("a meta.json that read does not encode") }
     FileManager.default.createFile(atPath: "\(dir)/meta.json", contents: again)
-    guard let back = try? ClipMeta.read("\(dir)/meta.json") else { fatalError("a meta.json that read does not read back re-encoded") }
+    guard let back = try? ClipMeta.read("\(dir)/meta.json") else {
+        fatalError("a meta.json that read does not read back re-encoded")
+    }
     precondition(back == meta, "meta.json does not round-trip")
     return 0
 }

@@ -1,6 +1,6 @@
-import FuzzDriver
 import Foundation
 import FragmentRing
+import FuzzDriver
 import Glibc
 
 /// A ring directory damaged any way a crash, a bad disk or a careless hand can: the input is a list of edits (overwrite,
@@ -11,7 +11,9 @@ import Glibc
 ///   recorded size, and a scan right after finds nothing left to discard — for a plain ring and for a session's, whose
 ///   pinned fragments are kept beside its window.
 @_cdecl("FuzzRing_main")
-func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzRing(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -31,13 +33,20 @@ func fuzzRing(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             var r = try ring.reserve()
             let bytes = [UInt8](repeating: UInt8(k), count: 64 + k)
             try bytes.withUnsafeBytes { try r.write($0) }
-            _ = try ring.publish(r, FragmentTiming(startNs: Int64(k) * 500, endNs: Int64(k + 1) * 500, frameCount: 1, startsWithKeyframe: true, codec: .opaque))
+            _ = try ring.publish(
+                r,
+                FragmentTiming(
+                    startNs: Int64(k) * 500, endNs: Int64(k + 1) * 500, frameCount: 1, startsWithKeyframe: true,
+                    codec: .opaque))
         }
     } catch {
         return 0
     }
     // Edits: [target, kind, offset, length, bytes…]
-    let targets = ["ring.json", "index.log", "fragments/0000000000000002.ts", "fragments/0000000000000004.ts", "fragments/0000000000000009.ts", "fragments/x"]
+    let targets = [
+        "ring.json", "index.log", "fragments/0000000000000002.ts", "fragments/0000000000000004.ts",
+        "fragments/0000000000000009.ts", "fragments/x",
+    ]
     while input.count >= 4 {
         let target = "\(dir)/\(targets[Int(input.removeFirst()) % targets.count])"
         let kind = input.removeFirst() % 5
@@ -61,12 +70,17 @@ func fuzzRing(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     _ = try? FragmentRing.scan(directory: dir, verifyChecksums: true)
     guard let opened = try? FragmentRing(directory: dir, configuration: config) else { return 0 }
     let kept = opened.fragments
-    guard let after = try? FragmentRing.scan(directory: dir, verifyChecksums: true) else { fatalError("an opened ring no longer scans") }
-    precondition(after.rejected.isEmpty && after.tornTailBytes == 0, "opening left \(after.rejected) and \(after.tornTailBytes) torn bytes")
+    guard let after = try? FragmentRing.scan(directory: dir, verifyChecksums: true) else {
+        fatalError("an opened ring no longer scans")
+    }
+    precondition(
+        after.rejected.isEmpty && after.tornTailBytes == 0,
+        "opening left \(after.rejected) and \(after.tornTailBytes) torn bytes")
     for f in kept {
         let path = "\(dir)/fragments/\(f.sequence.hex).ts"
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
-        precondition(size == f.byteLength, "kept fragment \(f.sequence) is \(size ?? -1) bytes, its record says \(f.byteLength)")
+        precondition(
+            size == f.byteLength, "kept fragment \(f.sequence) is \(size ?? -1) bytes, its record says \(f.byteLength)")
     }
     return 0
 }

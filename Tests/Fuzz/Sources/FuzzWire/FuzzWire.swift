@@ -1,7 +1,8 @@
-import FuzzDriver
-import Foundation
 import Crypto
+import Foundation
+import FuzzDriver
 import Glibc
+
 @testable import Link
 
 /// Link frames as a peer may send them. Properties held for every input:
@@ -12,7 +13,9 @@ import Glibc
 /// - the encrypted link's handshake (message 1 as a host reads it, message 2 as a device reads it, and a host's whole
 ///   first read, preamble and records included) never traps and never accepts bytes no paired device made.
 @_cdecl("FuzzWire_main")
-func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 { runFuzzer(argc, argv) }
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runFuzzer(argc, argv)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzWire(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -33,8 +36,11 @@ func handshake(_ bytes: [UInt8]) {
         // Only a holder of the device's secret can make a message 1 that opens: random bytes never do.
         precondition(r.peer != fuzzDevice.publicKey, "a message 1 nobody made claims the paired device's key")
     }
-    if let (initiator, _) = try? LinkHandshake.initiate(identity: fuzzDevice, responder: fuzzHost.publicKey, payload: [0]) {
-        precondition((try? LinkHandshake.finish(initiator, message: bytes)) == nil, "a message 2 nobody made was accepted")
+    if let (initiator, _) = try? LinkHandshake.initiate(
+        identity: fuzzDevice, responder: fuzzHost.publicKey, payload: [0])
+    {
+        precondition(
+            (try? LinkHandshake.finish(initiator, message: bytes)) == nil, "a message 2 nobody made was accepted")
     }
     var fds: [Int32] = [0, 0]
     guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { return }
@@ -60,7 +66,8 @@ func decodeAsFrame(_ bytes: [UInt8]) {
     guard let (t2, l2) = try? LinkMessage.header(Array(frame[0..<LinkMessage.headerSize])),
         let again = try? LinkMessage.decode(type: t2, payload: Array(frame[LinkMessage.headerSize...]))
     else { fatalError("\(m.name) decoded but its own encoding does not") }
-    precondition(l2 == frame.count - LinkMessage.headerSize && again.encoded() == frame, "\(m.name) does not round-trip")
+    precondition(
+        l2 == frame.count - LinkMessage.headerSize && again.encoded() == frame, "\(m.name) does not round-trip")
 }
 
 /// The bytes written into one end of a socket pair, read back through a ``Connection`` until it refuses or runs out.
