@@ -3,7 +3,7 @@ SWIFT ?= swift
 OUT ?= out
 BIN := .build/debug
 
-.PHONY: run studio test bench deps build check-architecture clean fuzz fuzz-smoke tsan
+.PHONY: run studio test bench deps build check-architecture format lint clean fuzz fuzz-smoke tsan
 
 deps:
 	@scripts/install-deps
@@ -22,11 +22,19 @@ studio: build
 	@[ -d $(OUT)/clips ] || $(BIN)/ppc-tool run Manifests/default.json --out $(OUT)
 	$(BIN)/ppc-host --library $(OUT) --http 127.0.0.1:$(STUDIO_PORT) --listen 127.0.0.1:7600 --insecure-loopback-only
 
-## make test: the architecture check, then every test target (Specs included), the concurrency tests again under
+## make format: the tree formatted as .swift-format says (120 columns); make lint: what `make test` holds it to. The
+## architecture fixtures are left as they are: their line numbers are what the self-test expects.
+SWIFT_SOURCES = $(shell git ls-files '*.swift' 2>/dev/null | grep -v '^Tests/Fixtures/' || find Modules Plugins Tools Tests Specs -name '*.swift' -not -path 'Tests/Fixtures/*')
+format:
+	$(SWIFT) format format -i --parallel Package.swift $(filter-out Package.swift,$(SWIFT_SOURCES))
+lint:
+	$(SWIFT) format lint --strict --parallel Package.swift $(filter-out Package.swift,$(SWIFT_SOURCES))
+
+## make test: the format lint and the architecture check, then every test target (Specs included), the concurrency tests again under
 ## ThreadSanitizer, and every fuzzer for 10 s. The V4L2 tests boot a small VM with
 ## the kernel's vivid driver and run a statically linked ppc-tool inside it (the VM has no Swift runtime).
 STATIC_TOOL := .build/static/debug/ppc-tool
-test: deps check-architecture
+test: deps lint check-architecture
 	$(SWIFT) build --build-tests
 	$(SWIFT) build --static-swift-stdlib --product ppc-tool --scratch-path .build/static
 	PPC_STATIC_TOOL=$(CURDIR)/$(STATIC_TOOL) $(SWIFT) test --skip-build

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 //
 // ppc — PinPoint Capture for Linux.
 //
@@ -358,4 +358,9 @@ for target in package.targets where target.type != .system {
         FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/\(path)/README.md")
     else { continue }
     target.exclude.append("README.md")
+}
+
+// ppc's own code builds with warnings as errors: a warning is fixed when it appears, not when it is one of many.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
 }

@@ -31,7 +31,7 @@ enum BenchReplay {
             script, "--host-tool", BenchFaults.host, "--tool", BenchFaults.tool, "--out", out, "--work", out + "/work",
             "--bench", "\(swings)",
         ]
-        FileManager.default.createFile(atPath: out + "/said", contents: nil)
+        _ = FileManager.default.createFile(atPath: out + "/said", contents: nil)
         p.standardOutput = FileHandle(forWritingAtPath: out + "/said")
         p.standardError = p.standardOutput
         try p.run()
