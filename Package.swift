@@ -337,7 +337,7 @@ let package = Package(
             name: "ppc-host",
             dependencies: [
                 "Library", "Admission", "JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto",
-                "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio",
+                "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio", "WebServer",
             ], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(

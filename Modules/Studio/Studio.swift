@@ -44,7 +44,7 @@ public final class Studio: @unchecked Sendable {
     public static var bundledAssets: String? { Bundle.module.url(forResource: "web", withExtension: nil)?.path }
 
     public init(
-        listen: String, library: String, catalogue: any CatalogueStore, assets: String? = nil,
+        host: String, port: Int, library: String, catalogue: any CatalogueStore, assets: String? = nil,
         access: StudioAccess? = nil,
         bays: Bays? = nil, live: @escaping @Sendable () -> [[String: Any]],
         say: @escaping @Sendable (String) -> Void = { _ in }
@@ -52,7 +52,7 @@ public final class Studio: @unchecked Sendable {
         self.bays = bays
         guard let assets = assets ?? Self.bundledAssets, FileManager.default.fileExists(atPath: assets + "/index.html")
         else {
-            throw WebServerError("the studio's pages are missing (\(assets ?? "no bundled web/ folder")/index.html)")
+            throw WebServerError.pagesMissing("\(assets ?? "no bundled web/ folder")/index.html")
         }
         self.library = library
         self.catalogue = catalogue
@@ -61,7 +61,7 @@ public final class Studio: @unchecked Sendable {
         self.say = say
         let check = RequestCheck(keyless: access == nil)
         server = try WebServer(
-            listen: listen, gate: { request in access?.admit(request) ?? check.refusal(request) }, say: say)
+            host: host, port: port, gate: { request in access?.admit(request) ?? check.refusal(request) }, say: say)
         check.port.store(server.port, ordering: .relaxed)
         socket = server.websocket("/ws", greeting: { [live] in [Self.encode(["type": "devices", "devices": live()])] })
         let api = self

@@ -4,10 +4,26 @@ import Foundation
 import Synchronization
 import Syscall
 
-/// Why the web server could not start or answer.
-public struct WebServerError: Error, Sendable, CustomStringConvertible {
-    public let description: String
-    public init(_ d: String) { description = d }
+/// Why the web server could not start. Each case says it in words that name no command's flag: the tool that asked
+/// for the address prefixes its own (`--http 127.0.0.1:80: cannot listen there (in use)`).
+public enum WebServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `host` is no IPv4 address or name this machine resolves.
+    case notAnAddress(host: String, why: String)
+    /// The address is taken, or not one of this machine's.
+    case cannotListen(host: String, port: Int, why: String)
+    /// civetweb could not start its loopback side (its threads, its port).
+    case serverDidNotStart(String)
+    /// The pages to serve are not where they should be.
+    case pagesMissing(String)
+
+    public var description: String {
+        switch self {
+        case .notAnAddress(let host, let why): "\(host): not an address to listen on (\(why))"
+        case .cannotListen(let host, let port, let why): "\(host):\(port): cannot listen there (\(why))"
+        case .serverDidNotStart(let why): "the web server did not start: \(why)"
+        case .pagesMissing(let path): "the studio's pages are missing (\(path))"
+        }
+    }
 }
 
 /// An HTTP server with WebSocket over civetweb (Debian's libcivetweb): a thread pool, static files with Range,
@@ -98,7 +114,7 @@ public final class WebServer: @unchecked Sendable {
         }
     }
 
-    /// Starts listening on `listen` ("127.0.0.1:8080"; port 0 picks a free one) with `threads` workers. Each open
+    /// Starts listening on `host`:`port` (port 0 picks a free one) with `threads` workers. Each open
     /// WebSocket holds a worker for its life (civetweb is a thread per connection), so at most `threads` − 16 are
     /// accepted and the rest are kept for pages, the API and media: with 8 workers and no such limit, eight open Live
     /// tabs left nothing to serve anything else.
@@ -108,19 +124,17 @@ public final class WebServer: @unchecked Sendable {
     /// at 2 s. Without the pings civetweb never closed an idle WebSocket, so a page that vanished (a phone off the Wi-Fi)
     /// held its worker and its place for ever.
     public init(
-        listen: String, threads: Int = 64, gate: Gate? = nil, pageTimeoutMs: Int = 10_000,
+        host: String, port requested: Int, threads: Int = 64, gate: Gate? = nil, pageTimeoutMs: Int = 10_000,
         say: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(WebServerError) {
         self.gate = gate
         maxWebSockets = max(1, threads - 16)
-        guard let colon = listen.lastIndex(of: ":"), let p = Int(listen[listen.index(after: colon)...]),
-            (0...65535).contains(p)
-        else {
-            throw WebServerError("--http \(listen): expected ADDRESS:PORT, e.g. 127.0.0.1:8080")
+        guard (0...65535).contains(requested) else {
+            throw .cannotListen(host: host, port: requested, why: "no such port")
         }
         let address: sockaddr_in
-        do { address = try Socket.lookupIPv4(String(listen[..<colon]), p) } catch {
-            throw WebServerError("--http \(listen): cannot listen there (\(error))")
+        do { address = try Socket.lookupIPv4(host, requested) } catch {
+            throw .notAnAddress(host: host, why: "\(error)")
         }
         _ = mg_init_library(0)
         // civetweb serves only its front door, on a loopback port of its own: every connection reaches it with its
@@ -141,22 +155,23 @@ public final class WebServer: @unchecked Sendable {
             }
         }
         guard let started else {
-            throw WebServerError("the studio's web server could not listen on a loopback port of its own")
+            throw .serverDidNotStart("civetweb could not listen on a loopback port of its own")
         }
         var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
         let n = mg_get_server_ports(started, 4, &ports)
         guard n > 0 else {
             mg_stop(started)
-            throw WebServerError("the studio's web server could not say its loopback port")
+            throw .serverDidNotStart("civetweb could not say its loopback port")
         }
         do {
             door = try FrontDoor(
-                listen: address, name: listen, backendPort: Int(ports[0].port), pending: PendingConnections(), say: say)
+                listen: address, name: "\(host):\(requested)", backendPort: Int(ports[0].port),
+                pending: PendingConnections(), say: say)
         } catch {
             mg_stop(started)
-            throw WebServerError(
-                "--http \(listen): cannot listen there (\(error.errno == EADDRINUSE ? "in use" : "not an address of this machine, or \(error)"))"
-            )
+            throw .cannotListen(
+                host: host, port: requested,
+                why: error.errno == EADDRINUSE ? "in use" : "not an address of this machine, or \(error)")
         }
         ctx = started
         port = door.port

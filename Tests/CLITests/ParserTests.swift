@@ -140,3 +140,35 @@ struct ParserTests {
         #expect(Main.run(crashing, version: "1", arguments: []) == 1)
     }
 }
+
+@Suite("CLI values: HOST:PORT and WIDTHxHEIGHT, parsed once, errors naming the option and the value")
+struct ValueTests {
+    @Test(arguments: ["127.0.0.1:7600", "studio.local:8080", "host:1", "host:65535"])
+    func anEndpointIsAHostAndAPort(_ text: String) throws {
+        let e = try Endpoint(text)
+        #expect(e.description == text && !e.host.isEmpty && (1...65535).contains(e.port))
+    }
+
+    @Test(arguments: ["localhost", ":80", "host:", "host:0", "host:65536", "host:-1", "a:b:c", "host:８０", "host:80 "])
+    func anythingElseIsAUsageErrorNamingTheOptionAndTheValue(_ text: String) {
+        #expect {
+            try Endpoint(text, option: "listen")
+        } throws: { e in
+            let f = e as? CommandFailure
+            return f?.exitCode == .usage && f?.message.hasPrefix("--listen '\(text)': expected HOST:PORT") == true
+        }
+    }
+
+    @Test func portZeroIsTakenWhereTheKernelMayPick() throws {
+        #expect(try Endpoint("127.0.0.1:0", ports: 0...65535).port == 0)
+    }
+
+    @Test func aFrameSizeIsTwoSidesWithinTheirBounds() throws {
+        #expect(try FrameSize("1280x720", option: "size") == FrameSize(width: 1280, height: 720))
+        for bad in ["1280", "1280x", "x720", "0x720", "1280x0", "99999x720", "1280x720x3", "-2x4", "1281x720"] {
+            #expect(throws: CommandFailure.self) { try FrameSize(bad, option: "size", even: true, minimumWidth: 160) }
+        }
+        #expect(throws: CommandFailure.self) { try FrameSize("100x720", option: "size", minimumWidth: 160) }
+        #expect(try FrameSize("161x9", option: "size", minimumWidth: 160).width == 161)
+    }
+}

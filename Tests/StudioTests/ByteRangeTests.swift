@@ -140,7 +140,7 @@ extension StudioTests {
                 captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-02T10:00:00Z", path: dir,
                 bytes: 1),
             files: [])
-        let s = try Studio(listen: "127.0.0.1:0", library: tmp.path, catalogue: catalogue, live: { [] })
+        let s = try Studio(host: "127.0.0.1", port: 0, library: tmp.path, catalogue: catalogue, live: { [] })
         defer { s.stop() }
         let r = try get(s, "/api/clips/huge-001/waveform")
         #expect(

@@ -29,7 +29,7 @@ struct StudioPagesTests {
     }
 
     @Test func aPageThatStopsReadingHoldsUpNeitherThePusherNorTheOtherPages() throws {
-        let server = try WebServer(listen: "127.0.0.1:0")
+        let server = try WebServer(host: "127.0.0.1", port: 0)
         let hub = server.websocket("/ws", greeting: { [#"{"type":"hello"}"#] })
         // Both have their greeting (so both are registered); then one stops reading.
         let stalled = try WebSocketPeer(port: server.port, smallReceiveBuffer: true)
@@ -64,7 +64,7 @@ struct StudioPagesTests {
     }
 
     @Test func moreLivePagesThanWorkersOnceHeldAreServedAndRequestsStillAnswered() throws {
-        let server = try WebServer(listen: "127.0.0.1:0", threads: 24)
+        let server = try WebServer(host: "127.0.0.1", port: 0, threads: 24)
         let hub = server.websocket("/ws", greeting: { ["hello"] })
         #expect(server.maxWebSockets == 8)
         // Eight pages: with civetweb's eight workers of before, the studio then answered nothing else.
@@ -91,7 +91,7 @@ extension StudioPagesTests {
     /// its place for ever. Now a page is pinged after `pageTimeoutMs` without a word from it; one that answers none of
     /// several is closed, and one that answers (as a browser does, by itself) stays.
     @Test func aPageThatVanishesIsClosedAndOneThatAnswersPingsStays() throws {
-        let server = try WebServer(listen: "127.0.0.1:0", pageTimeoutMs: 200)
+        let server = try WebServer(host: "127.0.0.1", port: 0, pageTimeoutMs: 200)
         let hub = server.websocket("/ws", greeting: { ["hello"] })
         let vanished = try WebSocketPeer(port: server.port, smallReceiveBuffer: true)
         #expect(try vanished.nextText() == "hello")  // then it reads and answers nothing

@@ -22,7 +22,7 @@ struct StudioUnderAttackTests {
     func aPageIsAnsweredWhileSilentConnectionsHoldOn(keyed: Bool) throws {
         let access = keyed ? StudioAccess(key: Self.key) : nil
         let studio = try Studio(
-            listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(),
+            host: "127.0.0.1", port: 0, library: StudioTests.library.path, catalogue: try StudioTests.catalogued(),
             access: access, live: { [] })
         defer { studio.stop() }
         // 200 from the page's own address, and one each from 70 others.
@@ -44,7 +44,7 @@ struct StudioUnderAttackTests {
     /// headers never end is answered 431 — neither ever reaches a worker.
     @Test func aRequestThatNeverEndsIsClosedAtTheDoor() throws {
         let studio = try Studio(
-            listen: "127.0.0.1:0", library: StudioTests.library.path, catalogue: try StudioTests.catalogued(),
+            host: "127.0.0.1", port: 0, library: StudioTests.library.path, catalogue: try StudioTests.catalogued(),
             live: { [] })
         defer { studio.stop() }
         let half = rawHTTPHead(

@@ -74,6 +74,24 @@ public func freeLoopbackPort(_ type: __socket_type) -> Int {
     return Int(UInt16(bigEndian: addr.sin_port))
 }
 
+/// A port on 127.0.0.1 held by a listening socket until `body` returns: an address in use, for a test that needs one.
+public func withLoopbackPortInUse<T>(_ body: (Int) throws -> T) rethrows -> T {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    _ = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    _ = listen(fd, 1)
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+    }
+    return try body(Int(UInt16(bigEndian: addr.sin_port)))
+}
+
 /// The path of shot `shot`'s clip bundle in `directory` (a run's clips/ or outbox/, or a host's device folder): clip ids
 /// are `<session>-<sessionId>-<shot>`, the session id minted at each run, so tests find a bundle by its shot number. When
 /// none or several match, a path naming that is returned, so the test's own check fails saying so.

@@ -96,7 +96,9 @@ struct StudioBrowserTests {
             renewed.status == 0 && !renewed.stdout.contains(key) && renewed.stderr.contains("until it starts again"),
             "\(renewed.stdout)\(renewed.stderr)")
         let noPort = try ToolRunner.run(["studio-link", "--state", state, "--http", "192.168.1.20"], tool: "ppc-host")
-        #expect(noPort.status == 64 && noPort.stderr.contains("ADDRESS:PORT"), "\(noPort.stderr)")
+        #expect(
+            noPort.status == 64 && noPort.stderr.contains("--http '192.168.1.20': expected HOST:PORT"),
+            "\(noPort.stderr)")
     }
 
     @Test func aStudioOffLoopbackMustBeAskedForAndABadAddressIsNamed() throws {
@@ -106,6 +108,14 @@ struct StudioBrowserTests {
         #expect(lan.status == 64 && lan.stderr.contains("--studio-on-network"), "\(lan.stderr)")
         let bad = try ToolRunner.run(
             ["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "127.0.0.1"], tool: "ppc-host")
-        #expect(bad.status == 64 && bad.stderr.contains("ADDRESS:PORT"), "\(bad.stderr)")
+        #expect(bad.status == 64 && bad.stderr.contains("--http '127.0.0.1': expected HOST:PORT"), "\(bad.stderr)")
+        // A port taken: the host's own flag named, with the address, and a usage exit.
+        let taken = try withLoopbackPortInUse { port in
+            try ToolRunner.run(
+                ["--listen", "127.0.0.1:0", "--library", tmp.path, "--http", "127.0.0.1:\(port)"], tool: "ppc-host")
+        }
+        #expect(
+            taken.status == 64 && taken.stderr.contains("--http 127.0.0.1:")
+                && taken.stderr.contains("cannot listen there (in use)"), "\(taken.stderr)")
     }
 }

@@ -67,10 +67,8 @@ enum BenchEncode {
     }
 
     static func run(_ inv: Invocation) throws -> ExitCode {
-        let size = (inv.value("size") ?? "1280x720").split(separator: "x").compactMap { Int($0) }
-        guard size.count == 2, size[0] % 2 == 0, size[1] % 2 == 0, size[0] >= 160 else {
-            throw CommandFailure.usage("--size: expected WIDTHxHEIGHT, even, width ≥ 160")
-        }
+        let frame = try inv.frameSize("size", default: "1280x720", even: true, minimumWidth: 160)!
+        let size = [frame.width, frame.height]
         let fps = try inv.parsed("fps", in: 1...10_000) ?? 120
         let count = try inv.parsed("frames", in: 1...1_000_000) ?? 360
         let config = Configuration.defaults
@@ -178,10 +176,8 @@ enum BenchEncode {
     static func passthrough(_ inv: Invocation, config: Configuration, base: String) throws -> (
         json: [String: Any], lines: [String]
     ) {
-        let size = (inv.value("mjpeg-size") ?? "1920x1080").split(separator: "x").compactMap { Int($0) }
-        guard size.count == 2, size[0] % 2 == 0, size[1] % 2 == 0, size[0] >= 160 else {
-            throw CommandFailure.usage("--mjpeg-size: expected WIDTHxHEIGHT, even, width ≥ 160")
-        }
+        let frame = try inv.frameSize("mjpeg-size", default: "1920x1080", even: true, minimumWidth: 160)!
+        let size = [frame.width, frame.height]
         let fps = try inv.parsed("fps", in: 1...10_000) ?? 120
         let count = try inv.parsed("frames", in: 1...1_000_000) ?? 360
         let source = try SyntheticMJPEGSource(

@@ -58,7 +58,7 @@ enum BenchStudio {
                     files: [])
             }
             let recordNs = monotonicNowNs() - t0
-            let studio = try Studio(listen: "127.0.0.1:0", library: library, catalogue: catalogue, live: { [] })
+            let studio = try Studio(host: "127.0.0.1", port: 0, library: library, catalogue: catalogue, live: { [] })
             defer { studio.stop() }
             func timed(_ path: String) throws -> [Int64] {
                 _ = try get(port: studio.port, path)  // the first request warms what it warms; it is not counted

@@ -13,6 +13,7 @@ import Studio
 import Synchronization
 import Syscall
 import Transfer
+import WebServer
 
 let stateOption = Option.value(
     "state", "dir", help: "This host's identity and paired devices (default $XDG_STATE_HOME/ppc-host).")
@@ -26,13 +27,10 @@ func hostState(_ inv: Invocation) throws -> (dir: String, identity: Identity, cr
     } catch { throw CommandFailure.dataError("\(error)") }
 }
 
+/// `--listen` as HOST:PORT (port 0: the kernel picks one, and it is printed).
 func listenAddress(_ inv: Invocation, default d: String) throws -> (host: String, port: Int) {
-    let listen = inv.value("listen") ?? d
-    let parts = listen.split(separator: ":")
-    guard parts.count == 2, let port = Int(parts[1]), (0...65535).contains(port) else {
-        throw CommandFailure.usage("--listen '\(listen)': expected HOST:PORT")
-    }
-    return (String(parts[0]), port)
+    let listen = try inv.endpoint("listen", default: d, ports: 0...65535)!
+    return (listen.host, listen.port)
 }
 
 let pairCommand = Command(
@@ -266,8 +264,8 @@ let bayCommand = Command(
 
 /// The host part of a studio link for `--http ADDRESS:PORT`: the address, or this machine's name for a wildcard one
 /// (0.0.0.0 is no address a tablet can open).
-func studioHostShown(_ http: String) -> String {
-    let shown = String(http[..<(http.lastIndex(of: ":") ?? http.endIndex)])
+func studioHostShown(_ http: Endpoint) -> String {
+    let shown = http.host
     return shown.isEmpty || shown == "0.0.0.0" || shown == "::" || shown == "[::]"
         ? ProcessInfo.processInfo.hostName : shown
 }
@@ -282,14 +280,10 @@ let studioLinkCommand = Command(
         .flag("new", help: "Make a new key first (the old links stop working at ppc-host's next start)."),
     ],
     run: { inv in
-        guard let http = inv.value("http") else {
-            throw CommandFailure.usage("--http: where the studio is served (ADDRESS:PORT, as given to ppc-host --http)")
+        guard let http = try inv.endpoint("http") else {
+            throw CommandFailure.usage("--http: where the studio is served (HOST:PORT, as given to ppc-host --http)")
         }
-        guard let colon = http.lastIndex(of: ":"), let port = Int(http[http.index(after: colon)...]),
-            (1...65535).contains(port)
-        else {
-            throw CommandFailure.usage("--http \(http): expected ADDRESS:PORT with a port, e.g. 0.0.0.0:8080")
-        }
+        let port = http.port
         let dir = StateDirectory.resolve(inv.value("state"), app: "ppc-host")
         if inv.flag("new") { try? FileManager.default.removeItem(atPath: dir + "/studio.key") }
         let made: (key: String, path: String, created: Bool)
@@ -469,9 +463,8 @@ let root = Command(
             }
         }
         if (catalogue as? PostgresCatalogue)?.isAvailable ?? true { catchUp("") }
-        if let http = inv.value("http") {
-            let address = String(http.split(separator: ":").first ?? "")
-            if !DeviceLinkSecurity.isLoopback(address), !inv.flag("studio-on-network") {
+        if let http = try inv.endpoint("http", ports: 0...65535) {
+            if !DeviceLinkSecurity.isLoopback(http.host), !inv.flag("studio-on-network") {
                 throw CommandFailure.usage(
                     "--http \(http): not a loopback address; add --studio-on-network to serve the studio there behind its key (anyone given the link printed at start sees every clip and can flag them)"
                 )
@@ -491,10 +484,16 @@ let root = Command(
             let studio: Studio
             do {
                 studio = try Studio(
-                    listen: http, library: library, catalogue: catalogue, access: access?.0, bays: bays,
+                    host: http.host, port: http.port, library: library, catalogue: catalogue, access: access?.0,
+                    bays: bays,
                     live: { [server] in server.liveDevices.map(StudioLive.json) },
                     say: { Terminal.err("ppc-host: \($0)") })
-            } catch { throw CommandFailure.usage("\(error)") }
+            } catch let e as WebServerError {
+                switch e {
+                case .notAnAddress, .cannotListen: throw CommandFailure.usage("--http \(e)")
+                case .serverDidNotStart, .pagesMissing: throw CommandFailure.failure("ppc-host: the studio: \(e)")
+                }
+            } catch { throw CommandFailure.failure("ppc-host: the studio: \(error)") }
             studioBox.studio = studio
             server.onLive = { [studio, server] event in
                 switch event {

@@ -177,11 +177,9 @@ enum CaptureCommand {
         var constraints = ModeConstraints()
         constraints.input = try inv.parsed("input", in: 0...1023)
         constraints.framesPerSecond = try inv.parsed("fps", in: 0.01...100_000.0)
-        if let size = inv.value("size") {
-            let p = size.split(separator: "x").compactMap { Int($0) }
-            guard p.count == 2 else { throw CommandFailure.usage("--size '\(size)': expected WIDTHxHEIGHT") }
-            constraints.width = p[0]
-            constraints.height = p[1]
+        if let size = try inv.frameSize("size") {
+            constraints.width = size.width
+            constraints.height = size.height
         }
         let c: CapabilityCard
         do { c = try CapabilityCard.read(try V4L2Device(path: path)) } catch {

@@ -34,7 +34,8 @@ enum LinkCommand {
 
     static func probe(_ inv: Invocation) throws -> ExitCode {
         let target = inv.argument(0)!
-        let (host, port) = try hostAndPort(target)
+        let endpoint = try Endpoint(target)
+        let (host, port) = (endpoint.host, endpoint.port)
         let burst = Int(Configuration.defaults[.syncBurstTarget])
         let probes = try inv.parsed("probes", in: 1...100_000) ?? burst * 5
         let device = inv.value("device-id") ?? "probe"

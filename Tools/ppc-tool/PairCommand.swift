@@ -49,7 +49,7 @@ enum PairCommand {
                 "give either HOST:PORT (pair with a host's window) or --advertise (let a host find this device)")
         }
         let target = inv.argument(0) ?? ""
-        let address = advertise ? nil : try hostAndPort(target)
+        let address = advertise ? nil : try Endpoint(target)
         if let old = inv.value("moved") {
             guard !advertise else {
                 throw CommandFailure.usage("--moved takes the host's new HOST:PORT, not --advertise")
@@ -75,7 +75,8 @@ enum PairCommand {
         if advertise {
             // The device is the advertiser (REQ-DISC-1): it listens, says so over DNS-SD, and the host connects.
             let listen = inv.value("listen") ?? "0.0.0.0:0"
-            let (lhost, lport) = try hostAndPort(listen, option: "listen", ports: 0...65535)
+            let endpoint = try Endpoint(listen, option: "listen", ports: 0...65535)
+            let (lhost, lport) = (endpoint.host, endpoint.port)
             let listener: Listener
             do { listener = try Listener(host: lhost, port: lport) } catch { throw CommandFailure.failure("\(error)") }
             do {
@@ -90,7 +91,7 @@ enum PairCommand {
             }
             c = accepted
         } else {
-            let (host, port) = address ?? ("", 0)  // given: not advertising, so HOST:PORT was checked above
+            let (host, port) = (address?.host ?? "", address?.port ?? 0)  // given: not advertising, so HOST:PORT was checked above
             do { c = try Connection.connect(host: host, port: port, channel: .control, attempts: 6) } catch {
                 throw CommandFailure.failure("\(target): \(error)")
             }
@@ -123,8 +124,9 @@ enum PairCommand {
     /// complete; then the pin moves to NEW. Nothing is pinned when the handshake fails, and no key is ever taken from
     /// the network: only one this device already trusts.
     static func moved(from old: String, to new: String, _ inv: Invocation) throws -> ExitCode {
-        _ = try hostAndPort(old, option: "moved")
-        let (host, port) = try hostAndPort(new)
+        _ = try Endpoint(old, option: "moved")
+        let endpoint = try Endpoint(new)
+        let (host, port) = (endpoint.host, endpoint.port)
         let dir = StateDirectory.resolve(inv.value("state"), app: "ppc")
         let hosts: PairedPeers
         do { hosts = try PairedPeers(directory: dir) } catch { throw CommandFailure.dataError("\(error)") }

@@ -99,7 +99,8 @@ enum RunCommand {
         let detector = try manifest.detector.map { try make($0, as: ImpactDetecting.self) }
         var hostOverride: [String: JSONValue] = [:]
         if let h = inv.value("host") {
-            let (host, port) = try hostAndPort(h, option: "host")
+            let endpoint = try Endpoint(h, option: "host")
+            let (host, port) = (endpoint.host, endpoint.port)
             guard manifest.sinks.contains(where: { $0.plugin == "network" }) else {
                 throw CommandFailure.usage("--host: \(path) has no network sink to point at \(h)")
             }

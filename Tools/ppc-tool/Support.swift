@@ -112,17 +112,3 @@ func captureCounts(_ stats: CaptureSession.Statistics, requestedFps: Double) -> 
         "framesDroppedLate": stats.framesDroppedLate, "framesMissingAtSource": stats.framesMissingAtSource,
     ]
 }
-
-/// `text` as HOST:PORT — a name or an IPv4 address, and a port in `ports` (1…65535 to connect to; 0 too where the
-/// kernel may pick) — or a usage error naming `option` (or the argument) and the value.
-func hostAndPort(_ text: String, option: String? = nil, ports: ClosedRange<Int> = 1...65535) throws(CommandFailure) -> (
-    host: String, port: Int
-) {
-    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-    guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), ports.contains(port) else {
-        throw CommandFailure.usage(
-            "\(option.map { "--\($0) " } ?? "")'\(text)': expected HOST:PORT (port \(ports.lowerBound)–\(ports.upperBound))"
-        )
-    }
-    return (String(parts[0]), port)
-}

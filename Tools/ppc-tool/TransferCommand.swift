@@ -69,7 +69,8 @@ enum TransferCommand {
         guard let target = inv.value("host") else {
             throw CommandFailure.usage("transfer drain: --host HOST:PORT is required")
         }
-        let (host, port) = try hostAndPort(target, option: "host")
+        let endpoint = try Endpoint(target, option: "host")
+        let (host, port) = (endpoint.host, endpoint.port)
         try requireRunOutput(out)
         let hold = try holdOutputDirectory(out, purpose: "ppc-tool transfer drain")
         defer { hold.release() }
