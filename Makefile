@@ -26,9 +26,9 @@ studio: build
 ## architecture fixtures are left as they are: their line numbers are what the self-test expects.
 SWIFT_SOURCES = $(shell git ls-files '*.swift' 2>/dev/null | grep -v '^Tests/Fixtures/' || find Modules Plugins Tools Tests Specs -name '*.swift' -not -path 'Tests/Fixtures/*')
 format:
-	$(SWIFT) format format -i --parallel Package.swift $(filter-out Package.swift,$(SWIFT_SOURCES))
+	@$(SWIFT) format format -i --parallel Package.swift $(filter-out Package.swift,$(SWIFT_SOURCES))
 lint:
-	$(SWIFT) format lint --strict --parallel Package.swift $(filter-out Package.swift,$(SWIFT_SOURCES))
+	@echo "swift format lint --strict (every Swift file but the architecture fixtures)"; $(SWIFT) format lint --strict --parallel Package.swift $(filter-out Package.swift,$(SWIFT_SOURCES))
 
 ## make test: the format lint and the architecture check, then every test target (Specs included), the concurrency tests again under
 ## ThreadSanitizer, and every fuzzer for 10 s. The V4L2 tests boot a small VM with

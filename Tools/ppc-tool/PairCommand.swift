@@ -91,7 +91,8 @@ enum PairCommand {
             }
             c = accepted
         } else {
-            let (host, port) = (address?.host ?? "", address?.port ?? 0)  // given: not advertising, so HOST:PORT was checked above
+            // given: not advertising, so HOST:PORT was checked above
+            let (host, port) = (address?.host ?? "", address?.port ?? 0)
             do { c = try Connection.connect(host: host, port: port, channel: .control, attempts: 6) } catch {
                 throw CommandFailure.failure("\(target): \(error)")
             }
