@@ -53,7 +53,7 @@ fuzz: deps
 ## make tsan: the audio read-ahead, link, transfer, session (through the built tools) and studio tests under
 ## ThreadSanitizer. Shared state then sits behind pthread mutexes TSan can see (PPC_THREAD_SANITIZER: the toolchain's
 ## Synchronization is not built with TSan, so it cannot see a Mutex's lock and reports false races).
-TSAN_TESTS ?= AudioReadAheadTests|StopSignalTests|DeliveryTests|LinkTests|PairingTests|TransferTests|HostToolTests|HostAwayTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests|StudioTests
+TSAN_TESTS ?= AudioReadAheadTests|StopSignalTests|DeliveryTests|LinkTests|PairingTests|TransferTests|HostToolTests|HostAwayTests|IntegrityToolTests|RunToolTests|KillTests|PolicyToolTests|StudioTests|WebServerTests
 # Run at camera pace for tens of seconds each, or lean on minting being done within a connect timeout (slower under TSan);
 # the threads they drive are covered by DeliveryTests, StudioPagesTests and the other host tests.
 TSAN_SKIP ?= aHostThatIsDownWhileShotsKeepComingCostsNoShot|clipsOwedWhileTheHostWasDownArriveWhenItComesBackMidSession|aHostThatNeverAnswersCostsOneConnectTimeoutNotOnePerClip|aLivePageThatStopsReadingNeverCostsADeviceItsLink

@@ -39,6 +39,7 @@ let package = Package(
         .systemLibrary(name: "CXXHash", path: "Modules/CXXHash", pkgConfig: "libxxhash"),
         /** XXH3-64 checksums: the only importer of CXXHash. */
         .target(name: "Checksum", dependencies: ["CXXHash"], path: "Modules/Checksum"),
+        .testTarget(name: "ChecksumTests", dependencies: ["Checksum"], path: "Tests/ChecksumTests"),
 
         /** FFmpeg 5.1 (libavcodec, libavformat, libavutil, libswscale), found by pkg-config; wrapped by Media. */
         .systemLibrary(name: "CFFmpeg", path: "Modules/CFFmpeg", pkgConfig: "libavformat"),
@@ -50,6 +51,7 @@ let package = Package(
         .systemLibrary(name: "CZstd", path: "Modules/CZstd", pkgConfig: "libzstd"),
         /** zstd compression with reused contexts: the only importer of CZstd. */
         .target(name: "Compression", dependencies: ["CZstd"], path: "Modules/Compression"),
+        .testTarget(name: "CompressionTests", dependencies: ["Compression"], path: "Tests/CompressionTests"),
 
         /** The kernel's V4L2 user API (linux/videodev2.h, Debian's linux-libc-dev): ioctl request numbers and struct
             layouts checked at build time. No pkg-config: part of the kernel headers. Wrapped by V4L2. */
@@ -72,6 +74,7 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Modules/CLinux"),
         /** System calls through one EINTR-retrying, errno-typing helper; file descriptors that close themselves. */
         .target(name: "Syscall", dependencies: ["CLinux"], path: "Modules/Syscall"),
+        .testTarget(name: "SyscallTests", dependencies: ["Syscall"], path: "Tests/SyscallTests"),
 
         // MARK: - JSONInput
 
@@ -182,6 +185,7 @@ let package = Package(
         .systemLibrary(name: "CSodium", path: "Modules/CSodium", pkgConfig: "libsodium"),
         /** X25519, BLAKE2b, XChaCha20-Poly1305 (AEAD and secretstream), random bytes: the only importer of CSodium. */
         .target(name: "Crypto", dependencies: ["CSodium"], path: "Modules/Crypto"),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
         /** The wire protocol (control and bulk channels), TCP connections, the encrypted link's handshake and records,
             and the clock relation. */
         .target(name: "Link", dependencies: ["Admission", "Syscall", "Crypto"], path: "Modules/Link"),
@@ -191,6 +195,7 @@ let package = Package(
         /** DNS-SD over mDNS through avahi-daemon: a device advertises `_ppc._tcp`, a host browses. The only importer of
             CAvahi. */
         .target(name: "Discovery", dependencies: ["CAvahi"], path: "Modules/Discovery"),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"], path: "Tests/DiscoveryTests"),
         /** SQLite 3 (Debian libsqlite3-dev), found by pkg-config; wrapped by Catalogue. */
         .systemLibrary(name: "CSQLite", path: "Modules/CSQLite", pkgConfig: "sqlite3"),
         /** libcivetweb (Debian ships no .pc file: linked by name); wrapped by WebServer. */
@@ -203,6 +208,8 @@ let package = Package(
             dependencies: [
                 "JSONInput", "Library", "WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall",
             ], path: "Modules/Studio", resources: [.copy("web")]),
+        .testTarget(
+            name: "WebServerTests", dependencies: ["WebServer", "Syscall", "TestSupport"], path: "Tests/WebServerTests"),
         .testTarget(
             name: "StudioTests", dependencies: ["Studio", "WebServer", "Catalogue", "Media", "Syscall", "TestSupport"],
             path: "Tests/StudioTests"),

@@ -25,6 +25,22 @@ public enum Discovery {
         public var deviceID: String? { txt["id"] }
     }
 
+    /// A TXT record's strings as keys and values, as RFC 6763 §6 reads them: a key is everything before the first
+    /// `=`, compared without case (kept here in lower case); a string without `=` is a key with no value (""); a string
+    /// that starts with `=` has no key and is ignored; when a key comes twice, the first is the one. A value is taken as
+    /// UTF-8, any invalid byte replaced (an id that is not plain is refused later, where it is used).
+    public static func txtRecord(_ strings: [[UInt8]]) -> [String: String] {
+        var pairs: [String: String] = [:]
+        for entry in strings {
+            let eq = entry.firstIndex(of: UInt8(ascii: "=")) ?? entry.endIndex
+            guard eq > entry.startIndex else { continue }
+            let key = String(decoding: entry[..<eq], as: UTF8.self).lowercased()
+            guard pairs[key] == nil else { continue }
+            pairs[key] = eq < entry.endIndex ? String(decoding: entry[(eq + 1)...], as: UTF8.self) : ""
+        }
+        return pairs
+    }
+
     final class BrowseState {
         var found: [String: Service] = [:]
         var failure: String?
@@ -66,17 +82,17 @@ public enum Discovery {
                                 if event == AVAHI_RESOLVER_FOUND, let name, let address {
                                     var text = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
                                     avahi_address_snprint(&text, text.count, address)
-                                    var pairs: [String: String] = [:]
+                                    var entries: [[UInt8]] = []
                                     var item = txt
                                     while let i = item {
-                                        let bytes = UnsafeRawBufferPointer(
-                                            start: avahi_string_list_get_text(i), count: avahi_string_list_get_size(i))
-                                        let entry = String(decoding: bytes, as: UTF8.self)
-                                        if let eq = entry.firstIndex(of: "=") {
-                                            pairs[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
-                                        }
+                                        entries.append(
+                                            Array(
+                                                UnsafeRawBufferPointer(
+                                                    start: avahi_string_list_get_text(i),
+                                                    count: avahi_string_list_get_size(i))))
                                         item = avahi_string_list_get_next(i)
                                     }
+                                    let pairs = Discovery.txtRecord(entries)
                                     let service = Service(
                                         name: String(cString: name), hostName: host.map { String(cString: $0) } ?? "",
                                         address: String(
