@@ -15,7 +15,9 @@ struct CompressionTests {
             let n = try plain.withUnsafeBytes { p in try packed.withUnsafeMutableBytes { try c.compress(p, into: $0) } }
             #expect(n < plain.count / 10, "a smooth frame compresses")
             var back = [UInt8](repeating: 0, count: plain.count)
-            let m = try packed[..<n].withUnsafeBytes { p in try back.withUnsafeMutableBytes { try d.decompress(p, into: $0) } }
+            let m = try packed[..<n].withUnsafeBytes { p in
+                try back.withUnsafeMutableBytes { try d.decompress(p, into: $0) }
+            }
             #expect(m == plain.count && back == plain)
         }
     }

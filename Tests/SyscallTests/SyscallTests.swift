@@ -35,7 +35,9 @@ struct SyscallTests {
         } throws: { ($0 as? SystemError)?.errno == EISDIR }
         // A file of a clip or a library is never a FIFO waited on for ever.
         #expect(mkfifo(dir + "/a/fifo", 0o600) == 0)
-        #expect(throws: SystemError.self) { try FileSystem.readSmallFile(dir + "/a/fifo", limit: 64, regularFileOnly: true) }
+        #expect(throws: SystemError.self) {
+            try FileSystem.readSmallFile(dir + "/a/fifo", limit: 64, regularFileOnly: true)
+        }
     }
 
     @Test func anAtomicWriteReplacesWholeOrNotAtAll() throws {
@@ -48,10 +50,11 @@ struct SyscallTests {
         #expect(try FileSystem.list(dir) == ["bays.json"], "no temporary file left beside it")
     }
 
-    @Test(arguments: [
-        ("bay-1", nil), ("Face.On_2", nil), ("", "id is empty"), ("-x", "must start with a letter or digit"),
-        ("bay/c", "has '/' at byte 3"), ("é", "has"), (String(repeating: "a", count: 65), "at most 64"),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("bay-1", nil), ("Face.On_2", nil), ("", "id is empty"), ("-x", "must start with a letter or digit"),
+            ("bay/c", "has '/' at byte 3"), ("é", "has"), (String(repeating: "a", count: 65), "at most 64"),
+        ] as [(String, String?)])
     func aPlainNameIsTakenAsItIsOrRefusedWithTheReason(_ name: String, _ why: String?) {
         let problem = PlainName.problem(name, what: "id")
         if let why { #expect(problem?.contains(why) == true, "\(problem ?? "taken")") } else { #expect(problem == nil) }

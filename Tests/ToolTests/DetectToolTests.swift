@@ -27,6 +27,33 @@ struct DetectToolTests {
         #expect(badSplit.status != 0 && badSplit.stderr.contains("--split test"))
     }
 
+    /// What a change to the detector is fitted on: every decided event as a CSV row, and one truth row per impact of
+    /// the tuning sessions (their count from the generator itself, run again here).
+    @Test func theDecidedEventsAreWrittenWithATruthRowPerImpact() throws {
+        let tmp = TemporaryDirectory("ppc-detect-events")
+        let r = try ToolRunner.run([
+            "detect", "events", tmp.sub("events.csv"), "--impact-sessions", "1", "--room-sessions", "0",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = try String(contentsOfFile: tmp.sub("events.csv"), encoding: .utf8).split(separator: "\n")
+        #expect(rows.first?.hasPrefix("generator,session,trigger,impact,kind,accepted,snr") == true)
+        let truth = rows.filter { $0.split(separator: ",", omittingEmptySubsequences: false)[safe: 3] == "2" }
+        let sessions = try ToolRunner.run(["detect", "corpus", tmp.sub("corpus"), "--sessions", "1"])
+        #expect(sessions.status == 0, "\(sessions.stderr)")
+        var expected = 0
+        for kind in ["clean", "hard"] {
+            let t = try #require(
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("corpus/\(kind)-1.truth.json"))))
+                    as? [String: Any])
+            expected += (t["impacts"] as? [Any])?.count ?? -1
+        }
+        #expect(truth.count == expected && expected > 0, "\(truth.count) truth rows, \(expected) impacts")
+        #expect(rows.count > truth.count + 1, "events were decided")
+        let bad = try ToolRunner.run(["detect", "misses", "--generator", "tape"])
+        #expect(bad.status == 64 && bad.stderr.contains("--generator tape"))
+    }
+
     @Test func corpusThenEvalThenOneFile() throws {
         let tmp = TemporaryDirectory("ppc-detect")
         let corpus = try ToolRunner.run([
@@ -162,4 +189,8 @@ extension DetectToolTests {
         #expect((byDistractor["thud"]?["perMinute"] as? Double ?? 0) > 0)
         #expect((o["distractorEvents"] as? [String: Int])?["thud"] == 1)
     }
+}
+
+extension Array {
+    fileprivate subscript(safe i: Int) -> Element? { indices.contains(i) ? self[i] : nil }
 }

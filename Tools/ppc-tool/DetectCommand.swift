@@ -45,6 +45,7 @@ enum DetectCommand {
                 options: [jsonFlag],
                 arguments: [Argument("dir", help: "A corpus directory (NAME.wav + NAME.truth.json).")],
                 run: evaluate),
+            DetectDiagnostics.misses, DetectDiagnostics.events,
         ], run: detectFile)
 
     /// Reads a whole audio file as mono samples.
