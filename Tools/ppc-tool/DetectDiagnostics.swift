@@ -11,7 +11,8 @@ enum DetectDiagnostics {
 
     static let misses = Command(
         "misses",
-        abstract: "Each missed impact of the tuning sessions with the events weighed near it; each false detection; each onset more than 4 samples off.",
+        abstract:
+            "Each missed impact of the tuning sessions with the events weighed near it; each false detection; each onset more than 4 samples off.",
         options: [
             generatorOption,
             .value("sessions", "n", help: "Sessions of each kind (default 20 impact, 3 room)."),
@@ -20,7 +21,8 @@ enum DetectDiagnostics {
 
     static let events = Command(
         "events",
-        abstract: "Every event the detector decided on both generators' tuning sessions, with all its features, as CSV.",
+        abstract:
+            "Every event the detector decided on both generators' tuning sessions, with all its features, as CSV.",
         options: [
             .value("impact-sessions", "n", help: "ImpactCorpus sessions of each kind (default 12)."),
             .value("room-sessions", "n", help: "RoomCorpus tuning sessions of each kind (default 8)."),
@@ -101,7 +103,9 @@ enum DetectDiagnostics {
             for t in s.impacts { lines.append("\(generator),\(s.name),\(t),2,truth,0,,,,,,,,,,,,,,,,,") }
         }
         for kind in RoomCorpus.Kind.allCases {
-            for seed in RoomCorpus.Split.tuning.seeds(roomSessions) { run("room", RoomCorpus.session(kind, seed: seed)) }
+            for seed in RoomCorpus.Split.tuning.seeds(roomSessions) {
+                run("room", RoomCorpus.session(kind, seed: seed))
+            }
         }
         for kind in ImpactCorpus.Kind.allCases {
             for seed in UInt64(1)...UInt64(max(1, impactSessions)) where impactSessions > 0 {
