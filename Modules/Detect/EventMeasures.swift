@@ -201,14 +201,14 @@ extension ImpactDetector {
     /// first `darkWindowBlocks` blocks (~7 ms) from the trigger, against the `darkBeforeBlocks` (~48 ms) that end
     /// `darkGapBlocks` before it. What was already sounding (a fan, a converter's offset) cancels out; hum, rumble and a
     /// thud's fundamental lie under 200 Hz, where their energy would swing from block to block with their phase. At least 0;
-    /// -99 when nothing was added above 2 kHz or too little was heard before. Per event, from the per-block ring.
-    func darkDb() -> Double {
+    /// nil when nothing was added above 2 kHz or too little was heard before. Per event, from the per-block ring.
+    func darkDb() -> Double? {
         let mask = Self.blockRingMask
         let start = eventTriggerBlock
         let end = min(start + Self.darkWindowBlocks, blocksSeen + 1)
         let beforeEnd = start - Self.darkGapBlocks
         let beforeStart = max(beforeEnd - Self.darkBeforeBlocks, 1, blocksSeen - mask)
-        guard end > start, beforeEnd - beforeStart >= Self.darkBeforeBlocks / 2 else { return -99 }
+        guard end > start, beforeEnd - beforeStart >= Self.darkBeforeBlocks / 2 else { return nil }
         func mean(_ ring: UnsafeMutablePointer<Double>, _ from: Int, _ to: Int) -> Double {
             var sum = 0.0
             for k in from..<to { sum += ring[k & mask] }
@@ -216,7 +216,7 @@ extension ImpactDetector {
         }
         let added2k = mean(blockRing2k, start, end) - mean(blockRing2k, beforeStart, beforeEnd)
         let addedAll = mean(blockRingAll, start, end) - mean(blockRingAll, beforeStart, beforeEnd)
-        guard added2k > 0 else { return -99 }
+        guard added2k > 0 else { return nil }
         return 10 * log10(max(addedAll, added2k) / added2k)
     }
     static let darkWindowBlocks = 10

@@ -38,27 +38,28 @@ public struct Candidate: Sendable, Equatable {
         public var earlyDecayDb: Double = 0
         /// The lowest block within 4 ms after the peak, under the peak, dB.
         public var dipDb: Double = 0
-        /// Samples from the onset until the 8-sample energy first reaches half its peak (-1: not measured).
-        public var attackSamples: Int = -1
-        /// How periodic the tail is (see `ImpactDetector.modality()`; -1: not measured, the event was judged without it).
-        public var modality: Double = -1
+        /// Samples from the onset until the 8-sample energy first reaches half its peak (nil: not measured).
+        public var attackSamples: Int?
+        /// How periodic the tail is (see `ImpactDetector.modality()`; nil: not measured, the event was judged without it).
+        public var modality: Double?
         /// The loudest block after the rise over the peak, dB (a live room's reflections; a swell).
-        public var laterPeakDb: Double = -99
-        /// Samples from the onset until the 8-sample energy first reaches a quarter of its peak (-1: not measured).
-        public var attackQuarterSamples: Int = -1
+        public var laterPeakDb: Double
+        /// Samples from the onset until the 8-sample energy first reaches a quarter of its peak (nil: not measured).
+        public var attackQuarterSamples: Int?
         /// How much more of the tail a 12th-order linear predictor takes than a 2nd-order one, dB: several modes ringing
-        /// at once (a struck head) against noise through at most one resonance (see `ImpactDetector.modesDb()`; -99: not
+        /// at once (a struck head) against noise through at most one resonance (see `ImpactDetector.modesDb()`; nil: not
         /// measured).
-        public var modesDb: Double = -99
+        public var modesDb: Double?
         /// How closely the onset repeats what sounded one voice period (3.3–12.5 ms) before it: the largest normalised
-        /// correlation (see `ImpactDetector.repetition(at:)`; -1: not measured).
-        public var repetition: Double = -1
+        /// correlation (see `ImpactDetector.repetition(at:)`; nil: not measured).
+        public var repetition: Double?
         /// How impulsive the excitation is: the onset's residual (of the order-12 predictor `modesDb()` fits to the
-        /// ring), its largest 6 samples over its median, dB (see `ImpactDetector.impulseDb(at:)`; -99: not measured).
-        public var impulseDb: Double = -99
+        /// ring), its largest 6 samples over its median, dB (see `ImpactDetector.impulseDb(at:)`; nil: not measured).
+        public var impulseDb: Double?
         /// How dark the event is: the energy it adds above 200 Hz against what it adds above 2 kHz, dB, in its
-        /// first ~7 ms against the ~48 ms before it (see `ImpactDetector.darkDb()`; -99: not measured).
-        public var darkDb: Double = -99
+        /// first ~7 ms against the ~48 ms before it (see `ImpactDetector.darkDb()`; nil: not measured, or not
+        /// measurable for this event).
+        public var darkDb: Double?
     }
 }
 
@@ -182,7 +183,7 @@ public final class ImpactDetector {
     var warmUp4k: Double = 0
     /// Called once per decided event with its features and whether (and why not) it was accepted. Not on the per-sample
     /// path; nil in production.
-    public var trace: ((_ triggerSample: Int64, _ features: Candidate.Features, _ rejected: String?) -> Void)?
+    public var trace: ((_ triggerSample: Int64, _ features: Candidate.Features, _ decision: Decision) -> Void)?
     let tofSamples: Double?
     /// The capture-clock time of sample 0, ns.
     public var streamStartNs: Int64 = 0
@@ -463,192 +464,29 @@ public final class ImpactDetector {
         var features = Candidate.Features(
             snrDb: snrDb, riseBlocks: eventPeakBlock, decayDb: decayDb, broadband: broadband,
             broadband4k: broadband4k, jumpDb: 10 * log10(max(eventJump, 1e-20)), earlyDecayDb: earlyDecayDb,
-            dipDb: dipDb)
-        features.laterPeakDb = 10 * log10(max(eventLateMax, 1e-30) / max(eventPeak, 1e-20))
+            dipDb: dipDb, laterPeakDb: 10 * log10(max(eventLateMax, 1e-30) / max(eventPeak, 1e-20)))
         guard sharp else {
             // for a person reading the trace
             if trace != nil { features.attackSamples = attackSamples(from: refineOnset()) }
-            trace?(eventTriggerBlockStart, features, "slow rise")
+            trace?(eventTriggerBlockStart, features, .rejected(.slowRise))
             return
         }
         let onset = refineOnset()
         // The attack at the sample: samples from the onset until the 8-sample energy first reaches half its peak in the
         // next 128. A struck ball gets there within a few samples; a bounce on the mat, a tap or a clap ramps up.
-        features.attackSamples = attackSamples(from: onset)
-        // The other measures, each taken once and only when a rule asks for it (or, all of them, for a trace).
-        func ring() -> Double {
-            if features.modality < 0 { features.modality = modality() }
-            return features.modality
-        }
-        func quarter() -> Int {
-            if features.attackQuarterSamples < 0 {
-                features.attackQuarterSamples = attackSamples(from: onset, fraction: 0.25)
-            }
-            return features.attackQuarterSamples
-        }
-        func modes() -> Double {
-            if features.modesDb < -90 { features.modesDb = modesDb(from: onset) }
-            return features.modesDb
-        }
-        func impulse() -> Double {
-            if features.impulseDb < -90 {
-                _ = modes()
-                features.impulseDb = impulseDb(at: onset)
-            }
-            return features.impulseDb
-        }
-        func repeats() -> Double {
-            if features.repetition < 0 { features.repetition = repetition(at: onset) }
-            return features.repetition
-        }
-        func dark() -> Double {
-            if features.darkDb < -90 { features.darkDb = darkDb() }
-            return features.darkDb
-        }
-        // The neighbouring bay's impact comes through a partition, which passes its low frequencies and stops its high
-        // ones (the mass law): it is dark, its crack is smoothed away and little is left above 6 kHz. A ball struck in
-        // this bay is bright, or an impulse, or broadband.
-        func throughAWall() -> Bool {
-            dark() >= settings.minDarkDb && impulse() < settings.minImpulseDb && broadband < settings.minBroadband
-        }
+        let attack = attackSamples(from: onset)
+        features.attackSamples = attack
+        var measures = Measures(detector: self, onset: onset, features: features)
+        if trace != nil { measures.measureAll() }  // for a person reading the trace
         // A level that falls far under the room's own noise is a flat top — a clipped converter, whose corners ring the
         // high-pass as predictably as a head rings — not a sound.
-        let clipped = dipDb > snrDb + 10
-        // A struck object: an impulse — the ring's own predictor leaves a spike at the onset — whose tail rings with some
-        // modes (a mishit's one or two). A bounce, a tap or a clap is noise through a resonance; a voice's pulse train
-        // does not ring between its pulses; a thud's onset is an impulse that rings nothing above 2 kHz and is dark: a
-        // ring of one mode will do when the event is not dark (rule 23).
-        // Or (rule 25) a weaker impulse from a louder, brighter sound that rings more strongly: a mishit, whose modes
-        // outsound its crack.
-        func struck() -> Bool {
-            guard !clipped else { return false }
-            if snrDb >= settings.minStruckSnrDb
-                && (modes() >= settings.minModesDbStruck || (dark() >= 0 && dark() < settings.maxDarkDbOneMode))
-                && ring() >= settings.minModalityStruck
-                && impulse() >= settings.minImpulseDb
-            {
-                return true
-            }
-            return snrDb >= settings.minStruckLoudSnrDb && ring() >= settings.minModalityStruckLoud
-                && impulse() >= settings.minImpulseDbLoud && dark() >= 0 && dark() < settings.minDarkDb
-        }
-        if trace != nil {  // for a person reading the trace
-            _ = (ring(), quarter(), modes(), impulse(), repeats(), dark())
-        }
-        if !(decays && wide) {
-            // A club head rings: its modes make the tail periodic, where a clap, a bounce, a tap or a hiss is noise. A
-            // ringing tail stands for the decay a long-ringing driver does not show in 10 ms, and — with a fast attack and
-            // some energy above 4 kHz — for the breadth a mishit's low modes lack (RoomCorpus tuning seeds, 2026-12-01).
-            let ringing = wide && ring() >= settings.minModalityRinging
-            // Less breadth asks for a stronger ring (a second tier, measured the same way). Several modes beat, so the
-            // 8-sample energy of an abrupt onset may reach half its peak late: reaching a quarter of it at once counts too.
-            let narrowModal =
-                decays
-                && ((broadband4k >= settings.minBroadband4kModal
-                    && (features.attackSamples <= maxNarrowAttack || quarter() <= maxNarrowQuarterAttack)
-                    && ring() >= settings.minModalityNarrow)
-                    || (broadband4k >= settings.minBroadband4kStrongRing && features.attackSamples <= maxAttack - 4
-                        && ring() >= settings.minModalityStrongRing))
-            // A strong ring from an abrupt onset is an impact even while a live room holds the level up for 10 ms
-            // (these three: RoomCorpus tuning sessions 1–32, 2026-12-01).
-            let undecayedRing =
-                broadband4k >= settings.minBroadband4kModal && quarter() <= maxRingQuarterAttack
-                && ring() >= settings.minModalityUndecayedRing
-            if !(ringing || narrowModal || undecayedRing) {
-                // Several modes ringing at once, from an abrupt onset well over the floor, is a struck head whatever its
-                // breadth or its decay in a live room; a tap, a bounce, a clap or a thud's slap is noise through at most
-                // one resonance.
-                let abrupt =
-                    snrDb >= settings.minModesSnrDb && features.attackSamples <= maxModesAttack
-                    && quarter() <= maxModesQuarterAttack && !clipped
-                // Or a struck object however narrow or slow to decay (`struck()`).
-                guard (abrupt && modes() >= settings.minModesDb) || struck() else {
-                    trace?(eventTriggerBlockStart, features, !decays ? "slow decay" : "narrowband")
-                    return
-                }
-                // A voice's pulse rings several formants too, but repeats the pulse one voice period before it.
-                guard repeats() < settings.maxRepetitionModes else {
-                    trace?(eventTriggerBlockStart, features, "a repeat (a voice)")
-                    return
-                }
-                guard !throughAWall() else {
-                    trace?(eventTriggerBlockStart, features, "dark (through a wall)")
-                    return
-                }
-                accept(features, onset: onset, emit: emit)
-                return
-            }
-        }
-        // The vetoes below refuse sounds that ramp up or spread, as the attack and the breadth measure them. None of them
-        // refuses an impulse at the onset (rule 20's measure at its threshold: the attack was measured through something
-        // else; rule 26), nor a struck object that does not repeat and did not come through a wall (its onset may be placed
-        // early or its breadth notched; rule 24). Asked last, only of an event a veto would otherwise refuse: these measures
-        // cost more than the rest of the decision.
-        func spared() -> Bool {
-            impulse() >= settings.minImpulseDb
-                || (struck() && repeats() < settings.maxRepetitionModes && !throughAWall())
-        }
-        // Noise that ramps up and does not ring — a fricative, a breath — dips as noise does; that dip is no decay.
-        if features.attackSamples >= minHissAttack, decayDb < settings.minHissDecayDb,
-            earlyDecayDb < settings.minEarlyDecayDb + 2, ring() < settings.maxModalityHiss, !spared()
-        {
-            trace?(eventTriggerBlockStart, features, "hiss")
-            return
-        }
-        // Noise that ramps up, short of broadband, neither rings nor holds several modes: a ball bouncing, a club tapping
-        // the mat — the bounce is a burst of noise however fast it decays (RoomCorpus tuning sessions 1–32, 2026-12-01).
-        if features.attackSamples >= minHissAttack, broadband < settings.minBroadbandBurst,
-            ring() < settings.maxModalityBurst,
-            modes() < settings.minModesDbBurst, !spared()
-        {
-            trace?(eventTriggerBlockStart, features, "burst of noise")
-            return
-        }
-        if features.attackSamples > maxAttack {
-            // A slow attack is forgiven a tail that rings with some breadth: the onset was placed early (something just
-            // before), not a sound that ramps up (RoomCorpus tuning seeds, 2026-12-01); or a ring whose onset reaches a
-            // quarter of its peak at once — beating modes, not a ramp.
-            let ringsWide = ring() >= settings.minModalityRinging && broadband4k >= settings.minBroadband4k
-            let beats = quarter() <= maxNarrowQuarterAttack && ring() >= settings.minModalityNarrow
-            guard ringsWide || beats || spared() else {
-                trace?(eventTriggerBlockStart, features, "slow attack")
-                return
-            }
-        }
-        if broadband < settings.minBroadband {
-            // Broad only above 4 kHz: a bounce on the mat or a club tap can be that too; an impact then either attacks
-            // within a few samples or rings (RoomCorpus tuning seeds, 2026-12-01).
-            guard features.attackSamples <= max4kAttack || ring() >= settings.minModality4k || spared() else {
-                trace?(eventTriggerBlockStart, features, "slow attack for its breadth")
-                return
-            }
-        }
-        // Whatever rule let it in: a sound that repeats what sounded one period before it is that sound again — a wall's
-        // reflection of a tap or a clap, a voice's next pulse — not a new impact.
-        guard repeats() < settings.maxRepetition else {
-            trace?(eventTriggerBlockStart, features, "a repeat (a reflection)")
-            return
-        }
-        // Whatever rule let it in: a dark sound with no impulse and little above 6 kHz came through a wall.
-        guard !throughAWall() else {
-            trace?(eventTriggerBlockStart, features, "dark (through a wall)")
-            return
-        }
-        guard !bounce else {
-            trace?(eventTriggerBlockStart, features, "a bouncing ball (the next term of a shrinking train)")
-            return
-        }
-        // Whatever rule let it in: quiet noise that has not decayed, with nothing struck in it — no ring, no modes, no
-        // impulse at the onset (asked in that order: an impact usually rings, and the ring is then all that is measured) —
-        // is a voice's fricative or plosive, or a ball's soft landing. A crack that is loud or gone within 10 ms stays in.
-        guard
-            snrDb >= settings.unstruckSnrDb || decayDb >= settings.minDecayDb || ring() >= settings.unstruckModality
-                || modes() >= settings.unstruckModesDb || impulse() >= settings.unstruckImpulseDb
-        else {
-            trace?(eventTriggerBlockStart, features, "quiet noise, nothing struck (no ring, no modes, no impulse)")
-            return
-        }
-        accept(features, onset: onset, emit: emit)
+        let event = Event(
+            snrDb: snrDb, decayDb: decayDb, earlyDecayDb: earlyDecayDb, dipDb: dipDb, broadband: broadband,
+            broadband4k: broadband4k, attackSamples: attack, decays: decays, wide: wide, clipped: dipDb > snrDb + 10,
+            endsABounceTrain: bounce)
+        let decision = judge(event, &measures)
+        trace?(eventTriggerBlockStart, measures.features, decision)
+        if case .accepted = decision { accept(measures.features, onset: onset, emit: emit) }
     }
 
     /// Whether the event being decided ends a bouncing ball's train with the three decided before it (`Settings`:
@@ -676,7 +514,6 @@ public final class ImpactDetector {
 
     /// Emits `features`' event as a candidate at `onset`, and starts the refractory period.
     func accept(_ features: Candidate.Features, onset: Int64, emit: (Candidate) -> Void) {
-        trace?(eventTriggerBlockStart, features, nil)
         refractoryUntil = onset + refractorySamples
         let score =
             min(1, max(0, (features.snrDb - settings.triggerDb) / 30)) * 0.4

@@ -33,7 +33,7 @@ import Testing
     static func measured(_ signal: (Int) -> Double) -> Double {
         let d = ModesTests.fed(seed: 5, signal)
         d.eventTriggerBlock = ModesTests.onset / d.blockSize + 1
-        return d.darkDb()
+        return d.darkDb() ?? .nan  // measurable for every signal here: nan fails any bound
     }
 
     @Test func aHeadStruckInTheBayIsBright() {
@@ -61,6 +61,6 @@ import Testing
     @Test func tooLittleHeardBeforeIsNotMeasured() {
         let d = ModesTests.fed(seed: 5, Self.head)
         d.eventTriggerBlock = 20  // 13 ms into the stream: not half of the 48 ms it is weighed against
-        #expect(d.darkDb() == -99)
+        #expect(d.darkDb() == nil)
     }
 }

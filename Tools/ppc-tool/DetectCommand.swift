@@ -103,16 +103,20 @@ enum DetectCommand {
         s.speedOfSoundMps = Configuration.defaults[.speedOfSoundMps]
         let d = ImpactDetector(s)
         if trace {
-            d.trace = { at, f, rejected in
-                // Every feature a rule weighs (Modules/Detect/README.md); -1 / -99: not measured for this event.
+            d.trace = { at, f, decision in
+                // Every feature a rule weighs (Modules/Detect/README.md); "—": not measured for this event.
+                func shown(_ v: Double?, _ format: String) -> String { v.map { String(format: format, $0) } ?? "—" }
+                func shown(_ v: Int?) -> String { v.map(String.init) ?? "—" }
                 Terminal.err(
                     String(
                         format:
-                            "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, attack %d samples (a quarter: %d), ring %.2f, modes %.1f dB, impulse %.1f dB, repeats %.2f, dark %.1f dB — %@",
+                            "event at sample %lld (%.3f s): snr %.1f dB, rise %d blocks, decay %.1f dB (3 ms %.1f, dip %.1f), above 6 kHz %.2f, above 4 kHz %.2f, ",
                         at, Double(at) / Double(rate), f.snrDb, f.riseBlocks, f.decayDb, f.earlyDecayDb, f.dipDb,
-                        f.broadband, f.broadband4k,
-                        f.attackSamples, f.attackQuarterSamples, f.modality, f.modesDb, f.impulseDb, f.repetition,
-                        f.darkDb, rejected.map { "rejected: \($0)" } ?? "candidate"))
+                        f.broadband, f.broadband4k)
+                        + "attack \(shown(f.attackSamples)) samples (a quarter: \(shown(f.attackQuarterSamples))), "
+                        + "ring \(shown(f.modality, "%.2f")), modes \(shown(f.modesDb, "%.1f")) dB, "
+                        + "impulse \(shown(f.impulseDb, "%.1f")) dB, repeats \(shown(f.repetition, "%.2f")), "
+                        + "dark \(shown(f.darkDb, "%.1f")) dB — \(decision)")
             }
         }
         return d

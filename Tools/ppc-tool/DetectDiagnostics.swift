@@ -48,21 +48,21 @@ enum DetectDiagnostics {
 
     static func describe(_ f: Candidate.Features) -> String {
         String(
-            format: "snr %.0f rise %d decay %.0f dip %.0f bb %.2f/%.2f attack %d", f.snrDb, f.riseBlocks, f.decayDb,
-            f.dipDb, f.broadband, f.broadband4k, f.attackSamples)
+            format: "snr %.0f rise %d decay %.0f dip %.0f bb %.2f/%.2f attack %@", f.snrDb, f.riseBlocks, f.decayDb,
+            f.dipDb, f.broadband, f.broadband4k, f.attackSamples.map(String.init) ?? "—")
     }
 
     static func listMisses(_ inv: Invocation) throws -> ExitCode {
         for s in try sessions(inv) {
             let d = ImpactDetector(.init(sampleRate: s.sampleRate))
-            var weighed: [(Int64, Candidate.Features, String?)] = []
+            var weighed: [(Int64, Candidate.Features, Decision)] = []
             d.trace = { weighed.append(($0, $1, $2)) }
             var found: [Candidate] = []
             s.samples.withUnsafeBufferPointer { d.process($0) { found.append($0) } }
             for t in s.impacts where !found.contains(where: { abs($0.onsetSample - t) < 2400 }) {
                 let e = s.events.first { $0.sample == t }
                 let near = weighed.filter { abs($0.0 - t) < 4800 }.map {
-                    "\($0.0 - t): \($0.2 ?? "accepted") \(describe($0.1))"
+                    "\($0.0 - t): \($0.2.rejection?.rawValue ?? "accepted") \(describe($0.1))"
                 }
                 Terminal.out("\(s.name) miss at \(t) \(e?.kind ?? "") (\(Int(e?.levelDbfs ?? 0)) dBFS): \(near)")
             }
@@ -90,14 +90,22 @@ enum DetectDiagnostics {
         ]
         func run(_ generator: String, _ s: ImpactCorpus.Session) {
             let d = ImpactDetector(.init(sampleRate: s.sampleRate))
-            d.trace = { t, f, r in
+            d.trace = { t, f, decision in
                 let truth = s.impacts.first { t - $0 < 64 && $0 - t < 160 }
                 let e =
                     truth.flatMap { tr in s.events.first { $0.sample == tr } }
                     ?? s.events.filter { $0.sample <= t + 160 }.max { $0.sample < $1.sample }
-                lines.append(
-                    "\(generator),\(s.name),\(t),\(truth != nil ? 1 : 0),\(e?.kind ?? "none"),\(r == nil ? 1 : 0),\(f.snrDb),\(f.riseBlocks),\(f.decayDb),\(f.earlyDecayDb),\(f.dipDb),\(f.broadband),\(f.broadband4k),\(f.jumpDb),\(f.attackSamples),\(f.laterPeakDb),\(f.modality),\(f.attackQuarterSamples),\(r ?? "accepted"),\(f.modesDb),\(f.repetition),\(f.impulseDb),\(f.darkDb)"
-                )
+                // Not measured: an empty field. A reason is quoted (it may hold a comma).
+                func v(_ x: (any CustomStringConvertible)?) -> String { x.map { "\($0)" } ?? "" }
+                let reason = "\"\(decision.rejection?.rawValue ?? "accepted")\""
+                let fields: [String] = [
+                    generator, s.name, "\(t)", truth != nil ? "1" : "0", e?.kind ?? "none",
+                    decision.rejection == nil ? "1" : "0", v(f.snrDb), v(f.riseBlocks), v(f.decayDb), v(f.earlyDecayDb),
+                    v(f.dipDb), v(f.broadband), v(f.broadband4k), v(f.jumpDb), v(f.attackSamples), v(f.laterPeakDb),
+                    v(f.modality), v(f.attackQuarterSamples), reason, v(f.modesDb), v(f.repetition), v(f.impulseDb),
+                    v(f.darkDb),
+                ]
+                lines.append(fields.joined(separator: ","))
             }
             s.samples.withUnsafeBufferPointer { d.process($0) { _ in } }
             for t in s.impacts { lines.append("\(generator),\(s.name),\(t),2,truth,0,,,,,,,,,,,,,,,,,") }
