@@ -43,6 +43,36 @@ public struct ClockRelation: Sendable, Equatable {
     }
 }
 
+extension ClockRelation {
+    /// A relation as a device reports it to its host (`relation_update`): the offset, skew and uncertainty the host
+    /// reads a device's times through, and how many exchanges they rest on. No reference time crosses the wire: the host
+    /// adds the offset, as the device stated it at its latest exchange.
+    public struct Report: Sendable, Equatable {
+        public var offsetNs: Int64
+        public var skewPpm: Double
+        public var uncertaintyNs: Int64
+        public var samples: UInt32
+
+        public init(offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32) {
+            self.offsetNs = offsetNs
+            self.skewPpm = skewPpm
+            self.uncertaintyNs = uncertaintyNs
+            self.samples = samples
+        }
+
+        /// A device time on the host clock (nil when the sum would not fit: no reading of a clock).
+        public func hostTime(ofDevice t: Int64) -> Int64? {
+            let (sum, overflow) = t.addingReportingOverflow(offsetNs)
+            return overflow ? nil : sum
+        }
+    }
+
+    /// What a device reports of this relation.
+    public var report: Report {
+        Report(offsetNs: offsetNs, skewPpm: skewPpm, uncertaintyNs: uncertaintyNs, samples: UInt32(clamping: samples))
+    }
+}
+
 /// Estimates a ``ClockRelation`` from sync samples: after a burst on connect, the median offset of the faster half of
 /// the exchanges; once they span long enough, a least-squares line through them gives offset and skew.
 public struct ClockEstimator: Sendable {

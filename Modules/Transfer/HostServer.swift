@@ -79,7 +79,7 @@ public final class HostServer: @unchecked Sendable {
     public let store: HostStore
     public let policy: IngestPolicy
     struct Device {
-        var relation: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)?
+        var relation: ClockRelation.Report?
         var lastSeenNs: Int64
         var events: Int
         /// Control channels of this device now open: its bulk and preview channels may idle only while one is.
@@ -111,7 +111,7 @@ public final class HostServer: @unchecked Sendable {
         /// "connected" while a control channel is open, else "disconnected".
         public var link: String
         public var captureProfile: String
-        public var relation: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)?
+        public var relation: ClockRelation.Report?
         public var status: DeviceStatus?
         /// The bay it belongs to (the host's setting, else its own word), and whether it hears shots itself (nil: not said).
         public var bay: String?
@@ -261,7 +261,7 @@ public final class HostServer: @unchecked Sendable {
     static let logLines = 4_000
 
     /// Each device's clock relation as last reported.
-    public var relations: [String: (offsetNs: Int64, skewPpm: Double, uncertaintyNs: Int64, samples: UInt32)] {
+    public var relations: [String: ClockRelation.Report] {
         state.withLock { s in s.devices.compactMapValues { $0.relation } }
     }
 
@@ -545,7 +545,9 @@ public final class HostServer: @unchecked Sendable {
                         "relation_update from \(device): offset \(o) ns, skew \(k) ppm and uncertainty \(u) ns are not a clock relation"
                     )
                 }
-                state.withLock { $0.devices[device]?.relation = (o, k, u, n) }
+                state.withLock {
+                    $0.devices[device]?.relation = ClockRelation.Report(offsetNs: o, skewPpm: k, uncertaintyNs: u, samples: n)
+                }
             case .shot(_, let t0):
                 guard t0.magnitude < DeviceLink.largestTimeNs.magnitude else {
                     throw LinkError(
