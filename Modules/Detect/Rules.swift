@@ -130,7 +130,8 @@ extension ImpactDetector {
     static let vetoesAfterModes: [Rule] = [.voice, .throughAWall]
     /// The vetoes asked of every other event let in, in order.
     static let vetoesAfterAdmission: [Rule] = [
-        .hiss, .burstOfNoise, .slowAttack, .slowAttackForItsBreadth, .reflection, .throughAWall, .bouncingBall, .unstruck,
+        .hiss, .burstOfNoise, .slowAttack, .slowAttackForItsBreadth, .reflection, .throughAWall, .bouncingBall,
+        .unstruck,
     ]
 
     /// Admission, then the vetoes: the whole decision of an event that rose sharply.
@@ -219,7 +220,8 @@ extension ImpactDetector {
             return e.endsABounceTrain
         case .unstruck:
             // Asked in this order: an impact usually rings, and the ring is then all that is measured.
-            return !(e.snrDb >= s.unstruckSnrDb || e.decayDb >= s.minDecayDb || m.ring() >= s.unstruckModality
+            return
+                !(e.snrDb >= s.unstruckSnrDb || e.decayDb >= s.minDecayDb || m.ring() >= s.unstruckModality
                 || m.modes() >= s.unstruckModesDb || m.impulse() >= s.unstruckImpulseDb)
         }
     }

@@ -130,7 +130,8 @@ public final class HostServer: @unchecked Sendable {
         case connected(device: String)
         case disconnected(device: String)
         case status(device: String)
-        case shot(device: String)
+        /// A shot the device heard: its t0 on the host clock through the device's relation (nil without one).
+        case shot(device: String, t0HostNs: Int64?)
         case preview(device: String, width: Int, height: Int, luma: [UInt8])
         /// A first look at a shot arrived, ahead of its clip: stored at `path`; its t0 and first frame on the host's
         /// clock (nil without a clock relation).
@@ -140,7 +141,7 @@ public final class HostServer: @unchecked Sendable {
     }
 
     /// Called on the connection's thread as each live event happens; must return at once.
-    public var onLive: (@Sendable (LiveEvent) -> Void)?
+    public let onLive: (@Sendable (LiveEvent) -> Void)?
 
     /// Every device seen since the host started, with its live state.
     public var liveDevices: [LiveDevice] {
@@ -164,38 +165,64 @@ public final class HostServer: @unchecked Sendable {
     /// Every device's control channel now open, so a stop can say bye on each (`stop(saying:)`).
     let controls = Guarded<[ObjectIdentifier: ControlChannel]>([:])
     /// Tests: cut every bulk connection after this many chunks.
-    public var stopBulkAfterChunks: Int?
+    public let stopBulkAfterChunks: Int?
     /// A control channel silent this long is a dead peer and is closed (three missed heartbeats at link.heartbeatHz).
-    public var deadPeerTimeoutNs: Int64 = 3_000_000_000
+    public let deadPeerTimeoutNs: Int64
     /// Called with each log line as it happens (ppc-host prints them).
-    public var onLog: (@Sendable (String) -> Void)?
+    public let onLog: (@Sendable (String) -> Void)?
 
     /// Who may connect: paired devices over the encrypted link (plaintext too only when `security.allowPlaintext`).
     public let security: HostSecurity
     /// Measures a received clip.mp4 (ppc-host sets it to libavformat's reading); nil: clips are not measured.
-    public var measureClip: (@Sendable (String) -> Result<ClipMeasurement, MeasureError>)?
+    public let measureClip: (@Sendable (String) -> Result<ClipMeasurement, MeasureError>)?
     /// Why a received bundle's files are not those its own meta.json records (ppc-host sets it to
     /// `ClipMeta.verifyBundle`), or nil when they are; nil: not checked. A ppc device checks before it sends, so a
     /// mismatch means another sender, or a broken one: the clip is kept (every byte verified as sent) and marked.
-    public var checkBundle: (@Sendable (String) -> String?)?
+    public let checkBundle: (@Sendable (String) -> String?)?
 
     public struct MeasureError: Error, Sendable {
         public let reason: String
         public init(_ reason: String) { self.reason = reason }
     }
 
-    /// `onClipStored` is called with each newly stored clip's folder (see ``HostStore``); it must return at once.
+    /// What a host is told at its start beside where it listens, what it keeps and whom it takes: what it calls as
+    /// things happen, and how it checks what arrives. Every field is fixed for the server's life.
+    public struct Options: Sendable {
+        /// The bay the host sets for a device (nil: none set; the device's own word then counts).
+        public var bays: @Sendable (String) -> String? = { _ in nil }
+        /// Called with each newly stored clip's folder (see ``HostStore``); must return at once.
+        public var onClipStored: (@Sendable (String) -> Void)?
+        /// Called on the connection's thread as each live event happens; must return at once.
+        public var onLive: (@Sendable (LiveEvent) -> Void)?
+        /// Called with each log line as it happens.
+        public var onLog: (@Sendable (String) -> Void)?
+        /// Measures a received clip.mp4; nil: clips are not measured.
+        public var measureClip: (@Sendable (String) -> Result<ClipMeasurement, MeasureError>)?
+        /// Why a received bundle's files are not those its own meta.json records; nil: not checked.
+        public var checkBundle: (@Sendable (String) -> String?)?
+        /// A control channel silent this long is a dead peer (three missed heartbeats at link.heartbeatHz).
+        public var deadPeerTimeoutNs: Int64 = 3_000_000_000
+        /// Tests and fault injection: cut every bulk connection after this many chunks.
+        public var stopBulkAfterChunks: Int?
+
+        public init() {}
+    }
+
     public init(
         host: String, port: Int, library: String, policy: IngestPolicy, security: HostSecurity,
-        pending: PendingConnections = PendingConnections(),
-        bays: @escaping @Sendable (String) -> String? = { _ in nil },
-        onClipStored: (@Sendable (String) -> Void)? = nil
+        pending: PendingConnections = PendingConnections(), options: Options = Options()
     ) throws {
-        self.bays = bays
+        bays = options.bays
+        onLive = options.onLive
+        onLog = options.onLog
+        measureClip = options.measureClip
+        checkBundle = options.checkBundle
+        deadPeerTimeoutNs = options.deadPeerTimeoutNs
+        stopBulkAfterChunks = options.stopBulkAfterChunks
         self.security = security
         listener = try Listener(host: host, port: port)
         self.pending = pending
-        store = try HostStore(library: library, onClipStored: onClipStored)
+        store = try HostStore(library: library, onClipStored: options.onClipStored)
         self.policy = policy
     }
 
@@ -546,19 +573,21 @@ public final class HostServer: @unchecked Sendable {
                     )
                 }
                 state.withLock {
-                    $0.devices[device]?.relation = ClockRelation.Report(offsetNs: o, skewPpm: k, uncertaintyNs: u, samples: n)
+                    $0.devices[device]?.relation = ClockRelation.Report(
+                        offsetNs: o, skewPpm: k, uncertaintyNs: u, samples: n)
                 }
             case .shot(_, let t0):
                 guard t0.magnitude < DeviceLink.largestTimeNs.magnitude else {
                     throw LinkError(
                         .malformed, "shot from \(device): t0 \(t0) ns is no reading of a capture clock (|t0| < 2^62)")
                 }
-                state.withLock {
+                let relation = state.withLock {
                     $0.devices[device]?.events += 1
                     $0.devices[device]?.lastShotDeviceNs = t0
                     $0.devices[device]?.lastShotAtNs = now
+                    return $0.devices[device]?.relation
                 }
-                onLive?(.shot(device: device))
+                onLive?(.shot(device: device, t0HostNs: relation?.hostTime(ofDevice: t0)))
                 relay(shotAt: t0, from: device)
             case .deviceInfo(let bay, let hears):
                 if let why = bay.isEmpty ? nil : PlainName.problem(bay, what: "bay") {

@@ -50,6 +50,8 @@ struct RuleTests {
 
     @Test func aDecisionSaysItsRuleOrItsAdmission() {
         #expect(Decision.rejected(.hiss).description == "rejected: hiss" && Decision.rejected(.hiss).rejection == .hiss)
-        #expect(Decision.accepted(.struck).description == "accepted (struck)" && Decision.accepted(.struck).rejection == nil)
+        #expect(
+            Decision.accepted(.struck).description == "accepted (struck)" && Decision.accepted(.struck).rejection == nil
+        )
     }
 }

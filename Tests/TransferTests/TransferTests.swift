@@ -65,16 +65,18 @@ struct TransferTests {
     @Test func aBundleThatDoesNotMatchItsMetaIsKeptAndMarked() throws {
         let tmp = TemporaryDirectory("ppc-link")
         _ = try Self.bundle(tmp.sub("staged"))
-        let server = try HostServer(
-            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
         let seen = Guarded<[String]>([])
-        server.checkBundle = { folder in
+        var options = HostServer.Options()
+        options.checkBundle = { folder in
             seen.withLock { $0.append(folder) }
             return (try? FileManager.default.contentsOfDirectory(atPath: folder).sorted()) == [
                 "audio.wav", "clip.mp4", "meta.json",
             ]
                 ? "clip.mp4: its bytes are not those minted" : "unexpected files"
         }
+        let server = try HostServer(
+            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly,
+            options: options)
         Self.start(server)
         defer { server.stop() }
         let report = try BundleSender.send(
@@ -99,8 +101,10 @@ struct TransferTests {
         let tmp = TemporaryDirectory("ppc-link")
         let files = try Self.bundle(tmp.sub("staged"))
         let library = tmp.sub("library")
-        let first = try HostServer(host: "127.0.0.1", port: 0, library: library, policy: .any, security: plaintextOnly)
-        first.stopBulkAfterChunks = chunks
+        var options = HostServer.Options()
+        options.stopBulkAfterChunks = chunks
+        let first = try HostServer(
+            host: "127.0.0.1", port: 0, library: library, policy: .any, security: plaintextOnly, options: options)
         Self.start(first)
         #expect(throws: (any Error).self) {
             try BundleSender.send(
@@ -301,9 +305,11 @@ struct TransferTests {
 
     @Test func theHostClosesADeviceThatFallsSilentForThreeHeartbeats() throws {
         let tmp = TemporaryDirectory("ppc-link")
+        var options = HostServer.Options()
+        options.deadPeerTimeoutNs = 150_000_000
         let server = try HostServer(
-            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
-        server.deadPeerTimeoutNs = 150_000_000
+            host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly,
+            options: options)
         Self.start(server)
         defer { server.stop() }
         let c = try Connection.connect(host: "127.0.0.1", port: server.port, channel: .control)
@@ -370,9 +376,11 @@ struct HostHostileInputTests {
         let server: HostServer
         var library: String { tmp.sub("library") }
         init(deadPeerTimeoutNs: Int64 = 3_000_000_000) throws {
+            var options = HostServer.Options()
+            options.deadPeerTimeoutNs = deadPeerTimeoutNs
             server = try HostServer(
-                host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly)
-            server.deadPeerTimeoutNs = deadPeerTimeoutNs
+                host: "127.0.0.1", port: 0, library: tmp.sub("library"), policy: .any, security: plaintextOnly,
+                options: options)
             TransferTests.start(server)
         }
         deinit { server.stop() }

@@ -374,44 +374,16 @@ let root = Command(
         // keeps connections that have not finished a handshake to an eighth of it (at most 128).
         let files = FileLimit.raiseToHard()
         let pendingLimits = PendingConnections.Limits(perPeer: 8, overall: min(128, max(16, files.soft / 8)))
-        do {
-            server = try HostServer(
-                host: host, port: port, library: library, policy: policy, security: security,
-                pending: PendingConnections(pendingLimits),
-                bays: { bays.bay(of: $0) },
-                onClipStored: { dir in
-                    views.enqueue(dir)
-                    // Indexed off the receive path too: the clip is already durable; the catalogue is its index.
-                    cataloguing.async {
-                        do {
-                            let (clip, warning) = try LibraryClip.place(dir, in: catalogue)
-                            if let warning { Terminal.err("ppc-host: \(warning)") }
-                            let after =
-                                clip.t0HostNs.map {
-                                    String(format: ", %.0f ms after its t0", Double(monotonicNowNs() - $0) / 1e6)
-                                } ?? ""
-                            Terminal.out(
-                                "ppc-host: catalogued \(clip.clipID) (\(clip.device), swing \(clip.swingID ?? clip.clipID)\(after))"
-                            )
-                            studioBox.studio?.clipCatalogued(clip)
-                        } catch {
-                            notCatalogued.add(1, ordering: .relaxed)
-                            Terminal.out(
-                                "ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)")
-                        }
-                    }
-                })
-        } catch {
-            throw CommandFailure.failure("\(error)")
-        }
-        server.onLog = { Terminal.out("ppc-host: \($0)") }
+        var options = HostServer.Options()
+        options.bays = { bays.bay(of: $0) }
+        options.onLog = { Terminal.out("ppc-host: \($0)") }
         // Each received bundle is checked against its own meta.json (a ppc device checks before it sends: a mismatch is
         // another sender's), and its clip measured from its own file (libavformat, demux only) against the policy.
         // A clip's folder is named by its id (as offered): a meta.json naming another clip does not match either.
-        server.checkBundle = {
+        options.checkBundle = {
             ClipMeta.bundleProblem($0, besides: HostStore.hostFiles, clipID: ($0 as NSString).lastPathComponent)
         }
-        server.measureClip = { path in
+        options.measureClip = { path in
             do {
                 let f = try ClipProbe.facts(path)
                 return .success(
@@ -421,8 +393,53 @@ let root = Command(
             } catch { return .failure(HostServer.MeasureError("\(error)")) }
         }
         if let n = try inv.parsed("cut-bulk-after-chunks", in: 1...Int(Int32.max)) {
-            server.stopBulkAfterChunks = n
+            options.stopBulkAfterChunks = n
             Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
+        }
+        // What the studio shows at once (nothing while there is no studio).
+        options.onLive = { [studioBox] event in
+            guard let studio = studioBox.studio else { return }
+            switch event {
+            case .connected, .disconnected, .status: studio.devicesChanged()
+            case .shot(let device, let t0HostNs):
+                studio.devicesChanged()
+                studio.shot(device: device, t0HostNs: t0HostNs)
+            case .preview(let device, let w, let h, let luma):
+                studio.preview(device: device, width: w, height: h, luma: luma)
+            case .look(let device, let clipID, _, let t0, let zero, let t0Device, let zeroDevice):
+                studio.look(
+                    device: device, clipID: clipID, t0HostNs: t0, zeroHostNs: zero, t0DeviceNs: t0Device,
+                    zeroDeviceNs: zeroDevice)
+            }
+        }
+        options.onClipStored = { dir in
+            views.enqueue(dir)
+            // Indexed off the receive path too: the clip is already durable; the catalogue is its index.
+            cataloguing.async {
+                do {
+                    let (clip, warning) = try LibraryClip.place(dir, in: catalogue)
+                    if let warning { Terminal.err("ppc-host: \(warning)") }
+                    let after =
+                        clip.t0HostNs.map {
+                            String(format: ", %.0f ms after its t0", Double(monotonicNowNs() - $0) / 1e6)
+                        } ?? ""
+                    Terminal.out(
+                        "ppc-host: catalogued \(clip.clipID) (\(clip.device), swing \(clip.swingID ?? clip.clipID)\(after))"
+                    )
+                    studioBox.studio?.clipCatalogued(clip)
+                } catch {
+                    notCatalogued.add(1, ordering: .relaxed)
+                    Terminal.out(
+                        "ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)")
+                }
+            }
+        }
+        do {
+            server = try HostServer(
+                host: host, port: port, library: library, policy: policy, security: security,
+                pending: PendingConnections(pendingLimits), options: options)
+        } catch {
+            throw CommandFailure.failure("\(error)")
         }
         // Clips stored before this start and not in the catalogue — the host stopped before it indexed them, or `make
         // run`'s file sink wrote them into this folder — are catalogued first, studio or not; and again each time a
@@ -495,20 +512,6 @@ let root = Command(
                 }
             } catch { throw CommandFailure.failure("ppc-host: the studio: \(error)") }
             studioBox.studio = studio
-            server.onLive = { [studio, server] event in
-                switch event {
-                case .connected, .disconnected, .status: studio.devicesChanged()
-                case .shot(let device):
-                    studio.devicesChanged()
-                    studio.shot(device: device, t0HostNs: server.liveDevices.first { $0.id == device }?.lastShotHostNs)
-                case .preview(let device, let w, let h, let luma):
-                    studio.preview(device: device, width: w, height: h, luma: luma)
-                case .look(let device, let clipID, _, let t0, let zero, let t0Device, let zeroDevice):
-                    studio.look(
-                        device: device, clipID: clipID, t0HostNs: t0, zeroHostNs: zero, t0DeviceNs: t0Device,
-                        zeroDeviceNs: zeroDevice)
-                }
-            }
             let shown = studioHostShown(http)
             if let access {
                 Terminal.out(
