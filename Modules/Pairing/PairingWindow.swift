@@ -22,10 +22,14 @@ public final class PairingWindow: @unchecked Sendable {
         public var attempts: Int
         public var hostName: String
         public var answerTimeoutNs: Int64 = PairingProtocol.defaultAnswerTimeoutNs
-        public init(windowNs: Int64, attempts: Int, hostName: String) {
+        /// Where the host serves devices (`HOST:PORT`), said to a device the host connected to (it pins the key under
+        /// it); nil in a window, where the device already knows.
+        public var serves: String?
+        public init(windowNs: Int64, attempts: Int, hostName: String, serves: String? = nil) {
             self.windowNs = windowNs
             self.attempts = attempts
             self.hostName = hostName
+            self.serves = serves
         }
     }
 
@@ -41,7 +45,8 @@ public final class PairingWindow: @unchecked Sendable {
         @Sendable (_ code: String, _ deviceID: String, _ address: String, _ fingerprint: String, _ deadlineNs: Int64) ->
         Bool
 
-    let listener: Listener
+    /// Where devices connect; nil when the host connects to one device itself (`pair(over:)`).
+    let listener: Listener?
     let identity: Identity
     let settings: Settings
     let admit: @Sendable (_ deviceID: String, _ key: [UInt8]) -> String?
@@ -62,7 +67,7 @@ public final class PairingWindow: @unchecked Sendable {
     let finished = NSCondition()
 
     public init(
-        listener: Listener, identity: Identity, settings: Settings,
+        listener: Listener?, identity: Identity, settings: Settings,
         admit: @escaping @Sendable (_ deviceID: String, _ key: [UInt8]) -> String?,
         ask: @escaping Ask, say: @escaping @Sendable (String) -> Void
     ) {
@@ -77,6 +82,7 @@ public final class PairingWindow: @unchecked Sendable {
     /// Serves the window until a device is paired, its attempts are used or its time is up; returns once every
     /// exchange it began has ended.
     public func run() -> Outcome {
+        guard let listener else { return .closed(attempts: 0) }
         let deadline = monotonicNowNs() + settings.windowNs
         while monotonicNowNs() < deadline, state.withLock({ $0.outcome == nil }) {
             // In slices, so a pairing made on another thread ends the wait at once.
@@ -116,24 +122,32 @@ public final class PairingWindow: @unchecked Sendable {
         return outcome
     }
 
+    /// The same exchange over one connection the host opened itself — to a device that advertised itself (`ppc-host
+    /// pair --device`) — within the window's time and attempts: one way to pair, whoever connected.
+    public func pair(over c: Connection) -> Outcome {
+        serve(c, ticket: nil, deadline: monotonicNowNs() + settings.windowNs)
+        return state.withLock { $0.outcome ?? .closed(attempts: $0.attempts) }
+    }
+
     func note(_ kind: String, _ line: String) {
         if let shown = throttle.pass(kind, line) { say(shown) }
     }
 
     var isClosed: Bool { state.withLock { $0.outcome != nil } }
 
-    func serve(_ c: Connection, ticket: PendingConnections.Ticket, deadline: Int64) {
+    func serve(_ c: Connection, ticket: PendingConnections.Ticket?, deadline: Int64) {
         guard (try? c.readPreamble(PairingProtocol.preamble.count)) == PairingProtocol.preamble else {
             note(
                 "not-pairing",
-                "\(c.peer) is not a pairing request (a device runs: ppc-tool pair HOST:\(listener.port)); closed")
+                "\(c.peer) is not a pairing request (a device runs: ppc-tool pair HOST:\(listener?.port ?? 0)); closed")
             return
         }
-        pending.settled(ticket)
+        if let ticket { pending.settled(ticket) }
         var reachedCode = false
         do {
             let result = try PairingProtocol.pairAsHost(
-                c, identity: identity, hostName: settings.hostName, answerTimeoutNs: settings.answerTimeoutNs,
+                c, identity: identity, hostName: settings.hostName, serves: settings.serves,
+                answerTimeoutNs: settings.answerTimeoutNs,
                 admit: admit,
                 confirm: { [self] code, id, fingerprint in
                     // One code before the person at a time; the next waits its turn (and a second after a failed one).

@@ -70,7 +70,7 @@ let pairCommand = Command(
         }
         if let wanted = inv.value("device") {
             // The device advertised itself; the host connects to it and the pairing runs as from a window.
-            guard let serves = inv.value("serves"), serves.split(separator: ":").count == 2 else {
+            guard let serves = try inv.endpoint("serves")?.description else {
                 throw CommandFailure.usage(
                     "--device needs --serves HOST:PORT: where this host serves devices (the device pins the key under it)"
                 )
@@ -91,33 +91,16 @@ let pairCommand = Command(
             } catch {
                 throw CommandFailure.failure("\(wanted) at \(service.address):\(service.port): \(error)")
             }
-            guard (try? c.readPreamble(PairingProtocol.preamble.count)) == PairingProtocol.preamble else {
-                throw CommandFailure.failure("\(service.address):\(service.port) did not start a pairing")
-            }
-            do {
-                let result = try PairingProtocol.pairAsHost(
-                    c, identity: state.identity, hostName: name, serves: serves,
-                    admit: { id, key in
-                        id == wanted
-                            ? admit(id, key)
-                            : "this host asked to pair with '\(wanted)', and this device says it is '\(id)'"
-                    },
-                    confirm: { code, id, fingerprint in
-                        Terminal.out(
-                            "ppc-host: device '\(id)' at \(service.address):\(service.port) (device key \(fingerprint))"
-                        )
-                        Terminal.out("code: \(code)")
-                        return Terminal.ask("Does the device show the same code?", timeoutNs: Int64(window * 1e9))
-                    })
-                try peers.pin(name: result.peerName, key: result.peerKey)
-                Terminal.out(
-                    "ppc-host: paired '\(result.peerName)' (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)"
-                )
-                return .success
-            } catch {
-                Terminal.err("ppc-host: pairing with \(wanted) failed: \(error)")
-                return .failure
-            }
+            let pairing = PairingWindow(
+                listener: nil, identity: state.identity,
+                settings: .init(windowNs: Int64(window * 1e9), attempts: 1, hostName: name, serves: serves),
+                admit: { id, key in
+                    id == wanted
+                        ? admit(id, key)
+                        : "this host asked to pair with '\(wanted)', and this device says it is '\(id)'"
+                },
+                ask: ask, say: { Terminal.out("ppc-host: \($0)") })
+            return try pinned(pairing.pair(over: c), peers: peers, failure: "pairing with \(wanted) failed")
         }
         let listener: Listener
         do { listener = try Listener(host: host, port: port) } catch { throw CommandFailure.failure("\(error)") }
@@ -129,27 +112,32 @@ let pairCommand = Command(
         let pairing = PairingWindow(
             listener: listener, identity: state.identity,
             settings: .init(windowNs: Int64(window * 1e9), attempts: attempts, hostName: name),
-            admit: { id, key in admit(id, key) },
-            ask: { code, id, address, fingerprint, deadline in
-                Terminal.out("code: \(code)")  // who asks was said just before: its id, its address and its key
-                return Terminal.ask(
-                    "Does the device show the same code?", timeoutNs: max(0, deadline - monotonicNowNs()))
-            },
-            say: { Terminal.out("ppc-host: \($0)") })
-        switch pairing.run() {
-        case .paired(let result, let address):
-            do { try peers.pin(name: result.peerName, key: result.peerKey) } catch {
-                throw CommandFailure.failure("\(error)")
-            }
-            Terminal.out(
-                "ppc-host: paired '\(result.peerName)' at \(address) (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)"
-            )
-            return .success
-        case .closed(let tried):
-            Terminal.err("ppc-host: pairing window closed (\(tried) code(s) shown); nothing pinned")
-            return .failure
-        }
+            admit: { id, key in admit(id, key) }, ask: ask, say: { Terminal.out("ppc-host: \($0)") })
+        return try pinned(pairing.run(), peers: peers, failure: "pairing window closed")
     })
+
+/// What the person at the host is asked, once who asks was said: the code, and yes or no before the deadline.
+@Sendable func ask(code: String, id: String, address: String, fingerprint: String, deadline: Int64) -> Bool {
+    Terminal.out("code: \(code)")
+    return Terminal.ask("Does the device show the same code?", timeoutNs: max(0, deadline - monotonicNowNs()))
+}
+
+/// A pairing's end, whichever way it began: the device pinned and said, or nothing pinned and why.
+func pinned(_ outcome: PairingWindow.Outcome, peers: PairedPeers, failure: String) throws -> ExitCode {
+    switch outcome {
+    case .paired(let result, let address):
+        do { try peers.pin(name: result.peerName, key: result.peerKey) } catch {
+            throw CommandFailure.failure("\(error)")
+        }
+        Terminal.out(
+            "ppc-host: paired '\(result.peerName)' at \(address) (device key \(KeyText.fingerprint(result.peerKey))); pinned in \(peers.path)"
+        )
+        return .success
+    case .closed(let tried):
+        Terminal.err("ppc-host: \(failure) (\(tried) code(s) shown); nothing pinned")
+        return .failure
+    }
+}
 
 let discoverCommand = Command(
     "discover", abstract: "The ppc devices advertising themselves on the local network (DNS-SD, _ppc._tcp).",
