@@ -59,21 +59,24 @@ public final class SessionRunner: @unchecked Sendable {
         public var durationNs: Int64?
         /// Where Policy reads thermal zones (tests point it at a directory they write).
         public var thermalRoot: String
+        /// Told every event as the session records it (on the recording stage's thread; must return at once).
+        public var observe: (@Sendable (SessionEvent) -> Void)?
 
         public init(
             context: SessionContext, shotThreshold: Double = 0.5, durationNs: Int64? = nil,
-            thermalRoot: String = "/sys/class/thermal"
+            thermalRoot: String = "/sys/class/thermal", observe: (@Sendable (SessionEvent) -> Void)? = nil
         ) {
             self.context = context
             self.shotThreshold = shotThreshold
             self.durationNs = durationNs
             self.thermalRoot = thermalRoot
+            self.observe = observe
         }
     }
 
     /// A live view for a progress line.
     public struct Progress: Sendable {
-        public var state: String
+        public var state: SessionState
         public var framesEncoded: Int
         public var ringFragments: Int
         public var ringCapacity: Int
@@ -159,25 +162,20 @@ public final class SessionRunner: @unchecked Sendable {
     var capture: CaptureSession?
     var audioDone = false
     var framesEncoded = 0
-    var state = "warming"
+    var state = SessionState.warming
     var errors: [String] = []
     /// Every interruption the video source reported, latest state of each (by id).
     var interruptions: [SourceInterruption] = []
     /// Every interruption the audio source reported (a microphone that went away), latest state of each (by id).
     var audioInterruptions: [SourceInterruption] = []
-    /// The reason of the audio interruption just verified over, for the gap its samples leave (under `lock`).
-    var audioResumedReason: String?
+    /// The audio thread's stage (nil without an audio source); what it alone measured is read after it ended.
+    var audioStage: AudioStage?
     /// Shots minted although policy asked minting to wait, and why (under `lock`).
     var mintForced: Set<UInt64> = []
     var policyNotes: [String] = []
     // Owned by the audio thread:
-    var envelope = PeakEnvelope()
-    var audioDriftMaxNs: Int64 = 0
     /// Stretches the audio source lost (its sample numbering jumped), in order; read under `lock` by the report.
     var audioGaps: [AudioGap] = []
-    var audioStartNs: Int64?
-    /// The most 10 ms blocks that waited at once in the audio source's queue (under `lock`).
-    var audioBacklogDeepestBlocks = 0
     /// The audio source's queue: 2 s of 10 ms blocks (`AudioReadAhead`).
     static let audioReadAheadBlocks = 200
     let wallStart = monotonicNowNs()
@@ -394,7 +392,13 @@ public final class SessionRunner: @unchecked Sendable {
             t.start()
         }
         thread("ppc.video") { self.videoLoop() }
-        if components.audio != nil { thread("ppc.audio") { self.audioLoop() } } else { audioDone = true }
+        if let source = components.audio {
+            let stage = AudioStage(session: self, source: source)
+            audioStage = stage
+            thread("ppc.audio") { stage.run() }
+        } else {
+            audioDone = true
+        }
         if components.imu != nil { thread("ppc.imu") { self.imuLoop() } }
         thread("ppc.mint") { self.mintLoop() }
         if components.sinks.contains(where: { $0 is LookSending }) { thread("ppc.look") { self.lookLoop() } }
@@ -433,7 +437,7 @@ public final class SessionRunner: @unchecked Sendable {
             lastNs = now
             let heat = policy.thermal.last
             let report = DeviceStatusReport(
-                armed: state == "armed", state: state, framesPerSecond: fps, framesDropped: dropped,
+                armed: state == .armed, state: state.description, framesPerSecond: fps, framesDropped: dropped,
                 thermal: heat.map { "\($0.level)" } ?? "unknown (no thermal zone readable)",
                 thermalCelsius: heat?.hottestCelsius,
                 // as Policy last sampled it: one statvfs per policy sample, not two
@@ -442,11 +446,79 @@ public final class SessionRunner: @unchecked Sendable {
         }
     }
 
-    func fail(_ stage: String, _ error: any Error) {
+    func fail(_ stage: String, _ error: any Error) { record(.failed(stage: stage, error: "\(error)")) }
+
+    /// Applies `event` to what the stages share, under `lock`; wakes every thread waiting on it; then tells the
+    /// observer the event and any change of state it made. The one way a stage changes the session's shared state.
+    func record(_ event: SessionEvent) {
         lock.lock()
-        errors.append("\(stage): \(error)")
+        let before = state
+        switch event {
+        case .state(let s): state = s
+        case .fragment(let startNs, let endNs, let frames, let startsWithKeyframe):
+            newestFragmentEndNs = max(newestFragmentEndNs, endNs)
+            if firstFragmentStartNs == nil && startsWithKeyframe { firstFragmentStartNs = startNs }
+            framesEncoded += frames
+            if case .interrupted = state {} else { state = .armed }
+        case .interruption(let source, let i):
+            switch source {
+            case .video:
+                if let k = interruptions.firstIndex(where: { $0.id == i.id }) {
+                    interruptions[k] = i
+                } else {
+                    interruptions.append(i)
+                }
+                // Armed again only once the resumed stream is verified (seed 001), and the microphone is there too.
+                state = i.endNs == nil ? .interrupted(reason: i.reason) : armedOrStillInterrupted
+            case .audio:
+                if let k = audioInterruptions.firstIndex(where: { $0.id == i.id }) {
+                    audioInterruptions[k] = i
+                } else {
+                    audioInterruptions.append(i)
+                }
+                if !videoDone { state = i.endNs == nil ? .interrupted(reason: i.reason) : armedOrStillInterrupted }
+            }
+        case .audioGap(let gap): audioGaps.append(gap)
+        case .candidate(let cand, _):
+            // Retention is bounded in candidates, not shots (REQ-PRIV-6): the book evicts the oldest past its cap.
+            let (isShot, drop) = book.record(cand)
+            if let drop { audioWindows[drop] = nil }  // its audio goes with it, unless a shot still needs it
+            // A bay-mate's relay of the same swing, still waiting, gives way to what this microphone heard.
+            if isShot, let same = relay.heard(cand, waiting: book.pending) { book.withdraw(same) }
+            if isShot {
+                eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))
+                extendStop(for: cand)
+            }
+        case .audioWindow, .minted: break  // applied by `keep(_:for:)` and the minter
+        case .sourceEnded(.audio): audioDone = true
+        case .sourceEnded(.video): videoDone = true
+        case .failed(let stage, let error): errors.append("\(stage): \(error)")
+        case .note(let note): policyNotes.append(note)
+        }
+        let after = state
+        lock.broadcast()
         lock.unlock()
+        guard let observe = options.observe else { return }
+        observe(event)
+        // A change of state the event made, said too (unless the event was the state itself).
+        if case .state = event { return }
+        if after != before { observe(.state(after)) }
     }
+
+    /// Keeps a candidate's audio window for its mint — only while the candidate is retained (or a shot waits for it):
+    /// retention stays bounded.
+    func keep(_ window: AudioWindow, for id: UInt64) {
+        lock.lock()
+        if book.needsAudio(id) { audioWindows[id] = window }
+        lock.broadcast()
+        lock.unlock()
+        options.observe?(.audioWindow(shot: id, samples: window.samples.count, missing: window.missing))
+    }
+
+    /// What the audio stage measured, for the report (after its thread ended; nothing without an audio source).
+    var envelope: PeakEnvelope { audioStage?.envelope ?? PeakEnvelope() }
+    var audioDriftMaxNs: Int64 { audioStage?.driftMaxNs ?? 0 }
+    var audioBacklogDeepestBlocks: Int { audioStage?.backlogDeepestBlocks ?? 0 }
 
     // MARK: Video
 
@@ -458,13 +530,11 @@ public final class SessionRunner: @unchecked Sendable {
         capture = session
         lock.unlock()
         session.onPublish = { [self] f in
-            lock.lock()
-            newestFragmentEndNs = max(newestFragmentEndNs, f.endNs)
-            if firstFragmentStartNs == nil && f.startsWithKeyframe { firstFragmentStartNs = f.startNs }
-            framesEncoded += Int(f.frameCount)
-            if !state.hasPrefix("interrupted") { state = "armed" }
-            lock.broadcast()
-            lock.unlock()
+            record(
+                .fragment(
+                    startNs: f.startNs, endNs: f.endNs, frames: Int(f.frameCount),
+                    startsWithKeyframe: f.startsWithKeyframe)
+            )
         }
         let observers = components.sinks.compactMap { $0 as? FrameObserving }
         if !observers.isEmpty {
@@ -472,18 +542,7 @@ public final class SessionRunner: @unchecked Sendable {
             session.frameObserver = { frame, info in for o in observers { o.observe(frame, format: format, info: info) }
             }
         }
-        session.onInterruption = { [self] i in
-            lock.lock()
-            if let k = interruptions.firstIndex(where: { $0.id == i.id }) {
-                interruptions[k] = i
-            } else {
-                interruptions.append(i)
-            }
-            // Armed again only once the resumed stream is verified (seed 001), and the microphone is there too.
-            state = i.endNs == nil ? "interrupted: \(i.reason)" : armedOrStillInterrupted
-            lock.broadcast()
-            lock.unlock()
-        }
+        session.onInterruption = { [self] i in record(.interruption(.video, i)) }
         do {
             let stats = try session.run(.init(durationNs: options.durationNs)) {
                 $0 >= self.stopAtNs.load(ordering: .relaxed)
@@ -499,7 +558,7 @@ public final class SessionRunner: @unchecked Sendable {
         }
         lock.lock()
         videoDone = true
-        state = "draining"
+        state = .draining
         // Capture is over: the audio is heard up to the last frame, and as far past it as the last shots' audio windows
         // reach, no further (a live microphone would otherwise go on for ever); a microphone that went away is no
         // longer waited for.
@@ -510,166 +569,20 @@ public final class SessionRunner: @unchecked Sendable {
         if heardUntil < stopAtNs.load(ordering: .relaxed) { stopAtNs.store(heardUntil, ordering: .relaxed) }
         lock.broadcast()
         lock.unlock()
+        options.observe?(.sourceEnded(.video))
+        options.observe?(.state(.draining))
         (components.audio as? DeviceWaiting)?.stopWaitingForDevice()
     }
 
-    /// "armed", unless a source's interruption is still open: then that one's reason. Under `lock`.
-    var armedOrStillInterrupted: String {
+    /// Armed, unless a source's interruption is still open: then interrupted by that one. Under `lock`.
+    var armedOrStillInterrupted: SessionState {
         if let open = (interruptions + audioInterruptions).last(where: { $0.endNs == nil }) {
-            return "interrupted: \(open.reason)"
+            return .interrupted(reason: open.reason)
         }
-        return "armed"
+        return .armed
     }
 
     // MARK: Audio and detection
-
-    func audioLoop() {
-        guard let source = components.audio else { return }
-        let c = components.config
-        let rate = source.sampleRate
-        let history = AudioHistory(sampleRate: rate, seconds: Double(c[.audioWindowNs]) / 1e9 + 4)
-        let block = max(1, rate / 100)  // 10 ms
-        // The source's own queue: its reader never waits for the detector or a sink (`AudioReadAhead`).
-        let reader = AudioReadAhead(source: source, blockFrames: block, slots: Self.audioReadAheadBlocks)
-        if let reporting = source as? InterruptionReporting {
-            // Called on the source's reader thread: the state, the report's list and the reason the next gap gives.
-            reporting.onInterruption = { [self] i in
-                lock.lock()
-                if let k = audioInterruptions.firstIndex(where: { $0.id == i.id }) {
-                    audioInterruptions[k] = i
-                } else {
-                    audioInterruptions.append(i)
-                }
-                if i.verified { audioResumedReason = i.reason }
-                if !videoDone { state = i.endNs == nil ? "interrupted: \(i.reason)" : armedOrStillInterrupted }
-                lock.broadcast()
-                lock.unlock()
-            }
-        }
-        reader.start()
-        var started = false
-        var expected: Int64 = 0
-        let clock = source as? SampleClockMapping
-        var found: [DetectedImpact] = []
-        // Windows owed to shots, cut as soon as their last sample has been heard (thread-owned; handed over under lock).
-        // Each keeps its first sample's capture-clock time, taken with t0 from the same clock fit, so t0's place in
-        // audio.wav is exactly where meta.json says.
-        var owed: [(id: UInt64, first: Int64, count: Int, firstNs: Int64, nsPerSample: Double)] = []
-        let preSamples = Int64(Double(c[.audioPreNs]) * Double(rate) / 1e9)
-        let windowSamples = Int(Double(c[.audioWindowNs]) * Double(rate) / 1e9)
-        var streamStartNs: Int64 = 0
-        func handOver(_ w: (id: UInt64, first: Int64, count: Int, firstNs: Int64, nsPerSample: Double)) {
-            let cut = history.window(first: w.first, count: w.count)
-            lock.lock()
-            // Only while the candidate is still retained (or a shot waits for it): retention stays bounded.
-            if book.needsAudio(w.id) {
-                audioWindows[w.id] = AudioWindow(
-                    samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing,
-                    firstSampleNs: w.firstNs, nsPerSample: w.nsPerSample)
-            }
-            lock.broadcast()
-            lock.unlock()
-        }
-        do {
-            while try reader.next({ b, part in
-                if let d = options.durationNs, let s = audioStartNs, b.timeNs - s >= d { return false }
-                if b.timeNs >= stopAtNs.load(ordering: .relaxed) { return false }
-                if !started {
-                    audioStartNs = b.timeNs
-                    streamStartNs = b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate)
-                    try components.detector?.start(sampleRate: rate, streamStartNs: streamStartNs)
-                    started = true
-                    expected = b.firstSample
-                    history.skip(b.firstSample)
-                }
-                if b.firstSample > expected {
-                    // The source lost samples (an overrun): the detector and the history move past them, the gap goes
-                    // on the timeline as an interruption and into the report.
-                    lock.lock()
-                    let away = audioResumedReason
-                    audioResumedReason = nil
-                    lock.unlock()
-                    let gap = AudioGap(
-                        firstSample: expected, samples: b.firstSample - expected, noticedNs: b.timeNs,
-                        reason: "the audio source lost \(b.firstSample - expected) samples ("
-                            + (away.map { "its device was away: \($0)" } ?? "its numbering jumped: an overrun") + ")")
-                    components.detector?.skip(samples: gap.samples)
-                    history.skip(gap.samples)
-                    let lostNs = gap.samples * 1_000_000_000 / Int64(rate)
-                    eventTimeline.append(
-                        timeNs: b.timeNs - lostNs, kind: .interruption, flags: 1, reference: UInt64(gap.firstSample),
-                        value: lostNs)
-                    lock.lock()
-                    audioGaps.append(gap)
-                    lock.unlock()
-                }
-                expected = b.firstSample + Int64(b.count)
-                // Drift: how far the stream's own timestamps stray from its sample count on the shared clock.
-                let nominal = audioStartNs! + b.firstSample * 1_000_000_000 / Int64(rate)
-                audioDriftMaxNs = max(audioDriftMaxNs, abs(b.timeNs - nominal))
-                history.append(part)
-                var peak: Float = 0
-                for x in part { peak = max(peak, abs(x)) }
-                envelope.add(timeNs: b.timeNs, peak: peak)
-                audioTimeline.append(
-                    timeNs: b.timeNs, kind: .audioWindow, reference: UInt64(b.firstSample), value: Int64(b.count))
-                components.detector?.process(part) { found.append($0) }
-                for i in found.indices {
-                    // A sound card's own clock, fitted against the capture clock, places the impact; the detector
-                    // assumed the nominal rate.
-                    if let clock { found[i].t0Ns = clock.captureTimeNs(ofSample: found[i].impactSample) }
-                }
-                for cand in found {
-                    eventTimeline.append(
-                        timeNs: cand.t0Ns, kind: .candidate, reference: cand.id, value: cand.onsetSample)
-                    for case let e as EventSink in components.sinks {
-                        e.candidate(cand)
-                        if cand.score >= options.shotThreshold { e.shot(cand) }
-                    }
-                    // Every candidate keeps its audio window, cut once its last sample is heard.
-                    let first = cand.onsetSample - preSamples
-                    let firstNs =
-                        clock?.captureTimeNs(ofSample: Double(first))
-                        ?? (streamStartNs + first * 1_000_000_000 / Int64(rate))
-                    // The sample period the same fit gives (over a second of samples): audio.wav's sample k is at
-                    // firstSampleNs + k × this, so t0's place in the file follows from meta.json alone.
-                    let period =
-                        clock.map {
-                            Double($0.captureTimeNs(ofSample: Double(first + Int64(rate))) - firstNs) / Double(rate)
-                        } ?? 1e9 / Double(rate)
-                    owed.append((cand.id, first, windowSamples, firstNs, period))
-                    lock.lock()
-                    // Retention is bounded in candidates, not shots (REQ-PRIV-6): the book evicts the oldest past its cap.
-                    let (isShot, drop) = book.record(cand)
-                    if let drop { audioWindows[drop] = nil }  // its audio goes with it, unless a shot still needs it
-                    // A bay-mate's relay of the same swing, still waiting, gives way to what this microphone heard.
-                    if isShot, let same = relay.heard(cand, waiting: book.pending) { book.withdraw(same) }
-                    if isShot {
-                        eventTimeline.append(
-                            timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))
-                        extendStop(for: cand)
-                        lock.broadcast()
-                    }
-                    lock.unlock()
-                }
-                found.removeAll(keepingCapacity: true)
-                while let w = owed.first, history.written >= w.first + Int64(w.count) { handOver(owed.removeFirst()) }
-                return true
-            }) {}
-        } catch {
-            fail("audio", error)
-        }
-        reader.stop()
-        lock.lock()
-        audioBacklogDeepestBlocks = reader.deepestBacklog
-        lock.unlock()
-        // The stream ended: windows still owed get what there is, the rest counted as missing.
-        for w in owed { handOver(w) }
-        lock.lock()
-        audioDone = true
-        lock.broadcast()
-        lock.unlock()
-    }
 
     /// A shot's audio window: detect.audioWindowNs starting detect.audioPreNs before the onset.
     struct AudioWindow {
@@ -855,6 +768,7 @@ public final class SessionRunner: @unchecked Sendable {
         queued = true
         lock.broadcast()
         lock.unlock()
+        options.observe?(.minted(clipID: clipID, shot: shot.id))
     }
 }
 

@@ -151,7 +151,10 @@ final class AwayFirstSink: ClipSink, OwedClipsSending, @unchecked Sendable {
 
 @Suite("Session: deliveries never hold up capture or minting")
 struct DeliveryTests {
-    static func session(_ out: String, impacts: [Double], seconds: Double, sinks: [ClipSink]) throws -> SessionRunner {
+    static func session(
+        _ out: String, impacts: [Double], seconds: Double, sinks: [ClipSink],
+        observe: (@Sendable (SessionEvent) -> Void)? = nil
+    ) throws -> SessionRunner {
         let format = VideoFormat(width: 160, height: 96, framesPerSecond: 30)
         let script = SwingScript(impactSeconds: impacts, startNs: 0)
         let config = try Configuration(overrides: [
@@ -167,7 +170,8 @@ struct DeliveryTests {
                 audio: SyntheticAudioSource(sampleRate: 48_000, script: script, seconds: seconds), imu: nil,
                 encoder: LibavVideoEncoder(codec: .h264, bitrateBps: 300_000, preset: "ultrafast", threads: 1),
                 detector: ScriptedDetector(impacts), sinks: sinks, config: config),
-            options: .init(context: SessionContext(outputDirectory: out, deviceID: "bay-1", session: "deliver")))
+            options: .init(
+                context: SessionContext(outputDirectory: out, deviceID: "bay-1", session: "deliver"), observe: observe))
     }
 
     /// A clip a sink could not take is owed, its pin recorded; once the sink takes the next clip, the session has it

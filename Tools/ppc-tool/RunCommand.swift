@@ -202,7 +202,7 @@ enum RunCommand {
             let window = min(p.ringFragments, p.ringCapacity)
             let line = String(
                 format: "  %@  %5.1f s  %5d frames (%5.1f fps)  ring %2d/%d%@  candidates %d  shots %d  clips %d%@%@",
-                p.state, Double(p.wallNs) / 1e9, p.framesEncoded,
+                p.state.description, Double(p.wallNs) / 1e9, p.framesEncoded,
                 p.wallNs > 0 ? Double(p.framesEncoded) * 1e9 / Double(p.wallNs) : 0,
                 window, p.ringCapacity, p.ringFragments > window ? " +\(p.ringFragments - window) pinned" : "",
                 p.candidates, p.shots,
