@@ -142,7 +142,8 @@ final class AudioStage: @unchecked Sendable {
                         clock.map {
                             Double($0.captureTimeNs(ofSample: Double(first + Int64(rate))) - firstNs) / Double(rate)
                         } ?? 1e9 / Double(rate)
-                    owed.append(Owed(id: cand.id, first: first, count: windowSamples, firstNs: firstNs, nsPerSample: period))
+                    owed.append(
+                        Owed(id: cand.id, first: first, count: windowSamples, firstNs: firstNs, nsPerSample: period))
                     session.record(.candidate(cand, isShot: cand.score >= threshold))
                 }
                 found.removeAll(keepingCapacity: true)

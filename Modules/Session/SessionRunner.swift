@@ -391,7 +391,7 @@ public final class SessionRunner: @unchecked Sendable {
             t.name = name
             t.start()
         }
-        thread("ppc.video") { self.videoLoop() }
+        thread("ppc.video") { VideoStage(runner: self).run() }
         if let source = components.audio {
             let stage = AudioStage(session: self, source: source)
             audioStage = stage
@@ -400,11 +400,13 @@ public final class SessionRunner: @unchecked Sendable {
             audioDone = true
         }
         if components.imu != nil { thread("ppc.imu") { self.imuLoop() } }
-        thread("ppc.mint") { self.mintLoop() }
+        thread("ppc.mint") { Minter(session: self).run() }
         if components.sinks.contains(where: { $0 is LookSending }) { thread("ppc.look") { self.lookLoop() } }
         thread("ppc.deliver") { self.deliveryLoop() }
         if components.sinks.contains(where: { $0 is DeviceStatusObserving }) {
-            thread("ppc.status") { self.statusLoop(self.components.sinks.compactMap { $0 as? DeviceStatusObserving }) }
+            thread("ppc.status") {
+                StatusReporter(runner: self).run(self.components.sinks.compactMap { $0 as? DeviceStatusObserving })
+            }
         }
         group.wait()
         for s in components.sinks { try s.finish() }
@@ -412,38 +414,6 @@ public final class SessionRunner: @unchecked Sendable {
             atPath: ClipBundleWriter.stagingDirectory(out: options.context.outputDirectory))
         try? FileManager.default.removeItem(atPath: Self.looksDirectory(out: options.context.outputDirectory))
         return report()
-    }
-
-    /// About once a second until capture ends: the device's state to sinks that pass it on (a host's live view).
-    func statusLoop(_ observers: [DeviceStatusObserving]) {
-        var lastFrames = 0
-        var lastNs = monotonicNowNs()
-        while true {
-            let deadline = Date(timeIntervalSinceNow: 1)
-            lock.lock()
-            // Paced by the condition until the second is up (capture ending wakes it at once; other broadcasts — a
-            // fragment published — only make it look again), not a sleep standing in for an event.
-            while !videoDone, Date() < deadline { _ = lock.wait(until: deadline) }
-            let done = videoDone
-            let state = self.state
-            let session = capture
-            lock.unlock()
-            if done { return }
-            let frames = session?.framesEncodedSoFar.load(ordering: .relaxed) ?? 0
-            let dropped = session?.framesDroppedSoFar.load(ordering: .relaxed) ?? 0
-            let now = monotonicNowNs()
-            let fps = now > lastNs ? Double(frames - lastFrames) * 1e9 / Double(now - lastNs) : 0
-            lastFrames = frames
-            lastNs = now
-            let heat = policy.thermal.last
-            let report = DeviceStatusReport(
-                armed: state == .armed, state: state.description, framesPerSecond: fps, framesDropped: dropped,
-                thermal: heat.map { "\($0.level)" } ?? "unknown (no thermal zone readable)",
-                thermalCelsius: heat?.hottestCelsius,
-                // as Policy last sampled it: one statvfs per policy sample, not two
-                storageFreeBytes: policy.freeBytes)
-            for o in observers { o.deviceStatus(report) }
-        }
     }
 
     func fail(_ stage: String, _ error: any Error) { record(.failed(stage: stage, error: "\(error)")) }
@@ -522,58 +492,6 @@ public final class SessionRunner: @unchecked Sendable {
 
     // MARK: Video
 
-    func videoLoop() {
-        let session = CaptureSession(
-            source: components.video, encoder: components.encoder, ring: ring, timeline: videoTimeline,
-            fragmentNs: components.config[.fragmentNs])
-        lock.lock()
-        capture = session
-        lock.unlock()
-        session.onPublish = { [self] f in
-            record(
-                .fragment(
-                    startNs: f.startNs, endNs: f.endNs, frames: Int(f.frameCount),
-                    startsWithKeyframe: f.startsWithKeyframe)
-            )
-        }
-        let observers = components.sinks.compactMap { $0 as? FrameObserving }
-        if !observers.isEmpty {
-            let format = components.video.format
-            session.frameObserver = { frame, info in for o in observers { o.observe(frame, format: format, info: info) }
-            }
-        }
-        session.onInterruption = { [self] i in record(.interruption(.video, i)) }
-        do {
-            let stats = try session.run(.init(durationNs: options.durationNs)) {
-                $0 >= self.stopAtNs.load(ordering: .relaxed)
-            }
-            lock.lock()
-            captureStats = stats
-            lock.unlock()
-        } catch {
-            lock.lock()
-            captureStats = session.lastStatistics  // what was captured before the source failed is kept and counted
-            lock.unlock()
-            fail("video", error)
-        }
-        lock.lock()
-        videoDone = true
-        state = .draining
-        // Capture is over: the audio is heard up to the last frame, and as far past it as the last shots' audio windows
-        // reach, no further (a live microphone would otherwise go on for ever); a microphone that went away is no
-        // longer waited for.
-        let last = session.newestFrameNs.load(ordering: .relaxed)
-        let c = components.config
-        let heardUntil =
-            last == .min ? .min : last &+ Self.stopHearingMarginNs &+ max(0, c[.audioWindowNs] - c[.audioPreNs])
-        if heardUntil < stopAtNs.load(ordering: .relaxed) { stopAtNs.store(heardUntil, ordering: .relaxed) }
-        lock.broadcast()
-        lock.unlock()
-        options.observe?(.sourceEnded(.video))
-        options.observe?(.state(.draining))
-        (components.audio as? DeviceWaiting)?.stopWaitingForDevice()
-    }
-
     /// Armed, unless a source's interruption is still open: then interrupted by that one. Under `lock`.
     var armedOrStillInterrupted: SessionState {
         if let open = (interruptions + audioInterruptions).last(where: { $0.endNs == nil }) {
@@ -600,176 +518,6 @@ public final class SessionRunner: @unchecked Sendable {
     /// Audio windows of shots awaiting their mint, by candidate id (under `lock`).
     var audioWindows: [UInt64: AudioWindow] = [:]
 
-    // MARK: Mint
-
-    func mintLoop() {
-        ThreadPriority.lowerCurrent()
-        defer {
-            lock.lock()
-            mintingDone = true
-            lock.broadcast()
-            lock.unlock()
-        }
-        let c = components.config
-        let pre = c[.clipPreNs]
-        let post = c[.clipPostNs]
-        let live = RingPayloadSource(ring: ring, index: index)
-        while true {
-            lock.lock()
-            // Wait for a shot whose post-roll the ring now holds, or for the end.
-            var ready: DetectedImpact?
-            while ready == nil {
-                if let s = book.nextShot, newestFragmentEndNs >= s.t0Ns + post || videoDone,
-                    audioWindows[s.id] != nil || audioDone || relay.isRelayed(s.id), !mintMustWait(s, pre: pre)
-                {
-                    ready = book.takeNextShot()
-                    break
-                }
-                if book.nextShot == nil && videoDone && audioDone { break }
-                lock.wait()
-            }
-            // A shot heard after the video ended (its audio ran ahead: a file, or a stop) has no picture of its impact:
-            // no clip is minted of the swing without it, and the report says so.
-            let unseen = ready.map { videoDone && newestFragmentEndNs <= $0.t0Ns } ?? false
-            if let shot = ready, unseen {
-                policyNotes.append(
-                    String(
-                        format: "shot %llu at t0 %.3f s: no clip, capture ended %.3f s before its impact", shot.id,
-                        Double(shot.t0Ns) / 1e9,
-                        Double(shot.t0Ns - newestFragmentEndNs) / 1e9))
-            }
-            lock.unlock()
-            guard let shot = ready else { break }
-            if unseen { continue }
-            do {
-                try mint(shot, live: live, pre: pre, post: post)
-            } catch  where ClipMinter.isDiskFull(error) && stillCapturing {
-                // The disk is full (another writer filled it): the shot waits, its fragments kept in the ring, and is
-                // minted again when capture ends and the ring's headroom is free for it.
-                lock.lock()
-                deferredForSpace.append((shot, "\(error)"))
-                policyNotes.append(
-                    "shot \(shot.id): the disk was full while minting (\(error)); tried again when capture ends")
-                lock.unlock()
-            } catch {
-                lock.lock()
-                mintFailures.append("shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error)")
-                lock.unlock()
-            }
-        }
-        lock.lock()
-        let deferred = deferredForSpace
-        deferredForSpace = []
-        lock.unlock()
-        guard !deferred.isEmpty else { return }
-        // Capture is over, so the ring's headroom is no longer needed to keep it going: it makes room for these.
-        ring.releaseHeadroom()
-        for (shot, first) in deferred {
-            do {
-                try mint(shot, live: live, pre: pre, post: post)
-            } catch {
-                lock.lock()
-                mintFailures.append(
-                    "shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error) (first try, while capturing: \(first))")
-                lock.unlock()
-            }
-        }
-    }
-
-    /// True until the video source has ended (read under `lock`).
-    var stillCapturing: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return !videoDone
-    }
-
-    /// Policy may ask minting to wait (persistent heat), but never so long that the ring recycles the shot's
-    /// fragments: within two fragments of that, or at the end of capture, the clip is minted anyway and that is said.
-    /// Called under `lock` (each published fragment wakes the mint loop to ask again).
-    func mintMustWait(_ shot: DetectedImpact, pre: Int64) -> Bool {
-        guard policy.stance >= .transferAndMintPaused, !videoDone else { return false }
-        let c = components.config
-        let oldestKept = newestFragmentEndNs - Int64(c[.ringSeconds] * 1e9) + 2 * c[.fragmentNs]
-        if shot.t0Ns - pre <= oldestKept {
-            if !mintForced.contains(shot.id) {
-                mintForced.insert(shot.id)
-                policyNotes.append(
-                    "shot \(shot.id) minted while policy asked minting to wait: the ring was about to recycle its fragments"
-                )
-            }
-            return false
-        }
-        return true
-    }
-
-    /// Mints `shot`'s clip into a staged bundle and queues it for the delivery thread, which then owns the window's pin.
-    func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws {
-        let clipID = options.context.clipID(shot: shot.id)
-        // A shot whose post-roll runs past the end of capture (the session stopped first) is minted with what the ring
-        // holds, and says so, rather than lost.
-        lock.lock()
-        let captureEndNs = videoDone ? newestFragmentEndNs : Int64.max
-        let captureStartNs = firstFragmentStartNs ?? .min
-        lock.unlock()
-        let endNs = min(shot.t0Ns + post, captureEndNs)
-        if endNs < shot.t0Ns + post {
-            lock.lock()
-            policyNotes.append(
-                String(
-                    format: "shot %llu: post-roll cut to %.3f s by the end of capture (asked %.3f s)", shot.id,
-                    Double(endNs - shot.t0Ns) / 1e9, Double(post) / 1e9))
-            lock.unlock()
-        }
-        // Likewise a shot heard sooner after capture started than its pre-roll: minted from the first frame, and said.
-        let startNs = max(shot.t0Ns - pre, min(captureStartNs, shot.t0Ns))
-        if startNs > shot.t0Ns - pre {
-            lock.lock()
-            policyNotes.append(
-                String(
-                    format: "shot %llu: pre-roll cut to %.3f s by the start of capture (asked %.3f s: %.3f ms short)",
-                    shot.id,
-                    Double(shot.t0Ns - startNs) / 1e9, Double(pre) / 1e9, Double(startNs - (shot.t0Ns - pre)) / 1e6))
-            lock.unlock()
-        }
-        waitForIMU(reaching: endNs)
-        let mintStart = monotonicNowNs()
-        let window = try live.freeze(startNs: startNs, endNs: endNs)
-        // A mint that fails releases its pin: no bundle reached a sink, so there is nothing to drain, and a shot tried
-        // again pins its window anew.
-        var queued = false
-        defer { if !queued { try? live.release(window) } }
-        let bundle = try ClipBundleWriter(out: options.context.outputDirectory, clipID: clipID)
-        lock.lock()
-        let audio = audioWindows[shot.id]  // the candidate keeps its window while it is retained
-        let trigger = relay.trigger(of: shot.id)
-        lock.unlock()
-        // The sound goes into clip.mp4 too, a track a browser plays with the swing; audio.wav stays the lossless truth.
-        let clip = try ClipMinter.mint(
-            window, to: bundle.videoPath, frameIntervalNs: components.video.format.frameIntervalNs,
-            fragmentExtension: components.encoder.fragmentExtension,
-            sound: audio.map {
-                ClipMinter.Sound(samples: $0.samples, sampleRate: $0.rate, firstSampleNs: $0.firstSampleNs)
-            })
-        if let audio { try bundle.writeAudio(audio.samples, sampleRate: audio.rate) }
-        try bundle.writeTimeline(window.timeline)
-        let sound = audio.map { soundTrackFigures(shot, clip: clip, audio: $0) }
-        let sizes = try bundle.finish(
-            metadata(
-                shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound, trigger: trigger)
-        ).values.map { UInt64($0) }
-        for case let e as EventSink in components.sinks {
-            e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
-        }
-        lock.lock()
-        deliveries.append(
-            Delivery(
-                shot: shot, clipID: clipID, staging: bundle.directory, window: window, clip: clip,
-                mintStartNs: mintStart, mintedNs: monotonicNowNs()))
-        queued = true
-        lock.broadcast()
-        lock.unlock()
-        options.observe?(.minted(clipID: clipID, shot: shot.id))
-    }
 }
 
 public struct SessionError: Error, Sendable, CustomStringConvertible {

@@ -1,0 +1,187 @@
+import Capture
+import Foundation
+import FragmentRing
+import PayloadSource
+import Pipeline
+import Policy
+import Syscall
+
+/// The mint thread's stage (lowered priority): each shot waits until the ring holds its post-roll (and its audio
+/// window, unless it was relayed), then its window is frozen (pinned) and minted into a staged bundle — clip.mp4 with its
+/// sound, audio.wav, index.bin, meta.json — and queued for the delivery thread, which then owns the window's pin. A
+/// disk that fills while capturing defers the shot until capture ends and the ring's headroom is free for it.
+final class Minter: @unchecked Sendable {
+    // @unchecked: it holds nothing of its own; what it reads and writes of the session is behind the session's lock.
+    unowned let session: SessionRunner
+
+    init(session: SessionRunner) { self.session = session }
+
+    func run() {
+        ThreadPriority.lowerCurrent()
+        defer {
+            session.lock.lock()
+            session.mintingDone = true
+            session.lock.broadcast()
+            session.lock.unlock()
+        }
+        let c = session.components.config
+        let pre = c[.clipPreNs]
+        let post = c[.clipPostNs]
+        let live = RingPayloadSource(ring: session.ring, index: session.index)
+        while true {
+            session.lock.lock()
+            // Wait for a shot whose post-roll the ring now holds, or for the end.
+            var ready: DetectedImpact?
+            while ready == nil {
+                if let s = session.book.nextShot, session.newestFragmentEndNs >= s.t0Ns + post || session.videoDone,
+                    session.audioWindows[s.id] != nil || session.audioDone || session.relay.isRelayed(s.id), !mintMustWait(s, pre: pre)
+                {
+                    ready = session.book.takeNextShot()
+                    break
+                }
+                if session.book.nextShot == nil && session.videoDone && session.audioDone { break }
+                session.lock.wait()
+            }
+            // A shot heard after the video ended (its audio ran ahead: a file, or a stop) has no picture of its impact:
+            // no clip is minted of the swing without it, and the report says so.
+            let unseen = ready.map { session.videoDone && session.newestFragmentEndNs <= $0.t0Ns } ?? false
+            if let shot = ready, unseen {
+                session.policyNotes.append(
+                    String(
+                        format: "shot %llu at t0 %.3f s: no clip, capture ended %.3f s before its impact", shot.id,
+                        Double(shot.t0Ns) / 1e9,
+                        Double(shot.t0Ns - session.newestFragmentEndNs) / 1e9))
+            }
+            session.lock.unlock()
+            guard let shot = ready else { break }
+            if unseen { continue }
+            do {
+                try mint(shot, live: live, pre: pre, post: post)
+            } catch  where ClipMinter.isDiskFull(error) && stillCapturing {
+                // The disk is full (another writer filled it): the shot waits, its fragments kept in the ring, and is
+                // minted again when capture ends and the ring's headroom is free for it.
+                session.lock.lock()
+                session.deferredForSpace.append((shot, "\(error)"))
+                session.policyNotes.append(
+                    "shot \(shot.id): the disk was full while minting (\(error)); tried again when capture ends")
+                session.lock.unlock()
+            } catch {
+                session.lock.lock()
+                session.mintFailures.append("shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error)")
+                session.lock.unlock()
+            }
+        }
+        session.lock.lock()
+        let deferred = session.deferredForSpace
+        session.deferredForSpace = []
+        session.lock.unlock()
+        guard !deferred.isEmpty else { return }
+        // Capture is over, so the ring's headroom is no longer needed to keep it going: it makes room for these.
+        session.ring.releaseHeadroom()
+        for (shot, first) in deferred {
+            do {
+                try mint(shot, live: live, pre: pre, post: post)
+            } catch {
+                session.lock.lock()
+                session.mintFailures.append(
+                    "shot \(shot.id) at t0 \(shot.t0Ns) ns: \(error) (first try, while capturing: \(first))")
+                session.lock.unlock()
+            }
+        }
+    }
+
+    /// True until the video source has ended (read under `lock`).
+    var stillCapturing: Bool {
+        session.lock.lock()
+        defer { session.lock.unlock() }
+        return !session.videoDone
+    }
+
+    /// Policy may ask minting to wait (persistent heat), but never so long that the ring recycles the shot's
+    /// fragments: within two fragments of that, or at the end of capture, the clip is minted anyway and that is said.
+    /// Called under `lock` (each published fragment wakes the mint loop to ask again).
+    func mintMustWait(_ shot: DetectedImpact, pre: Int64) -> Bool {
+        guard session.policy.stance >= .transferAndMintPaused, !session.videoDone else { return false }
+        let c = session.components.config
+        let oldestKept = session.newestFragmentEndNs - Int64(c[.ringSeconds] * 1e9) + 2 * c[.fragmentNs]
+        if shot.t0Ns - pre <= oldestKept {
+            if !session.mintForced.contains(shot.id) {
+                session.mintForced.insert(shot.id)
+                session.policyNotes.append(
+                    "shot \(shot.id) minted while session.policy asked minting to wait: the session.ring was about to recycle its fragments"
+                )
+            }
+            return false
+        }
+        return true
+    }
+
+    /// Mints `shot`'s clip into a staged bundle and queues it for the delivery thread, which then owns the window's pin.
+    func mint(_ shot: DetectedImpact, live: RingPayloadSource, pre: Int64, post: Int64) throws {
+        let clipID = session.options.context.clipID(shot: shot.id)
+        // A shot whose post-roll runs past the end of capture (the session stopped first) is minted with what the ring
+        // holds, and says so, rather than lost.
+        session.lock.lock()
+        let captureEndNs = session.videoDone ? session.newestFragmentEndNs : Int64.max
+        let captureStartNs = session.firstFragmentStartNs ?? .min
+        session.lock.unlock()
+        let endNs = min(shot.t0Ns + post, captureEndNs)
+        if endNs < shot.t0Ns + post {
+            session.lock.lock()
+            session.policyNotes.append(
+                String(
+                    format: "shot %llu: post-roll cut to %.3f s by the end of capture (asked %.3f s)", shot.id,
+                    Double(endNs - shot.t0Ns) / 1e9, Double(post) / 1e9))
+            session.lock.unlock()
+        }
+        // Likewise a shot heard sooner after capture started than its pre-roll: minted from the first frame, and said.
+        let startNs = max(shot.t0Ns - pre, min(captureStartNs, shot.t0Ns))
+        if startNs > shot.t0Ns - pre {
+            session.lock.lock()
+            session.policyNotes.append(
+                String(
+                    format: "shot %llu: pre-roll cut to %.3f s by the start of capture (asked %.3f s: %.3f ms short)",
+                    shot.id,
+                    Double(shot.t0Ns - startNs) / 1e9, Double(pre) / 1e9, Double(startNs - (shot.t0Ns - pre)) / 1e6))
+            session.lock.unlock()
+        }
+        session.waitForIMU(reaching: endNs)
+        let mintStart = monotonicNowNs()
+        let window = try live.freeze(startNs: startNs, endNs: endNs)
+        // A mint that fails releases its pin: no bundle reached a sink, so there is nothing to drain, and a shot tried
+        // again pins its window anew.
+        var queued = false
+        defer { if !queued { try? live.release(window) } }
+        let bundle = try ClipBundleWriter(out: session.options.context.outputDirectory, clipID: clipID)
+        session.lock.lock()
+        let audio = session.audioWindows[shot.id]  // the candidate keeps its window while it is retained
+        let trigger = session.relay.trigger(of: shot.id)
+        session.lock.unlock()
+        // The sound goes into clip.mp4 too, a track a browser plays with the swing; audio.wav stays the lossless truth.
+        let clip = try ClipMinter.mint(
+            window, to: bundle.videoPath, frameIntervalNs: session.components.video.format.frameIntervalNs,
+            fragmentExtension: session.components.encoder.fragmentExtension,
+            sound: audio.map {
+                ClipMinter.Sound(samples: $0.samples, sampleRate: $0.rate, firstSampleNs: $0.firstSampleNs)
+            })
+        if let audio { try bundle.writeAudio(audio.samples, sampleRate: audio.rate) }
+        try bundle.writeTimeline(window.timeline)
+        let sound = audio.map { session.soundTrackFigures(shot, clip: clip, audio: $0) }
+        let sizes = try bundle.finish(
+            session.metadata(
+                shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound, trigger: trigger)
+        ).values.map { UInt64($0) }
+        for case let e as EventSink in session.components.sinks {
+            e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
+        }
+        session.lock.lock()
+        session.deliveries.append(
+            SessionRunner.Delivery(
+                shot: shot, clipID: clipID, staging: bundle.directory, window: window, clip: clip,
+                mintStartNs: mintStart, mintedNs: monotonicNowNs()))
+        queued = true
+        session.lock.broadcast()
+        session.lock.unlock()
+        session.options.observe?(.minted(clipID: clipID, shot: shot.id))
+    }
+}
