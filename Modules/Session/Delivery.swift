@@ -53,7 +53,7 @@ extension SessionRunner {
             if !looks.isEmpty {
                 let look = looks.removeFirst()
                 lock.unlock()
-                deliverLook(look)
+                FirstLookStage(runner: self).deliverLook(look)
                 continue
             }
             guard !deliveries.isEmpty else {

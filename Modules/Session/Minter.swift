@@ -34,7 +34,8 @@ final class Minter: @unchecked Sendable {
             var ready: DetectedImpact?
             while ready == nil {
                 if let s = session.book.nextShot, session.newestFragmentEndNs >= s.t0Ns + post || session.videoDone,
-                    session.audioWindows[s.id] != nil || session.audioDone || session.relay.isRelayed(s.id), !mintMustWait(s, pre: pre)
+                    session.audioWindows[s.id] != nil || session.audioDone || session.relay.isRelayed(s.id),
+                    !mintMustWait(s, pre: pre)
                 {
                     ready = session.book.takeNextShot()
                     break
@@ -145,7 +146,7 @@ final class Minter: @unchecked Sendable {
                     Double(shot.t0Ns - startNs) / 1e9, Double(pre) / 1e9, Double(startNs - (shot.t0Ns - pre)) / 1e6))
             session.lock.unlock()
         }
-        session.waitForIMU(reaching: endNs)
+        IMUStage(runner: session).waitForIMU(reaching: endNs)
         let mintStart = monotonicNowNs()
         let window = try live.freeze(startNs: startNs, endNs: endNs)
         // A mint that fails releases its pin: no bundle reached a sink, so there is nothing to drain, and a shot tried

@@ -399,9 +399,11 @@ public final class SessionRunner: @unchecked Sendable {
         } else {
             audioDone = true
         }
-        if components.imu != nil { thread("ppc.imu") { self.imuLoop() } }
+        if components.imu != nil { thread("ppc.imu") { IMUStage(runner: self).run() } }
         thread("ppc.mint") { Minter(session: self).run() }
-        if components.sinks.contains(where: { $0 is LookSending }) { thread("ppc.look") { self.lookLoop() } }
+        if components.sinks.contains(where: { $0 is LookSending }) {
+            thread("ppc.look") { FirstLookStage(runner: self).run() }
+        }
         thread("ppc.deliver") { self.deliveryLoop() }
         if components.sinks.contains(where: { $0 is DeviceStatusObserving }) {
             thread("ppc.status") {
@@ -412,7 +414,7 @@ public final class SessionRunner: @unchecked Sendable {
         for s in components.sinks { try s.finish() }
         try? FileManager.default.removeItem(
             atPath: ClipBundleWriter.stagingDirectory(out: options.context.outputDirectory))
-        try? FileManager.default.removeItem(atPath: Self.looksDirectory(out: options.context.outputDirectory))
+        try? FileManager.default.removeItem(atPath: FirstLookStage.looksDirectory(out: options.context.outputDirectory))
         return report()
     }
 

@@ -14,7 +14,8 @@ final class VideoStage: @unchecked Sendable {
 
     func run() {
         let session = CaptureSession(
-            source: runner.components.video, encoder: runner.components.encoder, ring: runner.ring, timeline: runner.videoTimeline,
+            source: runner.components.video, encoder: runner.components.encoder, ring: runner.ring,
+            timeline: runner.videoTimeline,
             fragmentNs: runner.components.config[.fragmentNs])
         runner.lock.lock()
         runner.capture = session
@@ -55,8 +56,11 @@ final class VideoStage: @unchecked Sendable {
         let last = session.newestFrameNs.load(ordering: .relaxed)
         let c = runner.components.config
         let heardUntil =
-            last == .min ? .min : last &+ SessionRunner.stopHearingMarginNs &+ max(0, c[.audioWindowNs] - c[.audioPreNs])
-        if heardUntil < runner.stopAtNs.load(ordering: .relaxed) { runner.stopAtNs.store(heardUntil, ordering: .relaxed) }
+            last == .min
+            ? .min : last &+ SessionRunner.stopHearingMarginNs &+ max(0, c[.audioWindowNs] - c[.audioPreNs])
+        if heardUntil < runner.stopAtNs.load(ordering: .relaxed) {
+            runner.stopAtNs.store(heardUntil, ordering: .relaxed)
+        }
         runner.lock.broadcast()
         runner.lock.unlock()
         runner.options.observe?(.sourceEnded(.video))

@@ -3,35 +3,38 @@ import Foundation
 import Pipeline
 import Syscall
 
-/// The IMU thread: samples onto the timeline no further ahead of the video than `imuLeadNs`, and a mint's wait for them.
-extension SessionRunner {
-    func imuLoop() {
-        guard let source = components.imu else { return }
-        defer { imuEnded.store(true, ordering: .relaxed) }
+/// The IMU thread's stage: samples onto the timeline no further ahead of the video than `imuLeadNs`, and a mint's wait
+/// for them. Its counts are atomics on the session, read by the report.
+struct IMUStage {
+    unowned let runner: SessionRunner
+
+    func run() {
+        guard let source = runner.components.imu else { return }
+        defer { runner.imuEnded.store(true, ordering: .relaxed) }
         do {
             var n: UInt64 = 0
             var video: CaptureSession?
             while let s = try source.next() {
-                if n == 0 { imuFirstSampleNs.store(s.timeNs, ordering: .relaxed) }
-                imuPendingNs.store(s.timeNs, ordering: .relaxed)
-                guard s.timeNs < stopAtNs.load(ordering: .relaxed) else { break }
+                if n == 0 { runner.imuFirstSampleNs.store(s.timeNs, ordering: .relaxed) }
+                runner.imuPendingNs.store(s.timeNs, ordering: .relaxed)
+                guard s.timeNs < runner.stopAtNs.load(ordering: .relaxed) else { break }
                 if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {
                 } else {
                     video = waitForVideo(reaching: s.timeNs)
-                    guard s.timeNs < stopAtNs.load(ordering: .relaxed) else { break }  // capture ended while it waited
+                    guard s.timeNs < runner.stopAtNs.load(ordering: .relaxed) else { break }  // capture ended while it waited
                 }
                 // The rotation rate about x, in milliradians per second, rides in the entry's value.
-                imuTimeline.append(
+                runner.imuTimeline.append(
                     timeNs: s.timeNs, kind: .imuSample, reference: n, value: Int64((s.rotationRate.x * 1000).rounded()))
                 n += 1
-                imuSamples.add(1, ordering: .relaxed)
+                runner.imuSamples.add(1, ordering: .relaxed)
                 // Before the video's first frame: no clip can hold it (a recording that starts earlier, or another clock).
                 if let v = video, s.timeNs < v.firstFrameNs.load(ordering: .relaxed) {
-                    imuSamplesBeforeVideo.add(1, ordering: .relaxed)
+                    runner.imuSamplesBeforeVideo.add(1, ordering: .relaxed)
                 }
             }
         } catch {
-            fail("imu", error)
+            runner.fail("imu", error)
         }
     }
 
@@ -44,12 +47,12 @@ extension SessionRunner {
     /// capture session once there is one. Polled every 2 ms: only a recording that runs ahead ever waits here.
     func waitForVideo(reaching t: Int64) -> CaptureSession? {
         while true {
-            lock.lock()
-            let session = capture
-            let done = videoDone
-            lock.unlock()
+            runner.lock.lock()
+            let session = runner.capture
+            let done = runner.videoDone
+            runner.lock.unlock()
             let newest = session?.newestFrameNs.load(ordering: .relaxed) ?? .min
-            if done || stopAtNs.load(ordering: .relaxed) == .min || (newest != .min && t <= newest &+ Self.imuLeadNs) {
+            if done || runner.stopAtNs.load(ordering: .relaxed) == .min || (newest != .min && t <= newest &+ Self.imuLeadNs) {
                 return session
             }
             Thread.sleep(forTimeInterval: 0.002)
@@ -65,10 +68,10 @@ extension SessionRunner {
     /// Before a window is frozen, its IMU samples are all on the timeline: the IMU thread may trail a video read as
     /// fast as it decodes. Polled every 2 ms, only while the IMU trails the window's end.
     func waitForIMU(reaching endNs: Int64) {
-        guard components.imu != nil else { return }
+        guard runner.components.imu != nil else { return }
         let deadline = monotonicNowNs() + Self.imuWaitNs
-        while !imuEnded.load(ordering: .relaxed), imuPendingNs.load(ordering: .relaxed) <= endNs,
-            stopAtNs.load(ordering: .relaxed) != .min, monotonicNowNs() < deadline
+        while !runner.imuEnded.load(ordering: .relaxed), runner.imuPendingNs.load(ordering: .relaxed) <= endNs,
+            runner.stopAtNs.load(ordering: .relaxed) != .min, monotonicNowNs() < deadline
         {
             Thread.sleep(forTimeInterval: 0.002)
         }

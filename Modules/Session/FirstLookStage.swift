@@ -16,7 +16,9 @@ import Syscall
 /// A look is never queued for later, resent or owed: one not sent at once (no link, a host that refused it) is dropped
 /// and counted. Replay yields to capture: while policy pauses transfers, no look is minted. The clip is minted whole and
 /// delivered exactly as it would be without looks.
-extension SessionRunner {
+struct FirstLookStage {
+    unowned let runner: SessionRunner
+
     /// How far past t0 a look reaches before it is minted: the impact and the ball's first flight (assumed). The look
     /// then holds every fragment up to the one sealed after that.
     static let lookAfterNs: Int64 = 150_000_000
@@ -25,43 +27,43 @@ extension SessionRunner {
     static func looksDirectory(out: String) -> String { "\(out)/.looks" }
 
     /// Mints a first look at each shot as soon as the ring holds it, until capture ends.
-    func lookLoop() {
-        let dir = Self.looksDirectory(out: options.context.outputDirectory)
+    func run() {
+        let dir = Self.looksDirectory(out: runner.options.context.outputDirectory)
         try? FileManager.default.removeItem(atPath: dir)
         guard (try? FileSystem.makeDirectory(dir)) != nil else { return }
-        let live = RingPayloadSource(ring: ring, index: index)
-        let pre = components.config[.clipPreNs]
+        let live = RingPayloadSource(ring: runner.ring, index: runner.index)
+        let pre = runner.components.config[.clipPreNs]
         var looked = Set<UInt64>()
         while true {
-            lock.lock()
+            runner.lock.lock()
             var due: DetectedImpact?
-            while due == nil && !videoDone {
-                due = book.pending.first {
-                    !looked.contains($0.id) && newestFragmentEndNs >= $0.t0Ns + Self.lookAfterNs
+            while due == nil && !runner.videoDone {
+                due = runner.book.pending.first {
+                    !looked.contains($0.id) && runner.newestFragmentEndNs >= $0.t0Ns + Self.lookAfterNs
                 }
-                if due == nil { lock.wait() }
+                if due == nil { runner.lock.wait() }
             }
-            let captureStartNs = firstFragmentStartNs ?? .min
-            lock.unlock()
+            let captureStartNs = runner.firstFragmentStartNs ?? .min
+            runner.lock.unlock()
             guard let shot = due else { return }
             looked.insert(shot.id)
-            guard policy.stance < .transferPaused else {
-                count(look: "policy pauses transfers and replay (heat): no first look of shot \(shot.id)")
+            guard runner.policy.stance < .transferPaused else {
+                count(look: "runner.policy pauses transfers and replay (heat): no first look of shot \(shot.id)")
                 continue
             }
-            let clipID = options.context.clipID(shot: shot.id)
+            let clipID = runner.options.context.clipID(shot: shot.id)
             let path = "\(dir)/\(clipID).mp4"
             do {
                 let window = try live.freeze(
                     startNs: max(shot.t0Ns - pre, min(captureStartNs, shot.t0Ns)), endNs: shot.t0Ns + Self.lookAfterNs)
                 defer { try? live.release(window) }
                 let clip = try ClipMinter.mint(
-                    window, to: path, frameIntervalNs: components.video.format.frameIntervalNs,
-                    fragmentExtension: components.encoder.fragmentExtension)
-                lock.lock()
-                looks.append(FirstLook(clipID: clipID, path: path, t0Ns: shot.t0Ns, zeroNs: clip.firstFrameNs))
-                lock.broadcast()
-                lock.unlock()
+                    window, to: path, frameIntervalNs: runner.components.video.format.frameIntervalNs,
+                    fragmentExtension: runner.components.encoder.fragmentExtension)
+                runner.lock.lock()
+                runner.looks.append(FirstLook(clipID: clipID, path: path, t0Ns: shot.t0Ns, zeroNs: clip.firstFrameNs))
+                runner.lock.broadcast()
+                runner.lock.unlock()
             } catch {
                 try? FileManager.default.removeItem(atPath: path)
                 count(look: "first look of shot \(shot.id) not made: \(error)")
@@ -71,22 +73,22 @@ extension SessionRunner {
 
     /// Counts a look not sent, and says why once in the report (the first few reasons).
     func count(look reason: String) {
-        lock.lock()
-        looksShed += 1
-        if looksShedReasons.count < 5 { looksShedReasons.append(reason) }
-        lock.unlock()
+        runner.lock.lock()
+        runner.looksShed += 1
+        if runner.looksShedReasons.count < 5 { runner.looksShedReasons.append(reason) }
+        runner.lock.unlock()
     }
 
     /// Sends one look to every sink that shows looks (on the delivery thread); removes it after.
     func deliverLook(_ look: FirstLook) {
         defer { try? FileManager.default.removeItem(atPath: look.path) }
-        for case let s as LookSending in components.sinks {
+        for case let s as LookSending in runner.components.sinks {
             if let why = s.sendLook(look) {
                 count(look: "\(look.clipID): \(why)")
             } else {
-                lock.lock()
-                looksSent += 1
-                lock.unlock()
+                runner.lock.lock()
+                runner.looksSent += 1
+                runner.lock.unlock()
             }
         }
     }
