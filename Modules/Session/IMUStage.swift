@@ -21,7 +21,8 @@ struct IMUStage {
                 if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {
                 } else {
                     video = waitForVideo(reaching: s.timeNs)
-                    guard s.timeNs < runner.stopAtNs.load(ordering: .relaxed) else { break }  // capture ended while it waited
+                    // capture ended while it waited
+                    guard s.timeNs < runner.stopAtNs.load(ordering: .relaxed) else { break }
                 }
                 // The rotation rate about x, in milliradians per second, rides in the entry's value.
                 runner.imuTimeline.append(
@@ -52,7 +53,9 @@ struct IMUStage {
             let done = runner.videoDone
             runner.lock.unlock()
             let newest = session?.newestFrameNs.load(ordering: .relaxed) ?? .min
-            if done || runner.stopAtNs.load(ordering: .relaxed) == .min || (newest != .min && t <= newest &+ Self.imuLeadNs) {
+            if done || runner.stopAtNs.load(ordering: .relaxed) == .min
+                || (newest != .min && t <= newest &+ Self.imuLeadNs)
+            {
                 return session
             }
             Thread.sleep(forTimeInterval: 0.002)

@@ -43,7 +43,8 @@ final class VideoStage: @unchecked Sendable {
             runner.lock.unlock()
         } catch {
             runner.lock.lock()
-            runner.captureStats = session.lastStatistics  // what was captured before the source failed is kept and counted
+            // what was captured before the source failed is kept and counted
+            runner.captureStats = session.lastStatistics
             runner.lock.unlock()
             runner.fail("video", error)
         }
