@@ -48,7 +48,7 @@ struct FirstLookStage {
             guard let shot = due else { return }
             looked.insert(shot.id)
             guard runner.policy.stance < .transferPaused else {
-                count(look: "runner.policy pauses transfers and replay (heat): no first look of shot \(shot.id)")
+                count(look: "policy pauses transfers and replay (heat): no first look of shot \(shot.id)")
                 continue
             }
             let clipID = runner.options.context.clipID(shot: shot.id)

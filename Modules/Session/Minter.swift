@@ -1,4 +1,5 @@
 import Capture
+import Config
 import Foundation
 import FragmentRing
 import PayloadSource
@@ -109,7 +110,7 @@ final class Minter: @unchecked Sendable {
             if !session.mintForced.contains(shot.id) {
                 session.mintForced.insert(shot.id)
                 session.policyNotes.append(
-                    "shot \(shot.id) minted while session.policy asked minting to wait: the session.ring was about to recycle its fragments"
+                    "shot \(shot.id) minted while policy asked minting to wait: the ring was about to recycle its fragments"
                 )
             }
             return false
@@ -167,9 +168,9 @@ final class Minter: @unchecked Sendable {
             })
         if let audio { try bundle.writeAudio(audio.samples, sampleRate: audio.rate) }
         try bundle.writeTimeline(window.timeline)
-        let sound = audio.map { session.soundTrackFigures(shot, clip: clip, audio: $0) }
+        let sound = audio.map { soundTrackFigures(shot, clip: clip, audio: $0) }
         let sizes = try bundle.finish(
-            session.metadata(
+            metadata(
                 shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound, trigger: trigger)
         ).values.map { UInt64($0) }
         for case let e as EventSink in session.components.sinks {
@@ -177,12 +178,94 @@ final class Minter: @unchecked Sendable {
         }
         session.lock.lock()
         session.deliveries.append(
-            SessionRunner.Delivery(
+            Delivery(
                 shot: shot, clipID: clipID, staging: bundle.directory, window: window, clip: clip,
                 mintStartNs: mintStart, mintedNs: monotonicNowNs()))
         queued = true
         session.lock.broadcast()
         session.lock.unlock()
         session.options.observe?(.minted(clipID: clipID, shot: shot.id))
+    }
+
+    /// The clip's meta.json, every figure with its provenance (the bundle writer adds the files' sizes and XXH3).
+    /// The sound track's figures: what it holds, and where it puts the strike — decoded from the clip just written and
+    /// matched against the window it was made from (`ClipSoundCheck`).
+    func soundTrackFigures(_ shot: DetectedImpact, clip: ClipMinter.Clip, audio: SessionRunner.AudioWindow)
+        -> ClipMeta.SoundTrack
+    {
+        let index = Double(shot.t0Ns - audio.firstSampleNs) / audio.nsPerSample
+        let offset = ClipMinter.soundOffsetNs(
+            clip, sound: .init(samples: audio.samples, sampleRate: audio.rate, firstSampleNs: audio.firstSampleNs),
+            index: index,
+            expectedNs: shot.t0Ns - clip.firstFrameNs)
+        return ClipMeta.SoundTrack(
+            codec: "aac", sampleRate: audio.rate,
+            bitRate: .init(96_000, "assumed", "ample for one channel of a strike and a voice"),
+            samples: clip.report.audioSamples,
+            strikeOffsetNs: offset.map {
+                .init(
+                    $0, "measured",
+                    "clip.mp4 decoded as a player decodes it (its edit list honoured), the strike found by cross-correlation with audio.wav"
+                )
+            })
+    }
+
+    func metadata(
+        _ shot: DetectedImpact, clip: ClipMinter.Clip, window: SwingWindow<RingPayloadSource>, clipID: String,
+        audio: SessionRunner.AudioWindow?,
+        soundTrack: ClipMeta.SoundTrack? = nil, trigger: String = "heard"
+    ) -> ClipMeta {
+        let c = session.components.config
+        func given<V: Codable & Sendable & Equatable>(_ key: ConfigurationKey<V>, _ value: V, _ note: String? = nil)
+            -> ClipMeta.Figure<V>
+        {
+            ClipMeta.Figure(value, c.parameter(key).provenance.mark.rawValue, note)
+        }
+        let format = session.components.video.format
+        return ClipMeta(
+            clipId: clipID, session: session.options.context.session, sessionId: session.options.context.sessionID,
+            device: session.options.context.deviceID,
+            t0Ns: .init(shot.t0Ns, "measured", "detector onset − time of flight, on the capture clock"),
+            window: .init(
+                startNs: window.startNs, endNs: window.endNs, firstFrameNs: clip.firstFrameNs,
+                clipPreNs: given(.clipPreNs, c[.clipPreNs]), clipPostNs: given(.clipPostNs, c[.clipPostNs]),
+                gaps: window.gaps.map {
+                    .init(after: $0.after.rawValue, before: $0.before.rawValue, missingNs: $0.missingNs)
+                }),
+            frames: clip.frames,
+            captureProfile: .init(
+                width: format.width, height: format.height, framesPerSecond: format.framesPerSecond,
+                pixelFormat: format.pixelFormat.rawValue, codec: window.fragments.first?.info.codec.description ?? "",
+                videoBitrateBps: given(.videoBitrateBps, c[.videoBitrateBps]),
+                fragmentSeconds: given(.fragmentSeconds, c[.fragmentSeconds]),
+                frameStartToExposureOffsetNs: given(
+                    .frameStartToExposureOffsetNs, c[.frameStartToExposureOffsetNs], "added to every frame time"),
+                source: (session.components.video as? SourceDetailing)?.details ?? [:]),
+            candidate: .init(
+                id: shot.id, onsetSample: shot.onsetSample, impactSample: shot.impactSample, score: shot.score,
+                features: shot.features,
+                decidedAtSample: shot.decidedAtSample,
+                shotRule: trigger == "heard"
+                    ? "score ≥ \(session.options.shotThreshold) (the default rule)"
+                    : "a bay-mate's shot, relayed by the host"),
+            tofCorrection: .init(samples: shot.tofCorrectionSamples, provenance: shot.tofProvenance),
+            audio: audio.map {
+                .init(
+                    file: "audio.wav", sampleRate: $0.rate, firstSample: $0.firstSample, samples: $0.samples.count,
+                    missingSamples: $0.missing,
+                    windowNs: given(.audioWindowNs, c[.audioWindowNs]), preNs: given(.audioPreNs, c[.audioPreNs]),
+                    firstSampleNs: .init(
+                        $0.firstSampleNs, session.components.audio is SampleClockMapping ? "measured" : "derived",
+                        session.components.audio is SampleClockMapping
+                            ? "the card's sample clock, fitted against the capture clock"
+                            : "the stream's first block time + samples at the nominal rate"),
+                    nsPerSample: .init(
+                        $0.nsPerSample, session.components.audio is SampleClockMapping ? "measured" : "derived",
+                        session.components.audio is SampleClockMapping
+                            ? "the same fit's sample period" : "1e9 / the nominal rate"))
+            },
+            soundTrack: soundTrack,
+            timeline: .init(file: "index.bin", entries: window.timeline.entries.count), files: [:],
+            createdAt: ISO8601DateFormatter().string(from: Date()), trigger: trigger)
     }
 }

@@ -265,7 +265,7 @@ public final class SessionRunner: @unchecked Sendable {
         // A new session is a new stream (its clock may even start again at zero): the ring starts a new generation, so
         // no window of this session can take a fragment of another. Fragments still pinned for clips owed to a host
         // stay; a pin no owed clip names (left by a run killed mid-mint) is let go first, so it never holds the ring.
-        releasedPins = Self.releaseUnownedPins(ring, out: out)
+        releasedPins = OwedPins.releaseUnowned(ring, out: out)
         try ring.reset()
         index = TimelineIndex()
         let window = c[.ringSeconds] + 2
@@ -404,7 +404,7 @@ public final class SessionRunner: @unchecked Sendable {
         if components.sinks.contains(where: { $0 is LookSending }) {
             thread("ppc.look") { FirstLookStage(runner: self).run() }
         }
-        thread("ppc.deliver") { self.deliveryLoop() }
+        thread("ppc.deliver") { Deliverer(runner: self).run() }
         if components.sinks.contains(where: { $0 is DeviceStatusObserving }) {
             thread("ppc.status") {
                 StatusReporter(runner: self).run(self.components.sinks.compactMap { $0 as? DeviceStatusObserving })
@@ -415,7 +415,7 @@ public final class SessionRunner: @unchecked Sendable {
         try? FileManager.default.removeItem(
             atPath: ClipBundleWriter.stagingDirectory(out: options.context.outputDirectory))
         try? FileManager.default.removeItem(atPath: FirstLookStage.looksDirectory(out: options.context.outputDirectory))
-        return report()
+        return SessionReporter(runner: self).report()
     }
 
     func fail(_ stage: String, _ error: any Error) { record(.failed(stage: stage, error: "\(error)")) }

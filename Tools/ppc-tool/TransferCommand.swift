@@ -42,7 +42,7 @@ enum TransferCommand {
         try requireRunOutput(out)
         let outbox = try? Outbox(directory: "\(out)/outbox")
         let pending = outbox?.pending ?? []
-        let held = SessionRunner.pinRecords(out: out)
+        let held = OwedPins.records(out: out)
         // Each owed bundle checked against what meta.json recorded at its mint: one damaged since is never sent.
         let damaged = pending.compactMap { clip in
             outbox.flatMap { ClipMeta.bundleProblem($0.path(of: clip), clipID: clip) }.map { (clip: clip, why: $0) }
@@ -116,7 +116,7 @@ enum TransferCommand {
             try link.start()
         } catch { throw CommandFailure.failure("\(target): \(error)") }
         defer { link.close(reason: "drain done") }
-        let held = SessionRunner.pinRecords(out: out)
+        let held = OwedPins.records(out: out)
         let ring =
             FileManager.default.fileExists(atPath: "\(out)/ring/ring.json")
             ? try? FragmentRing(
@@ -149,7 +149,7 @@ enum TransferCommand {
                     directory: outbox.path(of: clip), clipID: clip, over: link.bulk, progress: progress)
                 record(true, nil)
                 try outbox.remove(clip)
-                SessionRunner.releasePin(ofDelivered: clip, records: held, ring: ring, out: out)
+                OwedPins.releasePin(ofDelivered: clip, records: held, ring: ring, out: out)
                 if !inv.flag("json") { Terminal.out("delivered \(clip) → \(target):\(report.remotePath)") }
             } catch {
                 failed += 1
