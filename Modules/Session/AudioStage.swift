@@ -80,7 +80,7 @@ final class AudioStage: @unchecked Sendable {
         do {
             while try reader.next({ b, part in
                 if let d = session.options.durationNs, let s = startNs, b.timeNs - s >= d { return false }
-                if b.timeNs >= session.stopAtNs.load(ordering: .relaxed) { return false }
+                if b.timeNs >= session.stop.atNs.load(ordering: .relaxed) { return false }
                 if !started {
                     startNs = b.timeNs
                     streamStartNs = b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate)

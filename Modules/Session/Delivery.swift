@@ -86,7 +86,7 @@ struct Deliverer {
         for (index, sink) in runner.components.sinks.enumerated() {
             guard let sender = sink as? OwedClipsSending else { continue }
             // A stop asked for "now" sends no more of the backlog: what is owed waits in the outbox.
-            let confirmed = sender.sendOwed { runner.stopAtNs.load(ordering: .relaxed) != .min }
+            let confirmed = sender.sendOwed { runner.stop.atNs.load(ordering: .relaxed) != .min }
             guard !confirmed.isEmpty else { continue }
             let records = OwedPins.records(out: runner.options.context.outputDirectory)
             for clipID in confirmed {

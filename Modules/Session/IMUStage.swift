@@ -17,12 +17,12 @@ struct IMUStage {
             while let s = try source.next() {
                 if n == 0 { runner.imuFirstSampleNs.store(s.timeNs, ordering: .relaxed) }
                 runner.imuPendingNs.store(s.timeNs, ordering: .relaxed)
-                guard s.timeNs < runner.stopAtNs.load(ordering: .relaxed) else { break }
+                guard s.timeNs < runner.stop.atNs.load(ordering: .relaxed) else { break }
                 if let v = video, s.timeNs <= v.newestFrameNs.load(ordering: .relaxed) &+ Self.imuLeadNs {
                 } else {
                     video = waitForVideo(reaching: s.timeNs)
                     // capture ended while it waited
-                    guard s.timeNs < runner.stopAtNs.load(ordering: .relaxed) else { break }
+                    guard s.timeNs < runner.stop.atNs.load(ordering: .relaxed) else { break }
                 }
                 // The rotation rate about x, in milliradians per second, rides in the entry's value.
                 runner.imuTimeline.append(
@@ -53,7 +53,7 @@ struct IMUStage {
             let done = runner.videoDone
             runner.lock.unlock()
             let newest = session?.newestFrameNs.load(ordering: .relaxed) ?? .min
-            if done || runner.stopAtNs.load(ordering: .relaxed) == .min
+            if done || runner.stop.atNs.load(ordering: .relaxed) == .min
                 || (newest != .min && t <= newest &+ Self.imuLeadNs)
             {
                 return session
@@ -74,7 +74,7 @@ struct IMUStage {
         guard runner.components.imu != nil else { return }
         let deadline = monotonicNowNs() + Self.imuWaitNs
         while !runner.imuEnded.load(ordering: .relaxed), runner.imuPendingNs.load(ordering: .relaxed) <= endNs,
-            runner.stopAtNs.load(ordering: .relaxed) != .min, monotonicNowNs() < deadline
+            runner.stop.atNs.load(ordering: .relaxed) != .min, monotonicNowNs() < deadline
         {
             Thread.sleep(forTimeInterval: 0.002)
         }

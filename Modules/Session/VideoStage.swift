@@ -36,7 +36,7 @@ final class VideoStage: @unchecked Sendable {
         session.onInterruption = { [self] i in runner.record(.interruption(.video, i)) }
         do {
             let stats = try session.run(.init(durationNs: runner.options.durationNs)) {
-                $0 >= self.runner.stopAtNs.load(ordering: .relaxed)
+                $0 >= self.runner.stop.atNs.load(ordering: .relaxed)
             }
             runner.lock.lock()
             runner.captureStats = stats
@@ -59,9 +59,7 @@ final class VideoStage: @unchecked Sendable {
         let heardUntil =
             last == .min
             ? .min : last &+ SessionRunner.stopHearingMarginNs &+ max(0, c[.audioWindowNs] - c[.audioPreNs])
-        if heardUntil < runner.stopAtNs.load(ordering: .relaxed) {
-            runner.stopAtNs.store(heardUntil, ordering: .relaxed)
-        }
+        runner.stop.captureEnded(heardUntilNs: heardUntil)
         runner.lock.broadcast()
         runner.lock.unlock()
         runner.options.observe?(.sourceEnded(.video))

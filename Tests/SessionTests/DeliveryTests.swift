@@ -192,7 +192,7 @@ struct DeliveryTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/away-delivered").count == 2)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? []).isEmpty)
         let ring = try FragmentRing(
-            directory: "\(out)/ring", configuration: SessionRunner.ringConfiguration(capacity: 6, fileExtension: "ts"))
+            directory: "\(out)/ring", configuration: SessionLayout.ringConfiguration(capacity: 6, fileExtension: "ts"))
         #expect(ring.pins.isEmpty)
     }
 
@@ -214,7 +214,7 @@ struct DeliveryTests {
         // Every clip confirmed: no fragment stays pinned.
         let ring = try FragmentRing(
             directory: tmp.sub("out/ring"),
-            configuration: SessionRunner.ringConfiguration(capacity: 6, fileExtension: "ts"))
+            configuration: SessionLayout.ringConfiguration(capacity: 6, fileExtension: "ts"))
         #expect(ring.pins.isEmpty)
     }
 }

@@ -6,7 +6,7 @@ import Session
 
 /// `ppc-tool policy check`: what Policy would say of this machine now, before any session arms — the thermal level and
 /// what it would make yield, the output filesystem's free space against the storage floor, the memory budget. The
-/// answer a session would give at its start (`SessionRunner.policySettings`, the same monitor, one reading).
+/// answer a session would give at its start (`SessionLayout.policySettings`, the same monitor, one reading).
 enum PolicyCommand {
     static let command = Command(
         "policy",
@@ -34,7 +34,7 @@ enum PolicyCommand {
     static func check(_ inv: Invocation) throws -> ExitCode {
         let config = try ConfigCommand.configuration(inv)
         let out = inv.value("out") ?? "out"
-        let settings = SessionRunner.policySettings(
+        let settings = SessionLayout.policySettings(
             config, out: out, thermalRoot: inv.value("thermal-root") ?? "/sys/class/thermal")
         let monitor = PolicyMonitor(settings)
         monitor.sample()

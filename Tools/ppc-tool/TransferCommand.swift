@@ -121,7 +121,7 @@ enum TransferCommand {
             FileManager.default.fileExists(atPath: "\(out)/ring/ring.json")
             ? try? FragmentRing(
                 directory: "\(out)/ring",
-                configuration: SessionRunner.ringConfiguration(
+                configuration: SessionLayout.ringConfiguration(
                     capacity: ringSettings(out).capacity, fileExtension: ringSettings(out).fileExtension))
             : nil
         var failed = 0
