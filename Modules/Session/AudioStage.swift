@@ -49,7 +49,7 @@ final class AudioStage: @unchecked Sendable {
         let block = max(1, rate / 100)  // 10 ms
         // The source's own queue: its reader never waits for the detector or a sink (`AudioReadAhead`).
         let reader = AudioReadAhead(source: source, blockFrames: block, slots: SessionRunner.audioReadAheadBlocks)
-        if let reporting = source as? InterruptionReporting {
+        if let reporting = session.roles.audioInterruptions {
             // Called on the source's reader thread: the state, the report's list and the reason the next gap gives.
             reporting.onInterruption = { [self] i in
                 if i.verified { resumedReason.withLock { $0 = i.reason } }
@@ -59,7 +59,7 @@ final class AudioStage: @unchecked Sendable {
         reader.start()
         var started = false
         var expected: Int64 = 0
-        let clock = source as? SampleClockMapping
+        let clock = session.roles.audioClock
         var found: [DetectedImpact] = []
         // Windows owed to shots, cut as soon as their last sample has been heard (thread-owned; handed over under lock).
         // Each keeps its first sample's capture-clock time, taken with t0 from the same clock fit, so t0's place in
@@ -75,7 +75,7 @@ final class AudioStage: @unchecked Sendable {
                     samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing,
                     firstSampleNs: w.firstNs, nsPerSample: w.nsPerSample), for: w.id)
         }
-        let eventSinks = components.sinks.compactMap { $0 as? EventSink }
+        let eventSinks = session.roles.eventSinks
         let threshold = session.options.shotThreshold
         do {
             while try reader.next({ b, part in

@@ -29,7 +29,7 @@ struct Deliverer {
     /// or a sink has lost its host (which also brings its link back: events and preview).
     func run() {
         ThreadPriority.lowerCurrent()
-        let senders = runner.components.sinks.compactMap { $0 as? OwedClipsSending }
+        let senders = runner.roles.owedSenders.map(\.sender)
         sendOwed()
         let live = RingPayloadSource(ring: runner.ring, index: runner.index)
         while true {
@@ -83,8 +83,7 @@ struct Deliverer {
     /// Has every sink that keeps owed clips send them, and settles what the host confirmed: this session's clip counts
     /// as delivered once every sink has it, and each confirmed clip's recorded pin is released.
     func sendOwed() {
-        for (index, sink) in runner.components.sinks.enumerated() {
-            guard let sender = sink as? OwedClipsSending else { continue }
+        for (index, sender) in runner.roles.owedSenders {
             // A stop asked for "now" sends no more of the backlog: what is owed waits in the outbox.
             let confirmed = sender.sendOwed { runner.stop.atNs.load(ordering: .relaxed) != .min }
             guard !confirmed.isEmpty else { continue }
@@ -98,7 +97,7 @@ struct Deliverer {
                     runner.owed[i].waitingFor.remove(index)
                     if runner.owed[i].waitingFor.isEmpty {
                         var clip = runner.owed.remove(at: i).minted
-                        clip.confirmedBy.append("\(type(of: sink)): sent from the outbox after it was owed")
+                        clip.confirmedBy.append("\(type(of: sender)): sent from the outbox after it was owed")
                         runner.clips.append(clip)
                     }
                 }

@@ -82,7 +82,7 @@ struct FirstLookStage {
     /// Sends one look to every sink that shows looks (on the delivery thread); removes it after.
     func deliverLook(_ look: FirstLook) {
         defer { try? FileManager.default.removeItem(atPath: look.path) }
-        for case let s as LookSending in runner.components.sinks {
+        for s in runner.roles.lookSenders {
             if let why = s.sendLook(look) {
                 count(look: "\(look.clipID): \(why)")
             } else {

@@ -173,7 +173,7 @@ final class Minter: @unchecked Sendable {
             metadata(
                 shot, clip: clip, window: window, clipID: clipID, audio: audio, soundTrack: sound, trigger: trigger)
         ).values.map { UInt64($0) }
-        for case let e as EventSink in session.components.sinks {
+        for e in session.roles.eventSinks {
             e.announce(clipID: clipID, bytes: sizes.reduce(0, +), files: sizes.count)
         }
         session.lock.lock()
@@ -240,7 +240,7 @@ final class Minter: @unchecked Sendable {
                 fragmentSeconds: given(.fragmentSeconds, c[.fragmentSeconds]),
                 frameStartToExposureOffsetNs: given(
                     .frameStartToExposureOffsetNs, c[.frameStartToExposureOffsetNs], "added to every frame time"),
-                source: (session.components.video as? SourceDetailing)?.details ?? [:]),
+                source: session.roles.videoDetailing?.details ?? [:]),
             candidate: .init(
                 id: shot.id, onsetSample: shot.onsetSample, impactSample: shot.impactSample, score: shot.score,
                 features: shot.features,
@@ -255,13 +255,13 @@ final class Minter: @unchecked Sendable {
                     missingSamples: $0.missing,
                     windowNs: given(.audioWindowNs, c[.audioWindowNs]), preNs: given(.audioPreNs, c[.audioPreNs]),
                     firstSampleNs: .init(
-                        $0.firstSampleNs, session.components.audio is SampleClockMapping ? "measured" : "derived",
-                        session.components.audio is SampleClockMapping
+                        $0.firstSampleNs, (session.roles.audioClock != nil) ? "measured" : "derived",
+                        (session.roles.audioClock != nil)
                             ? "the card's sample clock, fitted against the capture clock"
                             : "the stream's first block time + samples at the nominal rate"),
                     nsPerSample: .init(
-                        $0.nsPerSample, session.components.audio is SampleClockMapping ? "measured" : "derived",
-                        session.components.audio is SampleClockMapping
+                        $0.nsPerSample, (session.roles.audioClock != nil) ? "measured" : "derived",
+                        (session.roles.audioClock != nil)
                             ? "the same fit's sample period" : "1e9 / the nominal rate"))
             },
             soundTrack: soundTrack,

@@ -105,8 +105,8 @@ struct SessionReporter {
             "durationSeconds": figure(Double(wall) / 1e9, "measured", "wall clock"),
             "captureSeconds": figure(Double(spanNs) / 1e9, "measured", "capture clock, first to last frame"),
             "format": "\(format)",
-            "videoSource": (runner.components.video as? SourceDetailing)?.details ?? [:],
-            "audioSource": (runner.components.audio as? SourceDetailing)?.details ?? [:],
+            "videoSource": runner.roles.videoDetailing?.details ?? [:],
+            "audioSource": runner.roles.audioDetailing?.details ?? [:],
             "audioGaps": figure(
                 gaps.map {
                     [
@@ -139,11 +139,11 @@ struct SessionReporter {
             "framesDropped": figure(
                 dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),
             "framesRefused": figure(
-                (runner.components.encoder as? FrameRefusing)?.framesRefused ?? 0, "measured",
+                runner.roles.encoderRefusals?.framesRefused ?? 0, "measured",
                 "frames the encoder could not store as they came (a torn or empty JPEG from the camera); counted, never stored"
             ),
             "framesUnended": figure(
-                (runner.components.encoder as? FrameRefusing)?.framesUnended ?? 0, "measured",
+                runner.roles.encoderRefusals?.framesUnended ?? 0, "measured",
                 "frames stored as they came that end without a JPEG's end marker (FF D9): most likely cut short between the camera and this machine; a player shows what arrived"
             ),
             "dropRate": figure(
@@ -225,7 +225,7 @@ struct SessionReporter {
             "peakMemoryBytes": memory.map { figure($0, "measured", "VmHWM of this process") }
                 ?? figure(NSNull(), "unavailable"),
             "errors": errorsNow,
-            "sinkStatus": runner.components.sinks.compactMap { $0 as? SinkStatusReporting }.flatMap(\.statusHistory),
+            "sinkStatus": runner.roles.sinkStatus.flatMap(\.statusHistory),
         ]
         json["candidateList"] = candidateList.map {
             ["id": $0.id, "t0Ns": $0.t0Ns, "onsetSample": $0.onsetSample, "score": $0.score] as [String: Any]
@@ -244,7 +244,7 @@ struct SessionReporter {
                 "    \(clip.path)  (t0 \(String(format: "%.3f", Double(clip.t0Ns) / 1e9)) s, \(clip.frames) frames, \(clip.bytes) bytes)"
             )
         }
-        if let e = runner.components.encoder as? FrameRefusing, e.framesRefused + e.framesUnended > 0 {
+        if let e = runner.roles.encoderRefusals, e.framesRefused + e.framesUnended > 0 {
             lines.append(
                 "  ⚠ camera frames: \(e.framesRefused) refused (not a JPEG: empty or torn), \(e.framesUnended) stored but cut short (no JPEG end marker) — check the camera's cable and USB bandwidth"
             )
@@ -281,7 +281,7 @@ struct SessionReporter {
             }
         }
         for e in errorsNow { lines.append("  ⚠ \(e)") }
-        for s in runner.components.sinks.compactMap({ $0 as? SinkStatusReporting }).flatMap(\.statusHistory) {
+        for s in runner.roles.sinkStatus.flatMap(\.statusHistory) {
             lines.append("  link: \(s)")
         }
         return SessionReport(

@@ -28,6 +28,8 @@ public final class SessionRunner: @unchecked Sendable {
     // @unchecked: mutable state is either owned by one thread (documented per field) or behind `lock`.
 
     let components: Components
+    /// What the components do beyond their kind, asked once (`StageRoles`).
+    let roles: StageRoles
     let options: Options
     let ring: FragmentRing
     let index: TimelineIndex
@@ -110,6 +112,7 @@ public final class SessionRunner: @unchecked Sendable {
 
     public init(_ components: Components, options: Options) throws {
         self.components = components
+        roles = StageRoles(components)
         self.options = options
         let c = components.config
         stop = StopControl(postNs: c[.clipPostNs])
@@ -161,7 +164,7 @@ public final class SessionRunner: @unchecked Sendable {
     /// shortens the wait.
     public func requestStop(_ mode: StopMode, reason: String) {
         // A microphone that went away is not waited for: the stop would otherwise wait on it.
-        defer { (components.audio as? DeviceWaiting)?.stopWaitingForDevice() }
+        defer { roles.audioDeviceWaiting?.stopWaitingForDevice() }
         lock.lock()
         defer { lock.unlock() }
         // Where capture is now: the newest frame read (none yet: stop before the first).
@@ -198,8 +201,8 @@ public final class SessionRunner: @unchecked Sendable {
                 value: Int64(r.hottestCelsius * 1000))
         }
         let policy = policy
-        for case let y as TransferYielding in components.sinks { y.mustYield = { policy.stance >= .transferPaused } }
-        for case let r as ShotRelaying in components.sinks { r.onRelayedShot = { [self] shot in relayed(shot) } }
+        for y in roles.transferYielding { y.mustYield = { policy.stance >= .transferPaused } }
+        for r in roles.shotRelaying { r.onRelayedShot = { [self] shot in relayed(shot) } }
         policy.start()
         defer { policy.stop() }
         var context = options.context
@@ -225,13 +228,13 @@ public final class SessionRunner: @unchecked Sendable {
         }
         if components.imu != nil { thread("ppc.imu") { IMUStage(runner: self).run() } }
         thread("ppc.mint") { Minter(session: self).run() }
-        if components.sinks.contains(where: { $0 is LookSending }) {
+        if !roles.lookSenders.isEmpty {
             thread("ppc.look") { FirstLookStage(runner: self).run() }
         }
         thread("ppc.deliver") { Deliverer(runner: self).run() }
-        if components.sinks.contains(where: { $0 is DeviceStatusObserving }) {
+        if !roles.statusObservers.isEmpty {
             thread("ppc.status") {
-                StatusReporter(runner: self).run(self.components.sinks.compactMap { $0 as? DeviceStatusObserving })
+                StatusReporter(runner: self).run(self.roles.statusObservers)
             }
         }
         group.wait()

@@ -27,7 +27,7 @@ final class VideoStage: @unchecked Sendable {
                     startsWithKeyframe: f.startsWithKeyframe)
             )
         }
-        let observers = runner.components.sinks.compactMap { $0 as? FrameObserving }
+        let observers = runner.roles.frameObservers
         if !observers.isEmpty {
             let format = runner.components.video.format
             session.frameObserver = { frame, info in for o in observers { o.observe(frame, format: format, info: info) }
@@ -64,6 +64,6 @@ final class VideoStage: @unchecked Sendable {
         runner.lock.unlock()
         runner.options.observe?(.sourceEnded(.video))
         runner.options.observe?(.state(.draining))
-        (runner.components.audio as? DeviceWaiting)?.stopWaitingForDevice()
+        runner.roles.audioDeviceWaiting?.stopWaitingForDevice()
     }
 }
