@@ -340,11 +340,18 @@ let package = Package(
             ],
             path: "Tools/ppc-tool"),
         /** `ppc-host`: receives clips from many devices. */
+        /** A host, composed: link server, catalogue, viewing copies, bays and the studio, wired (ppc-host's core). */
+        .target(
+            name: "HostService",
+            dependencies: [
+                "Admission", "Catalogue", "Library", "Link", "Media", "PayloadSource", "PostgresCatalogue", "Studio",
+                "Syscall", "Transfer", "WebServer",
+            ], path: "Modules/HostService"),
         .executableTarget(
             name: "ppc-host",
             dependencies: [
                 "Library", "Admission", "JSONInput", "CLI", "Link", "Transfer", "Syscall", "Media", "Pairing", "Crypto",
-                "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio", "WebServer",
+                "Discovery", "Catalogue", "PostgresCatalogue", "PayloadSource", "Studio", "WebServer", "HostService",
             ], path: "Tools/ppc-host"),
         /** End-to-end tests that run the built binaries and check exit codes and output. */
         .testTarget(

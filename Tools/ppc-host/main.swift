@@ -3,6 +3,7 @@ import CLI
 import Catalogue
 import Discovery
 import Foundation
+import HostService
 import Library
 import Link
 import Media
@@ -347,136 +348,26 @@ let root = Command(
             identity: state.identity.keys,
             deviceFor: { key in (try? PairedPeers(directory: stateDir))?.name(for: key) }, allowPlaintext: plaintext)
         let library = inv.value("library") ?? "library"
-        let server: HostServer
-        let views = ViewCopies(log: { Terminal.out("ppc-host: \($0)") })
         do { try FileSystem.makeDirectories(library) } catch {
             throw CommandFailure.failure("--library \(library): cannot make the library there: \(error)")
         }
         let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"), waitForServer: true)
-        let bays: Bays
-        do { bays = try Bays(library: library) } catch { throw CommandFailure.dataError("\(error)") }
-        let cataloguing = DispatchQueue(label: "ppc-host.catalogue", qos: .utility)
-        let notCatalogued = Atomic<Int>(0)
-        let studioBox = StudioBox()
-        // A service is given a soft limit of 1 024 descriptors whatever its hard limit: the host takes what it may, and
-        // keeps connections that have not finished a handshake to an eighth of it (at most 128).
-        let files = FileLimit.raiseToHard()
-        let pendingLimits = PendingConnections.Limits(perPeer: 8, overall: min(128, max(16, files.soft / 8)))
-        var options = HostServer.Options()
-        options.bays = { bays.bay(of: $0) }
-        options.onLog = { Terminal.out("ppc-host: \($0)") }
-        // Each received bundle is checked against its own meta.json (a ppc device checks before it sends: a mismatch is
-        // another sender's), and its clip measured from its own file (libavformat, demux only) against the policy.
-        // A clip's folder is named by its id (as offered): a meta.json naming another clip does not match either.
-        options.checkBundle = {
-            ClipMeta.bundleProblem($0, besides: HostStore.hostFiles, clipID: ($0 as NSString).lastPathComponent)
-        }
-        options.measureClip = { path in
-            do {
-                let f = try ClipProbe.facts(path)
-                return .success(
-                    ClipMeasurement(
-                        width: f.width, height: f.height, framesPerSecond: f.framesPerSecond, codec: f.codec,
-                        frames: f.frames))
-            } catch { return .failure(HostServer.MeasureError("\(error)")) }
-        }
-        if let n = try inv.parsed("cut-bulk-after-chunks", in: 1...Int(Int32.max)) {
-            options.stopBulkAfterChunks = n
+        var settings = HostService.Settings(
+            listen: (host, port), library: library, policy: policy, security: security,
+            stopBulkAfterChunks: try inv.parsed("cut-bulk-after-chunks", in: 1...Int(Int32.max)))
+        if let n = settings.stopBulkAfterChunks {
             Terminal.out("ppc-host: fault injection: bulk connections are cut after \(n) chunks")
         }
-        // What the studio shows at once (nothing while there is no studio).
-        options.onLive = { [studioBox] event in
-            guard let studio = studioBox.studio else { return }
-            switch event {
-            case .connected, .disconnected, .status: studio.devicesChanged()
-            case .shot(let device, let t0HostNs):
-                studio.devicesChanged()
-                studio.shot(device: device, t0HostNs: t0HostNs)
-            case .preview(let device, let w, let h, let luma):
-                studio.preview(device: device, width: w, height: h, luma: luma)
-            case .look(let device, let clipID, _, let t0, let zero, let t0Device, let zeroDevice):
-                studio.look(
-                    device: device, clipID: clipID, t0HostNs: t0, zeroHostNs: zero, t0DeviceNs: t0Device,
-                    zeroDeviceNs: zeroDevice)
-            }
-        }
-        options.onClipStored = { dir in
-            views.enqueue(dir)
-            // Indexed off the receive path too: the clip is already durable; the catalogue is its index.
-            cataloguing.async {
-                do {
-                    let (clip, warning) = try LibraryClip.place(dir, in: catalogue)
-                    if let warning { Terminal.err("ppc-host: \(warning)") }
-                    let after =
-                        clip.t0HostNs.map {
-                            String(format: ", %.0f ms after its t0", Double(monotonicNowNs() - $0) / 1e6)
-                        } ?? ""
-                    Terminal.out(
-                        "ppc-host: catalogued \(clip.clipID) (\(clip.device), swing \(clip.swingID ?? clip.clipID)\(after))"
-                    )
-                    studioBox.studio?.clipCatalogued(clip)
-                } catch {
-                    notCatalogued.add(1, ordering: .relaxed)
-                    Terminal.out(
-                        "ppc-host: \(dir) not catalogued: \(error) (ppc-host catalogue rebuild re-reads it)")
-                }
-            }
-        }
-        do {
-            server = try HostServer(
-                host: host, port: port, library: library, policy: policy, security: security,
-                pending: PendingConnections(pendingLimits), options: options)
-        } catch {
-            throw CommandFailure.failure("\(error)")
-        }
-        // Clips stored before this start and not in the catalogue — the host stopped before it indexed them, or `make
-        // run`'s file sink wrote them into this folder — are catalogued first, studio or not; and again each time a
-        // shared catalogue comes back after it could not be reached (clips stored meanwhile are in the library).
-        @Sendable func catchUp(_ when: String) {
-            do {
-                let (added, skipped, warnings) = try Library.catchUp(library, in: catalogue)
-                for w in warnings { Terminal.err("ppc-host: \(w)") }
-                for s in skipped {
-                    Terminal.out("ppc-host: not catalogued: \(s) (ppc-host catalogue rebuild re-reads it)")
-                }
-                if added > 0 { Terminal.out("ppc-host: catalogued \(added) clip(s) already in \(library)\(when)") }
-            } catch {
-                Terminal.out("ppc-host: \(error)")
-            }
-        }
-        if let shared = catalogue as? PostgresCatalogue {
-            shared.onReconnect = { [studioBox] in
-                Terminal.out("ppc-host: the catalogue is reachable again (\(shared.url))")
-                cataloguing.async {
-                    catchUp(" while the catalogue was away")
-                    studioBox.studio?.catalogueReturned()
-                }
-            }
-            // Watched once a second, so it comes back without waiting for a clip or a page to ask.
-            let watch = Thread {
-                while true {
-                    sleepNs(1_000_000_000)
-                    shared.reconnectIfDown()
-                }
-            }
-            watch.name = "ppc-host.catalogue-watch"
-            watch.start()
-            if let why = shared.unavailableBecause {
-                Terminal.out(
-                    "ppc-host: the catalogue cannot be reached now (\(why)); clips are stored in the library and catalogued once it is back (tried again every 1 to 30 s)"
-                )
-            }
-        }
-        if (catalogue as? PostgresCatalogue)?.isAvailable ?? true { catchUp("") }
-        if let http = try inv.endpoint("http", ports: 0...65535) {
+        let http = try inv.endpoint("http", ports: 0...65535)
+        // Served to the network, the studio asks for its key (kept in the state directory: a link given out goes on
+        // working across restarts until the file is removed).
+        var access: (gate: StudioAccess, key: String, path: String)?
+        if let http {
             if !DeviceLinkSecurity.isLoopback(http.host), !inv.flag("studio-on-network") {
                 throw CommandFailure.usage(
                     "--http \(http): not a loopback address; add --studio-on-network to serve the studio there behind its key (anyone given the link printed at start sees every clip and can flag them)"
                 )
             }
-            // Served to the network, the studio asks for its key (kept in the state directory: a link given out goes on
-            // working across restarts until the file is removed).
-            var access: (StudioAccess, key: String, path: String)?
             if inv.flag("studio-on-network") {
                 let made: (key: String, path: String, created: Bool)
                 do { made = try AccessKey.loadOrCreate(stateDir) } catch { throw CommandFailure.dataError("\(error)") }
@@ -486,20 +377,22 @@ let root = Command(
                 if made.created { Terminal.out("ppc-host: made the studio's key in \(made.path)") }
                 access = (gate, made.key, made.path)
             }
-            let studio: Studio
-            do {
-                studio = try Studio(
-                    host: http.host, port: http.port, library: library, catalogue: catalogue, access: access?.0,
-                    bays: bays,
-                    live: { [server] in server.liveDevices.map(StudioLive.json) },
-                    say: { Terminal.err("ppc-host: \($0)") })
-            } catch let e as WebServerError {
-                switch e {
-                case .notAnAddress, .cannotListen: throw CommandFailure.usage("--http \(e)")
-                case .serverDidNotStart, .pagesMissing: throw CommandFailure.failure("ppc-host: the studio: \(e)")
-                }
-            } catch { throw CommandFailure.failure("ppc-host: the studio: \(error)") }
-            studioBox.studio = studio
+            settings.studio = (http.host, http.port, access?.gate)
+        }
+        let service: HostService
+        do {
+            service = try HostService(
+                settings, catalogue: catalogue, say: { Terminal.out("ppc-host: \($0)") },
+                warn: { Terminal.err("ppc-host: \($0)") })
+        } catch let e as WebServerError {
+            switch e {
+            case .notAnAddress, .cannotListen: throw CommandFailure.usage("--http \(e)")
+            case .serverDidNotStart, .pagesMissing: throw CommandFailure.failure("ppc-host: the studio: \(e)")
+            }
+        } catch let e as LibraryError {
+            throw CommandFailure.dataError("\(e)")
+        } catch { throw CommandFailure.failure("\(error)") }
+        if let http, let studio = service.studio {
             let shown = studioHostShown(http)
             if let access {
                 Terminal.out(
@@ -510,9 +403,8 @@ let root = Command(
             }
         }
         Terminal.out(
-            "ppc-host: listening on \(host):\(server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")"
+            "ppc-host: listening on \(host):\(service.server.port), policy \(policy.name), library \(library), host key \(state.identity.fingerprint)\(plaintext ? "; plaintext loopback links taken too (--insecure-loopback-only)" : "")"
         )
-        views.catchUp(library: library)
         // Ctrl-C or a supervisor's SIGTERM: no new connection is taken, each device linked is told bye, the clips already
         // stored are catalogued, and the host ends with status 0. A device keeps what it owes for the host's next start;
         // a transfer cut here resumes from its last acknowledged chunk. A second signal ends the host at once.
@@ -521,105 +413,27 @@ let root = Command(
                 Terminal.out(
                     "ppc-host: \(signal): stopping: no new connections, bye to the devices linked; the clips stored are catalogued first (again to stop at once)"
                 )
-                server.stop(saying: "ppc-host stopping (\(signal))")
+                service.stop(saying: "ppc-host stopping (\(signal))")
             } else {
                 Terminal.out("ppc-host: \(signal) again: stopping at once")
                 Signals.exitNow(130)
             }
         }
         defer { stops.cancel() }
-        let end = server.run()
-        cataloguing.sync {}
-        let missed = notCatalogued.load(ordering: .relaxed)
+        let end = service.run()
         Terminal.out(
-            missed == 0
+            end.notCatalogued == 0
                 ? "ppc-host: stopped; every clip stored is catalogued (a view copy not made yet is made at the next start)"
-                : "ppc-host: stopped; \(missed) clip(s) stored but not catalogued (named above; ppc-host catalogue rebuild re-reads them)"
+                : "ppc-host: stopped; \(end.notCatalogued) clip(s) stored but not catalogued (named above; ppc-host catalogue rebuild re-reads them)"
         )
         // Only a stop asked for (a signal) is a success: a host that stopped by itself must be restarted by its
         // supervisor (Restart=on-failure), and a listener that failed for good is such a stop.
-        if case .failed(let e) = end {
+        if case .failed(let e) = end.server {
             Terminal.err("ppc-host: stopped without being asked: \(e)")
             return .failure
         }
         return .success
     })
-
-/// The studio, once it is up (the clip-stored callback is made before it).
-final class StudioBox: @unchecked Sendable {
-    // @unchecked: set once, before the server runs; read after.
-    var studio: Studio?
-}
-
-/// A device's live state as the studio's JSON (docs/studio.md, /api/devices).
-enum StudioLive {
-    static func json(_ d: HostServer.LiveDevice) -> [String: Any] {
-        var o: [String: Any] = [
-            "id": d.id, "link": d.link, "captureProfile": d.captureProfile, "bay": d.bay as Any? ?? NSNull(),
-            "hears": d.hears as Any? ?? NSNull(),
-            "lastShotDeviceNs": d.lastShotDeviceNs as Any? ?? NSNull(),
-            "lastShotHostNs": d.lastShotHostNs as Any? ?? NSNull(),
-            "lastSeenAgoNs": monotonicNowNs() - d.lastSeenNs,
-            "lastShotAgoNs": d.lastShotAtNs.map { monotonicNowNs() - $0 } as Any? ?? NSNull(),
-        ]
-        o["relation"] =
-            d.relation.map {
-                [
-                    "offsetNs": $0.offsetNs, "skewPpm": $0.skewPpm, "uncertaintyNs": $0.uncertaintyNs,
-                    "samples": $0.samples,
-                ] as [String: Any]
-            } ?? NSNull()
-        o["status"] =
-            d.status.map {
-                [
-                    "armed": $0.armed, "framesPerSecond": $0.framesPerSecond, "framesDropped": $0.framesDropped,
-                    "thermal": $0.thermal,
-                    "thermalCelsius": $0.thermalCelsius as Any? ?? NSNull(), "storageFreeBytes": $0.storageFreeBytes,
-                    "ageNs": monotonicNowNs() - $0.receivedNs,
-                ] as [String: Any]
-            } ?? NSNull()
-        return o
-    }
-}
-
-/// Viewing copies of Motion JPEG clips, made one at a time on a background queue at utility priority: never on a
-/// receiving thread, never competing with one for long.
-final class ViewCopies: Sendable {
-    let queue = DispatchQueue(label: "ppc-host.view-copies", qos: .utility)
-    let log: @Sendable (String) -> Void
-
-    init(log: @escaping @Sendable (String) -> Void) { self.log = log }
-
-    func enqueue(_ clipDirectory: String) {
-        queue.async { [log] in
-            let clip = clipDirectory + "/clip.mp4"
-            let view = clipDirectory + "/view.mp4"
-            // A FIFO where the clip should be would hold this queue for ever: only a regular file is opened.
-            guard !FileManager.default.fileExists(atPath: view), FileSystem.isRegularFile(clip),
-                ViewTranscoder.needsViewingCopy(clip)
-            else { return }
-            do {
-                let r = try ViewTranscoder.transcode(clip, to: view)
-                log(
-                    "view copy of \(clipDirectory): \(r.frames) frames of \(r.sourceCodec) \(r.width)x\(r.height)@\(r.framesPerSecond) → H.264 view.mp4 (original kept)"
-                )
-            } catch {
-                log("view copy of \(clipDirectory) failed: \(error) (the original clip is intact)")
-            }
-        }
-    }
-
-    /// Queues every stored clip that needs a copy and has none (a stop came before it was made).
-    func catchUp(library: String) {
-        let fm = FileManager.default
-        for device in (try? fm.contentsOfDirectory(atPath: library)) ?? [] where !device.hasPrefix(".") {
-            for clip in (try? fm.contentsOfDirectory(atPath: "\(library)/\(device)")) ?? [] where !clip.hasPrefix(".") {
-                let dir = "\(library)/\(device)/\(clip)"
-                if fm.fileExists(atPath: dir + "/clip.mp4"), !fm.fileExists(atPath: dir + "/view.mp4") { enqueue(dir) }
-            }
-        }
-    }
-}
 
 MediaLog.quiet()
 Signals.unblockAll()
