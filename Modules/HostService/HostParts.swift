@@ -73,4 +73,3 @@ final class ViewCopies: Sendable {
         }
     }
 }
-

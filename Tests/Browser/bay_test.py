@@ -27,6 +27,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Proc, fail, free_port, procs  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument('--host-tool', required=True)
 ap.add_argument('--tool', required=True)
@@ -38,61 +41,12 @@ os.makedirs(args.out, exist_ok=True)
 work = args.work or tempfile.mkdtemp(prefix='ppc-bay-')
 library = os.path.join(work, 'library')
 os.makedirs(library, exist_ok=True)
-procs = []
 say = (lambda m: print(m, file=sys.stderr, flush=True)) if args.bench else (lambda m: print('- ' + m, flush=True))
 
-
-def fail(msg):
-    print('FAIL: ' + msg, flush=True)
-    raise SystemExit(1)
-
-
-class Proc:
-    """A child whose output is collected line by line; `wait_for` blocks on a condition until a line matches."""
-
-    def __init__(self, argv, name=''):
-        self.name, self.lines, self.cv = name, [], threading.Condition()
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, close_fds=True)
-        procs.append(self)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.p.stdout:
-            with self.cv:
-                self.lines.append(line.rstrip('\n'))
-                self.cv.notify_all()
-        with self.cv:
-            self.cv.notify_all()
-
-    def wait_for(self, pattern, timeout=60):
-        rx, deadline = re.compile(pattern), time.monotonic() + timeout
-        with self.cv:
-            while True:
-                for line in self.lines:
-                    if rx.search(line):
-                        return rx.search(line)
-                left = deadline - time.monotonic()
-                if left <= 0 or self.p.poll() is not None:
-                    fail(f'{self.name}: no line matching {pattern!r}; output:\n' + '\n'.join(self.lines[-30:]))
-                self.cv.wait(timeout=min(left, 1.0))
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
 
 
 env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, 'state'), SWIFT_BACKTRACE='enable=no')
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 link_port, http_port = free_port(), free_port()
@@ -100,7 +54,7 @@ link_port, http_port = free_port(), free_port()
 
 def start_host():
     h = Proc([args.host_tool, '--library', library, '--listen', f'127.0.0.1:{link_port}', '--http', f'127.0.0.1:{http_port}',
-              '--insecure-loopback-only', '--ingest-policy', 'any'], name='ppc-host')
+              '--insecure-loopback-only', '--ingest-policy', 'any'], env=env, name='ppc-host')
     h.wait_for(r'listening on 127\.0\.0\.1:')
     return h
 
@@ -132,7 +86,7 @@ def manifest(name, fps, hears, seconds, impacts, start_ns=-1, sinks=None):
 
 def device(m, id, extra=()):
     return Proc([args.tool, 'run', m, '--out', os.path.join(work, 'out-' + id), '--device-id', id, '--host', f'127.0.0.1:{link_port}',
-                 '--insecure-loopback-only', *extra], name=id)
+                 '--insecure-loopback-only', *extra], env=env, name=id)
 
 
 def relation_known(id):

@@ -26,6 +26,9 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Proc, fail, free_port, procs  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument('--host-tool', required=True)
 ap.add_argument('--tool', required=True)
@@ -35,60 +38,11 @@ args = ap.parse_args()
 os.makedirs(args.out, exist_ok=True)
 work = args.work or tempfile.mkdtemp(prefix='ppc-studio-')
 library = os.path.join(work, 'library')
-procs = []
 
-
-def fail(msg):
-    print('FAIL: ' + msg, flush=True)
-    raise SystemExit(1)
 
 
 def step(msg):
     print('- ' + msg, flush=True)
-
-
-class Proc:
-    """A child whose output is collected line by line; `wait_for` blocks on a condition until a line matches."""
-
-    def __init__(self, argv, env=None, name=''):
-        self.name = name
-        self.lines = []
-        self.cv = threading.Condition()
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, close_fds=True)
-        procs.append(self)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.p.stdout:
-            with self.cv:
-                self.lines.append(line.rstrip('\n'))
-                self.cv.notify_all()
-        with self.cv:
-            self.cv.notify_all()
-
-    def wait_for(self, pattern, timeout=60):
-        rx = re.compile(pattern)
-        deadline = time.monotonic() + timeout
-        with self.cv:
-            while True:
-                for line in self.lines:
-                    m = rx.search(line)
-                    if m:
-                        return m
-                left = deadline - time.monotonic()
-                if left <= 0 or self.p.poll() is not None and not any(rx.search(l) for l in self.lines):
-                    if self.p.poll() is not None or left <= 0:
-                        fail(f'{self.name}: no line matching {pattern!r}; output:\n' + '\n'.join(self.lines[-40:]))
-                self.cv.wait(timeout=min(left, 1.0) if left > 0 else 0.1)
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
 
 
 env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, 'state'), SWIFT_BACKTRACE='enable=no')

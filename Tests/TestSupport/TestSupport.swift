@@ -56,11 +56,9 @@ extension PublishOutcome {
     }
 }
 
-/// A port on 127.0.0.1 the kernel just handed out for `type` (SOCK_STREAM or SOCK_DGRAM), released again for the test
-/// to bind or connect to.
-public func freeLoopbackPort(_ type: __socket_type) -> Int {
+/// A socket of `type` bound to a port on 127.0.0.1 the kernel picked, and that port.
+func boundLoopbackSocket(_ type: __socket_type) -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(type.rawValue), 0)
-    defer { close(fd) }
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -71,25 +69,23 @@ public func freeLoopbackPort(_ type: __socket_type) -> Int {
     _ = withUnsafeMutablePointer(to: &addr) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
     }
-    return Int(UInt16(bigEndian: addr.sin_port))
+    return (fd, Int(UInt16(bigEndian: addr.sin_port)))
+}
+
+/// A port on 127.0.0.1 the kernel just handed out for `type` (SOCK_STREAM or SOCK_DGRAM), released again for the test
+/// to bind or connect to.
+public func freeLoopbackPort(_ type: __socket_type) -> Int {
+    let (fd, port) = boundLoopbackSocket(type)
+    close(fd)
+    return port
 }
 
 /// A port on 127.0.0.1 held by a listening socket until `body` returns: an address in use, for a test that needs one.
 public func withLoopbackPortInUse<T>(_ body: (Int) throws -> T) rethrows -> T {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let (fd, port) = boundLoopbackSocket(SOCK_STREAM)
     defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
     _ = listen(fd, 1)
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
-    }
-    return try body(Int(UInt16(bigEndian: addr.sin_port)))
+    return try body(port)
 }
 
 /// The path of shot `shot`'s clip bundle in `directory` (a run's clips/ or outbox/, or a host's device folder): clip ids

@@ -1,0 +1,58 @@
+"""What the browser tests share: a child process whose output is read line by line and waited on by condition, a
+failure that says what was seen, a free loopback port. Imported by studio_test.py and bay_test.py."""
+import re, signal, socket, subprocess, threading, time
+
+procs = []
+
+
+def fail(msg):
+    print('FAIL: ' + msg, flush=True)
+    raise SystemExit(1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+class Proc:
+    """A child whose output is collected line by line; `wait_for` blocks on a condition until a line matches."""
+
+    def __init__(self, argv, env=None, name=''):
+        self.name, self.lines, self.cv = name, [], threading.Condition()
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, close_fds=True)
+        procs.append(self)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            with self.cv:
+                self.lines.append(line.rstrip('\n'))
+                self.cv.notify_all()
+        with self.cv:
+            self.cv.notify_all()
+
+    def wait_for(self, pattern, timeout=60):
+        """The first line matching `pattern`; fails, showing the last lines, when none comes in `timeout` seconds or the
+        child ends without one."""
+        rx, deadline = re.compile(pattern), time.monotonic() + timeout
+        with self.cv:
+            while True:
+                for line in self.lines:
+                    m = rx.search(line)
+                    if m:
+                        return m
+                left = deadline - time.monotonic()
+                if left <= 0 or self.p.poll() is not None:
+                    fail(f'{self.name}: no line matching {pattern!r}; output:\n' + '\n'.join(self.lines[-40:]))
+                self.cv.wait(timeout=min(left, 1.0))
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
