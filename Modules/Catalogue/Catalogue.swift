@@ -359,23 +359,12 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
             var inherited: CatalogueClip?
             if placed.swingID == nil {
                 var known: [CatalogueClip] = []
-                if let boot = clip.hostBoot, let at = clip.receivedMonoNs {
-                    let w = rule.arrivalWindowNs
+                if let w = rule.arrivalWindow(of: clip) {
                     known = try selectLocked(
                         "WHERE host_boot = ? AND received_mono_ns BETWEEN ? AND ?",
-                        [
-                            .text(boot), .int(at.subtractingReportingOverflow(w).partialValue),
-                            .int(at.addingReportingOverflow(w).partialValue),
-                        ])
+                        [.text(w.boot), .int(w.fromNs), .int(w.toNs)])
                 }
-                if let joined = rule.swing(for: clip, among: known) {
-                    placed.swingID = joined
-                    inherited = known.filter { $0.swingID == joined }.min {
-                        ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max)
-                    }
-                } else {
-                    placed.swingID = clip.clipID
-                }
+                (placed.swingID, inherited) = rule.placement(of: clip, among: known)
             }
             try insert(placed, files: files)
             // A new angle of a swing a coach already marked carries the marks (the page shows the swing's).

@@ -77,3 +77,26 @@ extension Catalogue {
         }
     }
 }
+
+extension SwingRule {
+    /// Where a clip not yet in a swing goes, among `known` (the clips received within `arrivalWindow(of:)` of it): the
+    /// swing it joins and the angle whose flags and notes it carries (that swing's first to arrive), or a swing of its
+    /// own and nothing to carry. Both catalogues (SQLite and PostgreSQL) place clips by this one rule.
+    public func placement(of clip: CatalogueClip, among known: [CatalogueClip]) -> (
+        swingID: String, marksFrom: CatalogueClip?
+    ) {
+        guard let joined = swing(for: clip, among: known) else { return (clip.clipID, nil) }
+        let first = known.filter { $0.swingID == joined }.min { ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max) }
+        return (joined, first)
+    }
+
+    /// The host-monotonic range of receipts a clip's swing-mates may lie in, within its host boot (nil when the clip
+    /// says neither: it begins a swing of its own).
+    public func arrivalWindow(of clip: CatalogueClip) -> (boot: String, fromNs: Int64, toNs: Int64)? {
+        guard let boot = clip.hostBoot, let at = clip.receivedMonoNs else { return nil }
+        return (
+            boot, at.subtractingReportingOverflow(arrivalWindowNs).partialValue,
+            at.addingReportingOverflow(arrivalWindowNs).partialValue
+        )
+    }
+}

@@ -335,24 +335,13 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
                 var inherited: CatalogueClip?
                 if placed.swingID == nil {
                     var known: [CatalogueClip] = []
-                    if let boot = clip.hostBoot, let at = clip.receivedMonoNs {
-                        let w = rule.arrivalWindowNs
+                    if let w = rule.arrivalWindow(of: clip) {
                         known = try query(
                             "SELECT \(Catalogue.columns) FROM clips WHERE host_boot = $1 AND received_mono_ns BETWEEN $2 AND $3",
-                            [
-                                boot, "\(at.subtractingReportingOverflow(w).partialValue)",
-                                "\(at.addingReportingOverflow(w).partialValue)",
-                            ]
+                            [w.boot, "\(w.fromNs)", "\(w.toNs)"]
                         ).map(Self.clip)
                     }
-                    if let joined = rule.swing(for: clip, among: known) {
-                        placed.swingID = joined
-                        inherited = known.filter { $0.swingID == joined }.min {
-                            ($0.receivedSeq ?? .max) < ($1.receivedSeq ?? .max)
-                        }
-                    } else {
-                        placed.swingID = clip.clipID
-                    }
+                    (placed.swingID, inherited) = rule.placement(of: clip, among: known)
                 }
                 try insert(placed, files: files)
                 if before == nil, let first = inherited, !first.flags.isEmpty || !first.notes.isEmpty {

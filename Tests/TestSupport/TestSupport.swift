@@ -110,12 +110,9 @@ public func isSessionClipID(_ name: String) -> Bool {
         && random.allSatisfy(\.isHexDigit) && shot.count >= 3 && shot.drop { $0 == "r" }.allSatisfy(\.isNumber)
 }
 
-/// Sends `request` (raw HTTP) to 127.0.0.1:`port` and returns what comes back up to the end of the response's head
-/// ("\r\n\r\n"), or whatever came before the peer closed ("" when it closed at once). Reads give up after
-/// `readTimeoutSeconds` (default 30).
-public func rawHTTPHead(port: Int, _ request: String, readTimeoutSeconds: Int = 30) -> String {
+/// A TCP socket connected to 127.0.0.1:`port`, its reads giving up after `readTimeoutSeconds`; nil when it cannot connect.
+func connectedLoopbackSocket(port: Int, readTimeoutSeconds: Int) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -125,9 +122,23 @@ public func rawHTTPHead(port: Int, _ request: String, readTimeoutSeconds: Int = 
             connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     }
-    guard ok == 0 else { return "<cannot connect to 127.0.0.1:\(port)>" }
+    guard ok == 0 else {
+        close(fd)
+        return nil
+    }
     var limit = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    return fd
+}
+
+/// Sends `request` (raw HTTP) to 127.0.0.1:`port` and returns what comes back up to the end of the response's head
+/// ("\r\n\r\n"), or whatever came before the peer closed ("" when it closed at once). Reads give up after
+/// `readTimeoutSeconds` (default 30).
+public func rawHTTPHead(port: Int, _ request: String, readTimeoutSeconds: Int = 30) -> String {
+    guard let fd = connectedLoopbackSocket(port: port, readTimeoutSeconds: readTimeoutSeconds) else {
+        return "<cannot connect to 127.0.0.1:\(port)>"
+    }
+    defer { close(fd) }
     _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     var got: [UInt8] = []
     var buf = [UInt8](repeating: 0, count: 4096)
@@ -141,20 +152,8 @@ public func rawHTTPHead(port: Int, _ request: String, readTimeoutSeconds: Int = 
 
 /// A GET of `path` from 127.0.0.1:`port` (Connection: close): the whole response, head and body ("" when nothing came).
 public func httpGet(port: Int, _ path: String) -> String {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard let fd = connectedLoopbackSocket(port: port, readTimeoutSeconds: 30) else { return "" }
     defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = in_port_t(UInt16(port).bigEndian)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let ok = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard ok == 0 else { return "" }
-    var limit = timeval(tv_sec: 30, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
     _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     var got: [UInt8] = []
