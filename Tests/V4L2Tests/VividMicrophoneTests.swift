@@ -105,6 +105,14 @@ final class VividMicrophoneTests: XCTestCase {
         return try Self.boot!.get()
     }
 
+    /// When the player's clock fit begins to hold (its first valid sample's time), or nil without a fit.
+    func playedValidFromNs(_ play: [String: Any]) -> Int64? {
+        guard let first = play["firstSampleNs"] as? Int64 ?? (play["firstSampleNs"] as? Int).map(Int64.init),
+            let slope = play["nsPerSample"] as? Double
+        else { return nil }
+        return first + Int64(Double(play["validFromSample"] as? Int ?? 0) * slope)
+    }
+
     /// Which played impact a captured time is, and how far from it (ns): the played sample's time from the player's
     /// fit of its card's clock.
     func nearestPlayed(_ t0: Int64, play: [String: Any]) -> (sample: Int, offsetNs: Double)? {
@@ -143,7 +151,12 @@ final class VividMicrophoneTests: XCTestCase {
         let play = try b.json("play.json")
         let bound = (mic["latencyBoundMs"] as? Double ?? 0) * 1e6
         XCTAssertGreaterThan(bound, 0)
-        let heard = mic["impacts"] as? [[String: Any]] ?? []
+        // Compared with what the player can time: after an underrun of its own (a busy machine starves the VM's player
+        // too), its clock fit holds only from where it resumed (`validFromSample`); impacts played before have no time.
+        let validFromNs = try XCTUnwrap(playedValidFromNs(play), "\(play)")
+        let heard = (mic["impacts"] as? [[String: Any]] ?? []).filter {
+            ($0["t0Ns"] as? Int64 ?? Int64($0["t0Ns"] as? Int ?? 0)) >= validFromNs - Int64(bound)
+        }
         // Every impact is heard — unless the VM was too slow for the card (an overrun, reported), when the ones it cost
         // are not; those heard still land on their samples.
         let played = Self.impactSamples.filter { $0 >= play["validFromSample"] as? Int ?? 0 }.count
@@ -190,7 +203,9 @@ final class VividMicrophoneTests: XCTestCase {
         let bound = (mic["latencyBoundMs"] as? Double ?? 0) * 1e6
         let after = (mic["impacts"] as? [[String: Any]] ?? []).filter { ($0["onsetSample"] as? Int ?? 0) > gapEnd }
         XCTAssertFalse(after.isEmpty, "no impact was heard after the overrun: \(gaps)")
-        for h in after {
+        // Compared where the player can time what it played (see the test above).
+        let validFromNs = try XCTUnwrap(playedValidFromNs(play), "\(play)")
+        for h in after where (h["t0Ns"] as? Int64 ?? Int64(h["t0Ns"] as? Int ?? 0)) >= validFromNs - Int64(bound) {
             let t0 = h["t0Ns"] as? Int64 ?? Int64(h["t0Ns"] as? Int ?? 0)
             let near = try XCTUnwrap(nearestPlayed(t0, play: play))
             XCTAssertLessThanOrEqual(
@@ -253,11 +268,15 @@ final class VividMicrophoneTests: XCTestCase {
             let before = samples[(at - 480)..<(at - 48)].map(abs).max() ?? 1
             let after = samples[at..<min(samples.count, at + 48)].map(abs).max() ?? 0
             XCTAssertGreaterThan(after, 10 * before, "\(c): the impact starts at sample \(at) of audio.wav")
-            // And it is the sound that was played then.
-            let near = try XCTUnwrap(nearestPlayed(Int64(onsetNs), play: play))
-            XCTAssertLessThanOrEqual(
-                abs(near.offsetNs), 5e6 + 1e6, "\(c): heard \(near.offsetNs / 1e6) ms from played sample \(near.sample)"
-            )
+            // And it is the sound that was played then — where the player can say when it played it: after an underrun
+            // of its own (a busy machine starves the VM's player too) its clock fit holds only from where it resumed
+            // (`validFromSample`), and an impact played before that has no played time to compare with.
+            if let validFromNs = playedValidFromNs(play), Double(validFromNs) <= onsetNs + 5e6 {
+                let near = try XCTUnwrap(nearestPlayed(Int64(onsetNs), play: play))
+                XCTAssertLessThanOrEqual(
+                    abs(near.offsetNs), 5e6 + 1e6,
+                    "\(c): heard \(near.offsetNs / 1e6) ms from played sample \(near.sample)")
+            }
             let probe = try ToolRunner.runProgram(
                 "ffprobe",
                 [
