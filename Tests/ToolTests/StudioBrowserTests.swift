@@ -21,13 +21,25 @@ struct StudioBrowserTests {
     }
 
     /// Runs one of Tests/Browser's scripts against the built tools; its output, after the test has checked it passed.
-    /// The script's children must not hold this process's pipes open: every inherited descriptor above 2 is closed.
+    /// The script must not hold this process's pipes or sockets open (another test's child, or a connection a test
+    /// closed, would never be seen to end): every inherited descriptor above 2 is closed — but for the Unix socket by
+    /// which Foundation learns that this child exited. Closing that one too made Foundation take the script for ended
+    /// and wait for it in its one reaping thread for minutes, so no other test's child was seen to exit meanwhile (a
+    /// loaded clean-clone run: BayTests stalled behind the bay screen's script).
     func runBrowserScript(_ script: String, screenshots: String) throws -> String {
         try #require(
             Self.missing.isEmpty, "install \(Self.missing.joined(separator: ", ")) (scripts/install-deps does)")
         let work = TemporaryDirectory("ppc-browser-\(script)")
-        let closeInherited =
-            "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null; exec \"$@\""
+        let closeInherited = """
+            for fd in $(ls /proc/$$/fd); do
+              [ "$fd" -gt 2 ] || continue
+              t=$(readlink /proc/$$/fd/$fd)
+              case "$t" in socket:\\[*) i=${t#socket:[}; i=${i%]}
+                awk -v i="$i" '$7 == i { f = 1 } END { exit !f }' /proc/net/unix && continue;; esac
+              eval "exec $fd>&-"
+            done 2>/dev/null
+            exec "$@"
+            """
         let r = try ToolRunner.runProgram(
             "/bin/bash",
             [
