@@ -28,7 +28,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Proc, fail, free_port, procs  # noqa: E402
+from harness import Proc, fail, free_port, procs, watchdog  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument('--host-tool', required=True)
@@ -103,6 +103,8 @@ driver = None
 try:
     host = start_host()
     driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
+    # Ten minutes for the whole script (it takes one or two; a loaded machine, a few): never a run held for ever.
+    watchdog(int(os.environ.get('PPC_BROWSER_TEST_SECONDS', str(600 + 30 * args.bench))), cleanup=lambda: driver.service.process.kill())
     wait = lambda cond, t=60, what='': WebDriverWait(driver, t).until(lambda d: cond(), message=what)
     js = driver.execute_script
     main = lambda key: js(f"return document.getElementById('main').dataset.{key}")

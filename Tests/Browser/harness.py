@@ -1,8 +1,31 @@
 """What the browser tests share: a child process whose output is read line by line and waited on by condition, a
 failure that says what was seen, a free loopback port. Imported by studio_test.py and bay_test.py."""
-import re, signal, socket, subprocess, threading, time
+import os, re, signal, socket, subprocess, threading, time
+
+from selenium.webdriver.remote.remote_connection import RemoteConnection
 
 procs = []
+
+# No WebDriver command waits for ever: Selenium's own default is no timeout at all, so a renderer that stopped answering
+# on a loaded machine held a clean-clone `make test` for as long as nobody killed it.
+RemoteConnection.set_timeout(90)
+
+
+def watchdog(seconds, cleanup=lambda: None):
+    """Ends the script, failing, if it is still running after `seconds`: its children killed, `cleanup` asked (the
+    browser), the last lines it said kept. A browser that hangs cannot hang the test run."""
+    def fire():
+        print(f'FAIL: still running after {seconds} s; every child killed', flush=True)
+        for p in procs:
+            if p.p.poll() is None:
+                p.p.kill()
+        try:
+            cleanup()
+        finally:
+            os._exit(1)
+    t = threading.Timer(seconds, fire)
+    t.daemon = True
+    t.start()
 
 
 def fail(msg):
