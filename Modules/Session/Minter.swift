@@ -222,6 +222,8 @@ final class Minter: @unchecked Sendable {
             ClipMeta.Figure(value, c.parameter(key).provenance.mark.rawValue, note)
         }
         let format = session.components.video.format
+        // The audio's times come from the card's own fitted clock, or from the nominal rate.
+        let fitted = session.roles.audioClock != nil
         return ClipMeta(
             clipId: clipID, session: session.options.context.session, sessionId: session.options.context.sessionID,
             device: session.options.context.deviceID,
@@ -255,13 +257,13 @@ final class Minter: @unchecked Sendable {
                     missingSamples: $0.missing,
                     windowNs: given(.audioWindowNs, c[.audioWindowNs]), preNs: given(.audioPreNs, c[.audioPreNs]),
                     firstSampleNs: .init(
-                        $0.firstSampleNs, (session.roles.audioClock != nil) ? "measured" : "derived",
-                        (session.roles.audioClock != nil)
+                        $0.firstSampleNs, fitted ? "measured" : "derived",
+                        fitted
                             ? "the card's sample clock, fitted against the capture clock"
                             : "the stream's first block time + samples at the nominal rate"),
                     nsPerSample: .init(
-                        $0.nsPerSample, (session.roles.audioClock != nil) ? "measured" : "derived",
-                        (session.roles.audioClock != nil)
+                        $0.nsPerSample, fitted ? "measured" : "derived",
+                        fitted
                             ? "the same fit's sample period" : "1e9 / the nominal rate"))
             },
             soundTrack: soundTrack,
