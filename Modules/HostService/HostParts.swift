@@ -1,37 +1,26 @@
 import Dispatch
 import Foundation
 import Media
+import Studio
 import Syscall
 import Transfer
 
-/// A device's live state as the studio's JSON (docs/studio.md, /api/devices).
+/// A device's live state as the studio shows it (docs/studio.md, /api/devices).
 enum StudioLive {
-    static func json(_ d: HostServer.LiveDevice) -> [String: Any] {
-        var o: [String: Any] = [
-            "id": d.id, "link": d.link, "captureProfile": d.captureProfile, "bay": d.bay as Any? ?? NSNull(),
-            "hears": d.hears as Any? ?? NSNull(),
-            "lastShotDeviceNs": d.lastShotDeviceNs as Any? ?? NSNull(),
-            "lastShotHostNs": d.lastShotHostNs as Any? ?? NSNull(),
-            "lastSeenAgoNs": monotonicNowNs() - d.lastSeenNs,
-            "lastShotAgoNs": d.lastShotAtNs.map { monotonicNowNs() - $0 } as Any? ?? NSNull(),
-        ]
-        o["relation"] =
-            d.relation.map {
-                [
-                    "offsetNs": $0.offsetNs, "skewPpm": $0.skewPpm, "uncertaintyNs": $0.uncertaintyNs,
-                    "samples": $0.samples,
-                ] as [String: Any]
-            } ?? NSNull()
-        o["status"] =
-            d.status.map {
-                [
-                    "armed": $0.armed, "framesPerSecond": $0.framesPerSecond, "framesDropped": $0.framesDropped,
-                    "thermal": $0.thermal,
-                    "thermalCelsius": $0.thermalCelsius as Any? ?? NSNull(), "storageFreeBytes": $0.storageFreeBytes,
-                    "ageNs": monotonicNowNs() - $0.receivedNs,
-                ] as [String: Any]
-            } ?? NSNull()
-        return o
+    static func device(_ d: HostServer.LiveDevice) -> StudioAPI.Device {
+        let now = monotonicNowNs()
+        return StudioAPI.Device(
+            id: d.id, link: d.link, captureProfile: d.captureProfile,
+            relation: d.relation.map {
+                .init(offsetNs: $0.offsetNs, skewPpm: $0.skewPpm, uncertaintyNs: $0.uncertaintyNs, samples: $0.samples)
+            },
+            status: d.status.map {
+                .init(
+                    armed: $0.armed, framesPerSecond: $0.framesPerSecond, framesDropped: $0.framesDropped,
+                    thermal: $0.thermal, thermalCelsius: $0.thermalCelsius, storageFreeBytes: $0.storageFreeBytes,
+                    ageNs: now - $0.receivedNs)
+            }, bay: d.bay, hears: d.hears, lastShotDeviceNs: d.lastShotDeviceNs, lastShotHostNs: d.lastShotHostNs,
+            lastShotAgoNs: d.lastShotAtNs.map { now - $0 }, lastSeenAgoNs: now - d.lastSeenNs)
     }
 }
 

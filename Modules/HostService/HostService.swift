@@ -139,7 +139,7 @@ public final class HostService: @unchecked Sendable {
             let server = server
             let studio = try Studio(
                 host: s.host, port: s.port, library: library, catalogue: catalogue, access: s.access, bays: bays,
-                live: { server.liveDevices.map(StudioLive.json) }, say: warn)
+                live: { server.liveDevices.map(StudioLive.device) }, say: warn)
             box.studio = studio
             self.studio = studio
         }

@@ -25,7 +25,7 @@ public final class Studio: @unchecked Sendable {
     let assets: String
     let socket: WebSocketHub
     /// The devices' live state as JSON objects (ppc-host gives the link's view; see docs/studio.md for the fields).
-    let live: @Sendable () -> [[String: Any]]
+    let live: @Sendable () -> [StudioAPI.Device]
     /// Held while a file is written beside a clip (annotations.json, drawings.json): civetweb's workers answer pages at
     /// once, and two writes of one file would share its temporary name (`FileSystem.writeAtomically`).
     let besideLock = NSLock()
@@ -46,7 +46,7 @@ public final class Studio: @unchecked Sendable {
     public init(
         host: String, port: Int, library: String, catalogue: any CatalogueStore, assets: String? = nil,
         access: StudioAccess? = nil,
-        bays: Bays? = nil, live: @escaping @Sendable () -> [[String: Any]],
+        bays: Bays? = nil, live: @escaping @Sendable () -> [StudioAPI.Device],
         say: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.bays = bays
@@ -63,7 +63,8 @@ public final class Studio: @unchecked Sendable {
         server = try WebServer(
             host: host, port: port, gate: { request in access?.admit(request) ?? check.refusal(request) }, say: say)
         check.port.store(server.port, ordering: .relaxed)
-        socket = server.websocket("/ws", greeting: { [live] in [Self.encode(["type": "devices", "devices": live()])] })
+        socket = server.websocket(
+            "/ws", greeting: { [live] in [Self.encode(StudioAPI.DevicesMessage(devices: live()))] })
         let api = self
         server.handle("/api") { api.route($0) }
         server.handle("/media") { api.media($0) }
@@ -78,16 +79,15 @@ public final class Studio: @unchecked Sendable {
     // MARK: Push
 
     /// A device connected, disconnected or reported its state: every open page gets the devices afresh.
-    public func devicesChanged() { socket.broadcast(text: Self.encode(["type": "devices", "devices": live()])) }
+    public func devicesChanged() { socket.broadcast(text: Self.encode(StudioAPI.DevicesMessage(devices: live()))) }
 
     /// A shot was heard by a device (before its clip arrives).
     public func shot(device: String, t0HostNs: Int64?) {
         socket.broadcast(
-            text: Self.encode([
-                "type": "shot", "device": device, "t0HostNs": t0HostNs as Any? ?? NSNull(),
-                "t0WallMs": t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
-                "bay": bays?.bay(of: device) as Any? ?? NSNull(),
-            ]))
+            text: Self.encode(
+                StudioAPI.ShotMessage(
+                    device: device, bay: bays?.bay(of: device), t0HostNs: t0HostNs,
+                    t0WallMs: t0HostNs.map(Self.wallMs))))
     }
 
     /// A moment on the host's monotonic clock as wall-clock milliseconds since 1970, as a browser's `Date.now()` reads
@@ -102,13 +102,11 @@ public final class Studio: @unchecked Sendable {
         device: String, clipID: String, t0HostNs: Int64?, zeroHostNs: Int64?, t0DeviceNs: Int64, zeroDeviceNs: Int64
     ) {
         socket.broadcast(
-            text: Self.encode([
-                "type": "look", "device": device, "clipId": clipID, "url": "/looks/\(device)/\(clipID).mp4",
-                "t0HostNs": t0HostNs as Any? ?? NSNull(), "zeroHostNs": zeroHostNs as Any? ?? NSNull(),
-                "impactSeconds": Double(t0DeviceNs - zeroDeviceNs) / 1e9,
-                "t0WallMs": t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
-                "bay": bays?.bay(of: device) as Any? ?? NSNull(),
-            ]))
+            text: Self.encode(
+                StudioAPI.LookMessage(
+                    device: device, bay: bays?.bay(of: device), clipId: clipID, url: "/looks/\(device)/\(clipID).mp4",
+                    t0HostNs: t0HostNs, zeroHostNs: zeroHostNs, impactSeconds: Double(t0DeviceNs - zeroDeviceNs) / 1e9,
+                    t0WallMs: t0HostNs.map(Self.wallMs))))
     }
 
     /// `/looks/<device>/<clipId>.mp4`: a first look, by Range (from `LIBRARY/<device>/.looks/`).
@@ -126,19 +124,17 @@ public final class Studio: @unchecked Sendable {
 
     /// A shared catalogue is reachable again (and caught up): pages listing swings refresh.
     public func catalogueReturned() {
-        socket.broadcast(text: Self.encode(["type": "catalogue", "state": "available"]))
+        socket.broadcast(text: Self.encode(StudioAPI.CatalogueMessage()))
     }
 
     /// A clip was catalogued, placed in its swing: pages listing swings add it, a swing page open on its swing shows
     /// the new angle.
     public func clipCatalogued(_ clip: CatalogueClip) {
         socket.broadcast(
-            text: Self.encode([
-                "type": "clip", "clipId": clip.clipID, "device": clip.device, "swingId": clip.swingID ?? clip.clipID,
-                "seq": clip.receivedSeq as Any? ?? NSNull(), "bay": clip.bay as Any? ?? NSNull(),
-                "t0HostNs": clip.t0HostNs as Any? ?? NSNull(),
-                "t0WallMs": clip.t0HostNs.map(Self.wallMs) as Any? ?? NSNull(),
-            ]))
+            text: Self.encode(
+                StudioAPI.ClipMessage(
+                    clipId: clip.clipID, device: clip.device, bay: clip.bay, swingId: clip.swingID ?? clip.clipID,
+                    seq: clip.receivedSeq, t0HostNs: clip.t0HostNs, t0WallMs: clip.t0HostNs.map(Self.wallMs))))
     }
 
     /// A device's preview frame (8-bit luma): one binary message — "P", width and height (u16 little-endian), the device
@@ -154,8 +150,8 @@ public final class Studio: @unchecked Sendable {
         socket.broadcast(binary: m, key: device)
     }
 
-    static func encode(_ object: Any) -> String {
-        (try? JSONBody.data(object)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    static func encode<T: Encodable>(_ message: T) -> String {
+        (try? JSONBody.data(encoding: message)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
     // MARK: Pages and media
@@ -233,15 +229,15 @@ public final class Studio: @unchecked Sendable {
         do {
             let method = r.method == "HEAD" ? "GET" : r.method  // HEAD answers as GET, without the body (WebServer)
             switch (method, p.count > 1 ? p[1] : "", p.count) {
-            case ("GET", "devices", 2): return .json(["devices": live()])
+            case ("GET", "devices", 2): return .json(StudioAPI.Devices(devices: live()))
             case ("GET", "swings", 2): return try swingList(r)
             case ("GET", "swings", 3): return try swingDetail(p[2])
             case ("GET", "clips", 2):
                 let all = Catalogue.readable(try catalogue.clips())
-                return .json([
-                    "clips": all.clips.map(clipJSON),
-                    "refused": all.refused.map { ["clipId": $0.clipID, "problem": $0.problem] },
-                ])
+                return .json(
+                    StudioAPI.ClipList(
+                        clips: all.clips.map(StudioAPI.Clip.init),
+                        refused: all.refused.map { StudioAPI.Refused(clipId: $0.clipID, problem: $0.problem) }))
             case ("GET", "clips", 4) where p[3] == "waveform":
                 return try waveform(p[2], buckets: try r.number("buckets", default: 1000, in: 1...20_000))
             case ("POST", "clips", 4) where p[3] == "annotate", ("PUT", "clips", 4) where p[3] == "annotate":
@@ -251,7 +247,7 @@ public final class Studio: @unchecked Sendable {
             case ("GET", "clips", 4) where p[3] == "drawings": return try drawings(p[2])
             case ("PUT", "clips", 4) where p[3] == "drawings", ("POST", "clips", 4) where p[3] == "drawings":
                 return try setDrawings(p[2], r.body)
-            case ("GET", "sessions", 2): return .json(["sessions": try sessions()])
+            case ("GET", "sessions", 2): return .json(StudioAPI.Sessions(sessions: try sessions()))
             case ("GET", "bays", 2): return try baysJSON()
             case ("PUT", "bays", 2), ("POST", "bays", 2): return try setBays(r.body)
             case ("GET", "sessions", 4): return try session(device: p[2], sessionID: p[3])
@@ -347,10 +343,10 @@ public final class Studio: @unchecked Sendable {
             page = Array(swings.prefix(limit)).map(inBayOrder)
             more = swings.count > limit
         }
-        return .json([
-            "swings": page.map(swingSummary), "total": total,
-            "next": more ? (page.last?.compactMap(\.receivedSeq).min() as Any? ?? NSNull()) : NSNull(),
-        ])
+        return .json(
+            StudioAPI.SwingList(
+                swings: page.map(swingSummary), total: total,
+                next: more ? page.last?.compactMap(\.receivedSeq).min() : nil))
     }
 
     /// The swing `id` (its first angle's clip id, given once and kept), its angles in their bay's order; nil when
@@ -374,7 +370,7 @@ public final class Studio: @unchecked Sendable {
     /// `GET /api/bays`: the bays as set, and each device seen with the bay it is in.
     func baysJSON() throws -> WebServer.Response {
         let plan = bays?.plan ?? Bays.Plan(bays: [])
-        return .json(["bays": plan.bays.map { ["name": $0.name, "devices": $0.devices] as [String: Any] }])
+        return .json(StudioAPI.BayList(bays: plan.bays))
     }
 
     /// `PUT /api/bays`: `{"bays": [{"name": "bay-1", "devices": ["face-on", "down-the-line"]}, …]}` — every bay, each
@@ -398,40 +394,20 @@ public final class Studio: @unchecked Sendable {
     /// A swing's id: its first angle's, given when the swing began and kept as angles join it.
     static func swingID(_ s: [CatalogueClip]) -> String { s.first.map { $0.swingID ?? $0.clipID } ?? "" }
 
-    func swingSummary(_ s: [CatalogueClip]) -> [String: Any] {
-        let t = s.compactMap(\.t0HostNs).min()
-        return [
-            "id": Self.swingID(s), "t0HostNs": t as Any? ?? NSNull(), "receivedAt": s.map(\.receivedAt).max() ?? "",
-            "seq": s.first?.receivedSeq as Any? ?? NSNull(), "bay": s.first?.bay as Any? ?? NSNull(),
-            "flags": Self.swingFlags(s),
-            "angles": s.map { c -> [String: Any] in
-                var a = clipJSON(c)  // where t0 is in the video: the swing's own view (a list reads no clip's files)
-                a["video"] = videoURL(c)
-                a["thumb"] = "/media/\(c.clipID)/thumb.jpg"
-                return a
-            },
-        ]
+    func swingSummary(_ s: [CatalogueClip]) -> StudioAPI.Swing {
+        StudioAPI.Swing(
+            id: Self.swingID(s), seq: s.first?.receivedSeq, bay: s.first?.bay, t0HostNs: s.compactMap(\.t0HostNs).min(),
+            receivedAt: s.map(\.receivedAt).max() ?? "", flags: Self.swingFlags(s),
+            // where t0 is in the video: the swing's own view (a list reads no clip's files)
+            angles: s.map { StudioAPI.Angle(clip: StudioAPI.Clip($0), video: videoURL($0), thumb: Self.thumbURL($0)) })
     }
+
+    static func thumbURL(_ c: CatalogueClip) -> String { "/media/\(c.clipID)/thumb.jpg" }
 
     /// The swing's flags: those every angle carries.
     static func swingFlags(_ s: [CatalogueClip]) -> [String] {
         guard let first = s.first else { return [] }
         return s.dropFirst().reduce(first.flags) { $0.intersection($1.flags) }.sorted().map(\.rawValue)
-    }
-
-    func clipJSON(_ c: CatalogueClip) -> [String: Any] {
-        [
-            "clipId": c.clipID, "device": c.device, "session": c.session, "sessionId": c.sessionID,
-            "t0DeviceNs": c.t0DeviceNs,
-            "t0HostNs": c.t0HostNs as Any? ?? NSNull(), "t0UncertaintyNs": c.t0UncertaintyNs as Any? ?? NSNull(),
-            "frames": c.frames,
-            "captureProfile": c.captureProfile, "belowPolicy": c.belowPolicy as Any? ?? NSNull(),
-            "receivedAt": c.receivedAt,
-            "bytes": c.bytes, "flags": c.flags.sorted().map(\.rawValue), "notes": c.notes,
-            "swingId": c.swingID ?? c.clipID,
-            "seq": c.receivedSeq as Any? ?? NSNull(), "bay": c.bay as Any? ?? NSNull(),
-            "trigger": c.trigger as Any? ?? NSNull(),
-        ]
     }
 
     /// What a browser plays: the host's H.264 viewing copy when there is one (Motion JPEG, HEVC, lossless), else the clip.
@@ -445,41 +421,41 @@ public final class Studio: @unchecked Sendable {
     /// impact is in the video (`impactSeconds`), the frame rate, and its audio's place.
     func swingDetail(_ id: String) throws -> WebServer.Response {
         guard let s = try swing(id) else { throw StudioError(404, "\(id): no such swing") }
-        var angles: [[String: Any]] = []
+        var angles: [StudioAPI.Angle] = []
         for c in s {
             let meta: ClipMeta
             try Self.requireFolder(c)
             do { meta = try ClipMeta.read(c.path + "/meta.json") } catch {
                 throw StudioError(500, "\(c.clipID): \(error)")
             }
-            var a = clipJSON(c)
             let zero = meta.window.clipTimeZeroNs
-            a["video"] = videoURL(c)
-            a["download"] = "/media/\(c.clipID)/clip.mp4"
-            a["thumb"] = "/media/\(c.clipID)/thumb.jpg"
-            a["framesPerSecond"] = meta.captureProfile.framesPerSecond
-            a["impactSeconds"] = Double(meta.t0Ns.value - zero) / 1e9
-            // Host clock of the video's time 0: device time + offset, as t0's host time was formed.
-            a["zeroHostNs"] = c.t0HostNs.map { $0 - (meta.t0Ns.value - zero) } as Any? ?? NSNull()
-            a["durationSeconds"] = Double(meta.frames) / Double(max(1, meta.captureProfile.framesPerSecond))
+            var playback = StudioAPI.Playback(
+                download: "/media/\(c.clipID)/clip.mp4", framesPerSecond: meta.captureProfile.framesPerSecond,
+                impactSeconds: Double(meta.t0Ns.value - zero) / 1e9,
+                // Host clock of the video's time 0: device time + offset, as t0's host time was formed.
+                zeroHostNs: c.t0HostNs.map { $0 - (meta.t0Ns.value - zero) },
+                durationSeconds: Double(meta.frames) / Double(max(1, meta.captureProfile.framesPerSecond)))
             if let audio = meta.audio {
-                a["audio"] = "/media/\(c.clipID)/audio.wav"
-                a["waveform"] = "/api/clips/\(c.clipID)/waveform"
+                playback.audio = "/media/\(c.clipID)/audio.wav"
+                playback.waveform = "/api/clips/\(c.clipID)/waveform"
                 // Audio sample k sits at firstSampleNs + k × nsPerSample on the device clock: its video time follows.
                 let first = audio.firstSampleNs?.value ?? (meta.window.startNs)
-                a["audioStartSeconds"] = Double(first - zero) / 1e9
-                a["audioSecondsPerSample"] = (audio.nsPerSample?.value ?? 1e9 / Double(audio.sampleRate)) / 1e9
+                playback.audioStartSeconds = Double(first - zero) / 1e9
+                playback.audioSecondsPerSample = (audio.nsPerSample?.value ?? 1e9 / Double(audio.sampleRate)) / 1e9
             }
-            angles.append(a)
+            angles.append(
+                StudioAPI.Angle(
+                    clip: StudioAPI.Clip(c), video: videoURL(c), thumb: Self.thumbURL(c), playback: playback))
         }
         let t0Host = s.compactMap(\.t0HostNs).min()
-        return .json([
-            "id": id, "t0HostNs": t0Host as Any? ?? NSNull(), "flags": Self.swingFlags(s), "angles": angles,
-            "seq": s.compactMap(\.receivedSeq).min() as Any? ?? NSNull(), "bay": s.first?.bay as Any? ?? NSNull(),
-            "t0WallMs": t0Host.flatMap { s.first?.hostBoot == bootID ? Self.wallMs($0) : nil } as Any? ?? NSNull(),
-            "syncedOn": s.allSatisfy { $0.t0HostNs != nil }
-                ? "host clock (each device's clock relation)" : "impact (a device without a clock relation)",
-        ])
+        return .json(
+            StudioAPI.SwingDetail(
+                id: id, seq: s.compactMap(\.receivedSeq).min(), bay: s.first?.bay, t0HostNs: t0Host,
+                t0WallMs: t0Host.flatMap { s.first?.hostBoot == bootID ? Self.wallMs($0) : nil },
+                flags: Self.swingFlags(s),
+                syncedOn: s.allSatisfy { $0.t0HostNs != nil }
+                    ? "host clock (each device's clock relation)" : "impact (a device without a clock relation)",
+                angles: angles))
     }
 
     /// The catalogued clip `clipID`, its folder in the library: 404 when it is not catalogued, 410 when its folder is gone.
@@ -538,29 +514,38 @@ public final class Studio: @unchecked Sendable {
                 hi[b] = (Double(mx) * 1000).rounded() / 1000
             }
         }
-        var impact: Any = NSNull()
+        var impact: Int?
         if let meta = try? ClipMeta.read(c.path + "/meta.json"), let a = meta.audio {
             let first = a.firstSampleNs?.value ?? meta.window.startNs
             let per = a.nsPerSample?.value ?? 1e9 / Double(a.sampleRate)
             impact = Int(((Double(meta.t0Ns.value - first)) / per).rounded())
         }
-        return .json([
-            "sampleRate": wav.sampleRate, "samples": count, "buckets": buckets, "min": lo, "max": hi,
-            "impactSample": impact,
-        ])
+        return .json(
+            StudioAPI.Waveform(
+                sampleRate: wav.sampleRate, samples: count, buckets: buckets, min: lo, max: hi, impactSample: impact))
+    }
+
+    /// A body of `POST …/annotate`: flags, notes or both.
+    struct AnnotationBody: Decodable {
+        var flags: [String]?
+        var notes: String?
     }
 
     func decodeAnnotation(_ body: Data, _ what: String) throws -> (Set<ClipFlag>?, String?) {
-        let o: [String: Any]
-        do { o = try JSONInput.object(body) } catch {
-            throw StudioError(
-                400,
-                "\(what): the body must be a JSON object {\"flags\": [\"kept\"|\"discarded\"|\"starred\"…], \"notes\": \"…\"} (\(error))"
-            )
+        let o: AnnotationBody
+        do { o = try JSONInput.decode(AnnotationBody.self, from: body) } catch {
+            switch (error as? DecodingError)?.field {
+            case "flags": throw StudioError(400, "\(what): flags must be an array of names")
+            case "notes": throw StudioError(400, "\(what): notes must be a string of at most 10 000 bytes")
+            default:
+                throw StudioError(
+                    400,
+                    "\(what): the body must be a JSON object {\"flags\": [\"kept\"|\"discarded\"|\"starred\"…], \"notes\": \"…\"} (\(Self.decodingProblem(error)))"
+                )
+            }
         }
         var flags: Set<ClipFlag>?
-        if let f = o["flags"] {
-            guard let names = f as? [String] else { throw StudioError(400, "\(what): flags must be an array of names") }
+        if let names = o.flags {
             var set = Set<ClipFlag>()
             for n in names {
                 guard let flag = ClipFlag(rawValue: n) else {
@@ -572,8 +557,8 @@ public final class Studio: @unchecked Sendable {
             flags = set
         }
         var notes: String?
-        if let n = o["notes"] {
-            guard let s = n as? String, s.utf8.count <= 10_000 else {
+        if let s = o.notes {
+            guard s.utf8.count <= 10_000 else {
                 throw StudioError(400, "\(what): notes must be a string of at most 10 000 bytes")
             }
             // A NUL ends a C string: the catalogue kept the notes cut at it, and answered 200.
@@ -597,7 +582,7 @@ public final class Studio: @unchecked Sendable {
         do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch {
             throw StudioError(error.unavailable ? 503 : 404, "\(error)")
         }
-        return .json(clipJSON(try keepBeside(here)))
+        return .json(StudioAPI.Clip(try keepBeside(here)))
     }
 
     /// The clip's flags and notes written beside it too (`ClipAnnotations`), so a catalogue made again from the library
@@ -623,7 +608,7 @@ public final class Studio: @unchecked Sendable {
     /// A clip's drawings (`ClipDrawings`: lines and angles a coach measured on its frames).
     func drawings(_ clipID: String) throws -> WebServer.Response {
         let c = try clipHere(clipID)
-        do { return .json(["clipId": clipID, "drawings": try Self.drawingsJSON(ClipDrawings.read(c.path))]) } catch {
+        do { return .json(StudioAPI.Drawings(clipId: clipID, drawings: try ClipDrawings.read(c.path))) } catch {
             throw StudioError(422, "\(error)")
         }
     }
@@ -644,11 +629,7 @@ public final class Studio: @unchecked Sendable {
         do { try besideLock.withLock { try ClipDrawings.write(given, to: c.path) } } catch {
             throw StudioError(500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))")
         }
-        return .json(["clipId": clipID, "drawings": Self.drawingsJSON(given)])
-    }
-
-    static func drawingsJSON(_ drawings: [ClipDrawings.Drawing]) -> [[String: Any]] {
-        drawings.map { ["kind": $0.kind.rawValue, "t": $0.t, "points": $0.points] }
+        return .json(StudioAPI.Drawings(clipId: clipID, drawings: given))
     }
 
     /// A JSON decoding error in a sentence: the field it stopped at and why.
@@ -681,53 +662,58 @@ public final class Studio: @unchecked Sendable {
     }
 
     /// Sessions: a device's clips from one capture session, newest first, with the figures a coach scans.
-    func sessions() throws -> [[String: Any]] {
+    func sessions() throws -> [StudioAPI.SessionRow] {
         let clips = try clips()
         let groups = Dictionary(grouping: clips) { "\($0.device)\u{1}\($0.sessionID)" }
-        return groups.values.map { g -> [String: Any] in
+        return groups.values.map { g in
             let first = g[0]
-            return [
-                "device": first.device, "session": first.session, "sessionId": first.sessionID, "shots": g.count,
-                "kept": g.filter { $0.flags.contains(.kept) }.count,
-                "discarded": g.filter { $0.flags.contains(.discarded) }.count,
-                "starred": g.filter { $0.flags.contains(.starred) }.count,
-                "belowPolicy": g.filter { $0.belowPolicy != nil }.count,
-                "bytes": Catalogue.total(g.map(\.bytes)), "firstReceivedAt": g.map(\.receivedAt).min() ?? "",
-                "lastReceivedAt": g.map(\.receivedAt).max() ?? "", "lastSeq": g.compactMap(\.receivedSeq).max() ?? 0,
-            ]
-            // newest received first, whatever the wall clock said
-        }.sorted { ($0["lastSeq"] as? Int64 ?? 0) > ($1["lastSeq"] as? Int64 ?? 0) }
+            return StudioAPI.SessionRow(
+                device: first.device, session: first.session, sessionId: first.sessionID, shots: g.count,
+                kept: g.filter { $0.flags.contains(.kept) }.count,
+                discarded: g.filter { $0.flags.contains(.discarded) }.count,
+                starred: g.filter { $0.flags.contains(.starred) }.count,
+                belowPolicy: g.filter { $0.belowPolicy != nil }.count, bytes: Catalogue.total(g.map(\.bytes)),
+                firstReceivedAt: g.map(\.receivedAt).min() ?? "", lastReceivedAt: g.map(\.receivedAt).max() ?? "",
+                lastSeq: g.compactMap(\.receivedSeq).max() ?? 0)
+        }.sorted { $0.lastSeq > $1.lastSeq }  // newest received first, whatever the wall clock said
     }
 
     /// One session: its report (counts, span, profile) and every shot on its device clock, for the timeline.
     func session(device: String, sessionID: String) throws -> WebServer.Response {
-        let all = try clips()
-        let g = all.filter { $0.device == device && $0.sessionID == sessionID }.sorted { $0.t0DeviceNs < $1.t0DeviceNs }
+        let g = try clips().filter { $0.device == device && $0.sessionID == sessionID }.sorted {
+            $0.t0DeviceNs < $1.t0DeviceNs
+        }
         guard let first = g.first, let last = g.last else {
             throw StudioError(404, "\(device)/\(sessionID): no such session")
         }
-        let swingOf = Dictionary(uniqueKeysWithValues: all.map { ($0.clipID, $0.swingID ?? $0.clipID) })
-        var window: [String: Any] = [:]
+        var window = StudioAPI.SessionDetail.Window()
         if let m = try? ClipMeta.read(first.path + "/meta.json") {
-            window = ["clipPreNs": m.window.clipPreNs.value, "clipPostNs": m.window.clipPostNs.value]
+            window = .init(clipPreNs: m.window.clipPreNs.value, clipPostNs: m.window.clipPostNs.value)
         }
-        return .json([
-            "device": device, "session": first.session, "sessionId": sessionID, "captureProfile": first.captureProfile,
-            "report": [
-                "shots": g.count, "spanNs": last.t0DeviceNs - first.t0DeviceNs,
-                "frames": Catalogue.total(g.map { Int64($0.frames) }),
-                "bytes": Catalogue.total(g.map(\.bytes)), "kept": g.filter { $0.flags.contains(.kept) }.count,
-                "discarded": g.filter { $0.flags.contains(.discarded) }.count,
-                "starred": g.filter { $0.flags.contains(.starred) }.count,
-                "belowPolicy": g.compactMap(\.belowPolicy), "window": window,
-                "note": "the device's own report.json (policy, thermal, drops) stays with the device's session output",
-            ] as [String: Any],
-            "shots": g.map { c -> [String: Any] in
-                var s = clipJSON(c)
-                s["swingId"] = swingOf[c.clipID] ?? c.clipID
-                return s
-            },
-        ])
+        return .json(
+            StudioAPI.SessionDetail(
+                device: device, session: first.session, sessionId: sessionID, captureProfile: first.captureProfile,
+                report: .init(
+                    shots: g.count, spanNs: last.t0DeviceNs - first.t0DeviceNs,
+                    frames: Catalogue.total(g.map { Int64($0.frames) }), bytes: Catalogue.total(g.map(\.bytes)),
+                    kept: g.filter { $0.flags.contains(.kept) }.count,
+                    discarded: g.filter { $0.flags.contains(.discarded) }.count,
+                    starred: g.filter { $0.flags.contains(.starred) }.count, belowPolicy: g.compactMap(\.belowPolicy),
+                    window: window,
+                    note: "the device's own report.json (policy, thermal, drops) stays with the device's session output"
+                ),
+                shots: g.map(StudioAPI.Clip.init)))
+    }
+}
+
+extension DecodingError {
+    /// The top-level field a decoding error stopped at (nil when it is the body itself).
+    var field: String? {
+        switch self {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): c.codingPath.first?.stringValue
+        case .keyNotFound(let k, let c): (c.codingPath.first ?? k).stringValue
+        @unknown default: nil
+        }
     }
 }
 

@@ -13,6 +13,13 @@ public enum JSONBody {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(try JSONValue(object))
     }
+
+    /// JSON text for a typed answer, keys sorted, slashes as they are (the same bytes a tree of the same values gives).
+    public static func data<T: Encodable>(encoding value: T) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(value)
+    }
 }
 
 /// A value `JSONBody` cannot write, named by its type and where it sits.

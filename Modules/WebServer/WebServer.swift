@@ -92,13 +92,22 @@ public final class WebServer: @unchecked Sendable {
         case file(path: String, contentType: String, headers: [String])
 
         public static func json(_ object: Any, status: Int = 200) -> Response {
+            answer(status) { try JSONBody.data(object) }
+        }
+
+        /// A typed answer (`Encodable`) as JSON.
+        public static func json<T: Encodable>(_ value: T, status: Int = 200) -> Response {
+            answer(status) { try JSONBody.data(encoding: value) }
+        }
+
+        static func answer(_ status: Int, _ body: () throws -> Data) -> Response {
             func answer(_ status: Int, _ body: Data) -> Response {
                 .bytes(
                     status: status, contentType: "application/json; charset=utf-8", body: body,
                     headers: ["Cache-Control: no-store"])
             }
             do {
-                return answer(status, try JSONBody.data(object))
+                return answer(status, try body())
             } catch {
                 // A value with no JSON form is the server's own mistake: said as such, not sent as something else.
                 return answer(
