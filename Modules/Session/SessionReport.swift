@@ -11,8 +11,8 @@ import TimelineIndex
 
 /// What a session did, every figure with its provenance (seed 001's metrics, on ppc's terms).
 public struct SessionReport {
-    /// The report as JSON-serialisable Foundation values.
-    public let json: [String: Any]
+    /// report.json, typed (`Document`).
+    public let document: Document
     public let svg: String
     public let summary: String
     public let clips: [SessionRunner.MintedClip]
@@ -21,23 +21,29 @@ public struct SessionReport {
     /// Writes report.json and timeline.svg, each whole or not at all (written aside, then renamed): a full disk leaves
     /// the previous file or none, never an empty one, and the error names the file.
     public func write(to directory: String) throws {
-        let data = try JSONSerialization.data(
-            withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        try FileSystem.writeAtomically([UInt8](data), to: "\(directory)/report.json")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try FileSystem.writeAtomically([UInt8](try encoder.encode(document)), to: "\(directory)/report.json")
         try FileSystem.writeAtomically(Array(svg.utf8), to: "\(directory)/timeline.svg")
     }
-}
-
-/// A figure and where it came from.
-func figure(_ value: Any, _ provenance: String, _ note: String? = nil) -> [String: Any] {
-    var f: [String: Any] = ["value": value, "provenance": provenance]
-    if let note { f["note"] = note }
-    return f
 }
 
 /// What a finished session reports: its figures read under the session's lock once every thread has ended, rendered as
 /// report.json (every figure with its provenance), a summary and timeline.svg.
 struct SessionReporter {
+    typealias Figure = SessionReport.Figure
+    typealias Document = SessionReport.Document
+    typealias Gap = SessionReport.Gap
+    typealias Thermal = SessionReport.Thermal
+    typealias DiskFull = SessionReport.DiskFull
+    typealias EncodeTime = SessionReport.EncodeTime
+    typealias FirstLooks = SessionReport.FirstLooks
+    typealias RelayedShots = SessionReport.RelayedShots
+    typealias Clip = SessionReport.Clip
+    typealias OwedClip = SessionReport.OwedClip
+    typealias Interruption = SessionReport.Interruption
+    typealias Candidate = SessionReport.Candidate
+
     unowned let runner: SessionRunner
 
     func report() -> SessionReport {
@@ -75,18 +81,15 @@ struct SessionReporter {
         let memory = ProcessMemory.bytes("VmHWM")
         let warnings = runner.policy.warnings
         let heat = runner.policy.thermal
-        let thermal: [String: Any] =
+        let thermal: Figure<Thermal> =
             heat.last.map { r in
-                figure(
-                    [
-                        "levelAtEnd": r.level.description, "celsiusAtEnd": r.hottestCelsius,
-                        "peakCelsius": heat.peakCelsius ?? r.hottestCelsius,
-                        "zone": r.zone, "basis": r.basis,
-                    ] as [String: Any],
-                    "measured", "the hottest thermal zone, read at policy.sampleHz")
+                Figure(
+                    Thermal(
+                        levelAtEnd: r.level.description, celsiusAtEnd: r.hottestCelsius,
+                        peakCelsius: heat.peakCelsius ?? r.hottestCelsius, zone: r.zone, basis: r.basis),
+                    .measured, "the hottest thermal zone, read at policy.sampleHz")
             }
-            ?? figure(
-                NSNull(), "unavailable",
+            ?? .unavailable(
                 "no readable thermal zone under \(runner.options.thermalRoot): thermal state not monitored, nothing claimed"
             )
         runner.lock.lock()
@@ -96,140 +99,108 @@ struct SessionReporter {
         let stops = runner.stopRequests
         runner.lock.unlock()
         let policyLines = runner.policy.history.map { $0.sentence } + notes
-        var json: [String: Any] = [
-            "session": runner.options.context.session, "sessionId": runner.options.context.sessionID,
-            "device": runner.options.context.deviceID,
-            "output": runner.options.context.outputDirectory,
-            "stagingLeftoversRemoved": runner.removedStaging,
-            "unownedPinsReleased": runner.releasedPins,
-            "durationSeconds": figure(Double(wall) / 1e9, "measured", "wall clock"),
-            "captureSeconds": figure(Double(spanNs) / 1e9, "measured", "capture clock, first to last frame"),
-            "format": "\(format)",
-            "videoSource": runner.roles.videoDetailing?.details ?? [:],
-            "audioSource": runner.roles.audioDetailing?.details ?? [:],
-            "audioGaps": figure(
-                gaps.map {
-                    [
-                        "firstSample": $0.firstSample, "samples": $0.samples, "noticedNs": $0.noticedNs,
-                        "reason": $0.reason,
-                    ] as [String: Any]
-                },
-                "measured",
+        let document = Document(
+            session: runner.options.context.session, sessionId: runner.options.context.sessionID,
+            device: runner.options.context.deviceID, output: runner.options.context.outputDirectory,
+            stagingLeftoversRemoved: runner.removedStaging, unownedPinsReleased: runner.releasedPins,
+            durationSeconds: Figure(Double(wall) / 1e9, .measured, "wall clock"),
+            captureSeconds: Figure(Double(spanNs) / 1e9, .measured, "capture clock, first to last frame"),
+            format: "\(format)", videoSource: runner.roles.videoDetailing?.details ?? [:],
+            audioSource: runner.roles.audioDetailing?.details ?? [:],
+            audioGaps: Figure(
+                gaps.map(Gap.init), .measured,
                 "samples the audio source lost (overruns), each skipped on its sample clock and on the timeline as an interruption"
             ),
-            "audioBacklogMaxMs": runner.components.audio == nil
-                ? figure(NSNull(), "unavailable", "no audio source")
-                : figure(
-                    backlogBlocks * 10, "measured",
+            audioBacklogMaxMs: runner.components.audio == nil
+                ? .unavailable("no audio source")
+                : Figure(
+                    backlogBlocks * 10, .measured,
                     "the most audio held at once between the source's reader and the detector (the block being worked on included), in 10 ms blocks (its queue holds \(SessionRunner.audioReadAheadBlocks / 100) s): for a live source (a sound card), how far detection fell behind the microphone at worst; a file or the synthetic source is read as fast as it can be, which fills the queue"
                 ),
-            "imuSamples": runner.components.imu == nil
-                ? figure(NSNull(), "unavailable", "no IMU source")
-                : figure(
-                    runner.imuSamples.load(ordering: .relaxed), "measured",
+            imuSamples: runner.components.imu == nil
+                ? .unavailable("no IMU source")
+                : Figure(
+                    runner.imuSamples.load(ordering: .relaxed), .measured,
                     "IMU samples put on the timeline (each clip holds those of its window)"),
-            "imuSamplesBeforeVideo": runner.components.imu == nil
-                ? figure(NSNull(), "unavailable", "no IMU source")
-                : figure(
-                    runner.imuSamplesBeforeVideo.load(ordering: .relaxed), "measured",
+            imuSamplesBeforeVideo: runner.components.imu == nil
+                ? .unavailable("no IMU source")
+                : Figure(
+                    runner.imuSamplesBeforeVideo.load(ordering: .relaxed), .measured,
                     "IMU samples timed before the video's first frame: no clip holds them (a recording that starts earlier than the video, or an IMU on another clock)"
                 ),
-            "framesCaptured": figure(captured, "measured"),
-            "framesEncoded": figure(encoded, "measured"),
-            "framesDropped": figure(
-                dropped, "measured", "late or missing at the source; a capture session drops none on purpose"),
-            "framesRefused": figure(
-                runner.roles.encoderRefusals?.framesRefused ?? 0, "measured",
+            framesCaptured: Figure(captured, .measured),
+            framesEncoded: Figure(encoded, .measured),
+            framesDropped: Figure(
+                dropped, .measured, "late or missing at the source; a capture session drops none on purpose"),
+            framesRefused: Figure(
+                runner.roles.encoderRefusals?.framesRefused ?? 0, .measured,
                 "frames the encoder could not store as they came (a torn or empty JPEG from the camera); counted, never stored"
             ),
-            "framesUnended": figure(
-                runner.roles.encoderRefusals?.framesUnended ?? 0, "measured",
+            framesUnended: Figure(
+                runner.roles.encoderRefusals?.framesUnended ?? 0, .measured,
                 "frames stored as they came that end without a JPEG's end marker (FF D9): most likely cut short between the camera and this machine; a player shows what arrived"
             ),
-            "dropRate": figure(
-                captured > 0 ? Double(dropped) / Double(captured) : 0, "derived", "framesDropped / framesCaptured"),
-            "requestedFps": figure(format.framesPerSecond, "vendor", "the source's declared format"),
-            "achievedFps": figure(achieved, "derived", "framesEncoded / captureSeconds"),
-            "fragments": figure(stats?.fragmentsPublished ?? 0, "measured"),
-            "fragmentsRefused": figure(
-                stats?.fragmentsRefused ?? 0, "measured", "ring full of pinned, unconfirmed clips"),
-            "diskFull": figure(
-                [
-                    "events": diskFull.events, "headroomReleasedBytes": diskFull.headroomReleasedBytes,
-                    "fragmentsGivenUp": diskFull.fragmentsGivenUp, "headroomHeldBytes": diskFull.headroomHeldBytes,
-                ] as [String: Any],
-                "measured",
+            dropRate: Figure(
+                captured > 0 ? Double(dropped) / Double(captured) : 0, .derived, "framesDropped / framesCaptured"),
+            requestedFps: Figure(format.framesPerSecond, .vendor, "the source's declared format"),
+            achievedFps: Figure(achieved, .derived, "framesEncoded / captureSeconds"),
+            fragments: Figure(stats?.fragmentsPublished ?? 0, .measured),
+            fragmentsRefused: Figure(stats?.fragmentsRefused ?? 0, .measured, "ring full of pinned, unconfirmed clips"),
+            diskFull: Figure(
+                DiskFull(
+                    events: diskFull.events, headroomReleasedBytes: diskFull.headroomReleasedBytes,
+                    fragmentsGivenUp: diskFull.fragmentsGivenUp, headroomHeldBytes: diskFull.headroomHeldBytes),
+                .measured,
                 "writes that found the disk full; the ring's headroom given back, and its oldest fragments given up early, so capture went on"
             ),
-            "encodeMsPerFrame": figure(
-                ["mean": (stats?.encodeMeanNs ?? 0) / 1e6, "p95": Double(stats?.encodeP95Ns ?? 0) / 1e6], "measured"),
-            "capturePriority": stats?.capturePriority ?? "",
-            "candidates": figure(candidateCount, "measured"),
-            "candidatesEvicted": figure(
-                evicted, "measured",
+            encodeMsPerFrame: Figure(
+                EncodeTime(mean: (stats?.encodeMeanNs ?? 0) / 1e6, p95: Double(stats?.encodeP95Ns ?? 0) / 1e6),
+                .measured),
+            capturePriority: stats?.capturePriority ?? "",
+            candidates: Figure(candidateCount, .measured),
+            candidatesEvicted: Figure(
+                evicted, .measured,
                 "retention is bounded at detect.maxRetainedCandidates = \(c[.maxRetainedCandidates]); oldest evicted first"
             ),
-            "shots": figure(
-                shotList.count, "measured",
+            shots: Figure(
+                shotList.count, .measured,
                 "candidates with score ≥ \(runner.options.shotThreshold), and shots bay-mates heard that this device did not"
             ),
-            "firstLooks": figure(
-                ["sent": looksNow.sent, "notSent": looksNow.shed, "why": looksNow.why] as [String: Any], "measured",
+            firstLooks: Figure(
+                FirstLooks(sent: looksNow.sent, notSent: looksNow.shed, why: looksNow.why), .measured,
                 "each shot's pre-roll and impact, sent ahead of its clip as soon as the ring sealed them; never queued or resent"
             ),
-            "relayedShots": figure(
-                ["minted": relayedNow, "alsoHeardHere": mergedNow] as [String: Any], "measured",
+            relayedShots: Figure(
+                RelayedShots(minted: relayedNow, alsoHeardHere: mergedNow), .measured,
                 "shots a host relayed from bay-mates: those minted from the relay, and those this device heard itself (one clip a swing)"
             ),
-            "clips": clipsNow.map {
-                var c: [String: Any] = [
-                    "clipId": $0.clipID, "path": $0.path, "t0Ns": $0.t0Ns, "startNs": $0.startNs, "endNs": $0.endNs,
-                    "frames": $0.frames, "bytes": $0.bytes, "confirmedBy": $0.confirmedBy,
-                ]
-                // On the capture clock, from t0 (meaningful when it is CLOCK_MONOTONIC: a camera, or a synthetic source started now).
-                if let t = $0.timing {
-                    c["afterT0Ms"] = [
-                        "mintStart": Double(t.mintStartNs) / 1e6, "minted": Double(t.mintedNs) / 1e6,
-                        "confirmed": Double(t.confirmedNs) / 1e6,
-                    ]
-                }
-                return c
+            clips: clipsNow.map(Clip.init),
+            clipsOwed: owedNow.map {
+                OwedClip(clipId: $0.clipID, t0Ns: $0.t0Ns, heldBy: $0.heldBy, refusedBy: $0.refusedBy)
             },
-            "clipsOwed": owedNow.map {
-                ["clipId": $0.clipID, "t0Ns": $0.t0Ns, "heldBy": $0.heldBy, "refusedBy": $0.refusedBy] as [String: Any]
-            },
-            "maxAudioVideoDriftMs": figure(
-                Double(runner.audioDriftMaxNs + (stats?.maxTimestampDeviationNs ?? 0)) / 1e6, "measured",
+            maxAudioVideoDriftMs: Figure(
+                Double(runner.audioDriftMaxNs + (stats?.maxTimestampDeviationNs ?? 0)) / 1e6, .measured,
                 "bound on relative drift: each stream's largest deviation from its own nominal rate on the shared capture clock, summed (audio \(String(format: "%.3f", Double(runner.audioDriftMaxNs) / 1e6)) ms, video \(String(format: "%.3f", Double(stats?.maxTimestampDeviationNs ?? 0) / 1e6)) ms)"
             ),
-            "thermalWarnings": figure(
-                warnings.thermal, heat.last == nil ? "unavailable" : "measured",
+            thermalWarnings: Figure(
+                warnings.thermal, heat.last == nil ? .unavailable : .measured,
                 "times the machine reached serious or critical; transfers then pause, and minting waits if it persists"),
-            "memoryWarnings": figure(
-                warnings.memory, "measured", "times resident memory rose above policy.memoryBudgetBytes"),
-            "storageWarnings": figure(
-                warnings.storage, "measured", "times free space fell below device.storageFloorBytes"),
-            "policy": policyLines,
-            "stopRequests": stops,
-            "interruptions": figure(
-                interruptionList.count, "measured",
+            memoryWarnings: Figure(
+                warnings.memory, .measured, "times resident memory rose above policy.memoryBudgetBytes"),
+            storageWarnings: Figure(
+                warnings.storage, .measured, "times free space fell below device.storageFloorBytes"),
+            policy: policyLines, stopRequests: stops,
+            interruptions: Figure(
+                interruptionList.count, .measured,
                 "a camera or microphone lost, or a stream stalled; each verified (frames or samples arriving, format unchanged) before armed again"
             ),
-            "interruptionList": interruptionList.map { source, i in
-                [
-                    "source": source, "id": i.id, "startNs": i.startNs, "endNs": i.endNs.map { $0 as Any } ?? NSNull(),
-                    "reason": i.reason, "verified": i.verified,
-                ] as [String: Any]
-            },
-            "thermal": thermal,
-            "peakMemoryBytes": memory.map { figure($0, "measured", "VmHWM of this process") }
-                ?? figure(NSNull(), "unavailable"),
-            "errors": errorsNow,
-            "sinkStatus": runner.roles.sinkStatus.flatMap(\.statusHistory),
-        ]
-        json["candidateList"] = candidateList.map {
-            ["id": $0.id, "t0Ns": $0.t0Ns, "onsetSample": $0.onsetSample, "score": $0.score] as [String: Any]
-        }
+            interruptionList: interruptionList.map { Interruption(source: $0.0, $0.1) },
+            thermal: thermal,
+            peakMemoryBytes: memory.map { Figure($0, .measured, "VmHWM of this process") } ?? .unavailable(),
+            errors: errorsNow, sinkStatus: runner.roles.sinkStatus.flatMap(\.statusHistory),
+            candidateList: candidateList.map {
+                Candidate(id: $0.id, t0Ns: $0.t0Ns, onsetSample: $0.onsetSample, score: $0.score)
+            })
         let svg = timelineSVG(snapshot: snapshot, shots: shotList, clips: clipsNow, candidates: candidateList)
         var lines = [
             "session '\(runner.options.context.session)' on \(runner.options.context.deviceID): \(String(format: "%.1f", Double(wall) / 1e9)) s",
@@ -285,7 +256,7 @@ struct SessionReporter {
             lines.append("  link: \(s)")
         }
         return SessionReport(
-            json: json, svg: svg, summary: lines.joined(separator: "\n"), clips: clipsNow, errors: errorsNow)
+            document: document, svg: svg, summary: lines.joined(separator: "\n"), clips: clipsNow, errors: errorsNow)
     }
 
     /// The session on one time axis: audio envelope, fragments, candidates, shots and clip windows.

@@ -188,7 +188,7 @@ struct DeliveryTests {
         #expect(
             first.confirmedBy.count == 2 && first.confirmedBy[1].contains("sent from the outbox after it was owed"),
             "\(first.confirmedBy)")
-        #expect((report.json["clipsOwed"] as? [Any])?.isEmpty == true)
+        #expect(report.document.clipsOwed.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/away-delivered").count == 2)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/pins")) ?? []).isEmpty)
         let ring = try FragmentRing(
