@@ -137,13 +137,8 @@ struct BayTests {
         // relations are known, which on a loaded machine can be after both swings (the merge in each order is proven
         // in ShotRelayTests).
         for side in ["left", "right"] {
-            let report = try #require(
-                try JSONSerialization.jsonObject(
-                    with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("\(side)/report.json")))) as? [String: Any])
-            let relayed = (report["relayedShots"] as? [String: Any])?["value"] as? [String: Any]
-            #expect(
-                relayed?["minted"] as? Int == 0 && (0...2).contains(relayed?["alsoHeardHere"] as? Int ?? -1),
-                "\(side): \(relayed ?? [:])")
+            let relayed = try #require(try sessionReport(tmp.sub(side)).relayedShots.value)
+            #expect(relayed.minted == 0 && (0...2).contains(relayed.alsoHeardHere), "\(side): \(relayed)")
         }
     }
 }

@@ -21,8 +21,9 @@ extension HostAwayTests {
             "--device-id", "dev-z",
         ])
         #expect(r.status == 1)  // the clip was not confirmed by the host
-        #expect(r.stdout.contains("240 frames encoded"))  // capture went on
-        #expect(r.stdout.contains("waits in") || r.stdout.contains("not confirmed"))
+        let report = try sessionReport(out)
+        #expect(report.framesEncoded.value == 240)  // capture went on
+        #expect(report.clipsOwed.count == 1 && report.clipsOwed[0].refusedBy.count == 1, "\(report.clipsOwed)")
         #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"))
         let inspect = try ToolRunner.run(["ring", "inspect", "--json", "\(out)/ring"])
         let pinsBefore =
@@ -68,12 +69,9 @@ extension HostAwayTests {
         ])
         #expect(r.status == 1)  // not confirmed by the host: owed
         #expect(!r.stdout.contains("cannot pin"), "\(r.stdout)")
-        let report =
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
-            as? [String: Any]
-        let owed = try #require(report?["clipsOwed"] as? [[String: Any]])
-        #expect(owed.count == 4)
-        #expect(r.stdout.contains("4 more minted and owed"))
+        let report = try sessionReport(out)
+        #expect(report.clipsOwed.count == 4 && report.clips.isEmpty, "owed, not confirmed: \(report.clips)")
+        #expect(report.errors.count == 4, "each clip owed is an error of the run: \(report.errors)")
         let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == clips)
         #expect(clips.count == 4)
@@ -84,7 +82,7 @@ extension HostAwayTests {
             configuration: .init(capacity: 6, whenOnlyPinnedRemain: .keepPinnedBeside, fileExtension: "ts"))
         #expect(ring.pinCounts.count <= 6)
         #expect(!ring.pins.isEmpty)
-        #expect((report?["policy"] as? [String])?.contains { $0.contains("let go while it is owed") } == true)
+        #expect(report.policy.contains { $0.contains("let go while it is owed") })
 
         try HostToolTests.drainToAHostThatCameUp(out: out, library: tmp.sub("library"), port: port) { _ in }
         for clip in clips {
@@ -140,17 +138,13 @@ extension HostAwayTests {
             })
         #expect(IntegrityToolTests.ctrlC(run, runOut).status == 0)  // nothing owed at the end
         let report = try IntegrityToolTests.report(out)
-        #expect((report["clipsOwed"] as? [Any])?.isEmpty == true)
+        #expect(report.clipsOwed.isEmpty)
         // The first shot's candidate, shot and announce found no host: held, and sent when the link was made.
-        let history = report["sinkStatus"] as? [String] ?? []
+        let history = report.sinkStatus
         #expect(history.contains { $0.contains("events held while the host was out of reach sent now") }, "\(history)")
-        let clips = try #require(report["clips"] as? [[String: Any]])
+        let clips = report.clips
         #expect(clips.count == shots)
-        #expect(
-            clips.contains {
-                ($0["confirmedBy"] as? [String])?.contains { $0.contains("sent from the outbox after it was owed") }
-                    == true
-            })
+        #expect(clips.contains { $0.confirmedBy.contains { $0.contains("sent from the outbox after it was owed") } })
         // the owed clip's record went with it
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/pins").isEmpty)
         let ring = try FragmentRing(
@@ -195,7 +189,7 @@ extension HostAwayTests {
             IntegrityToolTests.read(hostOut.fileHandleForReading, until: "accepted dev-i (control)", seen: &logged),
             "\(logged)")
         #expect(IntegrityToolTests.ctrlC(run, runOut).status == 0)
-        let history = try IntegrityToolTests.report(out)["sinkStatus"] as? [String] ?? []
+        let history = try IntegrityToolTests.report(out).sinkStatus
         #expect(history.contains { $0.contains("host reached again") }, "\(history)")
     }
 }
@@ -313,15 +307,15 @@ extension HostAwayTests {
         ])
         #expect(r.status == 1)  // owed: not confirmed by the host
         let report = try IntegrityToolTests.report(out)
-        let owed = try #require(report["clipsOwed"] as? [[String: Any]])
+        let owed = report.clipsOwed
         #expect(owed.count == 3)
         for clip in owed {
-            let why = (clip["refusedBy"] as? [String])?.joined() ?? ""
+            let why = clip.refusedBy.joined()
             #expect(
                 why.contains("not tried: the host failed after")
                     && why.contains("no answer within 10.0 s (link.connectTimeoutNs)"), "\(why)")
         }
-        let history = report["sinkStatus"] as? [String] ?? []
+        let history = report.sinkStatus
         #expect(history.filter { $0.contains("host unreachable") }.count == 1, "\(history)")
         let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips").sorted()
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(out)/outbox").sorted() == clips)

@@ -71,10 +71,7 @@ struct HostToolTests {
         #expect((hostMeta["bundle"] as? String)?.hasPrefix("matches its meta.json") == true, "\(hostMeta)")
         // the device's relation reached the host
         #expect((hostMeta["clockRelation"] as? [String: Any])?["samples"] != nil)
-        let report = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json"))))
-                as? [String: Any])
-        let confirmed = ((report["clips"] as? [[String: Any]])?.first?["confirmedBy"] as? [String]) ?? []
+        let confirmed = try sessionReport(tmp.sub("out")).clips.first?.confirmedBy ?? []
         #expect(confirmed.contains { $0.hasSuffix(remote) })
     }
 

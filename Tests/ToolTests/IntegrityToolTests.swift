@@ -1,6 +1,7 @@
 import Foundation
 import FragmentRing
 import Glibc
+import Session
 import Syscall
 import TestSupport
 import Testing
@@ -59,11 +60,7 @@ struct IntegrityToolTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: "\(out)/ring/fragments")) ?? []).count
     }
 
-    static func report(_ out: String) throws -> [String: Any] {
-        try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
-                as? [String: Any])
-    }
+    static func report(_ out: String) throws -> SessionReport.Document { try sessionReport(out) }
 
     /// Reads `handle` until what it has sent (kept in `seen`) contains `text`: true, or false when it ended first. The
     /// tool's own output says when a state is reached; no delay is guessed.
@@ -97,8 +94,8 @@ struct IntegrityToolTests {
         let clips = try FileManager.default.contentsOfDirectory(atPath: "\(out)/clips")
         #expect(clips.count == 2 && clips.allSatisfy(isSessionClipID), "\(clips)")
         let report = try Self.report(out)
-        #expect((report["stopRequests"] as? [String])?.count == 1)
-        #expect(((report["captureSeconds"] as? [String: Any])?["value"] as? Double ?? 60) < 60)
+        #expect(report.stopRequests.count == 1)
+        #expect(report.captureSeconds.value ?? 60 < 60)
     }
 
     /// A mistyped output directory is refused, neither made nor reported as "nothing owed" (which an operator would take
@@ -146,7 +143,7 @@ struct IntegrityToolTests {
     /// what it printed after the stop, and its report.
     static func stoppedByCtrlC(
         impacts: String, pacedAudio: Bool = true, when: String, twice: Bool = false
-    ) throws -> (status: Int32, printed: String, report: [String: Any]) {
+    ) throws -> (status: Int32, printed: String, report: SessionReport.Document) {
         let tmp = TemporaryDirectory("ppc-integrity")
         let manifest = try pacedManifest(tmp.path, seconds: 60, impacts: impacts, pacedAudio: pacedAudio)
         let out = tmp.sub("out")
@@ -170,13 +167,12 @@ struct IntegrityToolTests {
         let (status, printed, report) = try Self.stoppedByCtrlC(impacts: "[1.6]", when: "shots 1  clips 0")
         #expect(status == 0, "\(printed)")
         #expect(printed.contains("stopped: SIGINT"), "\(printed)")
-        let clips = try #require(report["clips"] as? [[String: Any]])
+        let clips = report.clips
         try #require(clips.count == 1, "\(clips)")
-        let t0 = try #require(clips[0]["t0Ns"] as? Int64)
-        let end = try #require(clips[0]["endNs"] as? Int64)
+        let (t0, end) = (clips[0].t0Ns, clips[0].endNs)
         #expect(end - t0 >= 1_500_000_000 - 8_333_334, "the whole 1.5 s post-roll, to within a frame: \(end - t0) ns")
-        #expect(((report["captureSeconds"] as? [String: Any])?["value"] as? Double ?? 60) < 60)
-        let policy = report["policy"] as? [String] ?? []
+        #expect(report.captureSeconds.value ?? 60 < 60)
+        let policy = report.policy
         #expect(!policy.contains { $0.contains("cut") }, "\(policy)")
     }
 
@@ -186,10 +182,10 @@ struct IntegrityToolTests {
         let (status, printed, report) = try Self.stoppedByCtrlC(
             impacts: "[1.6, 30.0]", pacedAudio: false, when: "shots 2  clips 0")
         #expect(status == 0, "\(printed)")
-        let clips = try #require(report["clips"] as? [[String: Any]])
-        #expect(clips.count == 1 && (clips.first?["t0Ns"] as? Int64 ?? 0) < 2_000_000_000, "\(clips)")
-        #expect(((report["shots"] as? [String: Any])?["value"] as? Int) == 2)
-        let policy = report["policy"] as? [String] ?? []
+        let clips = report.clips
+        #expect(clips.count == 1 && (clips.first?.t0Ns ?? 0) < 2_000_000_000, "\(clips)")
+        #expect(report.shots.value == 2)
+        let policy = report.policy
         #expect(policy.contains { $0.contains("at t0 30.000 s: no clip, capture ended") }, "\(policy)")
         #expect(printed.contains("no clip, capture ended"), "the summary says it too: \(printed)")
     }
@@ -198,15 +194,12 @@ struct IntegrityToolTests {
     @Test func aSecondCtrlCStopsAtOnceAndTheClipOwedSaysItWasCut() throws {
         let (status, printed, report) = try Self.stoppedByCtrlC(impacts: "[1.6]", when: "shots 1  clips 0", twice: true)
         #expect(status == 0, "\(printed)")
-        #expect((report["stopRequests"] as? [String])?.count == 2, "\(report["stopRequests"] ?? "")")
-        let clips = try #require(report["clips"] as? [[String: Any]])
+        #expect(report.stopRequests.count == 2, "\(report.stopRequests)")
+        let clips = report.clips
         try #require(clips.count == 1, "\(clips)")
-        let t0 = try #require(clips[0]["t0Ns"] as? Int64)
-        let end = try #require(clips[0]["endNs"] as? Int64)
+        let (t0, end) = (clips[0].t0Ns, clips[0].endNs)
         if end - t0 < 1_500_000_000 - 8_333_334 {
-            #expect(
-                (report["policy"] as? [String] ?? []).contains { $0.contains("post-roll cut") },
-                "\(report["policy"] ?? "")")
+            #expect(report.policy.contains { $0.contains("post-roll cut") }, "\(report.policy)")
         }
     }
 
@@ -226,7 +219,7 @@ struct IntegrityToolTests {
         #expect(clips.count == 4, "both sessions' clips are kept: \(clips)")
         #expect(Set(clips.map { $0.dropLast(4) }).count == 2, "two session ids: \(clips)")
         #expect(!FileManager.default.fileExists(atPath: "\(out)/.staging"))
-        #expect(try Self.report(out)["stagingLeftoversRemoved"] as? [String] == ["short-killed-001"])
+        #expect(try Self.report(out).stagingLeftoversRemoved == ["short-killed-001"])
     }
 
     @Test func aSecondSessionWithTheHostDownKeepsTheFirstsOwedClipsAndBothArrive() throws {
@@ -279,7 +272,7 @@ struct IntegrityToolTests {
             return (stray, owed.id)
         }()
         #expect(try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-1"]).status == 0)
-        #expect(try Self.report(out)["unownedPinsReleased"] as? [UInt64] == [stray])
+        #expect(try Self.report(out).unownedPinsReleased == [stray])
         let ring = try FragmentRing(directory: "\(out)/ring", configuration: .init(capacity: 20, fileExtension: "ts"))
         #expect(ring.pins.map(\.id) == [owed])
         #expect(try ToolRunner.run(["ring", "verify", "\(out)/ring"]).status == 0)
@@ -321,16 +314,15 @@ struct IntegrityToolTests {
         run.waitUntilExit()
         #expect(run.terminationStatus == 0, "\(printed)")
         let report = try Self.report(out)
-        func value(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
-        #expect(value("framesCaptured") == 600, "capture went on to the end of the source")
-        let full = try #require((report["diskFull"] as? [String: Any])?["value"] as? [String: Any])
-        #expect(((full["events"] as? NSNumber)?.intValue ?? 0) > 0, "the full disk was met and counted: \(full)")
+        #expect(report.framesCaptured.value == 600, "capture went on to the end of the source")
+        let full = try #require(report.diskFull.value)
+        #expect(full.events > 0, "the full disk was met and counted: \(full)")
         #expect(printed.contains("the disk was full"), "\(printed)")
         // Both shots were minted, whole: the one that found the disk full was minted again when capture ended.
-        let clips = try #require(report["clips"] as? [[String: Any]])
+        let clips = report.clips
         #expect(clips.count == 2, "\(printed)")
         for c in clips {
-            let path = try #require(c["path"] as? String)
+            let path = c.path
             let probe = try ToolRunner.runProgram(
                 "ffprobe",
                 [

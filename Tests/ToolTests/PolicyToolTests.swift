@@ -21,23 +21,24 @@ struct PolicyToolTests {
         return dir
     }
 
-    static func report(_ out: String) throws -> [String: Any] {
-        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
-            as? [String: Any] ?? [:]
-    }
-
     /// `policy check` answers before any session what its first reading would: the level and its basis, what yields,
     /// free space against the floor; exit 1 when a session would refuse to arm.
     @Test func policyCheckSaysWhatASessionWouldBeforeOneRuns() throws {
         let tmp = TemporaryDirectory("ppc-policy-check")
         let root = try Self.thermal(tmp.sub("thermal"), celsius: 85)
-        let hot = try ToolRunner.run(["policy", "check", "--thermal-root", root, "--out", tmp.sub("out")])
+        let hot = try ToolRunner.run(["policy", "check", "--json", "--thermal-root", root, "--out", tmp.sub("out")])
         #expect(hot.status == 0, "\(hot.stderr)")
+        let h = try #require(try JSONSerialization.jsonObject(with: Data(hot.stdout.utf8)) as? [String: Any])
+        let thermal = try #require(h["thermal"] as? [String: Any], "\(hot.stdout)")
         #expect(
-            hot.stdout.contains("thermal:  serious — thermal_zone0 at 85.0 °C, against trip point passive 80.0 °C"),
-            "\(hot.stdout)")
-        #expect(
-            hot.stdout.contains("yields:   transfers pause") && hot.stdout.contains("arms:     yes"), "\(hot.stdout)")
+            thermal["level"] as? String == "serious" && thermal["zone"] as? String == "thermal_zone0"
+                && thermal["hottestCelsius"] as? Double == 85
+                && thermal["basis"] as? String == "trip point passive 80.0 °C",
+            "\(thermal)")
+        #expect((h["stance"] as? String)?.hasPrefix("transfers pause") == true && h["arms"] as? Bool == true, "\(h)")
+        // The words a person reads say the same.
+        let words = try ToolRunner.run(["policy", "check", "--thermal-root", root, "--out", tmp.sub("out")])
+        #expect(words.stdout.contains("thermal:  serious — thermal_zone0 at 85.0 °C"), "\(words.stdout)")
 
         let none = try ToolRunner.run([
             "policy", "check", "--json", "--thermal-root", tmp.sub("no-zones"), "--out", tmp.sub("out"),
@@ -51,11 +52,12 @@ struct PolicyToolTests {
 
         // A floor no disk here meets (set through its inputs, as the floor is derived): a session would refuse.
         let full = try ToolRunner.run([
-            "policy", "check", "--thermal-root", root, "--out", tmp.sub("out"), "--set", "session.shots=10000000",
-            "--set", "capture.videoBitrateBps=400000000",
+            "policy", "check", "--json", "--thermal-root", root, "--out", tmp.sub("out"), "--set",
+            "session.shots=10000000", "--set", "capture.videoBitrateBps=400000000",
         ])
+        let f = try #require(try JSONSerialization.jsonObject(with: Data(full.stdout.utf8)) as? [String: Any])
         #expect(
-            full.status == 1 && full.stdout.contains("arms:     no — refusing to arm:"),
+            full.status == 1 && f["arms"] as? Bool == false && (f["refusal"] as? String)?.isEmpty == false,
             "\(full.stdout)\n\(full.stderr)")
     }
 
@@ -67,15 +69,14 @@ struct PolicyToolTests {
             "run", ToolRunner.fixture("manifests/short-file.json"), "--out", out, "--thermal-root", root,
         ])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
-        let report = try Self.report(out)
-        #expect(((report["framesCaptured"] as? [String: Any])?["value"] as? Int) == 240, "\(r.stdout)")
-        #expect(((report["thermalWarnings"] as? [String: Any])?["value"] as? Int) == 1)
-        let policy = report["policy"] as? [String] ?? []
+        let report = try sessionReport(out)
+        #expect(report.framesCaptured.value == 240, "\(r.stdout)")
+        #expect(report.thermalWarnings.value == 1 && report.thermalWarnings.provenance == .measured)
+        let policy = report.policy
         #expect(policy.contains { $0.hasPrefix("thermal critical") }, "\(policy)")
         #expect(policy.contains { $0.hasPrefix("transfers pause and minting waits") }, "\(policy)")
         // Minting waited for the end of capture (or the ring's limit), then the clip was minted anyway: nothing lost.
         #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/clips") + "/clip.mp4"), "\(r.stdout)")
-        #expect(r.stdout.contains("⚠ warnings: thermal 1"), "\(r.stdout)")
     }
 
     @Test func aSeriousMachinePausesTransfersAndTheClipWaitsInTheOutbox() throws {
@@ -92,7 +93,7 @@ struct PolicyToolTests {
         ])
         #expect(r.status == 1, "\(r.stdout)")
         #expect(r.stdout.contains("while policy asked transfers to yield"), "\(r.stdout)")
-        #expect(((try Self.report(out)["framesCaptured"] as? [String: Any])?["value"] as? Int) == 240)
+        #expect(try sessionReport(out).framesCaptured.value == 240)
         #expect(FileManager.default.fileExists(atPath: clipPath("\(out)/clips") + "/clip.mp4"))
         #expect(
             FileManager.default.fileExists(atPath: clipPath("\(out)/outbox") + "/clip.mp4"),

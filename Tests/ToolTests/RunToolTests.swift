@@ -17,36 +17,29 @@ struct RunToolTests {
             "run", ToolRunner.fixture("manifests/short-session.json"), "--out", out, "--device-id", "bay-3",
         ])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
-        #expect(r.stdout.contains("2 candidates, 2 shots, 2 clips"))
 
-        let report = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
-                as? [String: Any])
-        func value(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
-        #expect(value("framesEncoded") == 600 && value("framesDropped") == 0)
-        #expect(value("candidates") == 2 && value("shots") == 2)
-        #expect((report["framesEncoded"] as? [String: Any])?["provenance"] as? String == "measured")
+        let report = try sessionReport(out)
+        #expect(report.framesEncoded.value == 600 && report.framesDropped.value == 0)
+        #expect(report.candidates.value == 2 && report.shots.value == 2)
+        #expect(report.framesEncoded.provenance == .measured)
         // The audio source is read ahead on its own queue (2 s of 10 ms blocks): how far detection fell behind is a
         // measured figure within it.
-        #expect((report["audioBacklogMaxMs"] as? [String: Any])?["provenance"] as? String == "measured")
+        #expect(report.audioBacklogMaxMs.provenance == .measured)
         #expect(
-            value("audioBacklogMaxMs").map { (10...2000).contains($0) } == true,
-            "\(report["audioBacklogMaxMs"] ?? "none")")
-        let clips = try #require(report["clips"] as? [[String: Any]])
+            report.audioBacklogMaxMs.value.map { (10...2000).contains($0) } == true, "\(report.audioBacklogMaxMs)")
+        let clips = report.clips
         #expect(clips.count == 2)
-        #expect(report["device"] as? String == "bay-3")
+        #expect(report.device == "bay-3")
 
         for (n, clip) in clips.enumerated() {
-            let dir = try #require(clip["path"] as? String)
+            let dir = clip.path
             #expect(dir == clipPath("\(out)/clips", shot: n + 1))
             #expect(dir.hasPrefix("\(out)/clips/short-"), "a clip id begins with its session's name: \(dir)")
             // The report gives the window as minted: it starts on a frame at or before t0 − clipPre (a keyframe) and ends
             // at or after t0 + clipPost — the timeline draws exactly that.
-            let clipT0 = try #require((clip["t0Ns"] as? NSNumber)?.int64Value)
-            let start = try #require((clip["startNs"] as? NSNumber)?.int64Value)
-            let end = try #require((clip["endNs"] as? NSNumber)?.int64Value)
+            let (clipT0, start, end) = (clip.t0Ns, clip.startNs, clip.endNs)
             #expect(start <= clipT0 - 1_500_000_000 && end >= clipT0 + 1_500_000_000, "\(start) \(clipT0) \(end)")
-            #expect(end - start == Int64(clip["frames"] as? Int ?? 0) * (1_000_000_000 / 120), "\(start) \(end)")
+            #expect(end - start == Int64(clip.frames) * (1_000_000_000 / 120), "\(start) \(end)")
             let meta = try #require(
                 try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(dir)/meta.json")))
                     as? [String: Any])
@@ -136,7 +129,7 @@ struct RunToolTests {
                 && names[1].hasSuffix("-002"), "\(names)")
         // Every clip of one run carries the same session id, and meta.json and the report say which.
         #expect(Set(names.map { $0.dropLast(4) }).count == 1)
-        #expect((report["sessionId"] as? String).map { names[0].contains($0) } == true)
+        #expect(names[0].contains(report.sessionId))
     }
 
     /// A recorded IMU (CoreMotion's export: seconds, g) rides in each clip's timeline beside the video and audio, read no
@@ -155,7 +148,8 @@ struct RunToolTests {
         #expect(manifest.contains("file.imu"))
         #expect(FileManager.default.createFile(atPath: tmp.sub("m.json"), contents: Data(manifest.utf8)))
         let r = try ToolRunner.run(["run", tmp.sub("m.json"), "--out", tmp.sub("out")])
-        #expect(r.status == 0 && r.stdout.contains("2 clips"), "\(r.stderr)\n\(r.stdout)")
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
+        #expect(try sessionReport(tmp.sub("out")).clips.count == 2)
         for shot in 1...2 {
             let inspect = try ToolRunner.run([
                 "index", "inspect", "--json", clipPath(tmp.sub("out/clips"), shot: shot) + "/index.bin",
@@ -173,11 +167,8 @@ struct RunToolTests {
             }
         }
 
-        let report =
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tmp.sub("out/report.json"))))
-            as? [String: Any] ?? [:]
-        func figure(_ key: String) -> Int? { ((report[key] as? [String: Any])?["value"] as? NSNumber)?.intValue }
-        #expect(figure("imuSamples") == 1000 && figure("imuSamplesBeforeVideo") == 0, "\(report["imuSamples"] ?? "")")
+        let report = try sessionReport(tmp.sub("out"))
+        #expect(report.imuSamples.value == 1000 && report.imuSamplesBeforeVideo.value == 0, "\(report.imuSamples)")
         #expect(!r.stdout.contains("⚠ imu"))
 
         // A recording on another clock than the video's: its samples reach no clip, and the run says so either way.
@@ -190,6 +181,11 @@ struct RunToolTests {
             #expect(FileManager.default.createFile(atPath: tmp.sub("other.json"), contents: Data(other.utf8)))
             let o = try ToolRunner.run(["run", tmp.sub("other.json"), "--out", tmp.sub("other\(offset)")])
             #expect(o.status == 0 && o.stdout.contains("⚠ imu:") && o.stdout.contains(said), "\(offset): \(o.stdout)")
+            let seen = try sessionReport(tmp.sub("other\(offset)"))
+            #expect(
+                offset.hasPrefix("-")
+                    ? seen.imuSamplesBeforeVideo.value == 1000 && seen.imuSamples.value == 1000
+                    : seen.imuSamples.value == 0, "\(offset): \(seen.imuSamples) \(seen.imuSamplesBeforeVideo)")
         }
 
         let broken = csv.replacingOccurrences(of: "\n2.5,0,0,1,0.0,0,0\n", with: "\n2.5,0,0,1,zz,0,0\n")
@@ -197,8 +193,9 @@ struct RunToolTests {
         #expect(FileManager.default.createFile(atPath: tmp.sub("imu.csv"), contents: Data(broken.utf8)))
         let b = try ToolRunner.run(["run", tmp.sub("m.json"), "--out", tmp.sub("out2")])
         #expect(
-            b.status == 1 && b.stdout.contains("imu: \(tmp.sub("imu.csv")):503: gx 'zz': not a number")
-                && b.stdout.contains("2 clips"), "\(b.stderr)\n\(b.stdout)")
+            b.status == 1 && b.stdout.contains("imu: \(tmp.sub("imu.csv")):503: gx 'zz': not a number"),
+            "\(b.stderr)\n\(b.stdout)")
+        #expect(try sessionReport(tmp.sub("out2")).clips.count == 2)
     }
 
     @Test func aBadManifestIsRefusedBeforeAnythingRuns() throws {
@@ -219,22 +216,15 @@ struct RunToolTests {
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
-        #expect(r.stdout.contains("⚠ audio interruption 1: the synthetic microphone was pulled out"), "\(r.stdout)")
-        let report = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
-                as? [String: Any])
-        let list = try #require(report["interruptionList"] as? [[String: Any]])
-        #expect(
-            list.count == 1 && list[0]["source"] as? String == "audio" && list[0]["verified"] as? Bool == true,
-            "\(list)")
-        #expect(
-            (list[0]["startNs"] as? NSNumber)?.int64Value == 3_000_000_000
-                && (list[0]["endNs"] as? NSNumber)?.int64Value == 4_000_000_000)
-        let gaps = try #require((report["audioGaps"] as? [String: Any])?["value"] as? [[String: Any]])
-        #expect(gaps.count == 1 && (gaps[0]["samples"] as? NSNumber)?.intValue == 48_000, "\(gaps)")
-        #expect((gaps[0]["reason"] as? String)?.contains("its device was away") == true, "\(gaps)")
-        let clips = try #require(report["clips"] as? [[String: Any]])
-        let t0s = clips.compactMap { ($0["t0Ns"] as? NSNumber)?.int64Value }
+        let report = try sessionReport(out)
+        let list = report.interruptionList
+        #expect(list.count == 1 && list[0].source == "audio" && list[0].verified, "\(list)")
+        #expect(list[0].reason.contains("pulled out"), "\(list)")
+        #expect(list[0].startNs == 3_000_000_000 && list[0].endNs == 4_000_000_000)
+        let gaps = try #require(report.audioGaps.value)
+        #expect(gaps.count == 1 && gaps[0].samples == 48_000, "\(gaps)")
+        #expect(gaps[0].reason.contains("its device was away"), "\(gaps)")
+        let t0s = report.clips.map(\.t0Ns)
         #expect(
             t0s.count == 2 && abs(t0s[0] - 1_600_000_000) < 1_000_000 && abs(t0s[1] - 5_000_000_000) < 1_000_000,
             "\(t0s)")
@@ -249,13 +239,10 @@ struct RunToolTests {
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
         #expect(r.stdout.contains("pre-roll cut to 0.600 s by the start of capture"), "\(r.stdout)")
-        let report = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(out)/report.json")))
-                as? [String: Any])
-        let clips = try #require(report["clips"] as? [[String: Any]])
+        let clips = try sessionReport(out).clips
         #expect(clips.count == 1)
-        #expect((clips.first?["startNs"] as? NSNumber)?.int64Value == 0)
-        let path = try #require(clips.first?["path"] as? String)
+        #expect(clips.first?.startNs == 0)
+        let path = try #require(clips.first?.path)
         let probe = try ToolRunner.runProgram(
             "/usr/bin/ffprobe",
             [

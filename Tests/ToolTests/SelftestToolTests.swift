@@ -24,10 +24,12 @@ struct SelftestToolTests {
     }
 
     @Test func anImpossibleFormatSaysSoAndSuggestsOneThatFits() throws {
-        let r = try ToolRunner.run(["selftest", "--source", "synthetic:320x180@5000", "--seconds", "1"])
+        let r = try ToolRunner.run(["selftest", "--json", "--source", "synthetic:320x180@5000", "--seconds", "1"])
         #expect(r.status == 1)
-        #expect(r.stdout.contains("cannot sustain 320x180@5000"))
-        #expect(r.stdout.contains("dropped late"))
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(o["sustained"] as? Bool == false && ((o["framesDroppedLate"] as? NSNumber)?.intValue ?? 0) > 0, "\(o)")
+        #expect((o["verdict"] as? String)?.contains("cannot sustain 320x180@5000") == true, "\(o)")
+        #expect((o["suggestion"] as? String)?.isEmpty == false, "a format that fits is suggested: \(o)")
     }
 
     @Test(arguments: [["--source", "bogus"], ["--source", "synthetic:big"], ["--seconds", "0"]])
