@@ -23,7 +23,9 @@ extension PCM: CaptureStream {}
 ///
 /// An overrun (the reader fell behind the card's buffer) is recovered at once; the samples it cost are estimated from
 /// the clock fit and skipped in the sample numbering, so `AudioBlock.firstSample` stays on the card's clock and the
-/// session sees the gap. Per period: one `snd_pcm_readi`, one `snd_pcm_status`, a conversion into the caller's
+/// session sees the gap. The estimate is the median over the first `placementPeriods` periods after the restart, each
+/// read and held before any is handed on: one timestamp taken late (a loaded machine, a VM's timer) misplaced every
+/// later sample by as much when one point decided it. Per period: one `snd_pcm_readi`, one `snd_pcm_status`, a conversion into the caller's
 /// buffer — nothing allocated.
 ///
 /// A microphone that goes away (a USB cable pulled: ENODEV, or any error an overrun's recovery cannot clear) is an
@@ -62,6 +64,15 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
     /// restarted stream on the sample clock, and the samples it missed are skipped.
     var resyncAfterRestart = false
     public private(set) var overruns = 0
+    /// Periods read after a restart before it is placed (8 × 5 ms: 40 ms later, once, after an overrun).
+    static let placementPeriods = 8
+    /// The periods held while a restarted stream is placed: their bytes, frames and clock points, handed on in order
+    /// once it is. Allocated once.
+    let heldBytes: UnsafeMutableRawPointer
+    var held: [(frames: Int, end: Int64, point: PCMClockPoint?)]
+    var heldCount = 0, heldNext = 0
+    /// Where each held point puts the restarted stream (samples lost), sorted for the median. Allocated once.
+    var implied: [Double]
     public private(set) var samplesLost: Int64 = 0
     /// Times the device went away.
     public private(set) var outages = 0
@@ -89,18 +100,28 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
         }
         self.channel = channel
         raw = .allocate(byteCount: c.periodFrames * c.channels * c.format.bytes, alignment: 16)
+        heldBytes = .allocate(
+            byteCount: Self.placementPeriods * c.periodFrames * c.channels * c.format.bytes, alignment: 16)
+        held = Array(repeating: (0, 0, nil), count: Self.placementPeriods)
+        implied = Array(repeating: 0, count: Self.placementPeriods)
         // One clock point per period; the fit forgets with a time constant of about a minute.
         fit = Guarded(
             SampleClock(nominalRate: c.sampleRate, horizonPoints: max(100, Int(60_000_000_000 / max(1, c.periodNs)))))
     }
 
-    deinit { raw.deallocate() }
+    deinit {
+        raw.deallocate()
+        heldBytes.deallocate()
+    }
+
+    var periodBytes: Int { configuration.periodFrames * configuration.channels * configuration.format.bytes }
 
     /// Ends a wait for a device that went away (the session is over): `read` then returns nil. No effect on a device
     /// that is there.
     public func stopWaitingForDevice() { giveUp.store(true, ordering: .relaxed) }
 
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> AudioBlock? {
+        if heldNext < heldCount { return handOnHeld(into: buffer) }
         let c = configuration
         let want = min(buffer.count, c.periodFrames)
         var got = 0
@@ -132,24 +153,16 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
             resumed = nil
             onInterruption?(back)
         }
-        convert(frames: got, into: buffer)
         framesInRun += Int64(got)
         let point = try reading.clockPoint(framesTransferred: framesInRun)
-        // The point goes into the fit (placing a restarted stream first), and the block's first sample is timed by it.
+        if resyncAfterRestart, fit.withLock({ $0.points > 0 }) {
+            try placeRestart(reading, first: (got, point), want: want)
+            return handOnHeld(into: buffer)
+        }
+        convert(frames: got, from: raw, into: buffer)
+        // The point goes into the fit, and the block's first sample is timed by it.
         let (first, fitted): (Int64, Int64?) = fit.withLock { clock in
-            if let p = point {
-                if resyncAfterRestart, clock.points > 0 {
-                    // Where the restarted stream sits on the card's clock: the sample the fit puts at this point's time.
-                    let slope = clock.slope
-                    let at = clock.timeNs(ofSample: Double(next)) ?? p.timeNs
-                    let positionNow = Double(next) + Double(p.timeNs - at) / slope  // sample number at p.timeNs
-                    let lost = max(0, Int64(positionNow.rounded()) - (runBase + p.position))
-                    runBase += lost
-                    samplesLost += lost
-                    resyncAfterRestart = false
-                }
-                clock.add(position: runBase + p.position, timeNs: p.timeNs)
-            }
+            if let p = point { clock.add(position: runBase + p.position, timeNs: p.timeNs) }
             let first = runBase + framesInRun - Int64(got)
             return (first, clock.timeNs(ofSample: Double(first)))
         }
@@ -195,8 +208,68 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
         return false
     }
 
+    /// A restarted stream (an overrun, a device back): reads up to `placementPeriods` periods and holds them, places the
+    /// stream on the card's clock by the median of where their points put it, then feeds the points to the fit. A read
+    /// that fails ends the holding early; the next read meets the failure again.
+    func placeRestart(_ reading: CaptureStream, first: (frames: Int, point: PCMClockPoint?), want: Int) throws {
+        heldBytes.copyMemory(from: raw, byteCount: periodBytes)
+        held[0] = (first.frames, framesInRun, first.point)
+        heldCount = 1
+        heldNext = 0
+        while heldCount < Self.placementPeriods {
+            let r = reading.readInterleaved(heldBytes + heldCount * periodBytes, frames: want)
+            guard r > 0 else { break }
+            framesInRun += Int64(r)
+            held[heldCount] = (r, framesInRun, try reading.clockPoint(framesTransferred: framesInRun))
+            heldCount += 1
+        }
+        fit.withLock { clock in
+            // Where sample `next` (the first the restarted stream would have had, had nothing been lost) sits now.
+            let slope = clock.slope
+            let at = Double(clock.timeNs(ofSample: Double(next)) ?? 0)
+            var n = 0
+            for i in 0..<heldCount {
+                guard let p = held[i].point else { continue }
+                let positionNow = Double(next) + (Double(p.timeNs) - at) / slope
+                // insertion into the sorted prefix: a handful of numbers, nothing allocated
+                var k = n
+                let v = positionNow - Double(runBase + p.position)
+                while k > 0, implied[k - 1] > v {
+                    implied[k] = implied[k - 1]
+                    k -= 1
+                }
+                implied[k] = v
+                n += 1
+            }
+            guard n > 0 else { return }  // no timestamp yet: placed by the first point that comes
+            let median = n % 2 == 1 ? implied[n / 2] : (implied[n / 2 - 1] + implied[n / 2]) / 2
+            let lost = max(0, Int64(median.rounded()))
+            runBase += lost
+            samplesLost += lost
+            resyncAfterRestart = false
+            // A point that disagrees with the placement by more than a millisecond was taken late: left out of the fit.
+            let tolerance = 1e6 / slope
+            for i in 0..<heldCount {
+                guard let p = held[i].point else { continue }
+                let v = Double(next) + (Double(p.timeNs) - at) / slope - Double(runBase - lost + p.position)
+                if abs(v - median) <= tolerance { clock.add(position: runBase + p.position, timeNs: p.timeNs) }
+            }
+        }
+    }
+
+    /// The next held period, numbered and timed where the placement put it.
+    func handOnHeld(into buffer: UnsafeMutableBufferPointer<Float>) -> AudioBlock {
+        let h = held[heldNext]
+        convert(frames: h.frames, from: heldBytes + heldNext * periodBytes, into: buffer)
+        heldNext += 1
+        let first = runBase + h.end - Int64(h.frames)
+        next = first + Int64(h.frames)
+        let timeNs = fit.withLock { $0.timeNs(ofSample: Double(first)) } ?? monotonicNowNs()
+        return AudioBlock(firstSample: first, count: h.frames, timeNs: timeNs)
+    }
+
     @inline(__always)
-    func convert(frames: Int, into buffer: UnsafeMutableBufferPointer<Float>) {
+    func convert(frames: Int, from raw: UnsafeMutableRawPointer, into buffer: UnsafeMutableBufferPointer<Float>) {
         let c = configuration
         let stride = c.channels
         switch c.format {
