@@ -184,7 +184,10 @@ public protocol CatalogueStore: AnyObject, Sendable {
     func angles(ofSwing id: String) throws(CatalogueError) -> [CatalogueClip]
     /// The clips of the newest `limit` swings — by the order of receipt of each one's first angle, before `before` when
     /// given — and how many swings there are in all: one page of a long list without reading the whole catalogue.
-    func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int)
+    /// `hidingDiscarded`: leaving out swings every angle of which is discarded (and not counting them).
+    func newestSwings(limit: Int, before: Int64?, hidingDiscarded: Bool) throws(CatalogueError) -> (
+        clips: [CatalogueClip], swings: Int
+    )
     /// Sets a clip's flags and notes (nil: leave as they are); throws naming the clip when it is not catalogued.
     func annotate(clipID: String, flags: Set<ClipFlag>?, notes: String?) throws(CatalogueError)
     /// Removes a clip and its files from the catalogue (its folder is gone from the library); nothing when it is not
@@ -411,17 +414,25 @@ public final class Catalogue: CatalogueStore, @unchecked Sendable {
         try select("WHERE swing_id = ? OR (swing_id IS NULL AND clip_id = ?)", [.text(id), .text(id)])
     }
 
-    public func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int)
-    {
+    public func newestSwings(limit: Int, before: Int64?, hidingDiscarded: Bool) throws(CatalogueError) -> (
+        clips: [CatalogueClip], swings: Int
+    ) {
+        // A swing is discarded when every angle is: the smallest place of 'discarded' in its angles' flags is then > 0.
+        let kept = hidingDiscarded ? " AND MIN(instr(flags, 'discarded')) = 0" : ""
         let clips = try select(
             """
             WHERE COALESCE(swing_id, clip_id) IN (SELECT COALESCE(swing_id, clip_id) AS s FROM clips GROUP BY s
-              HAVING MIN(COALESCE(received_seq, 0)) < ? ORDER BY MIN(COALESCE(received_seq, 0)) DESC LIMIT ?)
+              HAVING MIN(COALESCE(received_seq, 0)) < ?\(kept) ORDER BY MIN(COALESCE(received_seq, 0)) DESC LIMIT ?)
             """,
             [.int(before ?? .max), .int(Int64(max(0, limit)))])
         lock.lock()
         defer { lock.unlock() }
-        let count = Int(try scalar("SELECT COUNT(DISTINCT COALESCE(swing_id, clip_id)) FROM clips") ?? "0") ?? 0
+        let count =
+            Int(
+                try scalar(
+                    hidingDiscarded
+                        ? "SELECT COUNT(*) FROM (SELECT COALESCE(swing_id, clip_id) AS s FROM clips GROUP BY s HAVING MIN(instr(flags, 'discarded')) = 0)"
+                        : "SELECT COUNT(DISTINCT COALESCE(swing_id, clip_id)) FROM clips") ?? "0") ?? 0
         return (clips, count)
     }
 

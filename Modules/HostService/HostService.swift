@@ -46,6 +46,8 @@ public final class HostService: @unchecked Sendable {
     public let server: HostServer
     public let catalogue: any CatalogueStore
     public let bays: Bays
+    /// The library's students and who is hitting at each bay.
+    public let roster: Roster
     /// The studio, when one was asked for.
     public private(set) var studio: Studio?
     let settings: Settings
@@ -69,6 +71,7 @@ public final class HostService: @unchecked Sendable {
         self.warn = warn
         let library = settings.library
         bays = try Bays(library: library)
+        roster = try Roster(library: library)
         views = ViewCopies(log: say)
         // A service is given a soft limit of 1 024 descriptors whatever its hard limit: the host takes what it may,
         // and keeps connections that have not finished a handshake to an eighth of it (at most 128).
@@ -139,6 +142,7 @@ public final class HostService: @unchecked Sendable {
             let server = server
             let studio = try Studio(
                 host: s.host, port: s.port, library: library, catalogue: catalogue, access: s.access, bays: bays,
+                roster: roster,
                 live: { server.liveDevices.map(StudioLive.device) }, say: warn)
             box.studio = studio
             self.studio = studio

@@ -376,16 +376,22 @@ public final class PostgresCatalogue: CatalogueStore, @unchecked Sendable {
         try select("WHERE swing_id = $1 OR (swing_id IS NULL AND clip_id = $1)", [id])
     }
 
-    public func newestSwings(limit: Int, before: Int64?) throws(CatalogueError) -> (clips: [CatalogueClip], swings: Int)
-    {
+    public func newestSwings(limit: Int, before: Int64?, hidingDiscarded: Bool) throws(CatalogueError) -> (
+        clips: [CatalogueClip], swings: Int
+    ) {
+        // A swing is discarded when every angle is: the smallest place of 'discarded' in its angles' flags is then > 0.
+        let kept = hidingDiscarded ? " AND MIN(strpos(flags, 'discarded')) = 0" : ""
         let clips = try select(
             """
             WHERE COALESCE(swing_id, clip_id) IN (SELECT COALESCE(swing_id, clip_id) AS s FROM clips GROUP BY s
-              HAVING MIN(COALESCE(received_seq, 0)) < $1 ORDER BY MIN(COALESCE(received_seq, 0)) DESC LIMIT $2)
+              HAVING MIN(COALESCE(received_seq, 0)) < $1\(kept) ORDER BY MIN(COALESCE(received_seq, 0)) DESC LIMIT $2)
             """,
             ["\(before ?? .max)", "\(max(0, limit))"])
         let count = try withConnection { () throws(CatalogueError) in
-            try query("SELECT COUNT(DISTINCT COALESCE(swing_id, clip_id)) FROM clips")
+            try query(
+                hidingDiscarded
+                    ? "SELECT COUNT(*) FROM (SELECT COALESCE(swing_id, clip_id) AS s FROM clips GROUP BY s HAVING MIN(strpos(flags, 'discarded')) = 0) AS kept"
+                    : "SELECT COUNT(DISTINCT COALESCE(swing_id, clip_id)) FROM clips")
         }
         return (clips, Int((count.first?.first ?? nil) ?? "0") ?? 0)
     }

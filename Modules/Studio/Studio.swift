@@ -20,6 +20,8 @@ public final class Studio: @unchecked Sendable {
     let catalogue: any CatalogueStore
     /// The library's bays: which devices stand where, in the order their angles are shown.
     let bays: Bays?
+    /// The library's students and who is hitting at each bay (`students.json`).
+    let roster: Roster?
     /// Stills are cut one at a time.
     let thumbnailLock = NSLock()
     let assets: String
@@ -46,10 +48,11 @@ public final class Studio: @unchecked Sendable {
     public init(
         host: String, port: Int, library: String, catalogue: any CatalogueStore, assets: String? = nil,
         access: StudioAccess? = nil,
-        bays: Bays? = nil, live: @escaping @Sendable () -> [StudioAPI.Device],
+        bays: Bays? = nil, roster: Roster? = nil, live: @escaping @Sendable () -> [StudioAPI.Device],
         say: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.bays = bays
+        self.roster = roster
         guard let assets = assets ?? Self.bundledAssets, FileManager.default.fileExists(atPath: assets + "/index.html")
         else {
             throw WebServerError.pagesMissing("\(assets ?? "no bundled web/ folder")/index.html")
@@ -251,6 +254,12 @@ public final class Studio: @unchecked Sendable {
             case ("GET", "bays", 2): return try baysJSON()
             case ("PUT", "bays", 2), ("POST", "bays", 2): return try setBays(r.body)
             case ("GET", "sessions", 4): return try session(device: p[2], sessionID: p[3])
+            case ("GET", "students", 2): return try studentsJSON()
+            case ("POST", "students", 2): return try saveStudent(nil, r.body)
+            case ("PUT", "students", 3), ("POST", "students", 3): return try saveStudent(p[2], r.body)
+            case ("PUT", "hitting", 2), ("POST", "hitting", 2): return try setHitting(r.body)
+            case ("GET", "lessons", 2): return try lessons()
+            case ("DELETE", "swings", 3): return try deleteSwing(p[2], r)
             default: return .error(404, "\(r.method) \(r.path): no such API (see docs/studio.md)")
             }
         } catch let e as StudioError {
@@ -315,7 +324,13 @@ public final class Studio: @unchecked Sendable {
                 throw StudioError(400, "\(key)=\(d.prefix(40)): a day, YYYY-MM-DD")
             }
         }
-        let filtered = ["bay", "device", "flag", "from", "to"].contains { r.query[$0] != nil }
+        let discarded = r.query["discarded"] ?? "show"
+        guard discarded == "show" || discarded == "hide" else {
+            throw StudioError(400, "discarded=\(discarded.prefix(40)): show (every swing) or hide (not the discarded)")
+        }
+        let hide = discarded == "hide" && flag != "discarded"
+        let placement = roster?.placement
+        let filtered = ["bay", "device", "flag", "from", "to", "student", "lesson", "q"].contains { r.query[$0] != nil }
         let page: [[CatalogueClip]]
         let total: Int
         let more: Bool
@@ -331,13 +346,28 @@ public final class Studio: @unchecked Sendable {
             }
             if let from = r.query["from"] { all = all.filter { ($0.first?.receivedAt ?? "") >= from } }
             if let to = r.query["to"] { all = all.filter { String(($0.first?.receivedAt ?? "").prefix(10)) <= to } }
+            if hide { all = all.filter { !Self.swingFlags($0).contains("discarded") } }
+            if let student = r.query["student"] {
+                all = all.filter { standing($0, placement).student?.id == (student == "none" ? nil : student) }
+            }
+            if let lesson = r.query["lesson"] { all = all.filter { standing($0, placement).lesson == lesson } }
+            if let q = r.query["q"]?.lowercased(), !q.isEmpty {
+                all = all.filter { s in
+                    let who = standing(s, placement).student?.name.lowercased() ?? ""
+                    return who.contains(q)
+                        || s.contains {
+                            $0.notes.lowercased().contains(q) || $0.device.lowercased().contains(q)
+                                || ($0.bay ?? "").lowercased().contains(q) || $0.receivedAt.hasPrefix(q)
+                        }
+                }
+            }
             total = all.count
             if let before { all = all.filter { ($0.first?.receivedSeq ?? .max) < before } }
             page = Array(all.prefix(limit)).map(inBayOrder)
             more = all.count > limit
         } else {
             // The unfiltered list — what the Swings page opens on — reads only the page's swings from the catalogue.
-            let newest = try catalogue.newestSwings(limit: limit + 1, before: before)
+            let newest = try catalogue.newestSwings(limit: limit + 1, before: before, hidingDiscarded: hide)
             let swings = Catalogue.placedSwings(Catalogue.readable(newest.clips).clips)
             total = newest.swings
             page = Array(swings.prefix(limit)).map(inBayOrder)
@@ -345,7 +375,7 @@ public final class Studio: @unchecked Sendable {
         }
         return .json(
             StudioAPI.SwingList(
-                swings: page.map(swingSummary), total: total,
+                swings: page.map { swingSummary($0, placement) }, total: total,
                 next: more ? page.last?.compactMap(\.receivedSeq).min() : nil))
     }
 
@@ -394,10 +424,12 @@ public final class Studio: @unchecked Sendable {
     /// A swing's id: its first angle's, given when the swing began and kept as angles join it.
     static func swingID(_ s: [CatalogueClip]) -> String { s.first.map { $0.swingID ?? $0.clipID } ?? "" }
 
-    func swingSummary(_ s: [CatalogueClip]) -> StudioAPI.Swing {
-        StudioAPI.Swing(
+    func swingSummary(_ s: [CatalogueClip], _ placement: Roster.Placement?) -> StudioAPI.Swing {
+        let st = standing(s, placement)
+        return StudioAPI.Swing(
             id: Self.swingID(s), seq: s.first?.receivedSeq, bay: s.first?.bay, t0HostNs: s.compactMap(\.t0HostNs).min(),
-            receivedAt: s.map(\.receivedAt).max() ?? "", flags: Self.swingFlags(s),
+            receivedAt: s.map(\.receivedAt).max() ?? "", flags: Self.swingFlags(s), student: st.student?.id,
+            studentName: st.student?.name, lesson: st.lesson,
             // where t0 is in the video: the swing's own view (a list reads no clip's files)
             angles: s.map { StudioAPI.Angle(clip: StudioAPI.Clip($0), video: videoURL($0), thumb: Self.thumbURL($0)) })
     }
@@ -448,14 +480,25 @@ public final class Studio: @unchecked Sendable {
                     clip: StudioAPI.Clip(c), video: videoURL(c), thumb: Self.thumbURL(c), playback: playback))
         }
         let t0Host = s.compactMap(\.t0HostNs).min()
+        // Its place among the swings of its lesson (all swings, when it is its lesson's only one), oldest first.
+        let placement = roster?.placement
+        let st = standing(s, placement)
+        let all = Catalogue.placedSwings(try clips()).reversed()
+        var around = all.filter { standing($0, placement).lesson == st.lesson }.map(Self.swingID)
+        if around.count < 2 { around = all.map(Self.swingID) }
+        let at = around.firstIndex(of: id)
+        let synced = s.allSatisfy { $0.t0HostNs != nil }
         return .json(
             StudioAPI.SwingDetail(
                 id: id, seq: s.compactMap(\.receivedSeq).min(), bay: s.first?.bay, t0HostNs: t0Host,
                 t0WallMs: t0Host.flatMap { s.first?.hostBoot == bootID ? Self.wallMs($0) : nil },
-                flags: Self.swingFlags(s),
-                syncedOn: s.allSatisfy { $0.t0HostNs != nil }
+                receivedAt: s.map(\.receivedAt).min() ?? "", flags: Self.swingFlags(s),
+                syncedOn: synced
                     ? "host clock (each device's clock relation)" : "impact (a device without a clock relation)",
-                angles: angles))
+                syncUncertaintyNs: synced ? s.compactMap(\.t0UncertaintyNs).max() : nil, student: st.student?.id,
+                studentName: st.student?.name, lesson: st.lesson, lessonIndex: at.map { $0 + 1 },
+                lessonSwings: around.count, previous: at.flatMap { $0 > 0 ? around[$0 - 1] : nil },
+                next: at.flatMap { $0 + 1 < around.count ? around[$0 + 1] : nil }, angles: angles))
     }
 
     /// The catalogued clip `clipID`, its folder in the library: 404 when it is not catalogued, 410 when its folder is gone.
@@ -658,7 +701,7 @@ public final class Studio: @unchecked Sendable {
         }
         guard let fresh = try swing(id) else { throw StudioError(404, "\(id): gone") }
         for c in fresh { try keepBeside(c) }
-        return .json(swingSummary(fresh))
+        return .json(swingSummary(fresh, roster?.placement))
     }
 
     /// Sessions: a device's clips from one capture session, newest first, with the figures a coach scans.

@@ -185,6 +185,10 @@ public enum StudioAPI {
         public var receivedAt: String
         /// Those every angle carries.
         public var flags: [String]
+        /// Whose swing it is (the student hitting at its bay when it was received) and the lesson it belongs to.
+        @Nullable public var student: String?
+        @Nullable public var studentName: String?
+        public var lesson: String
         public var angles: [Angle]
     }
 
@@ -203,9 +207,22 @@ public enum StudioAPI {
         @Nullable public var t0HostNs: Int64?
         /// t0 as wall-clock ms since 1970, for a swing received on this host boot.
         @Nullable public var t0WallMs: Double?
+        /// When its first angle was received (ISO 8601).
+        public var receivedAt: String
         public var flags: [String]
         /// `host clock (…)`, or `impact (…)` when an angle has no clock relation.
         public var syncedOn: String
+        /// On the host clock: the largest uncertainty of an angle's t0; null when synced on the impact.
+        @Nullable public var syncUncertaintyNs: Int64?
+        @Nullable public var student: String?
+        @Nullable public var studentName: String?
+        public var lesson: String
+        /// Its place (from 1) among its lesson's swings, oldest first, and how many there are (every swing, when the
+        /// lesson has only this one); the swings before and after it there.
+        @Nullable public var lessonIndex: Int?
+        public var lessonSwings: Int
+        @Nullable public var previous: String?
+        @Nullable public var next: String?
         public var angles: [Angle]
     }
 

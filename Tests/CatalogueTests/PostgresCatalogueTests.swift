@@ -208,6 +208,14 @@ struct PostgresCatalogueTests {
         #expect(b?.flags == [.kept, .starred] && b?.notes == "from the side")
         #expect(try other.clip("b-1")?.notes == "from the side")
         #expect(try other.clip("nope") == nil)
+        // Discarded swings left out of the newest when asked, as on SQLite.
+        try other.annotate(clipID: "c-1", flags: [.discarded], notes: nil)
+        let shown = try other.newestSwings(limit: 10, before: nil, hidingDiscarded: true)
+        #expect(!shown.clips.contains { $0.clipID == "c-1" }, "\(shown.clips.map(\.clipID))")
+        let every = try other.newestSwings(limit: 10, before: nil, hidingDiscarded: false)
+        #expect(
+            every.swings == shown.swings + 1,
+            "\(every.swings) \(shown.swings) \(every.clips.map { ($0.clipID, $0.swingID ?? "-", $0.flags) })")
         // A clip whose folder is gone is forgotten, files and all; forgetting one not there is nothing.
         try other.forget(clipID: "a-1")
         try other.forget(clipID: "nope")

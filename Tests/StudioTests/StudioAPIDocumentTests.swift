@@ -64,7 +64,8 @@ struct StudioAPIDocumentTests {
                 "Swing", "GET /api/swings?",
                 try keys(
                     StudioAPI.Swing(
-                        id: "c1", seq: 1, bay: "b", t0HostNs: 1, receivedAt: "r", flags: [], angles: [angle]))
+                        id: "c1", seq: 1, bay: "b", t0HostNs: 1, receivedAt: "r", flags: [], student: "s",
+                        studentName: "S", lesson: "l", angles: [angle]))
             ),
             ("Angle", "GET /api/swings?", angleOwn),
             ("Playback", "GET /api/swings/<id>", try keys(playback)),
@@ -72,7 +73,9 @@ struct StudioAPIDocumentTests {
                 "SwingDetail", "GET /api/swings/<id>",
                 try keys(
                     StudioAPI.SwingDetail(
-                        id: "c1", seq: 1, bay: "b", t0HostNs: 1, t0WallMs: 1, flags: [], syncedOn: "s", angles: []))
+                        id: "c1", seq: 1, bay: "b", t0HostNs: 1, t0WallMs: 1, receivedAt: "r", flags: [], syncedOn: "s",
+                        syncUncertaintyNs: 1, student: "s", studentName: "S", lesson: "l", lessonIndex: 1,
+                        lessonSwings: 1, previous: "p", next: "n", angles: []))
             ),
             ("Clip", "GET /api/clips", try keys(clip)),
             ("ClipList", "GET /api/clips", try keys(StudioAPI.ClipList(clips: [], refused: []))),
@@ -93,6 +96,26 @@ struct StudioAPIDocumentTests {
             ("SessionDetail", "GET /api/sessions", try keys(sessionDetail)),
             ("SessionDetail.report", "GET /api/sessions", try keys(sessionDetail.report)),
             ("SessionDetail.report.window", "GET /api/sessions", try keys(sessionDetail.report.window)),
+            (
+                "Student", "GET /api/students",
+                try keys(
+                    StudioAPI.Student(
+                        id: "s", name: "S", handedness: "right", notes: "", swings: 1, lastSwingAt: "a"))
+            ),
+            (
+                "Hitting", "GET /api/students",
+                try keys(StudioAPI.Hitting(bay: "b", student: "s", studentName: "S", since: "t"))
+            ),
+            ("Roster", "GET /api/students", try keys(StudioAPI.Roster(students: [], hitting: []))),
+            (
+                "Lesson", "GET /api/lessons",
+                try keys(
+                    StudioAPI.Lesson(
+                        id: "l", student: "s", studentName: "S", bay: "b", day: "d", from: "f", to: "t", swings: 1,
+                        devices: [], starred: 0, kept: 0, discarded: 0))
+            ),
+            ("Lessons", "GET /api/lessons", try keys(StudioAPI.Lessons(lessons: []))),
+            ("Removed", "DELETE /api/swings", try keys(StudioAPI.Removed(swing: "s", clips: [], bytes: 0))),
             ("DevicesMessage", "WebSocket", try keys(StudioAPI.DevicesMessage(devices: []))),
             (
                 "ShotMessage", "WebSocket",

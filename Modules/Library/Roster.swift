@@ -1,0 +1,203 @@
+import Foundation
+import JSONInput
+import Syscall
+
+/// A coach's students and who is hitting at each bay, kept in the library (`LIBRARY/students.json`, written whole or
+/// not at all). Setting the student now hitting at a bay is a *turn*: every swing of that bay received from then until
+/// the next turn there is that student's. A swing's student is never written into its clip: it is read from the turns,
+/// so a turn set late (or corrected) reassigns nothing by hand, and the catalogue's stores need no column for it.
+public final class Roster: @unchecked Sendable {
+    // @unchecked: `current` is only touched under `lock`.
+    public enum Handedness: String, Codable, Sendable { case right, left }
+
+    public struct Student: Codable, Sendable, Equatable {
+        /// A plain name made from the name when the student is added, kept for good (addresses use it).
+        public var id: String
+        public var name: String
+        public var handedness: Handedness
+        public var notes: String
+        public init(id: String, name: String, handedness: Handedness = .right, notes: String = "") {
+            self.id = id
+            self.name = name
+            self.handedness = handedness
+            self.notes = notes
+        }
+    }
+
+    /// From `since` (ISO 8601, as the host stamps a clip's receipt) the swings of `bay` (nil: devices in no bay) are
+    /// `student`'s (nil: nobody's).
+    public struct Turn: Codable, Sendable, Equatable {
+        @Nullable public var bay: String?
+        @Nullable public var student: String?
+        public var since: String
+        public init(bay: String?, student: String?, since: String) {
+            self.bay = bay
+            self.student = student
+            self.since = since
+        }
+    }
+
+    struct File: Codable {
+        var format = "ppc-students"
+        var version = 1
+        var students: [Student]
+        var turns: [Turn]
+    }
+
+    public static let fileName = "students.json"
+    /// At most this many students, and turns kept (a turn is a few dozen bytes: years of lessons).
+    public static let maxStudents = 10_000, maxTurns = 200_000
+    public let path: String
+    private let lock = NSLock()
+    private var current: File
+
+    /// The roster of `library`; empty when it has no students.json. One that does not read is an error naming it.
+    public init(library: String) throws {
+        path = "\(library)/\(Self.fileName)"
+        current = File(students: [], turns: [])
+        guard FileSystem.exists(path) else { return }
+        do {
+            current = try JSONInput.decode(
+                File.self, from: Data(FileSystem.readSmallFile(path, limit: 64 << 20, regularFileOnly: true)))
+        } catch {
+            throw LibraryError("\(path): not a library's students (\(error))")
+        }
+        if let why = Self.problem(current) { throw LibraryError("\(path): \(why)") }
+    }
+
+    public var students: [Student] { lock.withLock { current.students } }
+    public var turns: [Turn] { lock.withLock { current.turns } }
+
+    public func student(_ id: String) -> Student? { lock.withLock { current.students.first { $0.id == id } } }
+
+    /// Adds a student named `name`; its id is made from the name (a second "Ana" is ana-2).
+    public func add(name: String, handedness: Handedness, notes: String) throws -> Student {
+        try lock.withLock {
+            var file = current
+            var base = String(
+                name.lowercased().unicodeScalars.map {
+                    ($0.isASCII && (CharacterSet.alphanumerics.contains($0))) ? Character($0) : "-"
+                }
+            ).split(separator: "-").joined(separator: "-")
+            if base.isEmpty { base = "student" }
+            base = String(base.prefix(48))
+            var id = base
+            var n = 2
+            while file.students.contains(where: { $0.id == id }) {
+                id = "\(base)-\(n)"
+                n += 1
+            }
+            let s = Student(id: id, name: name, handedness: handedness, notes: notes)
+            file.students.append(s)
+            try write(file)
+            return s
+        }
+    }
+
+    /// Changes a student's name, handedness or notes (nil: as they are).
+    public func update(_ id: String, name: String?, handedness: Handedness?, notes: String?) throws -> Student {
+        try lock.withLock {
+            var file = current
+            guard let i = file.students.firstIndex(where: { $0.id == id }) else {
+                throw LibraryError("\(id): no such student")
+            }
+            if let name { file.students[i].name = name }
+            if let handedness { file.students[i].handedness = handedness }
+            if let notes { file.students[i].notes = notes }
+            try write(file)
+            return file.students[i]
+        }
+    }
+
+    /// `student` (nil: nobody) is hitting at `bay` from `since` on.
+    public func setHitting(bay: String?, student: String?, since: String) throws {
+        try lock.withLock {
+            var file = current
+            if let student, !file.students.contains(where: { $0.id == student }) {
+                throw LibraryError("\(student): no such student")
+            }
+            file.turns.append(Turn(bay: bay, student: student, since: since))
+            try write(file)
+        }
+    }
+
+    /// Who is hitting at each bay now (the last turn of each).
+    public var hitting: [Turn] {
+        lock.withLock {
+            var last: [String: Turn] = [:]
+            for t in current.turns { last[t.bay ?? ""] = t }
+            return last.values.sorted { ($0.bay ?? "") < ($1.bay ?? "") }
+        }
+    }
+
+    /// The turns of each bay in time order, for placing swings (`turn(of:at:)`).
+    public struct Placement: Sendable {
+        let byBay: [String: [(index: Int, turn: Turn)]]
+
+        /// The turn a swing of `bay` received at `receivedAt` falls in, with its index in the roster; nil before the
+        /// bay's first turn.
+        public func turn(bay: String?, receivedAt: String) -> (index: Int, turn: Turn)? {
+            guard let list = byBay[bay ?? ""] else { return nil }
+            // The last turn that began at or before receipt (turns are appended in time order).
+            var lo = 0
+            var hi = list.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if list[mid].turn.since <= receivedAt { lo = mid + 1 } else { hi = mid }
+            }
+            return lo > 0 ? list[lo - 1] : nil
+        }
+    }
+
+    public var placement: Placement {
+        lock.withLock {
+            var byBay: [String: [(index: Int, turn: Turn)]] = [:]
+            for (i, t) in current.turns.enumerated() { byBay[t.bay ?? "", default: []].append((i, t)) }
+            for k in byBay.keys { byBay[k]?.sort { ($0.turn.since, $0.index) < ($1.turn.since, $1.index) } }
+            return Placement(byBay: byBay)
+        }
+    }
+
+    /// Why a roster cannot stand, naming the field; nil when it can.
+    static func problem(_ f: File) -> String? {
+        guard f.format == "ppc-students", f.version == 1 else {
+            return "format '\(f.format)' version \(f.version): this host reads ppc-students version 1"
+        }
+        guard f.students.count <= maxStudents else { return "\(f.students.count) students: at most \(maxStudents)" }
+        guard f.turns.count <= maxTurns else { return "\(f.turns.count) turns: at most \(maxTurns)" }
+        var ids = Set<String>()
+        for (i, s) in f.students.enumerated() {
+            if let why = PlainName.problem(s.id, what: "students[\(i)].id") { return why }
+            guard ids.insert(s.id).inserted else { return "students[\(i)].id '\(s.id)': named twice" }
+            if let why = Self.textProblem(s.name, what: "students[\(i)].name", max: 200, empty: false) { return why }
+            if let why = Self.textProblem(s.notes, what: "students[\(i)].notes", max: 10_000, empty: true) {
+                return why
+            }
+        }
+        for (i, t) in f.turns.enumerated() {
+            if let b = t.bay, let why = PlainName.problem(b, what: "turns[\(i)].bay") { return why }
+            if let s = t.student, !ids.contains(s) { return "turns[\(i)].student '\(s)': no such student" }
+            guard t.since.utf8.count <= 40, ISO8601DateFormatter().date(from: t.since) != nil else {
+                return "turns[\(i)].since '\(t.since.prefix(40))': a time, ISO 8601 (2026-12-04T16:53:07Z)"
+            }
+        }
+        return nil
+    }
+
+    /// Why `text` cannot be a name or notes: too long, empty when it may not be, or holding a NUL or a line break (a
+    /// name) — naming `what`.
+    public static func textProblem(_ text: String, what: String, max: Int, empty: Bool) -> String? {
+        if !empty, text.trimmingCharacters(in: .whitespaces).isEmpty { return "\(what) is empty" }
+        if text.utf8.count > max { return "\(what): \(text.utf8.count) bytes, at most \(max)" }
+        if text.unicodeScalars.contains("\u{0}") { return "\(what) holds a NUL character (U+0000)" }
+        return nil
+    }
+
+    func write(_ file: File) throws {
+        if let why = Self.problem(file) { throw LibraryError(why) }
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try FileSystem.writeAtomically(Array(try e.encode(file)), to: path)
+        current = file
+    }
+}
