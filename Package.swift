@@ -358,7 +358,7 @@ let package = Package(
             name: "ToolTests",
             dependencies: [
                 "ppc-tool", "ppc-host", "TestSupport", "FragmentRing", "TimelineIndex", "Synthetic", "Checksum",
-                "Syscall", "PayloadSource", "Session",
+                "Syscall", "PayloadSource", "Session", "Catalogue",
             ],
             path: "Tests/ToolTests"),
     ]

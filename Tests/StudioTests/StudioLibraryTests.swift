@@ -67,7 +67,8 @@ extension StudioTests {
         return try JSONDecoder().decode(type, from: r.body)
     }
 
-    func send(_ studio: Studio, _ method: String, _ path: String, _ body: String) throws -> (status: Int, text: String) {
+    func send(_ studio: Studio, _ method: String, _ path: String, _ body: String) throws -> (status: Int, text: String)
+    {
         let r = try request(
             studio, method, path, body: Data(body.utf8), headers: ["Content-Type": "application/json"])
         return (r.status, String(decoding: r.body, as: UTF8.self))
@@ -93,7 +94,8 @@ extension StudioTests {
         #expect(ana.swings == 2 && Set(ana.devices) == ["face-on", "down-the-line"] && ana.bay == "bay-1")
         #expect(ana.from == "2026-12-04T09:10:00Z" && ana.to == "2026-12-04T09:20:00Z")
         let inLesson = try decode(
-            StudioAPI.SwingList.self, s, "/api/swings?lesson=\(ana.id.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+            StudioAPI.SwingList.self, s,
+            "/api/swings?lesson=\(ana.id.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
         #expect(inLesson.swings.count == 2)
 
         // A swing's place in its lesson, oldest first, and its neighbours there.
@@ -104,7 +106,8 @@ extension StudioTests {
         #expect(second.lessonIndex == 2 && second.previous == lib.swings[0] && second.next == nil)
 
         // Search: a student's name, words of the notes.
-        #expect(try send(s, "POST", "/api/swings/\(lib.swings[2])/annotate", #"{"notes": "Early release"}"#).status == 200)
+        #expect(
+            try send(s, "POST", "/api/swings/\(lib.swings[2])/annotate", #"{"notes": "Early release"}"#).status == 200)
         #expect(try decode(StudioAPI.SwingList.self, s, "/api/swings?q=ana").swings.count == 2)
         #expect(try decode(StudioAPI.SwingList.self, s, "/api/swings?q=release").swings.map(\.id) == [lib.swings[2]])
 
@@ -129,7 +132,8 @@ extension StudioTests {
         let lib = try library()
         defer { lib.studio.stop() }
         let s = lib.studio
-        #expect(try send(s, "POST", "/api/swings/\(lib.swings[2])/annotate", #"{"flags": ["discarded"]}"#).status == 200)
+        #expect(
+            try send(s, "POST", "/api/swings/\(lib.swings[2])/annotate", #"{"flags": ["discarded"]}"#).status == 200)
         #expect(try send(s, "POST", "/api/swings/\(lib.swings[1])/annotate", #"{"flags": ["starred"]}"#).status == 200)
         let hidden = try decode(StudioAPI.SwingList.self, s, "/api/swings?discarded=hide")
         #expect(hidden.total == 3 && !hidden.swings.map(\.id).contains(lib.swings[2]))
@@ -156,8 +160,11 @@ extension StudioTests {
 
     @Test func aRosterFileThatDoesNotReadIsNamed() throws {
         let tmp = TemporaryDirectory("ppc-roster-bad")
-        try Data(#"{"format": "ppc-students", "version": 1, "students": [{"id": "../x", "name": "X", "handedness": "right", "notes": ""}], "turns": []}"#.utf8)
-            .write(to: URL(fileURLWithPath: tmp.sub("students.json")))
+        try Data(
+            #"{"format": "ppc-students", "version": 1, "students": [{"id": "../x", "name": "X", "handedness": "right", "notes": ""}], "turns": []}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: tmp.sub("students.json")))
         #expect {
             _ = try Roster(library: tmp.path)
         } throws: { "\($0)".contains("students.json") && "\($0)".contains("students[0].id") }
