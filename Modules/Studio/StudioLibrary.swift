@@ -281,7 +281,8 @@ public enum LibraryRemoval {
             let folder = URL(fileURLWithPath: c.path).standardizedFileURL.path
             // Only a folder inside the library is removed: a hand-edited catalogue cannot send this anywhere else.
             guard folder.hasPrefix(root), folder.count > root.count else {
-                throw Failure(description: "\(c.clipID): its folder \(c.path) is not in the library \(library); not removed")
+                throw Failure(
+                    description: "\(c.clipID): its folder \(c.path) is not in the library \(library); not removed")
             }
             do { try catalogue.forget(clipID: c.clipID) } catch {
                 throw Failure(description: "\(c.clipID): the catalogue could not forget it (\(error)); nothing removed")

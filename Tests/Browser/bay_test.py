@@ -230,8 +230,7 @@ try:
     driver.find_element(By.ID, 'flag-starred').click()
     wait(lambda: main('flags') == 'starred', 10, 'starred')
     notes = driver.find_element(By.ID, 'notes')
-    notes.send_keys('hips open early')
-    driver.find_element(By.ID, 'save-notes').click()
+    notes.send_keys('hips open early')  # kept as typed: no button
     wait(lambda: api(f'/api/swings/{swing_id}')['angles'][0]['notes'] == 'hips open early', 10, 'notes kept')
     drain('right')
     wait(lambda: main('ready') == 'yes' and js("return document.querySelectorAll('.angle video').length") == 2, 30, 'the second angle joined the open page')

@@ -42,7 +42,8 @@ struct RetentionToolTests {
         #expect(!FileManager.default.fileExists(atPath: "\(library)/dev/old-discarded"))
         #expect(try catalogue.clips().map(\.clipID).sorted() == ["new-discarded", "old-plain", "old-starred"])
 
-        let bad = try ToolRunner.run(["retention", "--library", library, "--discarded-after", "soon"], tool: "ppc-host")
+        let bad = try ToolRunner.run(
+            ["retention", "--library", library, "--discarded-after", "soon"], tool: "ppc-host")
         #expect(bad.status == 64 && bad.stderr.contains("--discarded-after 'soon'"), "\(bad.stderr)")
     }
 }

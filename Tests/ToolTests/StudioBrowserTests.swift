@@ -73,6 +73,17 @@ struct StudioBrowserTests {
         }
     }
 
+    /// The coach's library (issue 35): students set hitting from Live, lessons across cameras, search, a swing's place
+    /// in its lesson and the keys that move through it, notes kept as typed, discard that hides, delete that asks, a
+    /// phone-sized screen. Steps in Tests/Browser/library_test.py.
+    @Test func theCoachsLibraryInChromium() throws {
+        let shots = ToolRunner.repoFile(".build/studio-screenshots")
+        _ = try runBrowserScript("library_test", screenshots: shots)
+        for page in ["swings", "lessons", "swing", "phone"] {
+            #expect(FileManager.default.fileExists(atPath: "\(shots)/library-\(page).png"), "screenshot of \(page)")
+        }
+    }
+
     /// The coach lost the link: `ppc-host studio-link` gives it again — the key the running studio asks for — and
     /// `--new` makes another.
     @Test func theStudioLinkIsGivenAgainWithTheKeyTheStudioAsksFor() throws {

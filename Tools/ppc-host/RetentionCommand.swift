@@ -40,7 +40,8 @@ enum Retention {
             }
             if inv.value("catalogue") == nil, !FileManager.default.fileExists(atPath: HostCatalogue.path(library)) {
                 throw CommandFailure.dataError(
-                    "\(HostCatalogue.path(library)): no catalogue yet (ppc-host catalogue rebuild --library \(library))")
+                    "\(HostCatalogue.path(library)): no catalogue yet (ppc-host catalogue rebuild --library \(library))"
+                )
             }
             let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"))
             let cutoff = ISO8601DateFormatter().string(from: Date(timeIntervalSinceNow: -age))

@@ -28,6 +28,13 @@ const fmtNs = ns => {
 };
 const fmtBytes = b => b >= 1e9 ? (b / 1e9).toFixed(1) + ' GB' : b >= 1e6 ? (b / 1e6).toFixed(1) + ' MB' : Math.round(b / 1e3) + ' kB';
 const fmtWhen = iso => iso ? new Date(iso).toLocaleString() : '—';
+// A coach's words for a time: "Fri 4:53:07 PM" (today: the time alone).
+const fmtClock = iso => {
+  if (!iso) return '—';
+  const d = new Date(iso), today = new Date().toDateString() === d.toDateString();
+  return (today ? '' : d.toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' }) + ' ') + d.toLocaleTimeString();
+};
+const jsonBody = (method, body) => ({ method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 // ---------------------------------------------------------------- live state over the WebSocket
 
@@ -76,6 +83,11 @@ let teardown = null;
 async function route() {
   if (teardown) { teardown(); teardown = null; }
   live.listeners.clear();
+  if (!location.hash) {
+    // Opened without an address: a coach with swings and no camera connected wants the swings, not an empty Live page.
+    const [d, w] = await Promise.all([api('/api/devices').catch(() => ({ devices: [] })), api('/api/swings?limit=1').catch(() => ({ swings: [] }))]);
+    if (!d.devices.some(x => x.link === 'connected') && w.swings.length) { location.replace('#/swings'); return; }
+  }
   const parts = (location.hash || '#/live').slice(2).split('?')[0].split('/').map(decodeURIComponent);
   const name = pages[parts[0]] ? parts[0] : 'live';
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === name || (name === 'swing' && a.dataset.page === 'swings') || (name === 'session' && a.dataset.page === 'sessions'));
@@ -93,14 +105,14 @@ window.addEventListener('DOMContentLoaded', () => { connectSocket(); route(); })
 
 // ---------------------------------------------------------------- Live
 
-// How long ago the host heard of the device's last shot, as of the message that brought it.
-const ago = d => d.lastShotAgoNs != null ? `${(d.lastShotAgoNs / 1e9).toFixed(1)} s ago · ` : '';
 
-function pageLive(main) {
+async function pageLive(main) {
   main.append(el('h1', {}, 'Live'));
   const latest = el('div', { class: 'latest', id: 'latest', hidden: '' });
+  const hitting = el('div', { class: 'hitting', id: 'hitting' });
   const cards = el('div', { class: 'cards', id: 'devices' });
-  main.append(latest, cards);
+  main.append(latest, hitting, cards);
+  await nowHitting(hitting);
   const render = () => {
     const seen = new Set();
     for (const d of live.devices) {
@@ -119,7 +131,7 @@ function pageLive(main) {
       const s = d.status;
       const rel = d.relation;
       const rows = [
-        ['Clock offset', rel ? `${fmtNs(rel.offsetNs)} ± ${fmtNs(rel.uncertaintyNs)}` : 'no relation yet'],
+        ['Clock', rel ? `linked to this host, ±${(rel.uncertaintyNs / 1e6).toFixed(2)} ms` : 'not linked yet'],
         ['Armed', s ? (s.armed ? 'armed' : 'not armed') : '—'],
         ['Frame rate', s ? `${s.framesPerSecond.toFixed(1)} fps` : '—'],
         ['Dropped', s ? String(s.framesDropped) : '—'],
@@ -127,7 +139,7 @@ function pageLive(main) {
         ['Storage free', s ? fmtBytes(s.storageFreeBytes) : '—'],
         ['Bay', d.bay ? `${d.bay}${d.hears === false ? ' (no microphone: its bay-mates\' shots are relayed to it)' : ''}` : 'none set'],
         ['Profile', d.captureProfile || '—'],
-        ['Last shot', d.lastShotHostNs != null ? `${ago(d)}t0 ${fmtNs(d.lastShotHostNs)} on the host clock` : d.lastShotDeviceNs != null ? `${ago(d)}t0 ${fmtNs(d.lastShotDeviceNs)} on the device clock` : 'none yet'],
+        ['Last shot', d.lastShotAgoNs != null ? `${(d.lastShotAgoNs / 1e9).toFixed(1)} s ago` : d.lastShotDeviceNs != null ? 'heard' : 'none yet'],
       ];
       const dl = card.querySelector('dl');
       dl.replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-field': k }, v)]));
@@ -150,6 +162,37 @@ function pageLive(main) {
     }
     if (m.type === 'clip') showLatest(m);
   });
+  main.dataset.ready = 'yes';
+}
+
+// Who is hitting at each bay: every swing of the bay from now on is theirs (PUT /api/hitting). A new student is added
+// by name here, without leaving the bay.
+async function nowHitting(box) {
+  const [{ bays }, roster] = await Promise.all([api('/api/bays').catch(() => ({ bays: [] })), api('/api/students').catch(() => null)]);
+  if (!roster) { box.remove(); return; }
+  const places = bays.length ? bays.map(b => b.name) : [null];
+  const render = (r) => {
+    box.replaceChildren(el('h2', {}, 'Now hitting'), ...places.map(bay => {
+      const now = r.hitting.find(h => (h.bay ?? null) === bay);
+      const select = el('select', { 'data-bay': bay ?? '', class: 'hitting-student', onchange: async e => {
+        if (e.target.value === '+') {
+          const name = prompt('The new student\'s name');
+          if (!name) { e.target.value = now?.student ?? ''; return; }
+          try {
+            const s = await api('/api/students', jsonBody('POST', { name }));
+            render(await api('/api/hitting', jsonBody('PUT', { bay, student: s.id })));
+          } catch (err) { box.append(el('p', { class: 'error' }, err.message)); }
+          return;
+        }
+        render(await api('/api/hitting', jsonBody('PUT', { bay, student: e.target.value || null })));
+      } }, el('option', { value: '' }, 'nobody'), ...r.students.map(st => el('option', { value: st.id }, st.name)), el('option', { value: '+' }, 'New student…'));
+      select.value = now?.student ?? '';
+      return el('label', { class: 'filter' }, `${bay ?? 'This bay'} `, select,
+        now?.student ? el('span', { class: 'muted' }, ` since ${fmtClock(now.since)}`) : '');
+    }));
+    box.dataset.hitting = r.hitting.filter(h => h.student).map(h => `${h.bay ?? ''}=${h.student}`).join(',');
+  };
+  render(roster);
 }
 
 // ---------------------------------------------------------------- Swings
@@ -166,25 +209,38 @@ function flagText(flags) {
 async function pageSwings(main) {
   main.append(el('h1', {}, 'Swings'));
   const params = new URLSearchParams(location.hash.split('?')[1] || '');
-  const filters = { bay: params.get('bay') || '', device: params.get('device') || '', flag: params.get('flag') || '', from: params.get('from') || '', to: params.get('to') || '' };
-  // The bays (for the filter) and the first page are asked for at once: a list a coach waits for is one round trip.
-  const first = api('/api/swings?limit=100&' + Object.entries(filters).filter(([, v]) => v).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&'));
-  const { bays } = await api('/api/bays').catch(() => ({ bays: [] }));
+  const filters = {};
+  for (const k of ['bay', 'device', 'flag', 'from', 'to', 'student', 'lesson', 'q']) filters[k] = params.get(k) || '';
+  // Discarded swings are hidden unless asked for (or the flag filter asks for them).
+  filters.discarded = params.get('discarded') === 'show' ? 'show' : 'hide';
+  const query = () => Object.entries(filters).filter(([, v]) => v).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+  // The bays and students (for the filters) and the first page are asked for at once: one round trip.
+  const first = api('/api/swings?limit=100&' + query());
+  const [{ bays }, roster] = await Promise.all([api('/api/bays').catch(() => ({ bays: [] })), api('/api/students').catch(() => ({ students: [] }))]);
   const pick = (key, label, options) => el('label', { class: 'filter' }, label + ' ', el('select', { id: 'filter-' + key, onchange: e => { filters[key] = e.target.value; apply(); } },
     [['', 'all'], ...options].map(([v, t]) => { const o = el('option', { value: v }, t); if (v === filters[key]) o.selected = true; return o; })));
   const day = (key, label) => el('label', { class: 'filter' }, label + ' ', el('input', { type: 'date', id: 'filter-' + key, value: filters[key], onchange: e => { filters[key] = e.target.value; apply(); } }));
   const devices = [...new Set([...live.devices.map(d => d.id), ...bays.flatMap(b => b.devices)])].sort();
+  let typing = null;
+  const search = el('input', { type: 'search', id: 'filter-q', placeholder: 'Search notes, names…', value: filters.q, oninput: e => {
+    clearTimeout(typing); typing = setTimeout(() => { filters.q = e.target.value.trim(); apply(); }, 300);
+  } });
+  const showDiscarded = el('input', { type: 'checkbox', id: 'filter-discarded', onchange: e => { filters.discarded = e.target.checked ? 'show' : 'hide'; apply(); } });
+  showDiscarded.checked = filters.discarded === 'show';
   main.append(el('div', { class: 'controls filters' },
+    pick('student', 'Student', [...roster.students.map(st => [st.id, st.name]), ['none', 'no student']]),
     pick('bay', 'Bay', bays.map(b => [b.name, b.name])), pick('device', 'Device', devices.map(d => [d, d])),
     pick('flag', 'Flag', [['starred', '★ starred'], ['kept', 'kept'], ['discarded', 'discarded'], ['none', 'not marked']]),
-    day('from', 'From'), day('to', 'To'), el('span', { class: 'muted', id: 'swings-total' })));
+    day('from', 'From'), day('to', 'To'), search, el('label', { class: 'filter' }, showDiscarded, ' show discarded'),
+    filters.lesson ? el('a', { href: '#/swings', id: 'filter-lesson' }, 'one lesson ✕') : '',
+    el('span', { class: 'muted', id: 'swings-total' })));
   const list = el('div', { class: 'swings', id: 'swings' });
   const more = el('button', { id: 'more-swings', hidden: '' }, 'Older swings');
   main.append(list, more);
   let next = null;
-  const query = () => Object.entries(filters).filter(([, v]) => v).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
-  const row = s => el('div', { class: 'swing-row', 'data-swing': s.id, 'data-seq': s.seq ?? '', onclick: () => { location.hash = '#/swing/' + encodeURIComponent(s.id); } },
-    el('div', { class: 'when' }, el('div', {}, fmtWhen(s.receivedAt)), el('div', { class: 'muted' }, `${s.bay ? s.bay + ' · ' : ''}${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`), flagText(s.flags)),
+  const row = s => el('div', { class: 'swing-row', 'data-swing': s.id, 'data-seq': s.seq ?? '', 'data-student': s.student ?? '', onclick: () => { location.hash = '#/swing/' + encodeURIComponent(s.id); } },
+    el('div', { class: 'when' }, el('div', { class: 'who' }, s.studentName || 'no student'), el('div', {}, fmtClock(s.receivedAt)),
+      el('div', { class: 'muted' }, `${s.bay ? s.bay + ' · ' : ''}${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`), flagText(s.flags)),
     el('div', { class: 'thumbs' }, s.angles.map(a => el('div', { class: 'thumb' },
       el('img', { src: a.thumb, loading: 'lazy', alt: `${a.device} at impact`, width: 180, height: 101 }),
       el('span', {}, `${a.device} · ${a.captureProfile}`)))));
@@ -209,10 +265,11 @@ async function pageSwings(main) {
   // A swing catalogued now: its row is added on top (or, for an angle of a swing listed, updated in place).
   live.listeners.add(async m => {
     if (m.type !== 'clip') return;
-    if ((filters.bay && m.bay !== filters.bay) || filters.flag || filters.to) return;  // a new swing is unmarked and today's
+    if ((filters.bay && m.bay !== filters.bay) || filters.flag || filters.to || filters.q || filters.lesson) return;  // a new swing is unmarked, today's, without notes
     const s = await api('/api/swings/' + encodeURIComponent(m.swingId));
     if (filters.device && !s.angles.some(a => a.device === filters.device)) return;
-    const summary = { id: s.id, seq: s.seq, bay: s.bay, flags: s.flags, receivedAt: s.angles.map(a => a.receivedAt).sort().pop(), angles: s.angles };
+    if (filters.student && (s.student ?? 'none') !== filters.student) return;
+    const summary = { id: s.id, seq: s.seq, bay: s.bay, flags: s.flags, student: s.student, studentName: s.studentName, receivedAt: s.angles.map(a => a.receivedAt).sort().pop(), angles: s.angles };
     const old = list.querySelector(`[data-swing="${CSS.escape(s.id)}"]`);
     $('#no-swings', list)?.remove();
     if (old) old.replaceWith(row(summary)); else list.prepend(row(summary));
@@ -434,8 +491,17 @@ async function pageSwing(main, [id]) {
   // The lead angle (whose audio is the scrubber) is the first with audio.
   const lead = s.angles.findIndex(a => a.waveform);
   if (lead > 0) s.angles.unshift(s.angles.splice(lead, 1)[0]);
-  main.append(el('h1', {}, `Swing · ${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`),
-    el('p', { class: 'muted', id: 'synced-on' }, `In sync on the ${s.syncedOn}.`));
+  // Whose swing, where, when, and its place in the lesson; its neighbours a key away ([ and ]).
+  const go = id => { if (id) location.hash = '#/swing/' + encodeURIComponent(id); };
+  const place = s.lessonIndex ? `swing ${s.lessonIndex} of ${s.lessonSwings}` : '';
+  main.append(el('div', { class: 'swing-head' },
+    el('h1', { id: 'swing-title' }, [s.studentName || 'No student', s.bay, fmtClock(s.receivedAt), place].filter(x => x).join(' · ')),
+    el('span', { class: 'sep' }),
+    el('button', { id: 'previous-swing', title: 'the swing before ([)', disabled: s.previous ? null : '', onclick: () => go(s.previous) }, '◀ Previous'),
+    el('button', { id: 'next-swing', title: 'the swing after (])', disabled: s.next ? null : '', onclick: () => go(s.next) }, 'Next ▶')),
+    el('p', { class: 'muted', id: 'synced-on' }, s.syncUncertaintyNs != null
+      ? `${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}, in sync, ±${(s.syncUncertaintyNs / 1e6).toFixed(2)} ms`
+      : `${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}, lined up on the impact (a camera had no clock link to this host)`));
   // Common timeline: T = 0 at the swing's host-clock t0; angle i's video time is T + offset.
   const offsets = s.angles.map(a => (a.zeroHostNs != null && s.t0HostNs != null) ? (s.t0HostNs - a.zeroHostNs) / 1e9 : a.impactSeconds);
   const videos = s.angles.map(a => el('video', { src: a.video, preload: 'auto', muted: '', playsinline: '', 'data-clip': a.clipId }));
@@ -445,8 +511,10 @@ async function pageSwing(main, [id]) {
   window.studioPlayer = player; // for the browser tests and a person's console
   window.studioSwing = s;
   const times = () => videos.forEach((v, i) => {
-    const t = v.currentTime - s.angles[i].impactSeconds;
-    grid.querySelector(`[data-time="${i}"]`).textContent = `frame ${player.frameOf(i)} · ${t >= 0 ? '+' : ''}${(t * 1000).toFixed(1)} ms`;
+    const t = v.currentTime - s.angles[i].impactSeconds, fps = s.angles[i].framesPerSecond || 60;
+    // From the impact, in a coach's words: "impact" on its frame, else "+7.0 ms" or "−120.0 ms".
+    const from = Math.abs(t) < 0.5 / fps ? 'impact' : `${t > 0 ? '+' : '−'}${Math.abs(t) >= 1 ? Math.abs(t).toFixed(2) + ' s' : (Math.abs(t) * 1000).toFixed(1) + ' ms'}`;
+    grid.querySelector(`[data-time="${i}"]`).textContent = `frame ${player.frameOf(i)} · ${from}`;
   });
   videos.forEach(v => { v.addEventListener('timeupdate', times); v.addEventListener('seeked', times); });
   const flagBtn = name => el('button', { class: name + (s.flags.includes(name) ? ' on' : ''), id: 'flag-' + name, onclick: () => setFlag(name) }, name === 'starred' ? '★ star' : name === 'kept' ? 'Keep' : 'Discard');
@@ -467,10 +535,38 @@ async function pageSwing(main, [id]) {
   const [measure, measureBar] = measuring(s.angles, videos, player);
   main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, scrub);
   await measure.load();
+  // Notes are kept as they are typed (a pause of 0.6 s, or leaving the page), and say so.
   const notes = el('textarea', { id: 'notes', placeholder: 'Notes on this swing…' }, s.angles[0].notes || '');
-  main.append(el('div', { class: 'notes' }, notes, el('button', { id: 'save-notes', onclick: async () => {
-    await api(`/api/swings/${encodeURIComponent(s.id)}/annotate`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ notes: notes.value }) });
-  } }, 'Save notes')));
+  const noteState = el('span', { class: 'muted', id: 'notes-status' }, s.angles[0].notes ? 'saved' : '');
+  let noteTimer = null, savedText = notes.value;
+  const saveNotes = async () => {
+    clearTimeout(noteTimer); noteTimer = null;
+    if (notes.value === savedText) return;
+    const text = notes.value;
+    noteState.textContent = 'saving…';
+    try {
+      await api(`/api/swings/${encodeURIComponent(s.id)}/annotate`, jsonBody('POST', { notes: text }));
+      savedText = text;
+      noteState.textContent = notes.value === text ? 'saved' : 'saving…';
+    } catch (e) { noteState.textContent = `not saved: ${e.message}`; }
+  };
+  notes.addEventListener('input', () => { noteState.textContent = 'editing…'; clearTimeout(noteTimer); noteTimer = setTimeout(saveNotes, 600); });
+  notes.addEventListener('blur', saveNotes);
+  // Delete asks first, and again, saying so, for a kept or starred swing.
+  const remove = async () => {
+    if (!confirm('Delete this swing — every angle, from the library?')) return;
+    const del = force => fetch(`/api/swings/${encodeURIComponent(s.id)}${force ? '?force=yes' : ''}`, jsonBody('DELETE', {}));
+    let r = await del(false);
+    if (r.status === 409) {
+      const why = (await r.json()).error;
+      if (!confirm(`${why.split(':')[0]}. Delete it anyway?`)) return;
+      r = await del(true);
+    }
+    if (!r.ok) { noteState.textContent = `not deleted: ${(await r.json()).error}`; return; }
+    location.hash = s.next ? '#/swing/' + encodeURIComponent(s.next) : s.previous ? '#/swing/' + encodeURIComponent(s.previous) : '#/swings';
+  };
+  main.append(el('div', { class: 'notes' }, notes, el('div', { class: 'notes-side' }, noteState,
+    el('button', { id: 'delete-swing', class: 'danger', onclick: remove }, 'Delete…'))));
   if (s.angles[0].waveform) {
     await drawWaveform(scrub, s.angles[0], player);
   } else scrub.replaceWith(el('p', { class: 'muted' }, 'No audio in this swing.'));
@@ -479,9 +575,27 @@ async function pageSwing(main, [id]) {
   main.dataset.ready = 'yes';
   // An angle that arrives while the page is open (a second camera's clip) joins it: the page is made again with it.
   live.listeners.add(m => { if (m.type === 'clip' && m.swingId === s.id && !s.angles.some(a => a.clipId === m.clipId)) route(); });
-  const keys = e => { if (e.target.tagName === 'TEXTAREA') return; if (e.key === '.') player.step(1); if (e.key === ',') player.step(-1); if (e.key === ' ') { e.preventDefault(); player.playing ? player.pause() : player.play(); } };
+  const keys = e => swingKeys(e, player, { previous: () => go(s.previous), next: () => go(s.next) });
   document.addEventListener('keydown', keys);
-  teardown = () => { player.destroy(); measure.destroy(); document.removeEventListener('keydown', keys); };
+  teardown = () => { saveNotes(); player.destroy(); measure.destroy(); document.removeEventListener('keydown', keys); };
+}
+
+// A coach's keys on a player: ← → (and , .) a frame; space, K play or pause; J back half a second; L play; Home and End
+// the first and last moment every angle has; [ and ] the swing before and after.
+function swingKeys(e, player, around = {}) {
+  if (e.target.tagName === 'TEXTAREA' || e.target.tagName === 'INPUT' || e.ctrlKey || e.metaKey || e.altKey) return;
+  const span = () => [Math.max(...player.videos.map((v, i) => -player.offsets[i])), Math.min(...player.videos.map((v, i) => (v.duration || 0) - player.offsets[i]))];
+  const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  const act = {
+    ArrowRight: () => player.step(1), '.': () => player.step(1), ArrowLeft: () => player.step(-1), ',': () => player.step(-1),
+    ' ': () => { player.playing ? player.pause() : player.play(); }, k: () => { player.playing ? player.pause() : player.play(); },
+    j: () => { player.pause(); player.seek(Math.max(span()[0], player.T - 0.5)); }, l: () => player.play(),
+    Home: () => { player.pause(); player.seek(span()[0]); }, End: () => { player.pause(); player.seek(span()[1] - 1 / (player.fps[0] || 60)); },
+    '[': () => around.previous && around.previous(), ']': () => around.next && around.next(),
+  }[k];
+  if (!act) return;
+  e.preventDefault();
+  act();
 }
 
 // ---------------------------------------------------------------- Compare
@@ -509,19 +623,30 @@ async function pageCompare(main, [a, b]) {
   await Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
   player.seek(0);
   main.dataset.ready = 'yes';
-  teardown = () => { player.destroy(); measure.destroy(); };
+  const keys = e => swingKeys(e, player);
+  document.addEventListener('keydown', keys);
+  teardown = () => { player.destroy(); measure.destroy(); document.removeEventListener('keydown', keys); };
 }
 
 // ---------------------------------------------------------------- Sessions
 
 async function pageSessions(main) {
-  main.append(el('h1', {}, 'Sessions'));
-  const { sessions } = await api('/api/sessions');
-  if (!sessions.length) { main.append(el('p', { class: 'muted' }, 'No sessions yet.')); return; }
+  main.append(el('h1', {}, 'Lessons'));
+  const [{ lessons }, { sessions }] = await Promise.all([api('/api/lessons'), api('/api/sessions')]);
+  // A lesson: a student's swings at one bay in one sitting, every camera in one row.
+  const time = iso => new Date(iso).toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
+  if (!lessons.length) main.append(el('p', { class: 'muted' }, 'No lessons yet: set who is hitting on the Live page, and their swings gather here.'));
+  else main.append(el('table', { id: 'lessons' }, el('tr', {}, ['Student', 'Bay', 'Day', 'Time', 'Swings', 'Cameras', 'Starred', 'Kept'].map(h => el('th', {}, h))),
+    lessons.map(l => el('tr', { class: 'link', 'data-lesson': l.id, 'data-student': l.student ?? '', onclick: () => { location.hash = '#/swings?lesson=' + encodeURIComponent(l.id) + '&discarded=show'; } },
+      el('td', {}, l.studentName || 'no student'), el('td', {}, l.bay || '—'), el('td', {}, new Date(l.from).toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' })),
+      el('td', {}, `${time(l.from)}–${time(l.to)}`), el('td', {}, l.swings), el('td', {}, l.devices.length), el('td', {}, l.starred), el('td', {}, l.kept)))));
+  main.append(el('h2', {}, 'Capture sessions, one per camera'));
+  if (!sessions.length) { main.append(el('p', { class: 'muted' }, 'No sessions yet.')); main.dataset.ready = 'yes'; return; }
   main.append(el('table', { id: 'sessions' }, el('tr', {}, ['Device', 'Session', 'Shots', 'Kept', 'Starred', 'Discarded', 'Size', 'Last clip'].map(h => el('th', {}, h))),
     sessions.map(s => el('tr', { class: 'link', 'data-session': `${s.device}/${s.sessionId}`, onclick: () => { location.hash = `#/session/${encodeURIComponent(s.device)}/${encodeURIComponent(s.sessionId)}`; } },
       el('td', {}, s.device), el('td', {}, `${s.session} (${s.sessionId})`), el('td', {}, s.shots), el('td', {}, s.kept), el('td', {}, s.starred),
       el('td', {}, s.discarded), el('td', {}, fmtBytes(s.bytes)), el('td', {}, fmtWhen(s.lastReceivedAt))))));
+  main.dataset.ready = 'yes';
 }
 
 async function pageSession(main, [device, sid]) {

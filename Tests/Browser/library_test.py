@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""The coach's library in a real browser (Debian's chromium through chromium-driver and python3-selenium): students,
+lessons across cameras, search, a swing's place in its lesson, notes kept as typed, a coach's keys, discard that hides,
+delete that asks, a phone-sized screen.
+
+Started by Tests/ToolTests/StudioBrowserTests.swift; runs on its own too:
+
+    /usr/bin/python3 Tests/Browser/library_test.py --host-tool .build/debug/ppc-host --tool .build/debug/ppc-tool --out DIR
+
+What it proves, each step asserting and failing with what it saw:
+  1. on Live the coach adds a student by name and sets who is hitting at the bay; two cameras' swings are then theirs,
+     and after a change of student the next swing is the new one's;
+  2. Swings filters by student and finds by text; Lessons lists one row a lesson across both cameras and opens it;
+  3. the swing page says whose swing, where, when and which of the lesson; [ ] move between the lesson's swings;
+     ← → step a frame, Home and End go to the ends, K and L play and pause;
+  4. notes are kept as typed (no button) and are there after navigating away and back;
+  5. a discarded swing leaves the list until "show discarded"; delete asks, and asks again for a starred swing;
+  6. at 390×844 nothing lies past the right edge of Swings or a swing; opened with no address and no camera
+     connected, the studio shows Swings.
+Waiting is on conditions (WebDriverWait, process exit), never on a bare sleep.
+"""
+import argparse, json, os, sys, tempfile, time, urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Proc, fail, free_port, procs, watchdog  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument('--host-tool', required=True)
+ap.add_argument('--tool', required=True)
+ap.add_argument('--out', required=True)
+ap.add_argument('--work', default=None)
+args = ap.parse_args()
+os.makedirs(args.out, exist_ok=True)
+work = args.work or tempfile.mkdtemp(prefix='ppc-library-')
+library = os.path.join(work, 'library')
+os.makedirs(library, exist_ok=True)
+env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, 'state'), SWIFT_BACKTRACE='enable=no')
+link_port, http_port = free_port(), free_port()
+base = f'http://127.0.0.1:{http_port}/'
+
+
+def step(msg):
+    print('- ' + msg, flush=True)
+
+
+def api(path, method='GET', body=None):
+    req = urllib.request.Request(base.rstrip('/') + path, method=method, data=None if body is None else json.dumps(body).encode(),
+                                 headers={'Content-Type': 'application/json'} if body is not None else {})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+
+
+def manifest(name, fps, impacts, start_ns):
+    seconds = impacts[-1] + 2.5
+    m = {
+        'session': name,
+        'sources': [
+            {'plugin': 'synthetic.video', 'params': {'width': 320, 'height': 180, 'fps': fps, 'seconds': seconds, 'texture': 'flat',
+                                                     'impacts': impacts, 'startNs': start_ns, 'pace': 'realtime'}},
+            {'plugin': 'synthetic.audio', 'params': {'seconds': seconds, 'impacts': impacts, 'startNs': start_ns}},
+        ],
+        'encoder': {'plugin': 'x264', 'params': {'threads': 1, 'preset': 'ultrafast'}},
+        'detector': {'plugin': 'impact'},
+        'sinks': [{'plugin': 'network', 'params': {'insecureLoopbackOnly': True}}],
+        'config': {'capture.videoBitrateBps': 1000000, 'capture.expectedFrameRate': fps, 'capture.clipPreNs': 1000000000,
+                   'capture.clipPostNs': 1000000000},
+    }
+    path = os.path.join(work, f'{name}.json')
+    with open(path, 'w') as f:
+        json.dump(m, f)
+    return path
+
+
+def session(devices, impacts):
+    """Devices at bay-1 watching the same impacts (one clock start), run to their end."""
+    start = time.monotonic_ns()
+    runs = [Proc([args.tool, 'run', manifest(f'{d}-{len(impacts)}', fps, impacts, start), '--out', os.path.join(work, f'out-{d}-{start}'),
+                  '--device-id', d, '--host', f'127.0.0.1:{link_port}', '--insecure-loopback-only'], env=env, name=d) for d, fps in devices]
+    for r in runs:
+        if r.p.wait(timeout=180) != 0:
+            fail(f'{r.name}: exit {r.p.returncode}\n' + '\n'.join(r.lines[-20:]))
+
+
+opts = Options()
+opts.binary_location = '/usr/bin/chromium'
+for a in ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,1000',
+          '--autoplay-policy=no-user-gesture-required', '--mute-audio']:
+    opts.add_argument(a)
+driver = None
+try:
+    import subprocess
+    subprocess.run([args.host_tool, 'bay', 'bay-1', 'face', 'dtl', '--library', library], check=True, env=env, stdout=subprocess.DEVNULL)
+    host = Proc([args.host_tool, '--library', library, '--listen', f'127.0.0.1:{link_port}', '--http', f'127.0.0.1:{http_port}',
+                 '--insecure-loopback-only', '--ingest-policy', 'any'], env=env, name='ppc-host')
+    host.wait_for(r'listening on 127\.0\.0\.1:')
+    driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
+    watchdog(int(os.environ.get('PPC_BROWSER_TEST_SECONDS', '600')), cleanup=lambda: driver.service.process.kill())
+    wait = lambda cond, t=60, what='': WebDriverWait(driver, t).until(lambda d: cond(), message=what)
+    js = driver.execute_script
+    main = lambda key: js(f"return document.getElementById('main').dataset.{key}")
+    find = lambda css: driver.find_elements(By.CSS_SELECTOR, css)
+
+    def ready(page):
+        wait(lambda: main('page') == page and main('ready') == 'yes', 60, f'{page} page ready')
+
+    def shot(name):
+        path = os.path.join(args.out, f'library-{name}.png')
+        driver.save_screenshot(path)
+        step(f'screenshot {path}')
+
+    # 1. Live: a new student added by name, set hitting at bay-1.
+    driver.get(base + '#/live')
+    ready('live')
+    Select(driver.find_element(By.CSS_SELECTOR, 'select.hitting-student[data-bay="bay-1"]')).select_by_value('+')
+    WebDriverWait(driver, 10).until(EC.alert_is_present(), 'the new student prompt')
+    prompt = driver.switch_to.alert
+    prompt.send_keys('Ana Ruiz')
+    prompt.accept()
+    wait(lambda: driver.find_element(By.ID, 'hitting').get_attribute('data-hitting') == 'bay-1=ana-ruiz', 20, 'Ana hitting at bay-1')
+    step('Live: Ana Ruiz added by name and set hitting at bay-1')
+    session([('face', 120), ('dtl', 60)], [2.0, 5.0])
+    wait(lambda: len([s for s in api('/api/swings')['swings'] if len(s['angles']) == 2]) == 2, 60, 'two swings of two angles')
+    # Ben next, chosen from the list (he was added through the API, as a front desk's tool would).
+    api('/api/students', 'POST', {'name': 'Ben Hogan', 'handedness': 'right'})
+    driver.refresh()
+    ready('live')
+    Select(driver.find_element(By.CSS_SELECTOR, 'select.hitting-student[data-bay="bay-1"]')).select_by_value('ben-hogan')
+    wait(lambda: driver.find_element(By.ID, 'hitting').get_attribute('data-hitting') == 'bay-1=ben-hogan', 20, 'Ben hitting at bay-1')
+    session([('face', 120)], [2.0])
+    wait(lambda: api('/api/swings')['total'] == 3, 60, 'the third swing')
+    by = {}
+    for s in api('/api/swings')['swings']:
+        by.setdefault(s['student'], []).append(s['id'])
+    if len(by.get('ana-ruiz', [])) != 2 or len(by.get('ben-hogan', [])) != 1:
+        fail(f'swings by student: {by}')
+    ana = sorted(by['ana-ruiz'], key=lambda i: next(s['seq'] for s in api('/api/swings')['swings'] if s['id'] == i))
+    step(f'two swings (two cameras each) are Ana\'s, the next is Ben\'s: {by}')
+
+    # 2. Swings: by student, by text; Lessons: one row a lesson, every camera.
+    driver.get(base + '#/swings')
+    ready('swings')
+    Select(driver.find_element(By.ID, 'filter-student')).select_by_value('ana-ruiz')
+    wait(lambda: len(find('.swing-row')) == 2 and all(r.get_attribute('data-student') == 'ana-ruiz' for r in find('.swing-row')), 20, "Ana's swings")
+    if 'student=ana-ruiz' not in driver.current_url:
+        fail(f'the filter is not in the address: {driver.current_url}')
+    shot('swings')
+    Select(driver.find_element(By.ID, 'filter-student')).select_by_value('')
+    driver.find_element(By.ID, 'filter-q').send_keys('hogan')
+    wait(lambda: [r.get_attribute('data-student') for r in find('.swing-row')] == ['ben-hogan'], 20, 'found by name')
+    step('Swings: filtered by student, found by name')
+    driver.get(base + '#/sessions')
+    ready('sessions')
+    rows = {r.get_attribute('data-student'): r for r in find('#lessons tr.link')}
+    if set(rows) != {'ana-ruiz', 'ben-hogan'}:
+        fail(f'lessons: {list(rows)}')
+    cells = [c.text for c in rows['ana-ruiz'].find_elements(By.TAG_NAME, 'td')]
+    if cells[0] != 'Ana Ruiz' or cells[4] != '2' or cells[5] != '2':
+        fail(f"Ana's lesson row: {cells}")
+    shot('lessons')
+    rows['ana-ruiz'].click()
+    ready('swings')
+    wait(lambda: len(find('.swing-row')) == 2, 20, "the lesson's swings")
+    step(f'Lessons: one row a lesson across both cameras ({cells}); it opens its swings')
+
+    # 3. A swing's heading, its place in the lesson, the coach's keys.
+    driver.get(base + '#/swing/' + ana[0])
+    ready('swing')
+    title = driver.find_element(By.ID, 'swing-title').text
+    if 'Ana Ruiz' not in title or 'bay-1' not in title or 'swing 1 of 2' not in title:
+        fail(f'swing heading: {title!r}')
+    if 'in sync, ±' not in driver.find_element(By.ID, 'synced-on').text:
+        fail('sync said as: ' + driver.find_element(By.ID, 'synced-on').text)
+    body = driver.find_element(By.TAG_NAME, 'body')
+    settle = lambda: wait(lambda: js('return studioPlayer.videos.every(v => !v.seeking && v.readyState >= 2)'), 30, 'videos settled')
+    settle()
+    f0 = js('return studioPlayer.frameOf(0)')
+    body.send_keys('\ue014')  # →
+    settle()
+    if js('return studioPlayer.frameOf(0)') != f0 + 1:
+        fail(f'→ went from frame {f0} to {js("return studioPlayer.frameOf(0)")}')
+    body.send_keys('\ue012')  # ←
+    settle()
+    if js('return studioPlayer.frameOf(0)') != f0:
+        fail('← did not step back')
+    body.send_keys('\ue011')  # Home
+    settle()
+    home = js('return studioPlayer.T')
+    body.send_keys('\ue010')  # End
+    settle()
+    end = js('return studioPlayer.T')
+    if not (home < -0.5 and end > 0.5):
+        fail(f'Home went to T={home:.3f} s, End to T={end:.3f} s')
+    body.send_keys('\ue011')  # Home again: play from the start
+    settle()
+    body.send_keys('l')
+    wait(lambda: js('return studioPlayer.playing'), 10, 'L plays')
+    body.send_keys('k')
+    wait(lambda: not js('return studioPlayer.playing'), 10, 'K pauses')
+    step(f'keys: → ← a frame, Home T={home:.2f} s, End T={end:.2f} s, L plays, K pauses')
+
+    # 4. Notes kept as typed; [ and ] between the lesson's swings.
+    notes = driver.find_element(By.ID, 'notes')
+    notes.send_keys('trail elbow tucks')
+    wait(lambda: driver.find_element(By.ID, 'notes-status').text == 'saved', 20, 'notes saved as typed')
+    driver.find_element(By.ID, 'flag-starred').click()
+    wait(lambda: main('flags') == 'starred', 20, 'starred')
+    body.send_keys(']')
+    wait(lambda: driver.current_url.endswith('/swing/' + ana[1]), 20, '] opens the next swing of the lesson')
+    ready('swing')
+    if 'swing 2 of 2' not in driver.find_element(By.ID, 'swing-title').text:
+        fail('second swing heading: ' + driver.find_element(By.ID, 'swing-title').text)
+    shot('swing')
+    # 5. Discarded: it leaves the list until asked for.
+    driver.find_element(By.ID, 'flag-discarded').click()
+    wait(lambda: main('flags') == 'discarded', 20, 'discarded')
+    driver.find_element(By.TAG_NAME, 'body').send_keys('[')
+    wait(lambda: driver.current_url.endswith('/swing/' + ana[0]), 20, '[ opens the one before')
+    ready('swing')
+    if driver.find_element(By.ID, 'notes').get_attribute('value') != 'trail elbow tucks':
+        fail('the notes were not kept: ' + driver.find_element(By.ID, 'notes').get_attribute('value'))
+    step('notes kept as typed and there after leaving; [ and ] move through the lesson')
+    driver.get(base + '#/swings?student=ana-ruiz')
+    ready('swings')
+    wait(lambda: [r.get_attribute('data-swing') for r in find('.swing-row')] == [ana[0]], 20, 'the discarded swing hidden')
+    driver.find_element(By.ID, 'filter-discarded').click()
+    wait(lambda: len(find('.swing-row')) == 2, 20, 'shown when asked for')
+    step('a discarded swing is hidden until "show discarded"')
+
+    # Delete asks; for a starred swing it asks again, and no is no.
+    driver.get(base + '#/swing/' + ana[0])
+    ready('swing')
+    driver.find_element(By.ID, 'delete-swing').click()
+    WebDriverWait(driver, 10).until(EC.alert_is_present(), 'delete asks')
+    driver.switch_to.alert.accept()
+    WebDriverWait(driver, 10).until(EC.alert_is_present(), 'asked again: starred')
+    again = driver.switch_to.alert.text
+    driver.switch_to.alert.dismiss()
+    if 'starred' not in again:
+        fail(f'the second question does not say it is starred: {again!r}')
+    if ana[0] not in [s['id'] for s in api('/api/swings')['swings']]:
+        fail('a starred swing was deleted though the coach said no')
+    driver.get(base + '#/swing/' + ana[1])
+    ready('swing')
+    driver.find_element(By.ID, 'delete-swing').click()
+    WebDriverWait(driver, 10).until(EC.alert_is_present(), 'delete asks')
+    driver.switch_to.alert.accept()
+    wait(lambda: ana[1] not in [s['id'] for s in api('/api/swings')['swings']], 20, 'deleted')
+    step(f'delete asked, asked again for the starred swing ({again!r}), and removed the discarded one')
+
+    # 6. A phone: nothing past the right edge; opened with no address and no camera connected: Swings.
+    driver.set_window_size(390, 844)
+    for page in ['#/swings', '#/swing/' + ana[0], '#/sessions']:
+        driver.get(base + page)
+        ready(page.split('/')[1])
+        over = js("""const w = document.documentElement.clientWidth; return [document.documentElement.scrollWidth - w,
+                   [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1).length]""")
+        if over[0] > 0 or over[1] > 0:
+            fail(f'{page} at 390×844: {over[0]} px past the right edge, {over[1]} elements')
+    shot('phone')
+    driver.get(base)
+    wait(lambda: driver.current_url.endswith('#/swings'), 20, 'opened on Swings')
+    ready('swings')
+    step('at 390×844 nothing past the right edge; opened without an address, the studio shows Swings')
+    logs = [l for l in driver.get_log('browser') if l['level'] == 'SEVERE' and '409' not in l['message']]
+    if logs:
+        fail(f'the browser logged errors: {logs}')
+    print('PASS', flush=True)
+except Exception as e:
+    if driver:
+        driver.save_screenshot(os.path.join(args.out, 'library-failure.png'))
+    for p in procs:
+        print(f'--- {p.name} (last lines)\n' + '\n'.join(p.lines[-25:]))
+    fail(f'{type(e).__name__}: {e}')
+finally:
+    if driver:
+        driver.quit()
+    for p in procs:
+        p.stop()
