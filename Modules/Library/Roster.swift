@@ -24,17 +24,37 @@ public final class Roster: @unchecked Sendable {
         }
     }
 
-    /// From `since` (ISO 8601, as the host stamps a clip's receipt) the swings of `bay` (nil: devices in no bay) are
-    /// `student`'s (nil: nobody's).
+    /// From `since` (ISO 8601, UTC) the swings of `bay` (nil: devices in no bay) are `student`'s (nil: nobody's).
+    /// A turn set on this boot of the host also holds the host's monotonic clock then (`hostBoot`, `sinceMonoNs`): a
+    /// clip's receipt is stamped on it too, so a swing received in the same second as a change of student is placed
+    /// by the nanosecond, not by a wall clock that says only the second.
     public struct Turn: Codable, Sendable, Equatable {
         @Nullable public var bay: String?
         @Nullable public var student: String?
         public var since: String
-        public init(bay: String?, student: String?, since: String) {
+        @Nullable public var hostBoot: String?
+        @Nullable public var sinceMonoNs: Int64?
+        public init(bay: String?, student: String?, since: String, hostBoot: String? = nil, sinceMonoNs: Int64? = nil) {
             self.bay = bay
             self.student = student
             self.since = since
+            self.hostBoot = hostBoot
+            self.sinceMonoNs = sinceMonoNs
         }
+
+        /// Whether a clip received at `receivedAt` (and, on a boot of the host, at `receivedMonoNs`) came at or after
+        /// this turn began.
+        func began(before receivedAt: String, hostBoot boot: String?, receivedMonoNs mono: Int64?) -> Bool {
+            if let b = hostBoot, b == boot, let t = sinceMonoNs, let m = mono { return t <= m }
+            return Roster.instant(since) <= Roster.instant(receivedAt)
+        }
+    }
+
+    /// An ISO 8601 UTC time as a string that sorts as the time does: whole seconds given three decimals
+    /// (`…:07Z` → `…:07.000Z`), so a turn stamped to the millisecond and a receipt to the second compare as times.
+    static func instant(_ iso: String) -> String {
+        guard iso.hasSuffix("Z"), !iso.contains(".") else { return iso }
+        return iso.dropLast() + ".000Z"
     }
 
     struct File: Codable {
@@ -109,14 +129,18 @@ public final class Roster: @unchecked Sendable {
         }
     }
 
-    /// `student` (nil: nobody) is hitting at `bay` from `since` on.
-    public func setHitting(bay: String?, student: String?, since: String) throws {
+    /// `student` (nil: nobody) is hitting at `bay` from `since` on (and from `sinceMonoNs` on this boot's monotonic
+    /// clock, when given).
+    public func setHitting(
+        bay: String?, student: String?, since: String, hostBoot: String? = nil, sinceMonoNs: Int64? = nil
+    ) throws {
         try lock.withLock {
             var file = current
             if let student, !file.students.contains(where: { $0.id == student }) {
                 throw LibraryError("\(student): no such student")
             }
-            file.turns.append(Turn(bay: bay, student: student, since: since))
+            file.turns.append(
+                Turn(bay: bay, student: student, since: since, hostBoot: hostBoot, sinceMonoNs: sinceMonoNs))
             try write(file)
         }
     }
@@ -134,16 +158,22 @@ public final class Roster: @unchecked Sendable {
     public struct Placement: Sendable {
         let byBay: [String: [(index: Int, turn: Turn)]]
 
-        /// The turn a swing of `bay` received at `receivedAt` falls in, with its index in the roster; nil before the
-        /// bay's first turn.
-        public func turn(bay: String?, receivedAt: String) -> (index: Int, turn: Turn)? {
+        /// The turn a swing of `bay` received at `receivedAt` (on `hostBoot`'s monotonic clock at `receivedMonoNs`)
+        /// falls in, with its index in the roster; nil before the bay's first turn.
+        public func turn(bay: String?, receivedAt: String, hostBoot: String? = nil, receivedMonoNs: Int64? = nil)
+            -> (index: Int, turn: Turn)?
+        {
             guard let list = byBay[bay ?? ""] else { return nil }
-            // The last turn that began at or before receipt (turns are appended in time order).
+            // The last turn that began at or before receipt (a bay's turns are in time order).
             var lo = 0
             var hi = list.count
             while lo < hi {
                 let mid = (lo + hi) / 2
-                if list[mid].turn.since <= receivedAt { lo = mid + 1 } else { hi = mid }
+                if list[mid].turn.began(before: receivedAt, hostBoot: hostBoot, receivedMonoNs: receivedMonoNs) {
+                    lo = mid + 1
+                } else {
+                    hi = mid
+                }
             }
             return lo > 0 ? list[lo - 1] : nil
         }
@@ -153,7 +183,9 @@ public final class Roster: @unchecked Sendable {
         lock.withLock {
             var byBay: [String: [(index: Int, turn: Turn)]] = [:]
             for (i, t) in current.turns.enumerated() { byBay[t.bay ?? "", default: []].append((i, t)) }
-            for k in byBay.keys { byBay[k]?.sort { ($0.turn.since, $0.index) < ($1.turn.since, $1.index) } }
+            for k in byBay.keys {
+                byBay[k]?.sort { (Roster.instant($0.turn.since), $0.index) < (Roster.instant($1.turn.since), $1.index) }
+            }
             return Placement(byBay: byBay)
         }
     }
@@ -177,11 +209,18 @@ public final class Roster: @unchecked Sendable {
         for (i, t) in f.turns.enumerated() {
             if let b = t.bay, let why = PlainName.problem(b, what: "turns[\(i)].bay") { return why }
             if let s = t.student, !ids.contains(s) { return "turns[\(i)].student '\(s)': no such student" }
-            guard t.since.utf8.count <= 40, ISO8601DateFormatter().date(from: t.since) != nil else {
+            guard t.since.utf8.count <= 40, Self.isTime(t.since) else {
                 return "turns[\(i)].since '\(t.since.prefix(40))': a time, ISO 8601 (2026-12-04T16:53:07Z)"
             }
         }
         return nil
+    }
+
+    /// Whether `iso` is an ISO 8601 UTC time, to the second or finer.
+    static func isTime(_ iso: String) -> Bool {
+        let fine = ISO8601DateFormatter()
+        fine.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return ISO8601DateFormatter().date(from: iso) != nil || fine.date(from: iso) != nil
     }
 
     /// Why `text` cannot be a name or notes: too long, empty when it may not be, or holding a NUL or a line break (a

@@ -260,6 +260,8 @@ public final class Studio: @unchecked Sendable {
             case ("PUT", "hitting", 2), ("POST", "hitting", 2): return try setHitting(r.body)
             case ("GET", "lessons", 2): return try lessons()
             case ("DELETE", "swings", 3): return try deleteSwing(p[2], r)
+            case ("PUT", "swings", 4) where p[3] == "positions", ("POST", "swings", 4) where p[3] == "positions":
+                return try setKeyPositions(p[2], r.body)
             default: return .error(404, "\(r.method) \(r.path): no such API (see docs/studio.md)")
             }
         } catch let e as StudioError {
@@ -488,6 +490,7 @@ public final class Studio: @unchecked Sendable {
         if around.count < 2 { around = all.map(Self.swingID) }
         let at = around.firstIndex(of: id)
         let synced = s.allSatisfy { $0.t0HostNs != nil }
+        let positions = try keyPositions(s)
         return .json(
             StudioAPI.SwingDetail(
                 id: id, seq: s.compactMap(\.receivedSeq).min(), bay: s.first?.bay, t0HostNs: t0Host,
@@ -498,7 +501,8 @@ public final class Studio: @unchecked Sendable {
                 syncUncertaintyNs: synced ? s.compactMap(\.t0UncertaintyNs).max() : nil, student: st.student?.id,
                 studentName: st.student?.name, lesson: st.lesson, lessonIndex: at.map { $0 + 1 },
                 lessonSwings: around.count, previous: at.flatMap { $0 > 0 ? around[$0 - 1] : nil },
-                next: at.flatMap { $0 + 1 < around.count ? around[$0 + 1] : nil }, angles: angles))
+                next: at.flatMap { $0 + 1 < around.count ? around[$0 + 1] : nil }, positions: positions,
+                tempo: positions.tempo, angles: angles))
     }
 
     /// The catalogued clip `clipID`, its folder in the library: 404 when it is not catalogued, 410 when its folder is gone.

@@ -223,6 +223,9 @@ public enum StudioAPI {
         public var lessonSwings: Int
         @Nullable public var previous: String?
         @Nullable public var next: String?
+        /// What the coach marked (s from the impact; the impact is 0) and the tempo it gives, once address and top are.
+        public var positions: KeyPositions
+        @Nullable public var tempo: KeyPositions.Tempo?
         public var angles: [Angle]
     }
 

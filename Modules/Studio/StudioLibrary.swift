@@ -70,10 +70,14 @@ struct Standing {
 extension Studio {
     /// A swing's student (the turn of its bay in effect when its first angle was received) and lesson.
     func standing(_ s: [CatalogueClip], _ placement: Roster.Placement?) -> Standing {
+        // The angle received first places the swing.
+        let first = s.min { ($0.receivedSeq ?? .max, $0.receivedAt) < ($1.receivedSeq ?? .max, $1.receivedAt) }
         let received = s.map(\.receivedAt).min() ?? ""
         let bay = s.first?.bay
         let day = Self.localDay(received)
-        let turn = placement?.turn(bay: bay, receivedAt: received)
+        let turn = placement?.turn(
+            bay: bay, receivedAt: first?.receivedAt ?? received, hostBoot: first?.hostBoot,
+            receivedMonoNs: first?.receivedMonoNs)
         let student = turn?.turn.student.flatMap { roster?.student($0) }
         let lesson = turn.map { "t\($0.index)-\(day)" } ?? "b-\(bay ?? "none")-\(day)"
         return Standing(student: student, lesson: lesson, day: day)
@@ -206,7 +210,11 @@ extension Studio {
         }
         if let bay = b.bay, let why = PlainName.problem(bay, what: "bay") { throw StudioError(400, why) }
         do {
-            try roster.setHitting(bay: b.bay, student: b.student, since: ISO8601DateFormatter().string(from: Date()))
+            let wall = ISO8601DateFormatter()
+            wall.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            try roster.setHitting(
+                bay: b.bay, student: b.student, since: wall.string(from: Date()), hostBoot: bootID,
+                sinceMonoNs: monotonicNowNs())
         } catch let e as LibraryError { throw StudioError(400, e.description) } catch {
             throw StudioError(500, "\(roster.path): \(error)")
         }
@@ -243,6 +251,35 @@ extension Studio {
         return .json(
             StudioAPI.Lessons(
                 lessons: byID.values.sorted { (order[$0.id] ?? 0, $0.id) > (order[$1.id] ?? 0, $1.id) }))
+    }
+
+    // MARK: Key positions
+
+    /// A swing's key positions: those of the first angle that has them (each angle keeps the same).
+    func keyPositions(_ s: [CatalogueClip]) throws -> KeyPositions {
+        for c in s where FileSystem.exists("\(c.path)/\(KeyPositions.fileName)") {
+            do { return try KeyPositions.read(c.path) } catch { throw StudioError(422, "\(error)") }
+        }
+        return KeyPositions()
+    }
+
+    /// `PUT /api/swings/<id>/positions` `{"address": s, "top": s, "finish": s}` (seconds from the impact; null or
+    /// missing: not marked): replaces them, kept beside every angle; returns the swing.
+    func setKeyPositions(_ id: String, _ body: Data) throws -> WebServer.Response {
+        let p: KeyPositions
+        do { p = try JSONInput.decode(KeyPositions.self, from: body) } catch {
+            throw StudioError(
+                400,
+                "\(id): the body must be {\"address\": s, \"top\": s, \"finish\": s} in seconds from the impact, or null (\(Self.decodingProblem(error)))"
+            )
+        }
+        if let why = p.problem { throw StudioError(400, "\(id): \(why)") }
+        guard let s = try swing(id) else { throw StudioError(404, "\(id): no such swing") }
+        for c in s { try Self.requireFolder(c) }
+        do { try besideLock.withLock { for c in s { try p.write(to: c.path) } } } catch {
+            throw StudioError(500, "\(id): the key positions could not be kept beside its clips (\(error))")
+        }
+        return try swingDetail(id)
     }
 
     // MARK: Delete

@@ -226,6 +226,52 @@ try:
     if driver.find_element(By.ID, 'notes').get_attribute('value') != 'trail elbow tucks':
         fail('the notes were not kept: ' + driver.find_element(By.ID, 'notes').get_attribute('value'))
     step('notes kept as typed and there after leaving; [ and ] move through the lesson')
+
+    # Key positions marked with A, T, F on both of Ana's swings: the tempo follows; Compare aligns on top, and overlays
+    # one angle on another.
+    for sid in ana:
+        driver.get(base + '#/swing/' + sid)
+        ready('swing')
+        settle()
+        for T, key, name in [(-0.9, 'a', 'address'), (-0.3, 't', 'top'), (0.5, 'f', 'finish')]:
+            js(f'studioPlayer.seek({T})')
+            settle()
+            driver.find_element(By.TAG_NAME, 'body').send_keys(key)
+            wait(lambda: 'on' in driver.find_element(By.ID, 'mark-' + name).get_attribute('class').split(), 20, f'{name} marked')
+        wait(lambda: main('tempo') and abs(float(main('tempo')) - 2.0) < 0.05, 20, 'tempo 2 : 1')
+    tempo_text = driver.find_element(By.ID, 'tempo').text
+    step(f'key positions marked with A T F on both swings: {tempo_text!r}')
+    driver.get(base + f'#/compare/{ana[0]}/{ana[1]}?on=top')
+    ready('compare')
+    if main('alignedOn') != 'top':
+        fail(f'compare aligned on {main("alignedOn")}, not top')
+    settle()
+    r = js('return {t: studioPlayer.videos.map(v => v.currentTime), off: studioPlayer.offsets, fps: studioPlayer.fps}')
+    for side, sid in enumerate(ana):
+        detail = api(f'/api/swings/{sid}')
+        angle = next(x for x in detail['angles'] if x['clipId'] == js(f'return studioPlayer.videos[{side}].dataset.clip'))
+        want = angle['impactSeconds'] + detail['positions']['top']
+        if abs(r['off'][side] - want) > 1e-6 or abs(r['t'][side] - want) > 1 / r['fps'][side]:
+            fail(f'side {side}: offset {r["off"][side]:.4f}, shown {r["t"][side]:.4f}, its top at {want:.4f} s')
+    step('Compare: both swings at their top')
+    driver.get(base + f'#/compare/{ana[0]}/{ana[1]}?left=face&right=dtl&overlay=0.5')
+    ready('compare')
+    settle()
+    wait(lambda: js("return Number(document.getElementById('overlay-canvas').dataset.drawn || 0) > 2"), 20, 'overlay drawn')
+    # The overlay is the left frame with the right one at half opacity over it: where the two differ, its pixels are
+    # their mean — both swings are in the picture.
+    blend = js('''const [l, r] = studioPlayer.videos, c = document.getElementById('overlay-canvas');
+        studioOverlay.draw();
+        const one = v => { const k = document.createElement('canvas'); k.width = c.width; k.height = c.height;
+          const x = k.getContext('2d'); x.drawImage(v, 0, 0, k.width, k.height); return x.getImageData(0, 0, k.width, k.height).data; };
+        const L = one(l), R = one(r), O = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let differ = 0, mean = 0;
+        for (let i = 0; i < O.length; i += 4) if (Math.abs(L[i] - R[i]) > 60) { differ++; if (Math.abs(O[i] - (L[i] + R[i]) / 2) <= 8) mean++; }
+        return [differ, mean];''')
+    if blend[0] < 50 or blend[1] < 0.9 * blend[0]:
+        fail(f'overlay: {blend[0]} pixels where the two angles differ, {blend[1]} of them their mean')
+    shot('overlay')
+    step(f'overlay: the right angle at half opacity over the left ({blend[1]} of {blend[0]} differing pixels their mean)')
     driver.get(base + '#/swings?student=ana-ruiz')
     ready('swings')
     wait(lambda: [r.get_attribute('data-swing') for r in find('.swing-row')] == [ana[0]], 20, 'the discarded swing hidden')

@@ -75,8 +75,11 @@ struct StudioAPIDocumentTests {
                     StudioAPI.SwingDetail(
                         id: "c1", seq: 1, bay: "b", t0HostNs: 1, t0WallMs: 1, receivedAt: "r", flags: [], syncedOn: "s",
                         syncUncertaintyNs: 1, student: "s", studentName: "S", lesson: "l", lessonIndex: 1,
-                        lessonSwings: 1, previous: "p", next: "n", angles: []))
+                        lessonSwings: 1, previous: "p", next: "n", positions: .init(address: -1, top: -0.3, finish: 1),
+                        tempo: KeyPositions(address: -1, top: -0.3).tempo, angles: []))
             ),
+            ("KeyPositions", "positions", try keys(KeyPositions(address: -1, top: -0.3, finish: 1))),
+            ("Tempo", "positions", try keys(try #require(KeyPositions(address: -1, top: -0.3).tempo))),
             ("Clip", "GET /api/clips", try keys(clip)),
             ("ClipList", "GET /api/clips", try keys(StudioAPI.ClipList(clips: [], refused: []))),
             ("Refused", "GET /api/clips", try keys(StudioAPI.Refused(clipId: "c", problem: "p"))),

@@ -158,6 +158,52 @@ extension StudioTests {
         #expect(try decode(StudioAPI.SwingList.self, s, "/api/swings").total == 2)
     }
 
+    /// Key positions marked on a swing: kept beside every angle, the tempo computed; out of order or reach, named.
+    @Test func keyPositionsGiveTheTempoAndAreKeptBesideEveryAngle() throws {
+        let lib = try library()
+        defer { lib.studio.stop() }
+        let s = lib.studio
+        let id = lib.swings[0]
+        let bad = try send(s, "PUT", "/api/swings/\(id)/positions", #"{"address": -0.5, "top": -0.9}"#)
+        #expect(bad.status == 400 && bad.text.contains("address -0.5 is not before top -0.9"), "\(bad.text)")
+        #expect(try send(s, "PUT", "/api/swings/\(id)/positions", #"{"finish": -1}"#).text.contains("finish -1"))
+        #expect(try send(s, "PUT", "/api/swings/\(id)/positions", #"{"top": "high"}"#).status == 400)
+        let ok = try send(s, "PUT", "/api/swings/\(id)/positions", #"{"address": -1.2, "top": -0.3, "finish": 0.8}"#)
+        #expect(ok.status == 200, "\(ok.text)")
+        let d = try decode(StudioAPI.SwingDetail.self, s, "/api/swings/\(id)")
+        #expect(d.positions == KeyPositions(address: -1.2, top: -0.3, finish: 0.8))
+        let tempo = try #require(d.tempo)
+        #expect(abs(tempo.ratio - 3) < 1e-9 && abs(tempo.backswingSeconds - 0.9) < 1e-9)
+        for c in try lib.catalogue.angles(ofSwing: id) {
+            #expect(try KeyPositions.read(c.path) == d.positions, "beside \(c.clipID)")
+        }
+        // Cleared by null; a swing never marked has none and no tempo.
+        #expect(try send(s, "PUT", "/api/swings/\(id)/positions", #"{"address": null}"#).status == 200)
+        #expect(try decode(StudioAPI.SwingDetail.self, s, "/api/swings/\(id)").tempo == nil)
+        #expect(try decode(StudioAPI.SwingDetail.self, s, "/api/swings/\(lib.swings[1])").positions == KeyPositions())
+    }
+
+    /// A coach changes the student in the same second as a swing arrives (the receipt's wall time says only the
+    /// second): the host's monotonic clock, stamped on both, places it.
+    @Test func aChangeOfStudentInTheSameSecondAsASwingIsPlacedByTheMonotonicClock() throws {
+        let tmp = TemporaryDirectory("ppc-roster-same-second")
+        let roster = try Roster(library: tmp.path)
+        let a = try roster.add(name: "A", handedness: .right, notes: "")
+        let b = try roster.add(name: "B", handedness: .right, notes: "")
+        try roster.setHitting(
+            bay: "bay-1", student: a.id, since: "2026-12-04T09:00:00.000Z", hostBoot: "boot", sinceMonoNs: 1_000)
+        try roster.setHitting(
+            bay: "bay-1", student: b.id, since: "2026-12-04T09:03:10.600Z", hostBoot: "boot", sinceMonoNs: 5_000)
+        let p = roster.placement
+        let at = "2026-12-04T09:03:10Z"
+        #expect(p.turn(bay: "bay-1", receivedAt: at, hostBoot: "boot", receivedMonoNs: 4_000)?.turn.student == a.id)
+        #expect(p.turn(bay: "bay-1", receivedAt: at, hostBoot: "boot", receivedMonoNs: 6_000)?.turn.student == b.id)
+        // Received on another boot: by the wall clock, the turn's milliseconds against the receipt's second.
+        #expect(p.turn(bay: "bay-1", receivedAt: at, hostBoot: "other", receivedMonoNs: 6_000)?.turn.student == a.id)
+        #expect(p.turn(bay: "bay-1", receivedAt: "2026-12-04T09:03:11Z")?.turn.student == b.id)
+        #expect(p.turn(bay: "bay-1", receivedAt: "2026-12-04T08:59:59Z") == nil)
+    }
+
     @Test func aRosterFileThatDoesNotReadIsNamed() throws {
         let tmp = TemporaryDirectory("ppc-roster-bad")
         try Data(

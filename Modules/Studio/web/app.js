@@ -339,7 +339,7 @@ function transport(player, extra = []) {
     el('span', { class: 'sep' }), ...speedBtns, el('span', { class: 'sep' }), ...extra);
 }
 
-async function drawWaveform(canvas, angle, player) {
+async function drawWaveform(canvas, angle, player, positions = () => ({})) {
   const w = await api(angle.waveform + '?buckets=1200');
   const ctx = canvas.getContext('2d');
   const dur = w.samples * angle.audioSecondsPerSample;
@@ -360,6 +360,13 @@ async function drawWaveform(canvas, angle, player) {
       const x = w.impactSample / w.samples * W;
       ctx.fillStyle = '#ef6461'; ctx.fillRect(x - 1, 0, 2, H);
       ctx.font = `${11 * devicePixelRatio}px system-ui`; ctx.fillText('impact', x + 4, 12 * devicePixelRatio);
+    }
+    // Key positions, where the coach marked them (T from the impact, on the lead angle's video time).
+    for (const [key, T] of Object.entries(positions() || {})) {
+      if (T == null) continue;
+      const x = xOf(T + player.offsets[0]) / canvas.width * W;
+      ctx.fillStyle = '#ffd24d'; ctx.fillRect(x - 1, 0, 2, H);
+      ctx.font = `${11 * devicePixelRatio}px system-ui`; ctx.fillText(key, x + 4, H - 6 * devicePixelRatio);
     }
     const px = xOf(player.videos[0].currentTime) / canvas.width * W;
     ctx.fillStyle = '#e6e9ec'; ctx.fillRect(px - 1, 0, 2, H);
@@ -533,7 +540,30 @@ async function pageSwing(main, [id]) {
   const downloads = s.angles.map(a => el('a', { href: a.download, download: `${a.clipId}.mp4` }, `⤓ ${a.device}`));
   const scrub = el('canvas', { class: 'scrub', id: 'scrub' });
   const [measure, measureBar] = measuring(s.angles, videos, player);
-  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, scrub);
+  // Key positions: the coach marks address, top and finish on the frame shown (A, T, F); the impact is t0. The tempo
+  // (backswing : downswing) follows from address and top.
+  const tempo = el('span', { class: 'muted', id: 'tempo' });
+  const posBtns = {};
+  const showPositions = () => {
+    for (const [k, b] of Object.entries(posBtns)) { b.classList.toggle('on', s.positions[k] != null); b.title = s.positions[k] != null ? `${k} at ${(s.positions[k] * 1000).toFixed(0)} ms from impact: click to mark again here` : `mark ${k} on this frame`; }
+    tempo.textContent = s.tempo ? `tempo ${s.tempo.ratio.toFixed(1)} : 1 (backswing ${s.tempo.backswingSeconds.toFixed(2)} s, downswing ${s.tempo.downswingSeconds.toFixed(2)} s)` : 'mark address and top for the tempo';
+    main.dataset.tempo = s.tempo ? s.tempo.ratio.toFixed(2) : '';
+  };
+  const mark = async key => {
+    player.pause();
+    const next = { ...s.positions, [key]: Math.round(player.T * 1e4) / 1e4 };
+    try {
+      const r = await api(`/api/swings/${encodeURIComponent(s.id)}/positions`, jsonBody('PUT', next));
+      s.positions = r.positions; s.tempo = r.tempo; tempo.classList.remove('error');
+    } catch (e) { tempo.textContent = e.message; tempo.classList.add('error'); return; }
+    showPositions();
+    if (redrawScrub) redrawScrub();
+  };
+  for (const [key, label] of [['address', 'Address (A)'], ['top', 'Top (T)'], ['finish', 'Finish (F)']]) posBtns[key] = el('button', { id: 'mark-' + key, onclick: () => mark(key) }, label);
+  const positionsBar = el('div', { class: 'controls' }, el('span', { class: 'muted' }, 'Key positions'), ...Object.values(posBtns), tempo);
+  showPositions();
+  let redrawScrub = null;
+  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, positionsBar, scrub);
   await measure.load();
   // Notes are kept as they are typed (a pause of 0.6 s, or leaving the page), and say so.
   const notes = el('textarea', { id: 'notes', placeholder: 'Notes on this swing…' }, s.angles[0].notes || '');
@@ -568,14 +598,20 @@ async function pageSwing(main, [id]) {
   main.append(el('div', { class: 'notes' }, notes, el('div', { class: 'notes-side' }, noteState,
     el('button', { id: 'delete-swing', class: 'danger', onclick: remove }, 'Delete…'))));
   if (s.angles[0].waveform) {
-    await drawWaveform(scrub, s.angles[0], player);
+    redrawScrub = await drawWaveform(scrub, s.angles[0], player, () => s.positions);
   } else scrub.replaceWith(el('p', { class: 'muted' }, 'No audio in this swing.'));
   await Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
   player.seek(0);
   main.dataset.ready = 'yes';
   // An angle that arrives while the page is open (a second camera's clip) joins it: the page is made again with it.
   live.listeners.add(m => { if (m.type === 'clip' && m.swingId === s.id && !s.angles.some(a => a.clipId === m.clipId)) route(); });
-  const keys = e => swingKeys(e, player, { previous: () => go(s.previous), next: () => go(s.next) });
+  const keys = e => {
+    if (e.target.tagName !== 'TEXTAREA' && e.target.tagName !== 'INPUT' && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      const key = { a: 'address', t: 'top', f: 'finish' }[e.key.toLowerCase()];
+      if (key) { e.preventDefault(); mark(key); return; }
+    }
+    swingKeys(e, player, { previous: () => go(s.previous), next: () => go(s.next) });
+  };
   document.addEventListener('keydown', keys);
   teardown = () => { saveNotes(); player.destroy(); measure.destroy(); document.removeEventListener('keydown', keys); };
 }
@@ -600,32 +636,82 @@ function swingKeys(e, player, around = {}) {
 
 // ---------------------------------------------------------------- Compare
 
+// Two swings side by side — or one over the other (onion skin, its opacity on a slider) — aligned on any key position
+// the coach marked on both (impact by default), each showing the angle chosen for it. The choices stay in the address:
+// #/compare/<a>/<b>?on=top&left=face&right=face&overlay=0.5
 async function pageCompare(main, [a, b]) {
   main.append(el('h1', {}, 'Compare'));
   const { swings } = await api('/api/swings?limit=200');
   if (swings.length < 1) { main.append(el('p', { class: 'muted' }, 'No swings yet.')); return; }
-  const pick = (value, which) => el('select', { id: 'pick-' + which, onchange: e => {
-    const other = $(which === 'a' ? '#pick-b' : '#pick-a').value;
-    location.hash = which === 'a' ? `#/compare/${e.target.value}/${other}` : `#/compare/${other}/${e.target.value}`;
-  } }, swings.map(s => { const o = el('option', { value: s.id }, `${fmtWhen(s.receivedAt)} · ${s.angles.map(x => x.device).join(', ')}`); if (s.id === value) o.selected = true; return o; }));
+  const params = new URLSearchParams(location.hash.split('?')[1] || '');
   a = a || swings[Math.min(1, swings.length - 1)].id; b = b || swings[0].id;
-  main.append(el('div', { class: 'controls' }, 'Left ', pick(a, 'a'), el('span', { class: 'sep' }), 'Right ', pick(b, 'b')),
-    el('p', { class: 'muted' }, 'Two swings side by side, aligned at impact (each one\'s first angle).'));
+  const choice = { on: params.get('on') || 'impact', left: params.get('left') || '', right: params.get('right') || '', overlay: params.get('overlay') || '' };
+  const go = () => {
+    const q = Object.entries(choice).filter(([, v]) => v && !(v === 'impact')).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+    location.hash = `#/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}${q ? '?' + q : ''}`;
+  };
+  const label = s => `${s.studentName ? s.studentName + ' · ' : ''}${fmtClock(s.receivedAt)} · ${s.angles.map(x => x.device).join(', ')}`;
+  const pickSwing = (value, which) => el('select', { id: 'pick-' + which, onchange: e => { if (which === 'a') a = e.target.value; else b = e.target.value; go(); } },
+    swings.map(s => { const o = el('option', { value: s.id }, label(s)); if (s.id === value) o.selected = true; return o; }));
   const [sa, sb] = await Promise.all([api('/api/swings/' + encodeURIComponent(a)), api('/api/swings/' + encodeURIComponent(b))]);
-  const angles = [sa.angles[0], sb.angles[0]];
+  // Each side's angle: the one chosen, else the first.
+  const angleOf = (s, device) => s.angles.find(x => x.device === device) || s.angles[0];
+  const pickAngle = (s, which) => el('select', { id: 'angle-' + which, onchange: e => { choice[which] = e.target.value; go(); } },
+    s.angles.map(x => { const o = el('option', { value: x.device }, x.device); if (x.device === angleOf(s, choice[which]).device) o.selected = true; return o; }));
+  // Align on a position both swings have.
+  const keys = ['impact', 'address', 'top', 'finish'].filter(k => k === 'impact' || (sa.positions[k] != null && sb.positions[k] != null));
+  if (!keys.includes(choice.on)) choice.on = 'impact';
+  const alignOn = el('select', { id: 'align-on', onchange: e => { choice.on = e.target.value; go(); } },
+    keys.map(k => { const o = el('option', { value: k }, k); if (k === choice.on) o.selected = true; return o; }));
+  const overlayBox = el('input', { type: 'checkbox', id: 'overlay', onchange: e => { choice.overlay = e.target.checked ? '0.5' : ''; go(); } });
+  overlayBox.checked = !!choice.overlay;
+  main.append(el('div', { class: 'controls' }, 'Left ', pickSwing(a, 'a'), pickAngle(sa, 'left'), el('span', { class: 'sep' }), 'Right ', pickSwing(b, 'b'), pickAngle(sb, 'right')),
+    el('div', { class: 'controls' }, 'Aligned on ', alignOn, el('span', { class: 'sep' }), el('label', { class: 'filter' }, overlayBox, ' overlay (onion skin)'),
+      el('span', { class: 'muted' }, keys.length > 1 ? '' : ' · mark key positions on both swings to align on them')));
+  const angles = [angleOf(sa, choice.left), angleOf(sb, choice.right)];
+  const at = (s, x) => x.impactSeconds + (choice.on === 'impact' ? 0 : s.positions[choice.on]);
   const videos = angles.map(x => el('video', { src: x.video, preload: 'auto', muted: '', playsinline: '', 'data-clip': x.clipId }));
-  main.append(el('div', { class: 'compare' }, angles.map((x, i) => el('div', { class: 'angle' }, videos[i], el('span', { class: 'label' }, `${i ? 'Right' : 'Left'} · ${x.device} · ${fmtWhen(x.receivedAt)}`)))));
-  const player = new SyncPlayer(videos, angles.map(x => x.impactSeconds), angles.map(x => x.framesPerSecond));
+  const player = new SyncPlayer(videos, [at(sa, angles[0]), at(sb, angles[1])], angles.map(x => x.framesPerSecond));
   window.studioPlayer = player;
-  const [measure, measureBar] = measuring(angles, videos, player);  // two swings' spines or shafts, side by side
+  let overlay = null;
+  if (choice.overlay) {
+    // One picture: the left swing, the right drawn over it at the slider's opacity (a canvas, so what is shown can be read).
+    const opacity = Math.max(0, Math.min(1, Number(choice.overlay) || 0.5));
+    const canvas = el('canvas', { class: 'overlay', id: 'overlay-canvas' });
+    const slider = el('input', { type: 'range', id: 'overlay-opacity', min: 0, max: 1, step: 0.05, value: opacity, oninput: e => { overlay.alpha = Number(e.target.value); overlay.draw(); } });
+    main.append(el('div', { class: 'angle overlay-stage' }, canvas, ...videos.map(v => { v.classList.add('hidden-source'); return v; }),
+      el('span', { class: 'label' }, `${angles[0].device} with ${angles[1].device} over it`)),
+      el('div', { class: 'controls' }, 'Opacity of the right swing ', slider));
+    overlay = {
+      alpha: opacity, raf: null,
+      draw() {
+        const [l, r] = videos;
+        if (!l.videoWidth) return;
+        canvas.width = l.videoWidth; canvas.height = l.videoHeight;
+        const ctx = canvas.getContext('2d');
+        ctx.globalAlpha = 1; ctx.drawImage(l, 0, 0, canvas.width, canvas.height);
+        if (r.videoWidth) { ctx.globalAlpha = this.alpha; ctx.drawImage(r, 0, 0, canvas.width, canvas.height); ctx.globalAlpha = 1; }
+        canvas.dataset.drawn = String(Number(canvas.dataset.drawn || 0) + 1);
+      },
+      loop() { this.draw(); this.raf = requestAnimationFrame(() => this.loop()); },
+    };
+    for (const v of videos) for (const ev of ['seeked', 'loadeddata']) v.addEventListener(ev, () => overlay.draw());
+    overlay.loop();
+    window.studioOverlay = overlay;
+  } else {
+    main.append(el('div', { class: 'compare' }, angles.map((x, i) => el('div', { class: 'angle' }, videos[i],
+      el('span', { class: 'label' }, `${i ? 'Right' : 'Left'} · ${x.device} · ${fmtClock(x.receivedAt)}`)))));
+  }
+  const [measure, measureBar] = choice.overlay ? [{ load: async () => {}, destroy: () => {} }, ''] : measuring(angles, videos, player);
   main.append(transport(player), measureBar);
   await measure.load();
   await Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
   player.seek(0);
   main.dataset.ready = 'yes';
-  const keys = e => swingKeys(e, player);
-  document.addEventListener('keydown', keys);
-  teardown = () => { player.destroy(); measure.destroy(); document.removeEventListener('keydown', keys); };
+  main.dataset.alignedOn = choice.on;
+  const keysDown = e => swingKeys(e, player);
+  document.addEventListener('keydown', keysDown);
+  teardown = () => { player.destroy(); measure.destroy(); if (overlay) cancelAnimationFrame(overlay.raf); document.removeEventListener('keydown', keysDown); };
 }
 
 // ---------------------------------------------------------------- Sessions
