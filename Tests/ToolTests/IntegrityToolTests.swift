@@ -179,8 +179,11 @@ struct IntegrityToolTests {
     /// Audio read ahead of the picture (a file, an unpaced source) can hear a shot the video never reaches: stopped
     /// first, it gets no clip of the swing without its impact, and the report says so rather than dropping it unsaid.
     @Test func aShotHeardBeyondTheLastFrameIsReportedNotMintedWithoutItsImpact() throws {
+        // Stopped once the second shot is heard, whether or not the first is minted yet: how far the audio runs ahead
+        // of the picture is the machine's (under ThreadSanitizer on a busy machine the first clip was minted before the
+        // second shot was heard, and a wait for "shots 2  clips 0" ran to the session's end).
         let (status, printed, report) = try Self.stoppedByCtrlC(
-            impacts: "[1.6, 30.0]", pacedAudio: false, when: "shots 2  clips 0")
+            impacts: "[1.6, 30.0]", pacedAudio: false, when: "shots 2")
         #expect(status == 0, "\(printed)")
         let clips = report.clips
         #expect(clips.count == 1 && (clips.first?.t0Ns ?? 0) < 2_000_000_000, "\(clips)")
