@@ -150,6 +150,9 @@ extension Catalogue {
 /// A person's mark on a clip.
 public enum ClipFlag: String, Sendable, CaseIterable, Comparable {
     case kept, discarded, starred
+    /// The coach's word that what was heard was not a swing (a false trigger): a label for the field corpus
+    /// (`ppc-host corpus export`); it comes with discarded.
+    case notASwing = "not-a-swing"
 
     public static func < (a: ClipFlag, b: ClipFlag) -> Bool { a.rawValue < b.rawValue }
 
@@ -163,7 +166,11 @@ public enum ClipFlag: String, Sendable, CaseIterable, Comparable {
 
     /// Why a set of flags cannot be stored, if it cannot.
     public static func problem(_ flags: Set<ClipFlag>) -> String? {
-        flags.contains(.kept) && flags.contains(.discarded) ? "a clip is kept or discarded, not both" : nil
+        if flags.contains(.kept) && flags.contains(.discarded) { return "a clip is kept or discarded, not both" }
+        if flags.contains(.notASwing) && !flags.contains(.discarded) {
+            return "not-a-swing comes with discarded (a false trigger is not kept)"
+        }
+        return nil
     }
 }
 

@@ -319,7 +319,7 @@ public final class Studio: @unchecked Sendable {
         }
         let flag = r.query["flag"]
         if let flag, flag != "none", ClipFlag(rawValue: flag) == nil {
-            throw StudioError(400, "flag=\(flag.prefix(40)): one of kept, discarded, starred, none")
+            throw StudioError(400, "flag=\(flag.prefix(40)): one of kept, discarded, starred, not-a-swing, none")
         }
         for key in ["from", "to"] {
             if let d = r.query[key], d.utf8.count != 10 || ISO8601DateFormatter.day.date(from: d) == nil {
@@ -561,12 +561,7 @@ public final class Studio: @unchecked Sendable {
                 hi[b] = (Double(mx) * 1000).rounded() / 1000
             }
         }
-        var impact: Int?
-        if let meta = try? ClipMeta.read(c.path + "/meta.json"), let a = meta.audio {
-            let first = a.firstSampleNs?.value ?? meta.window.startNs
-            let per = a.nsPerSample?.value ?? 1e9 / Double(a.sampleRate)
-            impact = Int(((Double(meta.t0Ns.value - first)) / per).rounded())
-        }
+        let impact = (try? ClipMeta.read(c.path + "/meta.json")).flatMap(Self.impactSample)
         return .json(
             StudioAPI.Waveform(
                 sampleRate: wav.sampleRate, samples: count, buckets: buckets, min: lo, max: hi, impactSample: impact))
@@ -576,6 +571,14 @@ public final class Studio: @unchecked Sendable {
     struct AnnotationBody: Decodable {
         var flags: [String]?
         var notes: String?
+    }
+
+    /// Where t0 falls in a clip's audio.wav, in its samples (from meta.json's fitted sample clock); nil without audio.
+    public static func impactSample(_ meta: ClipMeta) -> Int? {
+        guard let a = meta.audio else { return nil }
+        let first = a.firstSampleNs?.value ?? meta.window.startNs
+        let per = a.nsPerSample?.value ?? 1e9 / Double(a.sampleRate)
+        return Int(((Double(meta.t0Ns.value - first)) / per).rounded())
     }
 
     func decodeAnnotation(_ body: Data, _ what: String) throws -> (Set<ClipFlag>?, String?) {
@@ -596,7 +599,7 @@ public final class Studio: @unchecked Sendable {
             var set = Set<ClipFlag>()
             for n in names {
                 guard let flag = ClipFlag(rawValue: n) else {
-                    throw StudioError(400, "\(what): flag '\(n)' is not one of kept, discarded, starred")
+                    throw StudioError(400, "\(what): flag '\(n)' is not one of kept, discarded, starred, not-a-swing")
                 }
                 set.insert(flag)
             }

@@ -278,6 +278,14 @@ try:
     driver.find_element(By.ID, 'filter-discarded').click()
     wait(lambda: len(find('.swing-row')) == 2, 20, 'shown when asked for')
     step('a discarded swing is hidden until "show discarded"')
+    # "Not a swing": discarded, and labelled for the detector's corpus.
+    driver.get(base + '#/swing/' + by['ben-hogan'][0])
+    ready('swing')
+    driver.find_element(By.ID, 'flag-not-a-swing').click()
+    wait(lambda: main('flags') == 'discarded,not-a-swing', 20, 'not a swing')
+    if api(f"/api/swings/{by['ben-hogan'][0]}")['flags'] != ['discarded', 'not-a-swing']:
+        fail('not a swing was not kept')
+    step('"Not a swing" discards the swing and labels it for the corpus')
 
     # Delete asks; for a starred swing it asks again, and no is no.
     driver.get(base + '#/swing/' + ana[0])

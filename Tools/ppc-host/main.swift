@@ -323,7 +323,7 @@ let root = Command(
     ],
     subcommands: [
         pairCommand, discoverCommand, devicesCommand, unpairCommand, studioLinkCommand, bayCommand,
-        HostCatalogue.command, HostCatalogue.clips, Retention.command,
+        HostCatalogue.command, HostCatalogue.clips, Retention.command, Corpus.command,
     ],
     run: { inv in
         let (host, port) = try listenAddress(inv, default: "127.0.0.1:7600")

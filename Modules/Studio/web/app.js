@@ -200,7 +200,8 @@ async function nowHitting(box) {
 function flagText(flags) {
   return el('span', { class: 'flags' }, flags.includes('starred') ? el('span', { class: 'f' }, '★') : null,
     flags.includes('kept') ? el('span', { class: 'f', style: 'color:var(--ok)' }, 'kept') : null,
-    flags.includes('discarded') ? el('span', { class: 'f', style: 'color:var(--bad)' }, 'discarded') : null);
+    flags.includes('not-a-swing') ? el('span', { class: 'f', style: 'color:var(--bad)' }, 'not a swing')
+      : flags.includes('discarded') ? el('span', { class: 'f', style: 'color:var(--bad)' }, 'discarded') : null);
 }
 
 // Swings at the scale of a season: a page of the newest (paged further back on request), filtered by bay, device,
@@ -524,13 +525,16 @@ async function pageSwing(main, [id]) {
     grid.querySelector(`[data-time="${i}"]`).textContent = `frame ${player.frameOf(i)} · ${from}`;
   });
   videos.forEach(v => { v.addEventListener('timeupdate', times); v.addEventListener('seeked', times); });
-  const flagBtn = name => el('button', { class: name + (s.flags.includes(name) ? ' on' : ''), id: 'flag-' + name, onclick: () => setFlag(name) }, name === 'starred' ? '★ star' : name === 'kept' ? 'Keep' : 'Discard');
-  const flagBtns = ['kept', 'discarded', 'starred'].map(flagBtn);
+  const flagBtn = name => el('button', { class: name + (s.flags.includes(name) ? ' on' : ''), id: 'flag-' + name, onclick: () => setFlag(name),
+    title: name === 'not-a-swing' ? 'what was heard was not a swing: discarded, and a label for the detector (ppc-host corpus export)' : null },
+    { starred: '★ star', kept: 'Keep', discarded: 'Discard', 'not-a-swing': 'Not a swing' }[name]);
+  const flagBtns = ['kept', 'discarded', 'starred', 'not-a-swing'].map(flagBtn);
   async function setFlag(name) {
     let flags = new Set(s.flags);
     if (flags.has(name)) flags.delete(name); else flags.add(name);
-    if (name === 'kept') flags.delete('discarded');
-    if (name === 'discarded') flags.delete('kept');
+    if (name === 'kept') { flags.delete('discarded'); flags.delete('not-a-swing'); }
+    if (name === 'discarded') { flags.delete('kept'); if (!flags.has('discarded')) flags.delete('not-a-swing'); }
+    if (name === 'not-a-swing' && flags.has('not-a-swing')) { flags.add('discarded'); flags.delete('kept'); flags.delete('starred'); }
     const r = await api(`/api/swings/${encodeURIComponent(s.id)}/annotate`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ flags: [...flags] }) });
     s.flags = r.flags;
     for (const b of flagBtns) b.classList.toggle('on', s.flags.includes(b.id.slice(5)));
