@@ -250,6 +250,8 @@ public final class Studio: @unchecked Sendable {
             case ("GET", "clips", 4) where p[3] == "drawings": return try drawings(p[2])
             case ("PUT", "clips", 4) where p[3] == "drawings", ("POST", "clips", 4) where p[3] == "drawings":
                 return try setDrawings(p[2], r.body)
+            case ("POST", "clips", 5) where p[3] == "drawings" && (p[4] == "undo" || p[4] == "redo"):
+                return try stepDrawings(p[2], back: p[4] == "undo")
             case ("GET", "sessions", 2): return .json(StudioAPI.Sessions(sessions: try sessions()))
             case ("GET", "bays", 2): return try baysJSON()
             case ("PUT", "bays", 2), ("POST", "bays", 2): return try setBays(r.body)
@@ -655,31 +657,65 @@ public final class Studio: @unchecked Sendable {
         }
     }
 
-    /// A clip's drawings (`ClipDrawings`: lines and angles a coach measured on its frames).
+    /// A clip's drawings (`ClipDrawings`: what a coach drew and measured on its frames), and whether undo and redo
+    /// have a state to go to.
     func drawings(_ clipID: String) throws -> WebServer.Response {
         let c = try clipHere(clipID)
-        do { return .json(StudioAPI.Drawings(clipId: clipID, drawings: try ClipDrawings.read(c.path))) } catch {
+        do { return .json(Self.drawingsAnswer(clipID, try ClipDrawings.readKept(c.path))) } catch {
             throw StudioError(422, "\(error)")
         }
     }
 
+    static func drawingsAnswer(_ clipID: String, _ k: ClipDrawings.Kept) -> StudioAPI.Drawings {
+        StudioAPI.Drawings(clipId: clipID, drawings: k.drawings, canUndo: !k.undo.isEmpty, canRedo: !k.redo.isEmpty)
+    }
+
     /// Replaces a clip's drawings with the body's `{"drawings": [...]}`, each checked (`ClipDrawings.problem`: the
-    /// kind, its number of points, every coordinate a fraction of the frame, the time); kept beside the clip only.
+    /// kind, its number of points, every coordinate a fraction of the frame, the time, colour and words); the state
+    /// before can be undone. Kept beside the clip only.
     func setDrawings(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         struct Body: Decodable { var drawings: [ClipDrawings.Drawing] }
         let given: [ClipDrawings.Drawing]
         do { given = try JSONInput.decode(Body.self, from: body).drawings } catch {
             throw StudioError(
                 400,
-                "\(clipID): the body must be {\"drawings\": [{\"kind\": \"line\"|\"angle\", \"t\": seconds, \"points\": [[x, y], …]}, …]} (\(Self.decodingProblem(error)))"
+                "\(clipID): the body must be {\"drawings\": [{\"kind\": \"line\"|\"angle\"|\"circle\"|\"arrow\"|\"text\"|\"freehand\", \"t\": seconds, \"points\": [[x, y], …], \"color\": \"#rrggbb\", \"span\": \"frame\"|\"clip\", \"text\": …}, …]} (\(Self.decodingProblem(error)))"
             )
         }
         if let why = ClipDrawings.problem(given) { throw StudioError(400, "\(clipID): \(why)") }
-        let c = try clipHere(clipID)
-        do { try besideLock.withLock { try ClipDrawings.write(given, to: c.path) } } catch {
-            throw StudioError(500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))")
+        // A file there that is not drawings is replaced (GET names it): the coach draws anew, with no history.
+        return try changeDrawings(clipID, replacingUnreadable: true) { $0.replace(with: given) }
+    }
+
+    /// `POST /api/clips/<id>/drawings/undo` and `…/redo`: the state before the last change, or after the last undo
+    /// (409 when there is none).
+    func stepDrawings(_ clipID: String, back: Bool) throws -> WebServer.Response {
+        try changeDrawings(clipID) { kept in
+            guard back ? kept.stepBack() : kept.stepForward() else {
+                throw StudioError(409, "\(clipID): nothing to \(back ? "undo" : "redo")")
+            }
         }
-        return .json(StudioAPI.Drawings(clipId: clipID, drawings: given))
+    }
+
+    /// Reads the clip's drawings, changes them and writes them back, under the lock that keeps two writes apart.
+    func changeDrawings(
+        _ clipID: String, replacingUnreadable: Bool = false, _ change: (inout ClipDrawings.Kept) throws -> Void
+    ) throws -> WebServer.Response {
+        let c = try clipHere(clipID)
+        let kept: ClipDrawings.Kept = try besideLock.withLock {
+            var k: ClipDrawings.Kept
+            do { k = try ClipDrawings.readKept(c.path) } catch {
+                guard replacingUnreadable else { throw StudioError(422, "\(error)") }
+                k = ClipDrawings.Kept()
+            }
+            try change(&k)
+            do { try ClipDrawings.write(k, to: c.path) } catch {
+                throw StudioError(
+                    500, "\(clipID): the drawings could not be kept beside the clip in \(c.path) (\(error))")
+            }
+            return k
+        }
+        return .json(Self.drawingsAnswer(clipID, kept))
     }
 
     /// A JSON decoding error in a sentence: the field it stopped at and why.

@@ -252,6 +252,9 @@ public enum StudioAPI {
     public struct Drawings: Codable, Sendable, Equatable {
         public var clipId: String
         public var drawings: [ClipDrawings.Drawing]
+        /// Whether `…/drawings/undo` and `…/drawings/redo` have a state to go to.
+        public var canUndo: Bool
+        public var canRedo: Bool
     }
 
     /// A device's capture session in the list (`GET /api/sessions`).

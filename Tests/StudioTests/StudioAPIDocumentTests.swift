@@ -87,8 +87,15 @@ struct StudioAPIDocumentTests {
                 "Waveform", "GET /api/clips",
                 try keys(StudioAPI.Waveform(sampleRate: 1, samples: 1, buckets: 1, min: [], max: [], impactSample: 1))
             ),
-            ("Drawings", "drawings", try keys(StudioAPI.Drawings(clipId: "c", drawings: []))),
-            ("Drawing", "drawings", try keys(ClipDrawings.Drawing(kind: .line, t: 0, points: []))),
+            (
+                "Drawings", "drawings",
+                try keys(StudioAPI.Drawings(clipId: "c", drawings: [], canUndo: false, canRedo: false))
+            ),
+            (
+                "Drawing", "drawings",
+                try keys(
+                    ClipDrawings.Drawing(kind: .text, t: 0, points: [], color: "#ffffff", span: .clip, text: "hi"))
+            ),
             (
                 "SessionRow", "GET /api/sessions",
                 try keys(

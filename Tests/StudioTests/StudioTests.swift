@@ -302,7 +302,21 @@ struct StudioTests {
             return (r.status, String(decoding: r.body, as: UTF8.self))
         }
         let refused: [(String, String)] = [
-            (#"{"drawings": [{"kind": "circle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]]}]}"#, ".drawings[0].kind"),
+            (#"{"drawings": [{"kind": "hexagon", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]]}]}"#, ".drawings[0].kind"),
+            (
+                #"{"drawings": [{"kind": "circle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]], "color": "red"}]}"#,
+                "drawings[0].color 'red': #rrggbb"
+            ),
+            (#"{"drawings": [{"kind": "text", "t": 1, "points": [[0.1, 0.1]]}]}"#, "a text has its words"),
+            (
+                #"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]], "text": "x"}]}"#,
+                "only a text has words"
+            ),
+            (
+                #"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]], "span": "ever"}]}"#,
+                ".drawings[0].span"
+            ),
+            (#"{"drawings": [{"kind": "freehand", "t": 1, "points": [[0.1, 0.1]]}]}"#, "a freehand has 2…500 points"),
             (
                 #"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 0.1]]}]}"#,
                 "drawings[0]: a line has 2 points, not 1"
@@ -343,6 +357,26 @@ struct StudioTests {
             bad.status == 422
                 && String(decoding: bad.body, as: UTF8.self).contains("drawings.json: not a clip's drawings"))
         #expect(try put(#"{"drawings": []}"#).0 == 200 && (try ClipDrawings.read(dir)).isEmpty)
+
+        // Every kind, a colour, one drawn for the whole clip; then undo and redo, kept beside the clip.
+        let every =
+            ##"{"drawings": [{"kind": "circle", "t": 1, "points": [[0.5, 0.5], [0.6, 0.5]], "color": "#ff0000"}, {"kind": "arrow", "t": 1, "points": [[0.1, 0.1], [0.3, 0.3]]}, {"kind": "text", "t": 1, "points": [[0.2, 0.2]], "text": "head still"}, {"kind": "freehand", "t": 1, "points": [[0.1, 0.1], [0.2, 0.3], [0.3, 0.2]]}, {"kind": "line", "t": 0, "points": [[0.5, 0.0], [0.5, 1.0]], "span": "clip"}]}"##
+        #expect(try put(every).0 == 200)
+        #expect(try put(#"{"drawings": []}"#).0 == 200)
+        func step(_ way: String) throws -> (Int, StudioAPI.Drawings?) {
+            let r = try request(
+                s, "POST", "/api/clips/\(id)/drawings/\(way)", body: Data("{}".utf8),
+                headers: ["Content-Type": "application/json"])
+            return (r.status, try? JSONDecoder().decode(StudioAPI.Drawings.self, from: r.body))
+        }
+        let undone = try step("undo")
+        #expect(undone.0 == 200 && undone.1?.drawings.count == 5 && undone.1?.canRedo == true, "\(undone)")
+        #expect(undone.1?.drawings.last?.span == .clip && undone.1?.drawings.first?.color == "#ff0000")
+        // A reload (a new read of the file) keeps the history: redo goes forward to the empty state.
+        #expect(try ClipDrawings.readKept(dir).redo.count == 1)
+        let redone = try step("redo")
+        #expect(redone.0 == 200 && redone.1?.drawings.isEmpty == true && redone.1?.canRedo == false)
+        #expect(try step("redo").0 == 409)
     }
 
     /// Pages answered at once write the same files beside a clip: each write is whole, and the file says what the
