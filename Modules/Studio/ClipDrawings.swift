@@ -62,7 +62,8 @@ public enum ClipDrawings {
             }
             let want = d.pointCounts
             guard want.contains(d.points.count) else {
-                let n = want.lowerBound == want.upperBound ? "\(want.lowerBound)" : "\(want.lowerBound)…\(want.upperBound)"
+                let n =
+                    want.lowerBound == want.upperBound ? "\(want.lowerBound)" : "\(want.lowerBound)…\(want.upperBound)"
                 return "drawings[\(i)]: a \(d.kind) has \(n) points, not \(d.points.count)"
             }
             for (k, p) in d.points.enumerated() {
@@ -72,7 +73,8 @@ public enum ClipDrawings {
             }
             if let c = d.color {
                 let hex = c.utf8.dropFirst()
-                guard c.utf8.count == 7, c.hasPrefix("#"), hex.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x66 || (0x30...0x39).contains($0) })
+                guard c.utf8.count == 7, c.hasPrefix("#"),
+                    hex.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x66 || (0x30...0x39).contains($0) })
                 else { return "drawings[\(i)].color '\(c.prefix(20))': #rrggbb" }
             }
             switch (d.kind, d.text) {

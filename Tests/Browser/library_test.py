@@ -241,6 +241,91 @@ try:
         wait(lambda: main('tempo') and abs(float(main('tempo')) - 2.0) < 0.05, 20, 'tempo 2 : 1')
     tempo_text = driver.find_element(By.ID, 'tempo').text
     step(f'key positions marked with A T F on both swings: {tempo_text!r}')
+
+    # Drawing a coach expects, on Ana's second swing (its last page open): every tool, a colour, a line for the whole
+    # clip; one picked up and moved, one deleted; undo and redo after a reload.
+    def point_at(x, y):
+        return js(f'''const m = studioMeasure, c = m.canvases[0], r = c.getBoundingClientRect(), b = m.box(0);
+                      return [(b.x + {x} * b.w) / c.width * r.width + r.left, (b.y + {y} * b.h) / c.height * r.height + r.top];''')
+
+    def click_at(x, y):
+        px, py = point_at(x, y)
+        js(f"studioMeasure.canvases[0].dispatchEvent(new MouseEvent('click', {{clientX: {px}, clientY: {py}, bubbles: true}}))")
+
+    def pointer(kind, x, y):
+        px, py = point_at(x, y)
+        js(f"studioMeasure.canvases[0].dispatchEvent(new PointerEvent('{kind}', {{clientX: {px}, clientY: {py}, bubbles: true, pointerId: 7}}))")
+
+    def drawn():
+        return api(f"/api/clips/{js('return studioMeasure.angles[0].clipId')}/drawings")['drawings']
+
+    js('studioPlayer.seek(0)')
+    settle()
+    driver.find_element(By.ID, 'measure-whole').click()
+    driver.find_element(By.ID, 'measure-line').click()
+    click_at(0.5, 0.05)
+    click_at(0.5, 0.95)
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.saved') == '1', 20, 'the whole-clip line kept')
+    driver.find_element(By.ID, 'measure-whole').click()
+    driver.find_element(By.ID, 'measure-angle').click()
+    for x, y in [(0.2, 0.5), (0.3, 0.5), (0.3, 0.4)]:
+        click_at(x, y)
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.saved') == '2', 20, 'the angle kept')
+    js("const c = document.getElementById('measure-color'); c.value = '#ff0000'; c.dispatchEvent(new Event('input'))")
+    driver.find_element(By.ID, 'measure-circle').click()
+    click_at(0.7, 0.3)
+    click_at(0.75, 0.3)
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.saved') == '3', 20, 'the circle kept')
+    driver.find_element(By.ID, 'measure-arrow').click()
+    click_at(0.1, 0.8)
+    click_at(0.25, 0.7)
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.saved') == '4', 20, 'the arrow kept')
+    driver.find_element(By.ID, 'measure-text').click()
+    click_at(0.6, 0.8)
+    WebDriverWait(driver, 10).until(EC.alert_is_present(), 'the words asked for')
+    driver.switch_to.alert.send_keys('head still')
+    driver.switch_to.alert.accept()
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.saved') == '5', 20, 'the text kept')
+    driver.find_element(By.ID, 'measure-freehand').click()
+    pointer('pointerdown', 0.4, 0.6)
+    for k in range(1, 11):
+        pointer('pointermove', 0.4 + 0.02 * k, 0.6 + 0.01 * k)
+    pointer('pointerup', 0.6, 0.7)
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.saved') == '6', 20, 'the stroke kept')
+    kinds = [d['kind'] for d in drawn()]
+    if kinds != ['line', 'angle', 'circle', 'arrow', 'text', 'freehand']:
+        fail(f'drawings kept: {kinds}')
+    d = drawn()
+    if d[0].get('span') != 'clip' or d[2].get('color') != '#ff0000' or d[4].get('text') != 'head still' or len(d[5]['points']) < 10:
+        fail(f'what was kept: {d}')
+    shot('drawings')
+    # A second away from its frame only the whole-clip line is still drawn.
+    js('studioPlayer.seek(1.0)')
+    settle()
+    wait(lambda: js('return studioMeasure.canvases[0].dataset.labels').startswith('line') and ';' not in js('return studioMeasure.canvases[0].dataset.labels'), 20, 'the whole-clip line alone, 1 s away')
+    js('studioPlayer.seek(0)')
+    settle()
+    # Picked up and moved; another picked up and deleted.
+    driver.find_element(By.ID, 'measure-select').click()
+    pointer('pointerdown', 0.7, 0.3)
+    pointer('pointermove', 0.75, 0.35)
+    pointer('pointermove', 0.8, 0.4)
+    pointer('pointerup', 0.8, 0.4)
+    wait(lambda: abs(drawn()[2]['points'][0][0] - 0.8) < 0.01 and abs(drawn()[2]['points'][0][1] - 0.4) < 0.01, 20, 'the circle moved')
+    pointer('pointerdown', 0.175, 0.75)
+    pointer('pointerup', 0.175, 0.75)
+    if js('return studioMeasure.canvases[0].dataset.selected') != '3':
+        fail('the arrow was not picked up: ' + str(js('return studioMeasure.canvases[0].dataset.selected')))
+    driver.find_element(By.TAG_NAME, 'body').send_keys('\ue017')  # Delete
+    wait(lambda: [x['kind'] for x in drawn()] == ['line', 'angle', 'circle', 'text', 'freehand'], 20, 'the arrow deleted')
+    # Undo and redo outlast a reload.
+    driver.refresh()
+    ready('swing')
+    driver.find_element(By.ID, 'measure-undo').click()
+    wait(lambda: [x['kind'] for x in drawn()] == ['line', 'angle', 'circle', 'arrow', 'text', 'freehand'], 20, 'undo after a reload: the arrow back')
+    driver.find_element(By.ID, 'measure-redo').click()
+    wait(lambda: len(drawn()) == 5, 20, 'redo: deleted again')
+    step('drawing: line (whole clip), angle, circle in red, arrow, text, freehand kept; the line alone 1 s away; one moved, one deleted; undo and redo after a reload')
     driver.get(base + f'#/compare/{ana[0]}/{ana[1]}?on=top')
     ready('compare')
     if main('alignedOn') != 'top':
@@ -310,7 +395,7 @@ try:
 
     # 6. A phone: nothing past the right edge; opened with no address and no camera connected: Swings.
     driver.set_window_size(390, 844)
-    for page in ['#/swings', '#/swing/' + ana[0], '#/sessions']:
+    for page in ['#/swings', '#/swing/' + ana[0], '#/sessions']:  # noqa: the drawings bar wraps
         driver.get(base + page)
         ready(page.split('/')[1])
         over = js("""const w = document.documentElement.clientWidth; return [document.documentElement.scrollWidth - w,

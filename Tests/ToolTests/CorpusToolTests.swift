@@ -18,7 +18,9 @@ struct CorpusToolTests {
         try FileManager.default.createDirectory(atPath: library + "/bay-a", withIntermediateDirectories: true)
         let ids = try FileManager.default.contentsOfDirectory(atPath: tmp.sub("out/clips")).sorted()
         try #require(ids.count == 2, "\(ids)")
-        for id in ids { try FileManager.default.moveItem(atPath: tmp.sub("out/clips/\(id)"), toPath: "\(library)/bay-a/\(id)") }
+        for id in ids {
+            try FileManager.default.moveItem(atPath: tmp.sub("out/clips/\(id)"), toPath: "\(library)/bay-a/\(id)")
+        }
         let rebuilt = try ToolRunner.run(["catalogue", "rebuild", "--library", library], tool: "ppc-host")
         #expect(rebuilt.status == 0, "\(rebuilt.stderr)")
         let catalogue = try Catalogue(path: library + "/catalogue.sqlite")

@@ -383,17 +383,24 @@ async function drawWaveform(canvas, angle, player, positions = () => ({})) {
   return draw;
 }
 
-// Measuring on the frame, as a coach does in Kinovea: a line (its tilt from the horizontal: a shaft, a spine) or an
-// angle (three points, the vertex in the middle: a wrist, a knee), drawn on a paused frame of one angle and kept beside
-// its clip (PUT /api/clips/<id>/drawings). Points are fractions of the video frame; degrees are measured in the
-// frame's own pixels, whatever size the page shows it at. A drawing shows on its frame, fading out over 0.25 s.
+// Drawing and measuring on the frame, as a coach does in Kinovea: a line (its tilt from the horizontal: a shaft, a
+// spine), an angle (three points, the vertex in the middle: a wrist, a knee), a circle (centre, then a point on it: the
+// head), an arrow, a text, a freehand stroke — each in a colour, shown near the frame it was drawn on (fading out over
+// 0.25 s) or, drawn for the whole clip, all through it (a reference line that stays while the swing plays). Select
+// picks one up (click near it): drag moves it, Delete removes it. Kept beside its clip with the states before each
+// change (PUT /api/clips/<id>/drawings), so Undo and Redo outlast a reload. Points are fractions of the video frame;
+// degrees are measured in the frame's own pixels, whatever size the page shows it at.
 class Measure {
   constructor(angles, videos, player, status) {
     this.angles = angles; this.videos = videos; this.player = player; this.status = status;
-    this.drawings = angles.map(() => []); this.tool = null; this.pending = null; this.last = [];
+    this.drawings = angles.map(() => []); this.history = angles.map(() => ({ canUndo: false, canRedo: false }));
+    this.tool = null; this.pending = null; this.last = []; this.selected = null; this.color = '#ffd23f'; this.wholeClip = false;
     this.canvases = videos.map((v, i) => {
       const c = el('canvas', { class: 'draw', 'data-draw': i });
       c.addEventListener('click', e => this.click(i, e));
+      c.addEventListener('pointerdown', e => this.down(i, e));
+      c.addEventListener('pointermove', e => this.move(i, e));
+      c.addEventListener('pointerup', e => this.up(i, e));
       v.after(c);
       for (const ev of ['timeupdate', 'seeked', 'loadedmetadata']) v.addEventListener(ev, () => this.draw(i));
       return c;
@@ -401,18 +408,28 @@ class Measure {
     this.resize = () => this.videos.forEach((_, i) => this.draw(i));
     window.addEventListener('resize', this.resize);
   }
+  static points = { line: 2, arrow: 2, circle: 2, angle: 3, text: 1 };
   async load() {
     await Promise.all(this.angles.map(async (a, i) => {
-      try { this.drawings[i] = (await api(`/api/clips/${encodeURIComponent(a.clipId)}/drawings`)).drawings; }
+      try { this.took(i, await api(`/api/clips/${encodeURIComponent(a.clipId)}/drawings`)); }
       catch (e) { this.status.textContent = `drawings of ${a.device}: ${e.message}`; }
       this.draw(i);
     }));
   }
+  took(i, r) {
+    this.drawings[i] = r.drawings; this.history[i] = { canUndo: r.canUndo, canRedo: r.canRedo };
+    if (this.onHistory) this.onHistory();
+  }
   use(tool) {
     this.tool = this.tool === tool ? null : tool; this.pending = null;
+    if (tool !== 'select') this.selected = null;
     if (this.tool) this.player.pause();
     for (const c of this.canvases) c.classList.toggle('on', !!this.tool);
-    this.status.textContent = this.tool ? `${this.tool}: click ${this.tool === 'line' ? 'two points' : 'three points, the vertex second'} on a frame` : '';
+    const how = { line: 'click two points', arrow: 'click its tail, then its head', circle: 'click its centre, then a point on it',
+      angle: 'click three points, the vertex second', text: 'click where the words go', freehand: 'drag to draw',
+      select: 'click a drawing to pick it up: drag moves it, Delete removes it' }[this.tool];
+    this.status.textContent = this.tool ? `${this.tool}: ${how} on a frame` : '';
+    this.videos.forEach((_, i) => this.draw(i));
     if (this.onTool) this.onTool();
   }
   box(i) {  // where the frame is drawn inside the element (object-fit: contain), in canvas pixels
@@ -420,31 +437,113 @@ class Measure {
     const vw = v.videoWidth || 16, vh = v.videoHeight || 9, s = Math.min(c.width / vw, c.height / vh);
     return { x: (c.width - vw * s) / 2, y: (c.height - vh * s) / 2, w: vw * s, h: vh * s, vw, vh };
   }
-  click(i, e) {
-    if (!this.tool) return;
+  at(i, e) {  // the event's place as fractions of the frame, or null outside it
     const c = this.canvases[i], r = c.getBoundingClientRect(), b = this.box(i);
     const px = (e.clientX - r.left) / r.width * c.width, py = (e.clientY - r.top) / r.height * c.height;
     const x = (px - b.x) / b.w, y = (py - b.y) / b.h;
-    if (x < 0 || x > 1 || y < 0 || y > 1) return;
-    if (!this.pending || this.pending.angle !== i) this.pending = { angle: i, points: [] };
-    this.pending.points.push([x, y]);
-    if (this.pending.points.length === (this.tool === 'line' ? 2 : 3)) {
-      const d = { kind: this.tool, t: this.videos[i].currentTime, points: this.pending.points };
-      this.pending = null; this.use(this.tool);
-      this.save(i, [...this.drawings[i], d]);
-    } else this.draw(i);
+    return x < 0 || x > 1 || y < 0 || y > 1 ? null : [x, y];
   }
-  async save(i, list, remember = true) {
+  fresh(i, kind, points, text) {
+    const d = { kind, t: this.videos[i].currentTime, points, color: this.color };
+    if (this.wholeClip) d.span = 'clip';
+    if (text) d.text = text;
+    return d;
+  }
+  click(i, e) {
+    const n = Measure.points[this.tool];
+    if (!n) return;
+    const p = this.at(i, e);
+    if (!p) return;
+    if (!this.pending || this.pending.angle !== i) this.pending = { angle: i, points: [] };
+    this.pending.points.push(p);
+    if (this.pending.points.length < n) { this.draw(i); return; }
+    const points = this.pending.points;
+    this.pending = null;
+    let text;
+    if (this.tool === 'text') { text = (prompt('Words to show on the frame') || '').trim().slice(0, 200); if (!text) { this.draw(i); return; } }
+    this.save(i, [...this.drawings[i], this.fresh(i, this.tool, points, text)]);
+  }
+  // Freehand strokes and moving a picked-up drawing: pointer down, move, up (a mouse, a pen or a finger).
+  down(i, e) {
+    const p = this.at(i, e);
+    if (!p) return;
+    if (this.tool === 'freehand') {
+      this.stroke = { angle: i, points: [p] };
+      try { this.canvases[i].setPointerCapture(e.pointerId); } catch { /* a pointer the page did not see go down */ }
+    }
+    if (this.tool === 'select') {
+      const hit = this.nearest(i, p);
+      this.selected = hit == null ? null : { angle: i, index: hit };
+      this.drag = hit == null ? null : { angle: i, from: p, original: this.drawings[i][hit].points.map(q => q.slice()), moved: false };
+      this.draw(i);
+      this.canvases[i].dataset.selected = hit == null ? '' : String(hit);
+    }
+  }
+  move(i, e) {
+    const p = this.at(i, e);
+    if (!p) return;
+    if (this.stroke && this.stroke.angle === i) {
+      const q = this.stroke.points[this.stroke.points.length - 1];
+      if (Math.hypot(p[0] - q[0], p[1] - q[1]) > 0.004 && this.stroke.points.length < 500) { this.stroke.points.push(p); this.draw(i); }
+    }
+    if (this.drag && this.drag.angle === i) {
+      const dx = p[0] - this.drag.from[0], dy = p[1] - this.drag.from[1];
+      const d = this.drawings[i][this.selected.index];
+      d.points = this.drag.original.map(([x, y]) => [Math.max(0, Math.min(1, x + dx)), Math.max(0, Math.min(1, y + dy))]);
+      this.drag.moved = true;
+      this.draw(i);
+    }
+  }
+  up(i) {
+    if (this.stroke && this.stroke.angle === i) {
+      const pts = this.stroke.points;
+      this.stroke = null;
+      if (pts.length >= 2) this.save(i, [...this.drawings[i], this.fresh(i, 'freehand', pts)]);
+    }
+    if (this.drag && this.drag.angle === i) {
+      const moved = this.drag.moved;
+      this.drag = null;
+      if (moved) this.save(i, this.drawings[i]);
+    }
+  }
+  // The shown drawing nearest `p` (within 3 % of the frame), by its points and segments.
+  nearest(i, p) {
+    let best = null, bestD = 0.03;
+    const seg = (a, b) => { const [x1, y1] = a, [x2, y2] = b, L = (x2 - x1) ** 2 + (y2 - y1) ** 2; const t = L ? Math.max(0, Math.min(1, ((p[0] - x1) * (x2 - x1) + (p[1] - y1) * (y2 - y1)) / L)) : 0; return Math.hypot(p[0] - (x1 + t * (x2 - x1)), p[1] - (y1 + t * (y2 - y1))); };
+    this.shown(i).forEach(({ d, index }) => {
+      let dist = Math.min(...d.points.map(q => Math.hypot(p[0] - q[0], p[1] - q[1])));
+      for (let k = 1; k < d.points.length; k++) dist = Math.min(dist, seg(d.points[k - 1], d.points[k]));
+      if (d.kind === 'circle') { const r = Math.hypot(d.points[1][0] - d.points[0][0], d.points[1][1] - d.points[0][1]); dist = Math.min(dist, Math.abs(Math.hypot(p[0] - d.points[0][0], p[1] - d.points[0][1]) - r)); }
+      if (dist < bestD) { bestD = dist; best = index; }
+    });
+    return best;
+  }
+  removeSelected() {
+    if (!this.selected) return;
+    const { angle, index } = this.selected;
+    this.selected = null;
+    this.save(angle, this.drawings[angle].filter((_, k) => k !== index));
+  }
+  async save(i, list) {
     try {
-      this.drawings[i] = (await api(`/api/clips/${encodeURIComponent(this.angles[i].clipId)}/drawings`,
-        { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ drawings: list }) })).drawings;
-      if (remember) this.last.push(i);
+      this.took(i, await api(`/api/clips/${encodeURIComponent(this.angles[i].clipId)}/drawings`, jsonBody('PUT', { drawings: list })));
+      this.last = this.last.filter(k => k !== i); this.last.push(i);
       this.status.textContent = '';
-    } catch (e) { this.status.textContent = `not kept: ${e.message}`; }
+    } catch (e) { this.status.textContent = `not kept: ${e.message}`; await this.load(); }
     this.draw(i);
     this.canvases[i].dataset.saved = String(this.drawings[i].length);
   }
-  undo() { const i = this.last.pop(); if (i !== undefined) this.save(i, this.drawings[i].slice(0, -1), false); }
+  // Undo and redo on the clip last changed (after a reload: the one picked up, else the first that can).
+  async step(way) {
+    const can = i => way === 'undo' ? this.history[i].canUndo : this.history[i].canRedo;
+    const i = [...this.last].reverse().find(can) ?? (this.selected && can(this.selected.angle) ? this.selected.angle : this.history.findIndex((_, k) => can(k)));
+    if (i == null || i < 0) { this.status.textContent = `nothing to ${way}`; return; }
+    this.selected = null;
+    try { this.took(i, await api(`/api/clips/${encodeURIComponent(this.angles[i].clipId)}/drawings/${way}`, jsonBody('POST', {}))); }
+    catch (e) { this.status.textContent = e.message; }
+    this.draw(i);
+    this.canvases[i].dataset.saved = String(this.drawings[i].length);
+  }
   static degrees(d, vw, vh) {
     const P = d.points.map(([x, y]) => [x * vw, y * vh]);
     if (d.kind === 'line') {
@@ -455,27 +554,46 @@ class Measure {
     const n = Math.hypot(...u) * Math.hypot(...w);
     return n > 0 ? Math.acos(Math.max(-1, Math.min(1, (u[0] * w[0] + u[1] * w[1]) / n))) * 180 / Math.PI : 0;
   }
+  // The drawings shown now: the whole clip's always, the others within 0.25 s of their frame (fading).
+  shown(i) {
+    const v = this.videos[i];
+    return this.drawings[i].map((d, index) => ({ d, index, dt: d.span === 'clip' ? 0 : Math.abs(d.t - v.currentTime) })).filter(o => o.dt <= 0.25);
+  }
   draw(i) {
-    const c = this.canvases[i], v = this.videos[i];
+    const c = this.canvases[i];
     c.width = c.clientWidth * devicePixelRatio; c.height = c.clientHeight * devicePixelRatio;
-    const ctx = c.getContext('2d'), b = this.box(i), frame = 1 / (this.angles[i].framesPerSecond || 60);
+    const ctx = c.getContext('2d'), b = this.box(i), frame = 1 / (this.angles[i].framesPerSecond || 60), dpr = devicePixelRatio;
     ctx.clearRect(0, 0, c.width, c.height);
     const at = ([x, y]) => [b.x + x * b.w, b.y + y * b.h];
     const labels = [];
-    const shown = this.drawings[i].map(d => ({ d, dt: Math.abs(d.t - v.currentTime) })).filter(o => o.dt <= 0.25);
-    if (this.pending && this.pending.angle === i) shown.push({ d: { kind: this.tool, points: this.pending.points }, dt: 0, pending: true });
-    for (const { d, dt, pending } of shown) {
+    const shown = this.shown(i);
+    if (this.pending && this.pending.angle === i) shown.push({ d: { kind: this.tool, points: this.pending.points, color: this.color }, dt: 0, pending: true });
+    if (this.stroke && this.stroke.angle === i) shown.push({ d: { kind: 'freehand', points: this.stroke.points, color: this.color }, dt: 0, pending: true });
+    for (const { d, dt, pending, index } of shown) {
       ctx.globalAlpha = dt <= frame ? 1 : 1 - dt / 0.25;
-      ctx.strokeStyle = '#ffd23f'; ctx.fillStyle = '#ffd23f'; ctx.lineWidth = 2 * devicePixelRatio;
+      const color = d.color || '#ffd23f', picked = this.selected && this.selected.angle === i && this.selected.index === index;
+      ctx.strokeStyle = color; ctx.fillStyle = color; ctx.lineWidth = (picked ? 4 : 2) * dpr;
       const pts = d.points.map(at);
-      ctx.beginPath(); pts.forEach(([x, y], k) => k ? ctx.lineTo(x, y) : ctx.moveTo(x, y)); ctx.stroke();
-      for (const [x, y] of pts) { ctx.beginPath(); ctx.arc(x, y, 3 * devicePixelRatio, 0, 2 * Math.PI); ctx.fill(); }
-      if (pending || d.points.length < (d.kind === 'line' ? 2 : 3)) continue;
-      const deg = Measure.degrees(d, b.vw, b.vh), text = `${deg.toFixed(1)}°`;
-      const [lx, ly] = d.kind === 'line' ? at([(d.points[0][0] + d.points[1][0]) / 2, (d.points[0][1] + d.points[1][1]) / 2]) : pts[1];
-      ctx.font = `${13 * devicePixelRatio}px system-ui`; ctx.lineWidth = 3 * devicePixelRatio; ctx.strokeStyle = 'rgba(0,0,0,.7)';
-      ctx.strokeText(text, lx + 6 * devicePixelRatio, ly - 6 * devicePixelRatio); ctx.fillText(text, lx + 6 * devicePixelRatio, ly - 6 * devicePixelRatio);
-      labels.push(`${d.kind} ${text}`);
+      const text = (t, x, y) => { ctx.font = `${13 * dpr}px system-ui`; ctx.lineWidth = 3 * dpr; ctx.strokeStyle = 'rgba(0,0,0,.7)'; ctx.strokeText(t, x, y); ctx.fillText(t, x, y); };
+      if (d.kind === 'circle' && pts.length === 2) {
+        ctx.beginPath(); ctx.arc(pts[0][0], pts[0][1], Math.hypot(pts[1][0] - pts[0][0], pts[1][1] - pts[0][1]), 0, 2 * Math.PI); ctx.stroke();
+      } else if (d.kind === 'text') {
+        if (pts.length && d.text) text(d.text, pts[0][0], pts[0][1]);
+      } else {
+        ctx.beginPath(); pts.forEach(([x, y], k) => k ? ctx.lineTo(x, y) : ctx.moveTo(x, y)); ctx.stroke();
+      }
+      if (d.kind === 'arrow' && pts.length === 2) {
+        const [[x1, y1], [x2, y2]] = pts, a = Math.atan2(y2 - y1, x2 - x1), h = 12 * dpr;
+        ctx.beginPath(); ctx.moveTo(x2, y2); ctx.lineTo(x2 - h * Math.cos(a - 0.45), y2 - h * Math.sin(a - 0.45)); ctx.lineTo(x2 - h * Math.cos(a + 0.45), y2 - h * Math.sin(a + 0.45)); ctx.closePath(); ctx.fill();
+      }
+      if (d.kind === 'line' || d.kind === 'angle' || pending || picked) for (const [x, y] of pts) { ctx.beginPath(); ctx.arc(x, y, 3 * dpr, 0, 2 * Math.PI); ctx.fill(); }
+      if (pending) continue;
+      if (d.kind === 'line' || d.kind === 'angle') {
+        const deg = Measure.degrees(d, b.vw, b.vh), t = `${deg.toFixed(1)}°`;
+        const [lx, ly] = d.kind === 'line' ? at([(d.points[0][0] + d.points[1][0]) / 2, (d.points[0][1] + d.points[1][1]) / 2]) : pts[1];
+        ctx.fillStyle = color; text(t, lx + 6 * dpr, ly - 6 * dpr);
+        labels.push(`${d.kind} ${t}`);
+      } else labels.push(d.kind === 'text' ? `text ${d.text}` : d.kind);
     }
     ctx.globalAlpha = 1;
     c.dataset.labels = labels.join('; ');
@@ -483,15 +601,29 @@ class Measure {
   destroy() { window.removeEventListener('resize', this.resize); }
 }
 
-// The measuring tools over `videos` (one per angle): a Measure, and the bar of its buttons.
+// The drawing tools over `videos` (one per angle): a Measure, and the bar of its buttons.
 function measuring(angles, videos, player) {
   const status = el('span', { class: 'muted', id: 'measure-status' });
   const measure = new Measure(angles, videos, player, status);
   window.studioMeasure = measure;
-  const toolBtn = (tool, label) => el('button', { id: 'measure-' + tool, 'data-tool': tool, title: tool === 'line' ? 'a line and its tilt from the horizontal' : 'three points: the angle at the second', onclick: () => measure.use(tool) }, label);
-  const tools = [toolBtn('line', '╱ Line'), toolBtn('angle', '∠ Angle')];
+  const tips = { line: 'a line and its tilt from the horizontal', angle: 'three points: the angle at the second', circle: 'centre, then a point on it',
+    arrow: 'tail, then head', text: 'words on the frame', freehand: 'drag to draw', select: 'pick up a drawing: drag moves it, Delete removes it' };
+  const toolBtn = (tool, label) => el('button', { id: 'measure-' + tool, 'data-tool': tool, title: tips[tool], onclick: () => measure.use(tool) }, label);
+  const tools = [toolBtn('line', '╱ Line'), toolBtn('angle', '∠ Angle'), toolBtn('circle', '◯ Circle'), toolBtn('arrow', '➚ Arrow'),
+    toolBtn('text', 'T Text'), toolBtn('freehand', '✎ Draw'), toolBtn('select', '⬚ Select')];
   measure.onTool = () => { for (const b of tools) b.classList.toggle('on', measure.tool === b.dataset.tool); };
-  return [measure, el('div', { class: 'controls' }, ...tools, el('button', { id: 'measure-undo', onclick: () => measure.undo() }, 'Undo'), status)];
+  const color = el('input', { type: 'color', id: 'measure-color', value: measure.color, title: 'colour of what is drawn next', oninput: e => { measure.color = e.target.value; } });
+  const whole = el('input', { type: 'checkbox', id: 'measure-whole', onchange: e => { measure.wholeClip = e.target.checked; } });
+  const undo = el('button', { id: 'measure-undo', title: 'undo the last change to the drawings (kept: works after a reload)', onclick: () => measure.step('undo') }, 'Undo');
+  const redo = el('button', { id: 'measure-redo', onclick: () => measure.step('redo') }, 'Redo');
+  const remove = el('button', { id: 'measure-delete', title: 'remove the drawing picked up (Delete)', onclick: () => measure.removeSelected() }, 'Delete drawing');
+  measure.onHistory = () => { undo.disabled = !measure.history.some(h => h.canUndo); redo.disabled = !measure.history.some(h => h.canRedo); };
+  measure.onHistory();
+  const keys = e => { if ((e.key === 'Delete' || e.key === 'Backspace') && measure.selected && e.target.tagName !== 'TEXTAREA' && e.target.tagName !== 'INPUT') { e.preventDefault(); measure.removeSelected(); } };
+  document.addEventListener('keydown', keys);
+  const destroy = measure.destroy.bind(measure);
+  measure.destroy = () => { destroy(); document.removeEventListener('keydown', keys); };
+  return [measure, el('div', { class: 'controls' }, ...tools, color, el('label', { class: 'filter' }, whole, ' whole clip'), remove, undo, redo, status)];
 }
 
 async function pageSwing(main, [id]) {
