@@ -393,6 +393,40 @@ try:
     wait(lambda: ana[1] not in [s['id'] for s in api('/api/swings')['swings']], 20, 'deleted')
     step(f'delete asked, asked again for the starred swing ({again!r}), and removed the discarded one')
 
+    # Touch (emulated): a finger drags along the scrubber to scrub; two fingers pinch the session's timeline to zoom it.
+    driver.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': True, 'maxTouchPoints': 5})
+    touch = lambda kind, points: driver.execute_cdp_cmd('Input.dispatchTouchEvent', {'type': kind, 'touchPoints': [{'x': x, 'y': y} for x, y in points]})
+    driver.get(base + '#/swing/' + ana[0])
+    ready('swing')
+    settle()
+    r = js("const r = document.getElementById('scrub').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]")
+    y = r[1] + r[3] / 2
+    touch('touchStart', [(r[0] + 0.1 * r[2], y)])
+    before = js('return studioPlayer.T')
+    for f in [0.3, 0.5, 0.7, 0.9]:
+        touch('touchMove', [(r[0] + f * r[2], y)])
+    touch('touchEnd', [])
+    settle()
+    after = js('return studioPlayer.T')
+    if not after > before + 0.5:
+        fail(f'a finger along the scrubber went from T={before:.2f} to T={after:.2f} s')
+    sess = next(x for x in api('/api/sessions')['sessions'] if x['device'] == 'face')
+    driver.get(base + f"#/session/face/{sess['sessionId']}")
+    ready('session')
+    r = js("const r = document.getElementById('timeline').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]")
+    cx, cy = r[0] + r[2] / 2, r[1] + r[3] / 2
+    span0 = float(js("return document.getElementById('timeline').dataset.span"))
+    touch('touchStart', [(cx - 20, cy), (cx + 20, cy)])
+    for d in [40, 80, 120]:
+        touch('touchMove', [(cx - d, cy), (cx + d, cy)])
+    touch('touchEnd', [])
+    span1 = float(js("return document.getElementById('timeline').dataset.span"))
+    zoom = js('return window.visualViewport.scale')
+    if not span1 < span0 / 3 or zoom != 1:
+        fail(f'a pinch: the timeline showed {span0:.2f} s, then {span1:.2f} s; the page scale {zoom}')
+    driver.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': False})
+    step(f'touch: a finger scrubbed from T={before:.2f} to {after:.2f} s; a pinch zoomed the timeline from {span0:.1f} s to {span1:.1f} s, not the page')
+
     # 6. A phone: nothing past the right edge; opened with no address and no camera connected: Swings.
     driver.set_window_size(390, 844)
     for page in ['#/swings', '#/swing/' + ana[0], '#/sessions']:  # noqa: the drawings bar wraps

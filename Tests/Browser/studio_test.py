@@ -330,7 +330,7 @@ try:
     if 'Shots' not in driver.find_element(By.ID, 'report').text:
         fail('session report missing')
     js("const c = document.getElementById('timeline'); c.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, clientX: c.getBoundingClientRect().left + 200, bubbles: true, cancelable: true}));")
-    js("const c = document.getElementById('timeline'), r = c.getBoundingClientRect(); c.dispatchEvent(new MouseEvent('mousedown', {clientX: r.left + 300, clientY: r.top + 50, bubbles: true})); window.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + 360, clientY: r.top + 50})); window.dispatchEvent(new MouseEvent('mouseup', {clientX: r.left + 360, clientY: r.top + 50}));")
+    js("const c = document.getElementById('timeline'), r = c.getBoundingClientRect(), o = x => ({clientX: r.left + x, clientY: r.top + 50, bubbles: true, pointerId: 1}); c.dispatchEvent(new PointerEvent('pointerdown', o(300))); c.dispatchEvent(new PointerEvent('pointermove', o(360))); c.dispatchEvent(new PointerEvent('pointerup', o(360)));")
     shot('session')
     driver.find_element(By.CSS_SELECTOR, '#shots tr.link').click()
     wait(lambda: driver.current_url.split('#')[1].startswith('/swing/'), 20, 'a shot opens its swing')

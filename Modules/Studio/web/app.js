@@ -372,11 +372,13 @@ async function drawWaveform(canvas, angle, player, positions = () => ({})) {
     const px = xOf(player.videos[0].currentTime) / canvas.width * W;
     ctx.fillStyle = '#e6e9ec'; ctx.fillRect(px - 1, 0, 2, H);
   };
+  // A mouse, a pen or a finger: press and drag to scrub (the page does not scroll under it: touch-action none).
   let dragging = false;
   const scrub = e => { const r = canvas.getBoundingClientRect(); player.pause(); const v = timeOf((e.clientX - r.left) / r.width * canvas.width); player.seek(v - player.offsets[0]); };
-  canvas.addEventListener('mousedown', e => { dragging = true; scrub(e); });
-  window.addEventListener('mouseup', () => { dragging = false; });
-  canvas.addEventListener('mousemove', e => { if (dragging) scrub(e); });
+  canvas.addEventListener('pointerdown', e => { dragging = true; try { canvas.setPointerCapture(e.pointerId); } catch { /* synthetic */ } scrub(e); });
+  canvas.addEventListener('pointerup', () => { dragging = false; });
+  canvas.addEventListener('pointercancel', () => { dragging = false; });
+  canvas.addEventListener('pointermove', e => { if (dragging) scrub(e); });
   player.videos[0].addEventListener('timeupdate', draw);
   player.videos[0].addEventListener('seeked', draw);
   draw();
@@ -906,6 +908,7 @@ async function pageSession(main, [device, sid]) {
       ctx.fillText(label, x(t) + 3 * d, H - 4 * d);
     }
     hits.length = 0;
+    canvas.dataset.span = (view[1] - view[0]).toFixed(3);  // seconds shown (what a zoom changes)
     let lastLabelEnd = -Infinity;
     shots.forEach((sh, i) => {
       const px = x(t0s[i]);
@@ -927,21 +930,43 @@ async function pageSession(main, [device, sid]) {
     view = [at - f * span, at + (1 - f) * span];
     draw();
   }, { passive: false });
+  // One pointer drags to pan (a click opens the shot under it); two fingers pinch to zoom the timeline, not the page.
   let drag = null, moved = false;
-  canvas.addEventListener('mousedown', e => { drag = [e.clientX, view.slice()]; moved = false; });
-  window.addEventListener('mousemove', e => {
+  const fingers = new Map();
+  let pinch = null;
+  canvas.addEventListener('pointerdown', e => {
+    fingers.set(e.pointerId, e.clientX);
+    try { canvas.setPointerCapture(e.pointerId); } catch { /* synthetic */ }
+    if (fingers.size === 2) {
+      const [a, b] = [...fingers.values()], r = canvas.getBoundingClientRect();
+      const mid = ((a + b) / 2 - r.left) / r.width;
+      pinch = { span: Math.abs(a - b) || 1, view: view.slice(), at: view[0] + mid * (view[1] - view[0]), f: mid };
+      drag = null; moved = true;
+    } else { drag = [e.clientX, view.slice()]; moved = false; }
+  });
+  canvas.addEventListener('pointermove', e => {
+    if (!fingers.has(e.pointerId)) return;
+    fingers.set(e.pointerId, e.clientX);
+    if (pinch && fingers.size === 2) {
+      const [a, b] = [...fingers.values()];
+      const span = Math.max(0.05, (pinch.view[1] - pinch.view[0]) * pinch.span / Math.max(1, Math.abs(a - b)));
+      view = [pinch.at - pinch.f * span, pinch.at + (1 - pinch.f) * span]; draw();
+      return;
+    }
     if (!drag) return;
     const r = canvas.getBoundingClientRect(), dx = (e.clientX - drag[0]) / r.width * (drag[1][1] - drag[1][0]);
     if (Math.abs(e.clientX - drag[0]) > 3) moved = true;
     view = [drag[1][0] - dx, drag[1][1] - dx]; draw();
   });
-  window.addEventListener('mouseup', e => {
-    if (drag && !moved) {
+  const lift = e => { fingers.delete(e.pointerId); if (fingers.size < 2) pinch = null; if (!fingers.size) drag = null; };
+  canvas.addEventListener('pointercancel', lift);
+  canvas.addEventListener('pointerup', e => {
+    if (drag && !moved && fingers.size === 1) {
       const r = canvas.getBoundingClientRect(), px = (e.clientX - r.left) * devicePixelRatio;
       const near = hits.map(([x, sh]) => [Math.abs(x - px), sh]).sort((p, q) => p[0] - q[0])[0];
       if (near && near[0] < 10 * devicePixelRatio) location.hash = '#/swing/' + encodeURIComponent(near[1].swingId);
     }
-    drag = null;
+    lift(e);
   });
   draw();
   main.append(el('h2', {}, 'Shots'), el('table', { id: 'shots' }, el('tr', {}, ['#', 'After the first shot', 'Received', 'Frames', 'Flags', ''].map(h => el('th', {}, h))),
