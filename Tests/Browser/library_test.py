@@ -22,6 +22,7 @@ Waiting is on conditions (WebDriverWait, process exit), never on a bare sleep.
 import argparse, json, os, sys, tempfile, time, urllib.request
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -102,10 +103,13 @@ try:
     host.wait_for(r'listening on 127\.0\.0\.1:')
     driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
     watchdog(int(os.environ.get('PPC_BROWSER_TEST_SECONDS', '600')), cleanup=lambda: driver.service.process.kill())
-    wait = lambda cond, t=60, what='': WebDriverWait(driver, t).until(lambda d: cond(), message=what)
+    # A list the page is rebuilding (a filter just changed) replaces its rows under a find: such a condition is asked again.
+    wait = lambda cond, t=60, what='': WebDriverWait(driver, t, ignored_exceptions=[StaleElementReferenceException]).until(lambda d: cond(), message=what)
     js = driver.execute_script
     main = lambda key: js(f"return document.getElementById('main').dataset.{key}")
     find = lambda css: driver.find_elements(By.CSS_SELECTOR, css)
+    # The rows' attributes read in one script: never a row replaced between finding it and reading it.
+    rows_of = lambda attr: js(f"return [...document.querySelectorAll('.swing-row')].map(r => r.getAttribute('{attr}'))")
 
     def ready(page):
         wait(lambda: main('page') == page and main('ready') == 'yes', 60, f'{page} page ready')
@@ -147,13 +151,13 @@ try:
     driver.get(base + '#/swings')
     ready('swings')
     Select(driver.find_element(By.ID, 'filter-student')).select_by_value('ana-ruiz')
-    wait(lambda: len(find('.swing-row')) == 2 and all(r.get_attribute('data-student') == 'ana-ruiz' for r in find('.swing-row')), 20, "Ana's swings")
+    wait(lambda: rows_of('data-student') == ['ana-ruiz', 'ana-ruiz'], 20, "Ana's swings")
     if 'student=ana-ruiz' not in driver.current_url:
         fail(f'the filter is not in the address: {driver.current_url}')
     shot('swings')
     Select(driver.find_element(By.ID, 'filter-student')).select_by_value('')
     driver.find_element(By.ID, 'filter-q').send_keys('hogan')
-    wait(lambda: [r.get_attribute('data-student') for r in find('.swing-row')] == ['ben-hogan'], 20, 'found by name')
+    wait(lambda: rows_of('data-student') == ['ben-hogan'], 20, 'found by name')
     step('Swings: filtered by student, found by name')
     driver.get(base + '#/sessions')
     ready('sessions')
@@ -359,7 +363,7 @@ try:
     step(f'overlay: the right angle at half opacity over the left ({blend[1]} of {blend[0]} differing pixels their mean)')
     driver.get(base + '#/swings?student=ana-ruiz')
     ready('swings')
-    wait(lambda: [r.get_attribute('data-swing') for r in find('.swing-row')] == [ana[0]], 20, 'the discarded swing hidden')
+    wait(lambda: rows_of('data-swing') == [ana[0]], 20, 'the discarded swing hidden')
     driver.find_element(By.ID, 'filter-discarded').click()
     wait(lambda: len(find('.swing-row')) == 2, 20, 'shown when asked for')
     step('a discarded swing is hidden until "show discarded"')

@@ -246,8 +246,12 @@ async function pageSwings(main) {
       el('img', { src: a.thumb, loading: 'lazy', alt: `${a.device} at impact`, width: 180, height: 101 }),
       el('span', {}, `${a.device} · ${a.captureProfile}`)))));
   let prefetched = first;
+  // A filter changed while a page was on its way: that page is dropped (each change starts a generation of its own).
+  let generation = 0;
   const load = async () => {
+    const mine = generation;
     const r = prefetched ? await prefetched : await api('/api/swings?limit=100&' + query() + (next ? '&before=' + next : ''));
+    if (mine !== generation) return;
     prefetched = null;
     list.append(...r.swings.map(row));
     next = r.next;
@@ -258,6 +262,7 @@ async function pageSwings(main) {
   const apply = () => {
     const q = query();
     history.replaceState(null, '', '#/swings' + (q ? '?' + q : ''));
+    generation++;
     list.replaceChildren(); next = null; prefetched = null; load();
   };
   more.addEventListener('click', load);
