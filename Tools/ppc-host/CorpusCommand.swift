@@ -30,7 +30,8 @@ enum Corpus {
             let dir = inv.argument(0)!
             if inv.value("catalogue") == nil, !FileManager.default.fileExists(atPath: HostCatalogue.path(library)) {
                 throw CommandFailure.dataError(
-                    "\(HostCatalogue.path(library)): no catalogue yet (ppc-host catalogue rebuild --library \(library))")
+                    "\(HostCatalogue.path(library)): no catalogue yet (ppc-host catalogue rebuild --library \(library))"
+                )
             }
             let catalogue = try HostCatalogue.open(library: library, url: inv.value("catalogue"))
             let clips: [CatalogueClip]
@@ -79,7 +80,9 @@ enum Corpus {
                         : "the coach said this was not a swing: where the detector fired is an event, not an impact")
                 do {
                     let target = "\(dir)/\(name).wav"
-                    if FileManager.default.fileExists(atPath: target) { try FileManager.default.removeItem(atPath: target) }
+                    if FileManager.default.fileExists(atPath: target) {
+                        try FileManager.default.removeItem(atPath: target)
+                    }
                     try FileManager.default.copyItem(atPath: wav, toPath: target)
                     try FileSystem.writeAtomically(Array(try encoder.encode(truth)), to: "\(dir)/\(name).truth.json")
                 } catch { throw CommandFailure.failure("\(dir)/\(name): \(error)") }
@@ -95,7 +98,8 @@ enum Corpus {
                 }
                 Terminal.out(
                     String(
-                        decoding: try e.encode(Said(directory: dir, written: written, skipped: skipped)), as: UTF8.self))
+                        decoding: try e.encode(Said(directory: dir, written: written, skipped: skipped)), as: UTF8.self)
+                )
             } else {
                 for s in skipped { Terminal.err("ppc-host: left out: \(s)") }
                 Terminal.out(
