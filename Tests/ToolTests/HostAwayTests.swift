@@ -459,13 +459,19 @@ extension HostAwayTests {
             host.waitUntilExit()
         }
         let drain = try ToolRunner.run([
-            "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)",
+            "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--json",
         ])
         #expect(drain.status == 65, "\(drain.stdout)\(drain.stderr)")
+        // Each clip's outcome, as JSON: which arrived.
+        func delivered(_ r: ToolRunner.Result) -> [String] {
+            ((try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [[String: Any]] ?? []).filter {
+                $0["delivered"] as? Bool == true
+            }.compactMap { $0["clipId"] as? String }
+        }
         #expect(
             drain.stderr.contains("\(owed[0]): not delivered, kept in")
                 && drain.stderr.contains("its bytes are not those minted"), "\(drain.stderr)")
-        #expect(drain.stdout.contains("delivered \(owed[1])"), "\(drain.stdout)")
+        #expect(delivered(drain) == [owed[1]], "\(drain.stdout)")
         #expect(
             drain.stderr.contains("0-blank: not delivered")
                 && drain.stderr.contains("0-blank/meta.json: cannot read (missing)"), "\(drain.stderr)")
@@ -493,9 +499,9 @@ extension HostAwayTests {
         // Whole again (restored from a backup, say): it goes.
         try original.write(to: URL(fileURLWithPath: video))
         let again = try ToolRunner.run([
-            "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)",
+            "transfer", "drain", out, "--insecure-loopback-only", "--host", "127.0.0.1:\(port)", "--json",
         ])
-        #expect(again.status == 0 && again.stdout.contains("delivered \(owed[0])"), "\(again.stdout)\(again.stderr)")
+        #expect(again.status == 0 && delivered(again) == [owed[0]], "\(again.stdout)\(again.stderr)")
         #expect(FileManager.default.contents(atPath: tmp.sub("library/dev-d/\(owed[0])/clip.mp4")) == original)
     }
 }

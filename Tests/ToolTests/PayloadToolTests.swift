@@ -52,18 +52,21 @@ struct PayloadToolTests {
         // The last two seconds, as a replay buffer keeps them: the ring ends at 4.999999999 s, so from the keyframe of the
         // fragment holding 2.999999999 s (2.5 s).
         let last = try ToolRunner.run([
-            "payload", "mint", Self.session.ring, "--last", "2", "--out", tmp.sub("last.mp4"),
+            "payload", "mint", Self.session.ring, "--last", "2", "--out", tmp.sub("last.mp4"), "--json",
         ])
+        let minted = try JSONSerialization.jsonObject(with: Data(last.stdout.utf8)) as? [String: Any]
         #expect(
-            last.status == 0 && last.stdout.contains("clip: \(tmp.sub("last.mp4")) (300 frames)"),
+            last.status == 0 && minted?["clip"] as? String == tmp.sub("last.mp4") && minted?["frames"] as? Int == 300,
             "\(last.stdout)\(last.stderr)")
         #expect(try counters(tmp.sub("last.mp4")) == (300..<600).map { Optional(Int64($0)) })
 
         // A window past what the ring holds is cut there, and said; t0 stays where it is in the clip.
-        let edge = try ToolRunner.run(["payload", "window", Self.session.ring, "--t0-ns", "4800000000"])
+        let edge = try ToolRunner.run(["payload", "window", Self.session.ring, "--t0-ns", "4800000000", "--json"])
+        let w = try JSONSerialization.jsonObject(with: Data(edge.stdout.utf8)) as? [String: Any]
+        let into = ((w?["t0Ns"] as? Int64) ?? 0) - ((w?["firstFrameNs"] as? Int64) ?? 0)
         #expect(
-            edge.status == 0 && edge.stderr.contains("the window is cut there")
-                && edge.stdout.contains("t0 4800000000 ns is 1.800 s into the clip"), "\(edge.stdout)\(edge.stderr)")
+            edge.status == 0 && edge.stderr.contains("the window is cut there") && into == 1_800_000_000,
+            "t0 is 1.8 s into the clip: \(edge.stdout)\(edge.stderr)")
     }
 
     @Test func whatTheRingCannotGiveIsNamedAndNothingIsWritten() throws {

@@ -36,11 +36,18 @@ struct RingToolTests {
         bytes[0] ^= 1
         try Data(bytes).write(to: URL(fileURLWithPath: victim))
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: tmp.sub("fragments/0000000000000009.bin")))
-        let r = try ToolRunner.run(["ring", "verify", tmp.path])
+        let r = try ToolRunner.run(["ring", "verify", tmp.path, "--json"])
         #expect(r.status == 65)
-        #expect(r.stderr.contains("0000000000000002.bin: checksum"))
+        let o = try #require(
+            try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
+        #expect(
+            (o["problems"] as? [String])?.contains { $0.contains("0000000000000002.bin: checksum") } == true, "\(o)")
         // A file numbered after every durable record is what a crash leaves: listed as recoverable, not as damage.
-        #expect(r.stdout.contains("recoverable: \(tmp.sub("fragments/0000000000000009.bin")): orphan"), "\(r.stdout)")
+        #expect(
+            (o["recoverable"] as? [String])?.contains {
+                $0.hasPrefix("\(tmp.sub("fragments/0000000000000009.bin")): orphan")
+            }
+                == true && o["clean"] as? Bool == false, "\(o)")
         // inspect changed nothing: verify still finds both.
         _ = try ToolRunner.run(["ring", "inspect", tmp.path])
         #expect(try ToolRunner.run(["ring", "verify", tmp.path]).status == 65)
@@ -94,10 +101,12 @@ struct RingToolTests {
         let end = try log.seekToEnd()
         try log.write(contentsOf: Data([0xAB, 0xCD, 0xEF]))
         try log.close()
-        let r = try ToolRunner.run(["ring", "verify", tmp.path])
+        let r = try ToolRunner.run(["ring", "verify", tmp.path, "--json"])
         #expect(r.status == 75, "\(r.stdout)\(r.stderr)")
-        #expect(
-            r.stdout.contains("recoverable:") && r.stdout.contains("next run on this ring discards it"), "\(r.stdout)")
+        let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let recoverable = o?["recoverable"] as? [String] ?? []
+        // Two leftovers of a crash (the orphan fragment, the torn tail of the index), no damage.
+        #expect((o?["problems"] as? [String])?.isEmpty == true && recoverable.count == 2, "\(r.stdout)")
         #expect(r.stderr.isEmpty, "\(r.stderr)")
         _ = end
         // Opening the ring (as the next run does) repairs it: verify is then clean.

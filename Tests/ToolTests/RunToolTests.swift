@@ -238,8 +238,11 @@ struct RunToolTests {
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
-        #expect(r.stdout.contains("pre-roll cut to 0.600 s by the start of capture"), "\(r.stdout)")
-        let clips = try sessionReport(out).clips
+        let report = try sessionReport(out)
+        #expect(
+            report.policy.contains { $0.contains("pre-roll cut to 0.600 s by the start of capture") },
+            "\(report.policy)")
+        let clips = report.clips
         #expect(clips.count == 1)
         #expect(clips.first?.startNs == 0)
         let path = try #require(clips.first?.path)
