@@ -70,6 +70,9 @@ public final class Roster: @unchecked Sendable {
     public let path: String
     private let lock = NSLock()
     private var current: File
+    private var changes = 0
+    /// How many times the roster was written since it was read: what a reader caches its placements against.
+    public var generation: Int { lock.withLock { changes } }
 
     /// The roster of `library`; empty when it has no students.json. One that does not read is an error naming it.
     public init(library: String) throws {
@@ -238,5 +241,6 @@ public final class Roster: @unchecked Sendable {
         e.outputFormatting = [.prettyPrinted, .sortedKeys]
         try FileSystem.writeAtomically(Array(try e.encode(file)), to: path)
         current = file
+        changes += 1
     }
 }

@@ -35,6 +35,9 @@ public final class Studio: @unchecked Sendable {
     let say: @Sendable (String) -> Void
     /// Clips already named as left out (`clips()`), so each is said once.
     let refusedSaid = Mutex<Set<String>>([])
+    /// Every swing's id and lesson, oldest first, as a swing's page places it among its lesson's (`lessonOrder`);
+    /// read again only when the catalogue's swings or the roster changed.
+    let lessonOrderCache = Mutex<LessonOrder?>(nil)
 
     /// Files of a clip the studio serves; anything else under a clip is not.
     public static let mediaFiles: [String: String] = [
@@ -487,9 +490,9 @@ public final class Studio: @unchecked Sendable {
         // Its place among the swings of its lesson (all swings, when it is its lesson's only one), oldest first.
         let placement = roster?.placement
         let st = standing(s, placement)
-        let all = Catalogue.placedSwings(try clips()).reversed()
-        var around = all.filter { standing($0, placement).lesson == st.lesson }.map(Self.swingID)
-        if around.count < 2 { around = all.map(Self.swingID) }
+        let order = try lessonOrder()
+        var around = order.swings.filter { $0.lesson == st.lesson }.map(\.id)
+        if around.count < 2 { around = order.swings.map(\.id) }
         let at = around.firstIndex(of: id)
         let synced = s.allSatisfy { $0.t0HostNs != nil }
         let positions = try keyPositions(s)
@@ -505,6 +508,35 @@ public final class Studio: @unchecked Sendable {
                 lessonSwings: around.count, previous: at.flatMap { $0 > 0 ? around[$0 - 1] : nil },
                 next: at.flatMap { $0 + 1 < around.count ? around[$0 + 1] : nil }, positions: positions,
                 tempo: positions.tempo, angles: angles))
+    }
+
+    /// Every swing's id and lesson, oldest first, and what they were read against.
+    struct LessonOrder {
+        struct Key: Equatable {
+            let swings: Int
+            let newest: String?
+            let roster: Int
+        }
+        let key: Key
+        let swings: [(id: String, lesson: String)]
+    }
+
+    /// The swings in lesson order, read from every clip only when the catalogue's count of swings, its newest swing or
+    /// the roster changed since the last read: a swing's page at 10 000 clips asks the catalogue for one swing, not all.
+    func lessonOrder() throws -> LessonOrder {
+        let newest = try catalogue.newestSwings(limit: 1, before: nil, hidingDiscarded: false)
+        let key = LessonOrder.Key(
+            swings: newest.swings, newest: newest.clips.isEmpty ? nil : Self.swingID(newest.clips),
+            roster: roster?.generation ?? 0)
+        if let cached = lessonOrderCache.withLock({ $0 }), cached.key == key { return cached }
+        let placement = roster?.placement  // read after the generation: a change between is read again next time
+        let order = LessonOrder(
+            key: key,
+            swings: Catalogue.placedSwings(try clips()).reversed().map {
+                (id: Self.swingID($0), lesson: standing($0, placement).lesson)
+            })
+        lessonOrderCache.withLock { $0 = order }
+        return order
     }
 
     /// The catalogued clip `clipID`, its folder in the library: 404 when it is not catalogued, 410 when its folder is gone.
