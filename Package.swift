@@ -41,11 +41,18 @@ let package = Package(
         .target(name: "Checksum", dependencies: ["CXXHash"], path: "Modules/Checksum"),
         .testTarget(name: "ChecksumTests", dependencies: ["Checksum"], path: "Tests/ChecksumTests"),
 
-        /** FFmpeg 5.1 (libavcodec, libavformat, libavutil, libswscale), found by pkg-config; wrapped by Media. */
+        /** FFmpeg 5.1 (libavcodec, libavformat, libavfilter, libavutil, libswscale), found by pkg-config; wrapped by
+            Media. */
         .systemLibrary(name: "CFFmpeg", path: "Modules/CFFmpeg", pkgConfig: "libavformat"),
         /** Encode to keyframe-aligned MPEG-TS fragments and remux clips to MP4: the only importer of CFFmpeg. */
         .target(name: "Media", dependencies: ["CFFmpeg"], path: "Modules/Media"),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"], path: "Tests/MediaTests"),
+
+        /** cairo 1.16, found by pkg-config; wrapped by Raster. */
+        .systemLibrary(name: "CCairo", path: "Modules/CCairo", pkgConfig: "cairo"),
+        /** Antialiased 2D drawing (lines, arcs, text) into RGBA pictures: the only importer of CCairo. */
+        .target(name: "Raster", dependencies: ["CCairo"], path: "Modules/Raster"),
+        .testTarget(name: "RasterTests", dependencies: ["Raster"], path: "Tests/RasterTests"),
 
         /** libzstd, found by pkg-config; wrapped by Compression. */
         .systemLibrary(name: "CZstd", path: "Modules/CZstd", pkgConfig: "libzstd"),
@@ -206,7 +213,8 @@ let package = Package(
         .target(
             name: "Studio",
             dependencies: [
-                "JSONInput", "Library", "WebServer", "Catalogue", "PayloadSource", "Media", "Crypto", "Syscall",
+                "JSONInput", "Library", "WebServer", "Catalogue", "PayloadSource", "Media", "Raster", "Crypto",
+                "Syscall",
             ], path: "Modules/Studio", resources: [.copy("web")]),
         .testTarget(
             name: "WebServerTests", dependencies: ["WebServer", "Syscall", "TestSupport"], path: "Tests/WebServerTests"),

@@ -1,6 +1,6 @@
 #ifndef PPC_CFFMPEG_SHIM_H
 #define PPC_CFFMPEG_SHIM_H
-/* FFmpeg 5.1 (Debian 12): libavcodec, libavformat, libavutil, libswscale. Imported only by the Media module. */
+/* FFmpeg 5.1 (Debian 12): libavcodec, libavformat, libavfilter, libavutil, libswscale. Imported only by the Media module. */
 #include <errno.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -11,6 +11,9 @@
 #include <libavutil/opt.h>
 #include <libavutil/dict.h>
 #include <libswscale/swscale.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersrc.h>
+#include <libavfilter/buffersink.h>
 
 /* Function-like macros do not import into Swift; these do. */
 static inline int ppc_averror_eagain(void) { return AVERROR(EAGAIN); }
