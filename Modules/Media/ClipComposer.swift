@@ -122,7 +122,9 @@ public enum ClipComposer {
             guard s.factor.isFinite, s.factor >= slowest, s.factor <= 1 else {
                 return "slow factor \(s.factor): \(slowest)…1"
             }
-            guard s.from.isFinite, s.to.isFinite, s.to > s.from else { return "slow \(s.from)…\(s.to) s: from before to" }
+            guard s.from.isFinite, s.to.isFinite, s.to > s.from else {
+                return "slow \(s.from)…\(s.to) s: from before to"
+            }
         }
         if let a = spec.soundFrom, !spec.inputs.indices.contains(a) {
             return "soundFrom \(a): an input's index, 0…\(spec.inputs.count - 1)"
@@ -284,7 +286,8 @@ extension ClipComposer {
             while true {
                 let r = avcodec_receive_frame(decoder, frame)
                 if r >= 0 {
-                    let pts = frame.pointee.best_effort_timestamp != ppc_av_nopts_value()
+                    let pts =
+                        frame.pointee.best_effort_timestamp != ppc_av_nopts_value()
                         ? frame.pointee.best_effort_timestamp : frame.pointee.pts
                     if firstPts == nil { firstPts = pts }
                     let seconds = Double(pts - (firstPts ?? 0)) * Double(timeBase.num) / Double(timeBase.den)
@@ -369,11 +372,14 @@ extension ClipComposer {
                 }
                 serial += 1
                 var ctx: UnsafeMutablePointer<AVFilterContext>?
-                try check(avfilter_graph_create_filter(&ctx, f, "\(name)\(serial)", args, nil, g), "filter \(name)=\(args ?? "")")
+                try check(
+                    avfilter_graph_create_filter(&ctx, f, "\(name)\(serial)", args, nil, g),
+                    "filter \(name)=\(args ?? "")")
                 return ctx!
             }
             func link(
-                _ a: UnsafeMutablePointer<AVFilterContext>, _ b: UnsafeMutablePointer<AVFilterContext>, _ pad: UInt32 = 0
+                _ a: UnsafeMutablePointer<AVFilterContext>, _ b: UnsafeMutablePointer<AVFilterContext>,
+                _ pad: UInt32 = 0
             ) throws(MediaError) {
                 try check(avfilter_link(a, 0, b, pad), "link filters")
             }
@@ -458,7 +464,8 @@ extension ClipComposer {
 
         /// Pushes every picture (and, where none is shown, a clear one) into an input's picture source, then its end.
         static func feed(
-            _ pictures: [Picture], width: Int, height: Int, length: Double, into src: UnsafeMutablePointer<AVFilterContext>, path: String
+            _ pictures: [Picture], width: Int, height: Int, length: Double,
+            into src: UnsafeMutablePointer<AVFilterContext>, path: String
         ) throws(MediaError) {
             // Times where what is shown changes, each picture's own or clear between.
             var at = 0.0

@@ -38,6 +38,10 @@ public final class Studio: @unchecked Sendable {
     /// Every swing's id and lesson, oldest first, as a swing's page places it among its lesson's (`lessonOrder`);
     /// read again only when the catalogue's swings or the roster changed.
     let lessonOrderCache = Mutex<LessonOrder?>(nil)
+    /// Exports being made and made (`LIBRARY/exports/`).
+    let exports: StudioExports
+    /// Share links (`LIBRARY/shares.json`).
+    let shares: StudioShares
 
     /// Files of a clip the studio serves; anything else under a clip is not.
     public static let mediaFiles: [String: String] = [
@@ -62,19 +66,31 @@ public final class Studio: @unchecked Sendable {
         }
         self.library = library
         self.catalogue = catalogue
+        shares = try StudioShares(library: library)
         self.assets = assets
         self.live = live
         self.say = say
         let check = RequestCheck(keyless: access == nil)
         server = try WebServer(
-            host: host, port: port, gate: { request in access?.admit(request) ?? check.refusal(request) }, say: say)
+            host: host, port: port,
+            gate: { request in
+                // A share link carries its own key, checked by `shared` against what it shares; not the studio's.
+                (request.path.hasPrefix("/share/") ? nil : access?.admit(request)) ?? check.refusal(request)
+            }, say: say)
         check.port.store(server.port, ordering: .relaxed)
-        socket = server.websocket(
+        let socket = server.websocket(
             "/ws", greeting: { [live] in [Self.encode(StudioAPI.DevicesMessage(devices: live()))] })
+        self.socket = socket
+        exports = StudioExports(library: library) { e in
+            socket.broadcast(text: Self.encode(StudioAPI.ExportMessage(export: e)))
+        }
         let api = self
+        exports.begin { [unowned api] q in try api.exportSpec(q) }
         server.handle("/api") { api.route($0) }
         server.handle("/media") { api.media($0) }
         server.handle("/looks") { api.lookFile($0) }
+        server.handle("/exports") { api.exportFile($0) }
+        server.handle("/share") { api.shared($0) }
         server.handle("/") { api.page($0) }
     }
 
@@ -265,6 +281,13 @@ public final class Studio: @unchecked Sendable {
             case ("PUT", "hitting", 2), ("POST", "hitting", 2): return try setHitting(r.body)
             case ("GET", "lessons", 2): return try lessons()
             case ("DELETE", "swings", 3): return try deleteSwing(p[2], r)
+            case ("GET", "exports", 2): return exportsJSON()
+            case ("POST", "exports", 2): return try addExport(r.body)
+            case ("GET", "exports", 3): return try exportJSON(p[2])
+            case ("DELETE", "exports", 3): return try deleteExport(p[2])
+            case ("GET", "shares", 2): return sharesJSON()
+            case ("POST", "shares", 2): return try addShare(r.body)
+            case ("DELETE", "shares", 3): return try revokeShare(p[2])
             case ("PUT", "swings", 4) where p[3] == "positions", ("POST", "swings", 4) where p[3] == "positions":
                 return try setKeyPositions(p[2], r.body)
             default: return .error(404, "\(r.method) \(r.path): no such API (see docs/studio.md)")

@@ -19,9 +19,13 @@ struct ClipComposerTests {
 
     struct Probe: Decodable {
         struct Stream: Decodable {
-            let codec_type: String
+            let codecType: String
             let width: Int?
             let height: Int?
+            enum CodingKeys: String, CodingKey {
+                case codecType = "codec_type"
+                case width, height
+            }
         }
         struct Format: Decodable { let duration: String }
         let streams: [Stream]
@@ -39,7 +43,10 @@ struct ClipComposerTests {
     static func frame(_ path: String, at seconds: Double, width: Int, height: Int) throws -> [UInt8] {
         let r = try ToolRunner.runProgram(
             "ffmpeg",
-            ["-v", "error", "-ss", String(seconds), "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            [
+                "-v", "error", "-ss", String(seconds), "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt",
+                "rgb24", "-",
+            ])
         try #require(r.status == 0, "ffmpeg frame of \(path): \(r.stderr)")
         try #require(r.stdout.count == width * height * 3)
         return [UInt8](r.stdout)
@@ -55,7 +62,9 @@ struct ClipComposerTests {
         let stride = 640 * 4
         var picture = [UInt8](repeating: 0, count: stride * 360)
         for y in 178..<182 {
-            for x in 0..<640 { picture.replaceSubrange((y * stride + x * 4)..<(y * stride + x * 4 + 4), with: [0, 0, 255, 255]) }
+            for x in 0..<640 {
+                picture.replaceSubrange((y * stride + x * 4)..<(y * stride + x * 4 + 4), with: [0, 0, 255, 255])
+            }
         }
         let spec = ClipComposer.Spec(
             inputs: [
@@ -71,9 +80,9 @@ struct ClipComposerTests {
         #expect(report.hasSound)
         #expect(seen.last == 1)
         let p = try Self.probe(out)
-        let video = try #require(p.streams.first { $0.codec_type == "video" })
+        let video = try #require(p.streams.first { $0.codecType == "video" })
         #expect(video.width == 1120 && video.height == 360)
-        #expect(p.streams.contains { $0.codec_type == "audio" })
+        #expect(p.streams.contains { $0.codecType == "audio" })
         let duration = try #require(Double(p.format.duration))
         let streams = String(
             decoding: try ToolRunner.runProgram(
@@ -102,7 +111,9 @@ struct ClipComposerTests {
         let rgb = try Self.frame(out, at: 0.5, width: 320, height: 240)
         let mid = (120 * 320 + 160) * 3
         // Red over blue at ½: about (128, 0, 128) — each within a codec's rounding.
-        #expect(abs(Int(rgb[mid]) - 128) < 24 && rgb[mid + 1] < 30 && abs(Int(rgb[mid + 2]) - 128) < 24, "\(rgb[mid..<(mid + 3)])")
+        #expect(
+            abs(Int(rgb[mid]) - 128) < 24 && rgb[mid + 1] < 30 && abs(Int(rgb[mid + 2]) - 128) < 24,
+            "\(rgb[mid..<(mid + 3)])")
     }
 
     @Test func aSpecThatCannotBeMadeIsRefusedNamingTheField() throws {

@@ -14,7 +14,9 @@ import Testing
 
     @Test func textAndCirclesLeavePixels() throws {
         let r = try Raster(width: 200, height: 60)
-        r.text("IMPACT", x: 10, y: 40, size: 30, color: .init(red: 1, green: 1, blue: 1), outline: .init(red: 0, green: 0, blue: 0))
+        r.text(
+            "IMPACT", x: 10, y: 40, size: 30, color: .init(red: 1, green: 1, blue: 1),
+            outline: .init(red: 0, green: 0, blue: 0))
         var inked = 0
         for y in 0..<60 { for x in 0..<200 where r.pixel(x: x, y: y).alpha > 0 { inked += 1 } }
         #expect(inked > 200)

@@ -1,0 +1,325 @@
+import Catalogue
+import Crypto
+import Foundation
+import JSONInput
+import PayloadSource
+import Synchronization
+import Syscall
+import WebServer
+
+extension StudioAPI {
+    /// A share link: read-only, for one swing, lesson or export, with its own random key and an expiry; revocable.
+    public struct Share: Codable, Sendable, Equatable {
+        public var id: String
+        /// The secret the link carries; whoever holds the link sees what it shares, and nothing else.
+        public var key: String
+        /// `swing`, `lesson` or `export`.
+        public var kind: String
+        public var target: String
+        public var title: String
+        public var created: String
+        public var expires: String
+        @Nullable public var revoked: String?
+        /// `/share/<key>`: the phone player page.
+        public var url: String
+        /// `active`, `expired` or `revoked` (when asked).
+        public var state: String
+    }
+
+    public struct ShareList: Codable, Sendable, Equatable {
+        public var shares: [Share]
+    }
+
+    /// `POST /api/shares`: `{"kind": "swing"|"lesson"|"export", "target": id, "hours": n}` (hours: 168 when left out).
+    public struct ShareRequest: Codable, Sendable, Equatable {
+        public var kind: String
+        public var target: String
+        public var hours: Double?
+    }
+
+    /// What a share link's page is given (`GET /share/<key>/api`): only what was shared.
+    public struct Shared: Codable, Sendable, Equatable {
+        public struct Angle: Codable, Sendable, Equatable {
+            public var video: String
+            public var thumb: String
+            public var framesPerSecond: Int
+            public var impactSeconds: Double
+            public var durationSeconds: Double
+        }
+        public struct Swing: Codable, Sendable, Equatable {
+            public var id: String
+            public var receivedAt: String
+            @Nullable public var studentName: String?
+            public var positions: KeyPositions
+            @Nullable public var tempo: KeyPositions.Tempo?
+            public var angles: [Angle]
+        }
+        public struct Video: Codable, Sendable, Equatable {
+            public var video: String
+            public var title: String
+            @Nullable public var width: Int?
+            @Nullable public var height: Int?
+            @Nullable public var durationSeconds: Double?
+        }
+        public var kind: String
+        public var title: String
+        public var expires: String
+        public var swings: [Swing]
+        @Nullable public var export: Video?
+    }
+}
+
+/// The library's share links (`LIBRARY/shares.json`, written whole or not at all). A link's key is 32 random bytes
+/// (libsodium), compared in constant time; it opens only what it was made for, until it expires or is revoked.
+final class StudioShares: @unchecked Sendable {
+    // @unchecked: `shares` is behind its Mutex.
+    let path: String
+    let shares = Mutex<[StudioAPI.Share]>([])
+
+    struct File: Codable {
+        var format = "ppc-shares"
+        var version = 1
+        var shares: [StudioAPI.Share]
+    }
+
+    /// The longest a link lives (90 days) and the most kept (revoked and expired ones are kept until then, so the
+    /// coach sees what was sent).
+    static let maxHours = 24.0 * 90, maxKept = 5_000
+
+    init(library: String) throws {
+        path = library + "/shares.json"
+        guard FileSystem.exists(path) else { return }
+        do {
+            let file = try JSONInput.decode(
+                File.self, from: Data(FileSystem.readSmallFile(path, limit: 16 << 20, regularFileOnly: true)))
+            for (i, s) in file.shares.enumerated() where s.key.utf8.count < 32 || !["swing", "lesson", "export"].contains(s.kind) {
+                throw LibraryFileError("shares[\(i)]: key of \(s.key.utf8.count) characters or kind '\(s.kind)'")
+            }
+            shares.withLock { $0 = file.shares }
+        } catch {
+            throw LibraryFileError("\(path): not a library's share links (\(error))")
+        }
+    }
+
+    struct LibraryFileError: Error, CustomStringConvertible {
+        let description: String
+        init(_ d: String) { description = d }
+    }
+
+    static var stamp: ISO8601DateFormatter { ISO8601DateFormatter.utcSeconds }
+
+    /// Its state now: expired and revoked links open nothing.
+    static func state(_ s: StudioAPI.Share, now: Date = Date()) -> String {
+        if s.revoked != nil { return "revoked" }
+        if let e = stamp.date(from: s.expires), e <= now { return "expired" }
+        return "active"
+    }
+
+    var all: [StudioAPI.Share] {
+        shares.withLock { $0 }.reversed().map {
+            var s = $0
+            s.state = Self.state(s)
+            return s
+        }
+    }
+
+    func add(kind: String, target: String, title: String, hours: Double) throws -> StudioAPI.Share {
+        let key = Crypto.random(32).map { String(format: "%02x", $0) }.joined()
+        let now = Date()
+        let s = StudioAPI.Share(
+            id: "s" + key.prefix(8), key: key, kind: kind, target: target, title: title,
+            created: Self.stamp.string(from: now), expires: Self.stamp.string(from: now.addingTimeInterval(hours * 3600)),
+            revoked: nil, url: "/share/\(key)", state: "active")
+        try change { list in
+            list.append(s)
+            if list.count > Self.maxKept { list.removeFirst(list.count - Self.maxKept) }
+        }
+        return s
+    }
+
+    /// Revokes link `id`; false when there is none.
+    func revoke(_ id: String) throws -> Bool {
+        var found = false
+        try change { list in
+            guard let i = list.firstIndex(where: { $0.id == id }) else { return }
+            found = true
+            if list[i].revoked == nil { list[i].revoked = Self.stamp.string(from: Date()) }
+        }
+        return found
+    }
+
+    func change(_ body: (inout [StudioAPI.Share]) -> Void) throws {
+        try shares.withLock { list in
+            var next = list
+            body(&next)
+            let e = JSONEncoder()
+            e.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try FileSystem.writeAtomically(Array(try e.encode(File(shares: next))), to: path)
+            list = next
+        }
+    }
+
+    /// The link holding `key`, whatever its state; nil when no link has it. Every key is compared, in constant time.
+    func find(key: Substring) -> StudioAPI.Share? {
+        let presented = Array(key.utf8)
+        var hit: StudioAPI.Share?
+        for s in shares.withLock({ $0 }) where Crypto.equal(presented, Array(s.key.utf8)) { hit = s }
+        return hit
+    }
+}
+
+extension Studio {
+    // MARK: The coach's side
+
+    func sharesJSON() -> WebServer.Response { .json(StudioAPI.ShareList(shares: shares.all)) }
+
+    func addShare(_ body: Data) throws -> WebServer.Response {
+        let q: StudioAPI.ShareRequest
+        do { q = try JSONInput.decode(StudioAPI.ShareRequest.self, from: body) } catch {
+            throw StudioError(
+                400,
+                "the body must be {\"kind\": \"swing\"|\"lesson\"|\"export\", \"target\": id, \"hours\": n} (\(Self.decodingProblem(error)))"
+            )
+        }
+        let hours = q.hours ?? 168
+        guard hours.isFinite, hours > 0, hours <= StudioShares.maxHours else {
+            throw StudioError(400, "hours \(hours): more than 0, at most \(Int(StudioShares.maxHours)) (90 days)")
+        }
+        let title: String
+        switch q.kind {
+        case "swing":
+            guard let s = try swing(q.target) else { throw StudioError(404, "target \(q.target): no such swing") }
+            let st = standing(s, roster?.placement)
+            title = "Swing" + (st.student.map { " of \($0.name)" } ?? "") + ", " + (s.map(\.receivedAt).min() ?? "")
+        case "lesson":
+            let order = try lessonOrder()
+            let n = order.swings.filter { $0.lesson == q.target }.count
+            guard n > 0 else { throw StudioError(404, "target \(q.target): no such lesson") }
+            title = "Lesson \(q.target), \(n) swing\(n == 1 ? "" : "s")"
+        case "export":
+            guard let e = exports.export(q.target), e.state == "done" else {
+                throw StudioError(404, "target \(q.target): no such export made")
+            }
+            title = e.title
+        default:
+            throw StudioError(400, "kind \(q.kind.prefix(40)): swing, lesson or export")
+        }
+        do {
+            return .json(try shares.add(kind: q.kind, target: q.target, title: title, hours: hours), status: 201)
+        } catch { throw StudioError(500, "the link could not be kept (\(error))") }
+    }
+
+    func revokeShare(_ id: String) throws -> WebServer.Response {
+        do {
+            guard try shares.revoke(id) else { throw StudioError(404, "\(id): no such share link") }
+        } catch let e as StudioError { throw e } catch {
+            throw StudioError(500, "the link could not be revoked (\(error))")
+        }
+        return sharesJSON()
+    }
+
+    // MARK: The student's side
+
+    /// `/share/<key>`, `/share/<key>/api`, `/share/<key>/media/<clipId>/<file>`, `/share/<key>/export.mp4`: only what
+    /// the link shares, read-only, while it is active.
+    func shared(_ r: WebServer.Request) -> WebServer.Response {
+        guard r.method == "GET" || r.method == "HEAD" else {
+            return .error(405, "\(r.method) \(r.path): a share link is read-only")
+        }
+        let p = r.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)  // ["share", key, …]
+        if p.count == 2 {
+            // The page itself holds nothing shared: it asks /api, which says why a link does not open (gone, expired).
+            guard FileSystem.isRegularFile(assets + "/share.html") else {
+                return .error(500, "the share page is missing from the studio's pages")
+            }
+            return .file(
+                path: assets + "/share.html", contentType: "text/html; charset=utf-8",
+                headers: ["Cache-Control: no-store", "Referrer-Policy: no-referrer"])
+        }
+        guard p.count >= 3, let s = shares.find(key: p[1][...]) else {
+            return .error(404, "no such share link (was it copied whole?)")
+        }
+        switch StudioShares.state(s) {
+        case "revoked": return .error(410, "this link was withdrawn by the coach on \(s.revoked ?? "")")
+        case "expired": return .error(410, "this link expired on \(s.expires)")
+        default: break
+        }
+        do {
+            switch p.count {
+            case 3 where p[2] == "api":
+                return .json(try sharedContent(s))
+            case 3 where p[2] == "export.mp4":
+                guard s.kind == "export", let e = exports.export(s.target), e.state == "done",
+                    FileSystem.isRegularFile(exports.file(s.target))
+                else { return .error(403, "this link shares \(s.kind) \(s.target), not an export") }
+                return .file(path: exports.file(s.target), contentType: "video/mp4", headers: [])
+            case 5 where p[2] == "media":
+                let clipID = p[3]
+                guard ["clip.mp4", "view.mp4", "thumb.jpg"].contains(p[4]) else {
+                    return .error(404, "\(p[4]): a share link serves clip.mp4, view.mp4 and thumb.jpg")
+                }
+                guard try sharedClips(s).contains(clipID) else {
+                    return .error(403, "this link shares \(s.kind) \(s.target) only")
+                }
+                var inner = r
+                inner.path = "/media/\(clipID)/\(p[4])"
+                return media(inner)
+            default:
+                return .error(404, "\(r.path): a share link has its page, /api, /media/<clipId>/<file> and /export.mp4")
+            }
+        } catch let e as StudioError {
+            return .error(e.status, e.message)
+        } catch {
+            return .error(500, "\(error)")
+        }
+    }
+
+    /// The swing ids a link shares.
+    func sharedSwings(_ s: StudioAPI.Share) throws -> [String] {
+        switch s.kind {
+        case "swing": return [s.target]
+        case "lesson": return try lessonOrder().swings.filter { $0.lesson == s.target }.map(\.id)
+        default: return []
+        }
+    }
+
+    /// The clip ids a link's media may come from.
+    func sharedClips(_ s: StudioAPI.Share) throws -> Set<String> {
+        var ids = Set<String>()
+        for id in try sharedSwings(s) { for c in try swing(id) ?? [] { ids.insert(c.clipID) } }
+        return ids
+    }
+
+    func sharedContent(_ s: StudioAPI.Share) throws -> StudioAPI.Shared {
+        let base = "/share/\(s.key)"
+        var swings: [StudioAPI.Shared.Swing] = []
+        let placement = roster?.placement
+        for id in try sharedSwings(s) {
+            guard let angles = try swing(id) else { continue }
+            var out: [StudioAPI.Shared.Angle] = []
+            for c in angles where FileSystem.exists(c.path) {
+                guard let meta = try? ClipMeta.read(c.path + "/meta.json") else { continue }
+                let view = FileSystem.exists(c.path + "/view.mp4") ? "view.mp4" : "clip.mp4"
+                out.append(
+                    .init(
+                        video: "\(base)/media/\(c.clipID)/\(view)", thumb: "\(base)/media/\(c.clipID)/thumb.jpg",
+                        framesPerSecond: meta.captureProfile.framesPerSecond,
+                        impactSeconds: Double(meta.t0Ns.value - meta.window.clipTimeZeroNs) / 1e9,
+                        durationSeconds: Double(meta.frames) / Double(max(1, meta.captureProfile.framesPerSecond))))
+            }
+            let positions = try keyPositions(angles)
+            swings.append(
+                .init(
+                    id: id, receivedAt: angles.map(\.receivedAt).min() ?? "",
+                    studentName: standing(angles, placement).student?.name, positions: positions,
+                    tempo: positions.tempo, angles: out))
+        }
+        var video: StudioAPI.Shared.Video?
+        if s.kind == "export", let e = exports.export(s.target) {
+            video = .init(
+                video: "\(base)/export.mp4", title: e.title, width: e.width, height: e.height,
+                durationSeconds: e.durationSeconds)
+        }
+        return StudioAPI.Shared(kind: s.kind, title: s.title, expires: s.expires, swings: swings, export: video)
+    }
+}
