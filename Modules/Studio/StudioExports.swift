@@ -146,7 +146,8 @@ final class StudioExports: @unchecked Sendable {
         _ = try plan(request)
         let id = Self.newID()
         let e = StudioAPI.Export(
-            id: id, state: "queued", progress: 0, created: ISO8601DateFormatter.utcSeconds.string(from: Date()), title: title,
+            id: id, state: "queued", progress: 0, created: ISO8601DateFormatter.utcSeconds.string(from: Date()),
+            title: title,
             request: request)
         try FileManager.default.createDirectory(atPath: "\(directory)/\(id)", withIntermediateDirectories: true)
         try keep(e)
@@ -217,7 +218,10 @@ final class StudioExports: @unchecked Sendable {
     }
 
     static func newID() -> String {
-        "x" + Crypto.random(6).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+        "x"
+            + Crypto.random(6).map {
+                String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+            }
             .joined()
     }
 }
@@ -258,7 +262,9 @@ extension Studio {
         }
         var parts: [Part] = []
         for (i, side) in q.swings.enumerated() {
-            guard let s = try swing(side.swing) else { throw StudioError(404, "swings[\(i)]: \(side.swing): no such swing") }
+            guard let s = try swing(side.swing) else {
+                throw StudioError(404, "swings[\(i)]: \(side.swing): no such swing")
+            }
             let angles: [CatalogueClip]
             if let a = side.angle {
                 guard let c = s.first(where: { $0.clipID == a }) else {
@@ -304,19 +310,22 @@ extension Studio {
         if let b = q.before { before = min(before, max(0, b)) }
         if let a = q.after { after = min(after, max(0, a)) }
         guard before + after > 0.05 else {
-            throw StudioError(400, "the angles share no time around their \(align) (before \(before) s, after \(after) s)")
+            throw StudioError(
+                400, "the angles share no time around their \(align) (before \(before) s, after \(after) s)")
         }
         let drawings = q.drawings ?? true
         var inputs: [ClipComposer.Input] = []
         for p in parts {
             let start = max(0, p.key - before)
             let end = p.key + after
-            let pictures = try exportPictures(p.clip, size: p.size, impact: p.impact, drawings: drawings, within: start...end)
+            let pictures = try exportPictures(
+                p.clip, size: p.size, impact: p.impact, drawings: drawings, within: start...end)
             inputs.append(.init(path: p.clip.path + "/clip.mp4", start: start, end: end, pictures: pictures))
         }
         let height = min(720, parts.map(\.size.height).min() ?? 720) & ~1
         let spec = ClipComposer.Spec(
-            inputs: inputs, layout: overlay ? .overlay(opacity: q.opacity ?? 0.5) : .sideBySide, height: max(16, height),
+            inputs: inputs, layout: overlay ? .overlay(opacity: q.opacity ?? 0.5) : .sideBySide,
+            height: max(16, height),
             framesPerSecond: 30,
             slow: q.slow.map { .init(from: before + $0.from, to: before + $0.to, factor: $0.factor) }, soundFrom: 0)
         if let why = ClipComposer.problem(spec) { throw StudioError(400, why) }
@@ -386,7 +395,8 @@ extension Studio {
         switch d.kind {
         case .circle where p.count == 2:
             r.circle(
-                x: p[0].x, y: p[0].y, radius: ((p[1].x - p[0].x) * (p[1].x - p[0].x) + (p[1].y - p[0].y) * (p[1].y - p[0].y)).squareRoot(),
+                x: p[0].x, y: p[0].y,
+                radius: ((p[1].x - p[0].x) * (p[1].x - p[0].x) + (p[1].y - p[0].y) * (p[1].y - p[0].y)).squareRoot(),
                 color: color, lineWidth: unit)
         case .text where p.count == 1:
             if let t = d.text { r.text(t, x: p[0].x, y: p[0].y, size: max(12, h / 24), color: color, outline: black) }
@@ -416,17 +426,26 @@ extension Studio {
         }
     }
 
-    /// An export's title in a coach's words.
+    /// An export's title in a coach's words: whose swings, how laid out, how slowed ("Ana Ruiz's swing, 2 angles side by
+    /// side, ¼× from −0.2 s to +0.2 s").
     func exportTitle(_ q: StudioAPI.ExportRequest) -> String {
-        let speed = q.slow.map { s in
+        let placement = roster?.placement
+        let whose = q.swings.map { side -> String in
+            guard let s = try? swing(side.swing) else { return "a swing" }
+            return standing(s, placement).student.map { "\($0.name)'s swing" } ?? "a swing"
+        }
+        var what: String
+        if q.swings.count == 1 {
+            let n = q.swings[0].angle == nil ? ((try? swing(q.swings[0].swing))??.count ?? 1) : 1
+            what = whose[0].prefix(1).uppercased() + whose[0].dropFirst() + (n > 1 ? ", \(n) angles side by side" : "")
+        } else {
+            what = (q.layout == "overlay" ? "Overlay: " : "Comparison: ") + whose.joined(separator: " and ")
+        }
+        if let s = q.slow {
             let rate = [1: "1×", 0.5: "½×", 0.25: "¼×", 0.125: "⅛×"][s.factor] ?? "\(s.factor)×"
-            return ", \(rate) from \(String(format: "%+.1f", s.from)) s to \(String(format: "%+.1f", s.to)) s"
-        } ?? ""
-        let what =
-            q.swings.count == 1
-            ? "Swing \(q.swings[0].swing)" : (q.layout == "overlay" ? "Overlay" : "Comparison")
-                + " of \(q.swings.map(\.swing).joined(separator: " and "))"
-        return what + speed
+            what += ", \(rate) from \(String(format: "%+.1f", s.from)) s to \(String(format: "%+.1f", s.to)) s"
+        }
+        return what
     }
 
     // MARK: Requests

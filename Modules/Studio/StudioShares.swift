@@ -92,7 +92,8 @@ final class StudioShares: @unchecked Sendable {
         do {
             let file = try JSONInput.decode(
                 File.self, from: Data(FileSystem.readSmallFile(path, limit: 16 << 20, regularFileOnly: true)))
-            for (i, s) in file.shares.enumerated() where s.key.utf8.count < 32 || !["swing", "lesson", "export"].contains(s.kind) {
+            for (i, s) in file.shares.enumerated()
+            where s.key.utf8.count < 32 || !["swing", "lesson", "export"].contains(s.kind) {
                 throw LibraryFileError("shares[\(i)]: key of \(s.key.utf8.count) characters or kind '\(s.kind)'")
             }
             shares.withLock { $0 = file.shares }
@@ -128,7 +129,8 @@ final class StudioShares: @unchecked Sendable {
         let now = Date()
         let s = StudioAPI.Share(
             id: "s" + key.prefix(8), key: key, kind: kind, target: target, title: title,
-            created: Self.stamp.string(from: now), expires: Self.stamp.string(from: now.addingTimeInterval(hours * 3600)),
+            created: Self.stamp.string(from: now),
+            expires: Self.stamp.string(from: now.addingTimeInterval(hours * 3600)),
             revoked: nil, url: "/share/\(key)", state: "active")
         try change { list in
             list.append(s)
@@ -190,7 +192,7 @@ extension Studio {
         case "swing":
             guard let s = try swing(q.target) else { throw StudioError(404, "target \(q.target): no such swing") }
             let st = standing(s, roster?.placement)
-            title = "Swing" + (st.student.map { " of \($0.name)" } ?? "") + ", " + (s.map(\.receivedAt).min() ?? "")
+            title = st.student.map { "\($0.name)'s swing" } ?? "A swing"
         case "lesson":
             let order = try lessonOrder()
             let n = order.swings.filter { $0.lesson == q.target }.count

@@ -16,10 +16,12 @@ What it proves, each step asserting and failing with what it saw:
   4. notes are kept as typed (no button) and are there after navigating away and back;
   5. a discarded swing leaves the list until "show discarded"; delete asks, and asks again for a starred swing;
   6. at 390×844 nothing lies past the right edge of Swings or a swing; opened with no address and no camera
-     connected, the studio shows Swings.
+     connected, the studio shows Swings;
+  7. an export of a swing's two angles side by side, slowed, with sound and the drawn line burned in (ffprobe, ffmpeg's
+     pixels); a share link that opens on a phone and is refused for another swing, after revocation and after expiry.
 Waiting is on conditions (WebDriverWait, process exit), never on a bare sleep.
 """
-import argparse, json, os, sys, tempfile, time, urllib.request
+import argparse, json, os, sys, tempfile, time, urllib.error, urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
@@ -361,6 +363,97 @@ try:
         fail(f'overlay: {blend[0]} pixels where the two angles differ, {blend[1]} of them their mean')
     shot('overlay')
     step(f'overlay: the right angle at half opacity over the left ({blend[1]} of {blend[0]} differing pixels their mean)')
+    # 5. Something to send: an export of Ana's second swing (the one drawn on): its two angles side by side, slowed around the impact, its drawings
+    # burned in, with sound — made by the host while the page waits on its progress; judged by ffprobe and ffmpeg.
+    driver.get(base + f'#/swing/{ana[1]}')
+    ready('swing')
+    detail = api(f'/api/swings/{ana[1]}')
+    for id_, v in [('export-from', '-0.2'), ('export-to', '0.2')]:
+        f = driver.find_element(By.ID, id_)
+        f.clear()
+        f.send_keys(v)
+    Select(driver.find_element(By.ID, 'export-speed')).select_by_value('0.25')
+    driver.find_element(By.ID, 'export-make').click()
+    wait(lambda: js("const e = document.querySelector('#export-state .export-status'); return e && e.dataset.state") == 'done', 180, 'the export made')
+    href = js("return document.querySelector('#export-state .export-download').getAttribute('href')")
+    mp4 = os.path.join(work, 'export.mp4')
+    with urllib.request.urlopen(base.rstrip('/') + href, timeout=30) as r, open(mp4, 'wb') as f:
+        f.write(r.read())
+    probe = json.loads(subprocess.run(['ffprobe', '-v', 'error', '-show_entries', 'stream=codec_type,width,height:format=duration', '-of', 'json', mp4],
+                                      check=True, capture_output=True).stdout)
+    video = next(x for x in probe['streams'] if x['codec_type'] == 'video')
+    widths = [int(a['captureProfile'].split('x')[0]) for a in detail['angles']]
+    if video['width'] != sum(widths) or video['height'] != 180:
+        fail(f"export {video['width']}x{video['height']}: not the angles {widths} side by side at 180")
+    if not any(x['codec_type'] == 'audio' for x in probe['streams']):
+        fail('export: no sound track, though the clips have one')
+    before = min(a['impactSeconds'] for a in detail['angles'])
+    after = min(a['durationSeconds'] - a['impactSeconds'] for a in detail['angles'])
+    want = before + after + 0.4 * 3  # 0.4 s played at ¼×
+    got = float(probe['format']['duration'])
+    if abs(got - want) > 0.2:
+        fail(f'export lasts {got:.2f} s, not the {want:.2f} s its slowed span makes')
+    # The whole-clip line drawn on an angle: its pixels in the export's frame, in the studio's yellow.
+    lined = None
+    for i, a in enumerate(detail['angles']):
+        lines = [d for d in api(f"/api/clips/{a['clipId']}/drawings")['drawings'] if d['kind'] == 'line' and d.get('span') == 'clip']
+        if lines:
+            lined = (i, lines[0])
+            break
+    if not lined:
+        fail('no whole-clip line to look for')
+    i, line = lined
+    (x0, y0), (x1, y1) = line['points']
+    left = sum(widths[:i])
+    # A fifth of the way along it (away from the synthetic club, white, that stands in the middle of the frame).
+    px, py = left + round((x0 + 0.2 * (x1 - x0)) * widths[i]), round((y0 + 0.2 * (y1 - y0)) * 180)
+    raw = subprocess.run(['ffmpeg', '-v', 'error', '-ss', '0.3', '-i', mp4, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+                         check=True, capture_output=True).stdout
+    W = video['width']
+    near = [raw[((py + dy) * W + px + dx) * 3:((py + dy) * W + px + dx) * 3 + 3] for dx in range(-3, 4) for dy in range(-3, 4)]
+    # Yellow (#ffd23f) over the dark scene, its colour spread by H.264's 4:2:0 over the thin line: red and green well above
+    # blue. Twelve pixels away, none of it.
+    yellow = lambda c: c[0] > 120 and c[1] > 100 and c[0] - c[2] > 50 and c[1] - c[2] > 40
+    beside = raw[(py * W + px + 12) * 3:(py * W + px + 12) * 3 + 3]
+    if not any(yellow(c) for c in near) or yellow(beside):
+        fail(f'the drawn line is not in the export at ({px}, {py}): {[tuple(c) for c in near[21:28]]}, beside it {tuple(beside)}')
+    shot('export')
+    step(f'export: {video["width"]}x{video["height"]}, both angles side by side, {got:.2f} s (¼× over 0.4 s), sound, the drawn line burned in')
+    # A share link to the swing, opened on a phone: plays its angles; refused for another swing's clip, after revocation
+    # and after its expiry.
+    driver.find_element(By.CSS_SELECTOR, '.share-make[data-kind="swing"]').click()
+    wait(lambda: find('.share-url'), 20, 'the link shown')
+    link = find('.share-url')[0].get_attribute('value')
+    key = link.rsplit('/', 1)[1]
+    driver.set_window_size(390, 844)
+    driver.get(link)
+    wait(lambda: js("return document.querySelectorAll('section.swing video').length") == len(detail['angles']), 20, 'the shared swing on the phone')
+    wait(lambda: js("return [...document.querySelectorAll('section.swing video')].every(v => v.readyState >= 2)"), 30, 'its videos loaded')
+    over = js("const w = document.documentElement.clientWidth; return [document.documentElement.scrollWidth - w, "
+              "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1).length]")
+    if over[0] > 0 or over[1] > 0:
+        fail(f'the share page at 390×844: {over[0]} px past the right edge, {over[1]} elements')
+    shot('share-phone')
+    other = api(f'/api/swings/{ana[0]}')['angles'][0]['clipId']
+    try:
+        urllib.request.urlopen(f"{base.rstrip('/')}/share/{key}/media/{other}/clip.mp4", timeout=10)
+        fail('a swing link served another swing\'s clip')
+    except urllib.error.HTTPError as e:
+        if e.code != 403:
+            fail(f'another swing through the link: {e.code}, not 403')
+    driver.set_window_size(1400, 1000)
+    driver.get(base + '#/exports')
+    ready('exports')
+    share_id = next(sh['id'] for sh in api('/api/shares')['shares'] if sh['key'] == key)
+    driver.find_element(By.CSS_SELECTOR, f'tr[data-share="{share_id}"] button.revoke').click()
+    wait(lambda: js(f"const r = document.querySelector('tr[data-share=\"{share_id}\"]'); return r && r.dataset.state") == 'revoked', 20, 'revoked')
+    driver.get(link)
+    wait(lambda: 'withdrawn' in js("const r = document.getElementById('refused'); return r ? r.textContent : ''"), 20, 'the revoked link refused')
+    brief = api('/api/shares', 'POST', {'kind': 'swing', 'target': ana[1], 'hours': 0.0005})  # 1.8 s
+    wait(lambda: next(sh['state'] for sh in api('/api/shares')['shares'] if sh['id'] == brief['id']) == 'expired', 30, 'the brief link expired')
+    driver.get(base.rstrip('/') + brief['url'])
+    wait(lambda: 'expired' in js("const r = document.getElementById('refused'); return r ? r.textContent : ''"), 20, 'the expired link refused')
+    step('share link: opens the swing at 390×844, refused for another swing\'s clip, after revocation and after expiry')
     driver.get(base + '#/swings?student=ana-ruiz')
     ready('swings')
     wait(lambda: rows_of('data-swing') == [ana[0]], 20, 'the discarded swing hidden')
@@ -445,7 +538,8 @@ try:
     wait(lambda: driver.current_url.endswith('#/swings'), 20, 'opened on Swings')
     ready('swings')
     step('at 390×844 nothing past the right edge; opened without an address, the studio shows Swings')
-    logs = [l for l in driver.get_log('browser') if l['level'] == 'SEVERE' and '409' not in l['message']]
+    # 409: a starred swing's delete asked again; 410: the revoked and expired links, refused as they should be.
+    logs = [l for l in driver.get_log('browser') if l['level'] == 'SEVERE' and '409' not in l['message'] and '410 (Gone)' not in l['message']]
     if logs:
         fail(f'the browser logged errors: {logs}')
     print('PASS', flush=True)

@@ -37,6 +37,18 @@ struct StudioAPIDocumentTests {
         download: "/d", framesPerSecond: 120, impactSeconds: 2, zeroHostNs: 1, durationSeconds: 3, audio: "/a",
         waveform: "/w", audioStartSeconds: 0, audioSecondsPerSample: 1 / 48_000)
     static let angle = StudioAPI.Angle(clip: clip, video: "/v", thumb: "/t", playback: playback)
+    static let export = StudioAPI.Export(
+        id: "x", state: "done", progress: 1, created: "c", title: "t",
+        request: .init(
+            swings: [.init(swing: "s", angle: "a")], layout: "overlay", opacity: 0.5, align: "top", before: 1, after: 1,
+            slow: .init(factor: 0.25, from: -0.1, to: 0.1), drawings: true),
+        video: "v", error: nil, width: 1, height: 1, durationSeconds: 1, bytes: 1, sound: true)
+    static let share = StudioAPI.Share(
+        id: "s", key: "k", kind: "swing", target: "t", title: "t", created: "c", expires: "e", revoked: nil, url: "u",
+        state: "active")
+    static let sharedSwing = StudioAPI.Shared.Swing(
+        id: "s", receivedAt: "r", studentName: "S", positions: KeyPositions(), tempo: nil,
+        angles: [.init(video: "v", thumb: "t", framesPerSecond: 1, impactSeconds: 1, durationSeconds: 1)])
     static let device = StudioAPI.Device(
         id: "face-on", link: "connected", captureProfile: "p",
         relation: .init(offsetNs: 1, skewPpm: 0.1, uncertaintyNs: 2, samples: 3),
@@ -145,6 +157,27 @@ struct StudioAPIDocumentTests {
                         clipId: "c", device: "d", bay: "b", swingId: "c", seq: 1, t0HostNs: 1, t0WallMs: 1))
             ),
             ("CatalogueMessage", "WebSocket", try keys(StudioAPI.CatalogueMessage())),
+            ("ExportMessage", "WebSocket", try keys(StudioAPI.ExportMessage(export: Self.export))),
+            ("Export", "POST /api/exports", try keys(Self.export)),
+            ("ExportRequest", "POST /api/exports", try keys(Self.export.request)),
+            ("ExportList", "POST /api/exports", try keys(StudioAPI.ExportList(exports: []))),
+            ("Share", "POST /api/shares", try keys(Self.share)),
+            ("ShareList", "POST /api/shares", try keys(StudioAPI.ShareList(shares: []))),
+            (
+                "ShareRequest", "POST /api/shares",
+                try keys(StudioAPI.ShareRequest(kind: "swing", target: "t", hours: 1))
+            ),
+            (
+                "Shared", "POST /api/shares",
+                try keys(
+                    StudioAPI.Shared(kind: "swing", title: "t", expires: "e", swings: [Self.sharedSwing], export: nil))
+            ),
+            ("Shared.Swing", "POST /api/shares", try keys(Self.sharedSwing)),
+            ("Shared.Angle", "POST /api/shares", try keys(Self.sharedSwing.angles[0])),
+            (
+                "Shared.Video", "POST /api/shares",
+                try keys(StudioAPI.Shared.Video(video: "v", title: "t", width: 1, height: 1, durationSeconds: 1))
+            ),
         ]
     }
 

@@ -44,7 +44,8 @@ extension StudioTests {
         let t0Ns: Int64
         let frames: Int
         init(_ path: String) throws {
-            let m = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+            let m =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
             t0Ns = ((m["t0Ns"] as! [String: Any])["value"] as! NSNumber).int64Value
             frames = m["frames"] as! Int
         }
@@ -90,7 +91,8 @@ extension StudioTests {
         #expect(abs(duration - 1.6) < 0.15, "duration \(duration)")
         // The line's pixels: red across the left angle's middle row, not in the right angle's.
         let frame = try ToolRunner.runProgram(
-            "ffmpeg", ["-v", "error", "-ss", "0.2", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            "ffmpeg",
+            ["-v", "error", "-ss", "0.2", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
         try #require(frame.stdout.count == 640 * 180 * 3)
         let px = [UInt8](frame.stdout)
         let red = { (x: Int, y: Int) -> Bool in
@@ -120,7 +122,10 @@ extension StudioTests {
             (#"{"swings": [{"swing": "\#(w.swing)"}], "align": "top"}"#, 400, "has no top marked"),
             (#"{"swings": [{"swing": "\#(w.swing)"}], "layout": "sideways"}"#, 400, "layout sideways"),
             (#"{"swings": [{"swing": "\#(w.swing)", "angle": "other"}]}"#, 404, "not an angle of swing"),
-            (#"{"swings": [{"swing": "\#(w.swing)"}], "slow": {"factor": 0.01, "from": 0, "to": 1}}"#, 400, "slow factor"),
+            (
+                #"{"swings": [{"swing": "\#(w.swing)"}], "slow": {"factor": 0.01, "from": 0, "to": 1}}"#, 400,
+                "slow factor"
+            ),
             (#"{"swings": []}"#, 400, "swings: 0"),
             (#"{"swings": 3}"#, 400, "the body must be"),
         ]
@@ -146,7 +151,8 @@ extension StudioTests {
         try JSONEncoder().encode(e).write(to: URL(fileURLWithPath: record))
         try FileManager.default.removeItem(atPath: w.tmp.sub("exports/\(id)/export.mp4"))
         let again = try Studio(
-            host: "127.0.0.1", port: 0, library: w.tmp.path, catalogue: try Catalogue(path: w.tmp.sub("catalogue.sqlite")),
+            host: "127.0.0.1", port: 0, library: w.tmp.path,
+            catalogue: try Catalogue(path: w.tmp.sub("catalogue.sqlite")),
             live: { [] })
         defer { again.stop() }
         exportsMade(again)
@@ -202,7 +208,8 @@ extension StudioTests {
         let lesson = try #require(
             try decode(StudioAPI.Lessons.self, s, "/api/lessons").lessons.first { $0.student == "ana-ruiz" })
         let link = try share(s, #"{"kind": "lesson", "target": "\#(lesson.id)", "hours": 1}"#)
-        #expect(try decode(StudioAPI.Shared.self, s, "/share/\(link.key)/api").swings.map(\.id) == Array(lib.swings[0..<2]))
+        #expect(
+            try decode(StudioAPI.Shared.self, s, "/share/\(link.key)/api").swings.map(\.id) == Array(lib.swings[0..<2]))
         #expect(try get(s, "/share/\(link.key)/media/face-on-5/clip.mp4").status == 403)  // Ben's swing
         for (body, words) in [
             (#"{"kind": "lesson", "target": "nope"}"#, "no such lesson"),
@@ -222,7 +229,8 @@ extension StudioTests {
             of: link.expires, with: "2020-01-01T00:00:00Z")
         try text.write(toFile: file, atomically: true, encoding: .utf8)
         let again = try Studio(
-            host: "127.0.0.1", port: 0, library: lib.tmp.path, catalogue: lib.catalogue, roster: lib.roster, live: { [] })
+            host: "127.0.0.1", port: 0, library: lib.tmp.path, catalogue: lib.catalogue, roster: lib.roster,
+            live: { [] })
         defer { again.stop() }
         let expired = try get(again, "/share/\(link.key)/api")
         #expect(expired.status == 410 && String(decoding: expired.body, as: UTF8.self).contains("expired"))
@@ -232,11 +240,13 @@ extension StudioTests {
         let w = try twoAngleSwing()
         w.studio.stop()
         let keyed = try Studio(
-            host: "127.0.0.1", port: 0, library: w.tmp.path, catalogue: try Catalogue(path: w.tmp.sub("catalogue.sqlite")),
+            host: "127.0.0.1", port: 0, library: w.tmp.path,
+            catalogue: try Catalogue(path: w.tmp.sub("catalogue.sqlite")),
             access: StudioAccess(key: StudioAccessTests.key), live: { [] })
         defer { keyed.stop() }
         let key = "?key=\(StudioAccessTests.key)"
-        let made = try send(keyed, "POST", "/api/exports\(key)", #"{"swings": [{"swing": "\#(w.swing)"}], "after": 0.3}"#)
+        let made = try send(
+            keyed, "POST", "/api/exports\(key)", #"{"swings": [{"swing": "\#(w.swing)"}], "after": 0.3}"#)
         let id = try JSONDecoder().decode(StudioAPI.Export.self, from: Data(made.text.utf8)).id
         exportsMade(keyed)
         let r = try send(keyed, "POST", "/api/shares\(key)", #"{"kind": "export", "target": "\#(id)"}"#)
@@ -245,7 +255,8 @@ extension StudioTests {
         // Without the studio's key: its API is refused, the link's export is served.
         #expect(try get(keyed, "/api/swings").status == 403)
         let shared = try decode(StudioAPI.Shared.self, keyed, "/share/\(link.key)/api")
-        #expect(shared.kind == "export" && shared.swings.isEmpty && shared.export?.video == "/share/\(link.key)/export.mp4")
+        #expect(
+            shared.kind == "export" && shared.swings.isEmpty && shared.export?.video == "/share/\(link.key)/export.mp4")
         let video = try get(keyed, "/share/\(link.key)/export.mp4")
         #expect(video.status == 200 && video.body.count > 1_000)
         // … and no clip's media through it.

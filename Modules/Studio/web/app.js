@@ -78,7 +78,7 @@ function preview(b) {
 
 // ---------------------------------------------------------------- router
 
-const pages = { live: pageLive, swings: pageSwings, swing: pageSwing, compare: pageCompare, sessions: pageSessions, session: pageSession, bay: pageBay };
+const pages = { live: pageLive, swings: pageSwings, swing: pageSwing, compare: pageCompare, sessions: pageSessions, session: pageSession, bay: pageBay, exports: pageExports };
 let teardown = null;
 async function route() {
   if (teardown) { teardown(); teardown = null; }
@@ -706,7 +706,9 @@ async function pageSwing(main, [id]) {
   const positionsBar = el('div', { class: 'controls' }, el('span', { class: 'muted' }, 'Key positions'), ...Object.values(posBtns), tempo);
   showPositions();
   let redrawScrub = null;
-  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, positionsBar, scrub);
+  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, positionsBar, scrub,
+    exportPanel(() => ({ swings: [{ swing: s.id }] }), `${s.angles.length > 1 ? 'its angles side by side' : 'this swing'}`),
+    el('div', { class: 'controls' }, shareButton('swing', s.id, 'Share this swing')));
   await measure.load();
   // Notes are kept as they are typed (a pause of 0.6 s, or leaving the page), and say so.
   const notes = el('textarea', { id: 'notes', placeholder: 'Notes on this swing…' }, s.angles[0].notes || '');
@@ -846,7 +848,9 @@ async function pageCompare(main, [a, b]) {
       el('span', { class: 'label' }, `${i ? 'Right' : 'Left'} · ${x.device} · ${fmtClock(x.receivedAt)}`)))));
   }
   const [measure, measureBar] = choice.overlay ? [{ load: async () => {}, destroy: () => {} }, ''] : measuring(angles, videos, player);
-  main.append(transport(player), measureBar);
+  const exportRequest = () => ({ swings: [{ swing: a, angle: angles[0].clipId }, { swing: b, angle: angles[1].clipId }],
+    layout: choice.overlay ? 'overlay' : 'side-by-side', opacity: overlay ? overlay.alpha : undefined, align: choice.on });
+  main.append(transport(player), measureBar, exportPanel(exportRequest, choice.overlay ? 'the overlay' : 'the two side by side', choice.on));
   await measure.load();
   await Promise.all(videos.map(v => v.readyState >= 1 ? null : new Promise(r => v.addEventListener('loadedmetadata', r, { once: true }))));
   player.seek(0);
@@ -857,6 +861,78 @@ async function pageCompare(main, [a, b]) {
   teardown = () => { player.destroy(); measure.destroy(); if (overlay) cancelAnimationFrame(overlay.raf); document.removeEventListener('keydown', keysDown); };
 }
 
+// ---------------------------------------------------------------- Something to send: exports and share links
+
+const rateWords = { 1: '1×', 0.5: '½×', 0.25: '¼×', 0.125: '⅛×' };
+
+// An export's state in words, with its progress bar, download and share link once made.
+function exportStatus(e) {
+  const box = el('span', { class: 'export-status', 'data-export': e.id, 'data-state': e.state });
+  const fill = () => {
+    box.dataset.state = e.state;
+    if (e.state === 'done') box.replaceChildren(el('a', { href: e.video, download: `ppc-${e.id}.mp4`, class: 'export-download' }, `⤓ MP4 (${fmtBytes(e.bytes || 0)}, ${(e.durationSeconds || 0).toFixed(1)} s${e.sound ? ', with sound' : ''})`), ' ', shareButton('export', e.id, 'Share'));
+    else if (e.state === 'failed') box.replaceChildren(el('span', { class: 'error' }, `not made: ${e.error}`));
+    else box.replaceChildren(el('progress', { max: 1, value: e.progress }), ` ${e.state === 'queued' ? 'waiting' : 'making'} ${Math.round(e.progress * 100)} %`);
+  };
+  fill();
+  live.listeners.add(m => { if (m.type === 'export' && m.export.id === e.id) { e = m.export; fill(); } });
+  return box;
+}
+
+// "Export MP4": what `request()` names, slowed over a span around the aligned moment (¼× from −0.3 s to +0.2 s by
+// default), drawings burned in; made by the host while the coach goes on, its progress shown here and on Exports.
+function exportPanel(request, what, alignOn = 'impact') {
+  const speed = el('select', { id: 'export-speed', title: 'how slow the span plays' }, [1, 0.5, 0.25, 0.125].map(r => { const o = el('option', { value: r }, rateWords[r]); if (r === 0.25) o.selected = true; return o; }));
+  const num = (id, v) => el('input', { type: 'number', id, value: v, step: 0.1, style: 'width: 5em' });
+  const from = num('export-from', -0.3), to = num('export-to', 0.2);
+  const drawn = el('input', { type: 'checkbox', id: 'export-drawings' }); drawn.checked = true;
+  const status = el('span', { id: 'export-state' });
+  const make = el('button', { id: 'export-make', onclick: async () => {
+    const q = { ...request(), drawings: drawn.checked };
+    const factor = Number(speed.value);
+    if (factor < 1) q.slow = { factor, from: Number(from.value), to: Number(to.value) };
+    make.disabled = true;
+    try { const e = await api('/api/exports', jsonBody('POST', q)); status.replaceChildren(exportStatus(e)); }
+    catch (err) { status.replaceChildren(el('span', { class: 'error' }, err.message)); }
+    make.disabled = false;
+  } }, 'Export MP4');
+  return el('div', { class: 'controls export-panel' }, el('span', { class: 'muted' }, `Send ${what}:`), speed, ' from ', from, ' to ', to, ` s around ${alignOn}`,
+    el('label', { class: 'filter' }, drawn, ' drawings'), make, status);
+}
+
+// "Share link": a read-only link to one swing, lesson or export (7 days), shown to copy; revocable on Exports.
+function shareButton(kind, target, label) {
+  const out = el('span', { class: 'share-out' });
+  const b = el('button', { class: 'share-make', 'data-kind': kind, onclick: async e => {
+    e.stopPropagation();
+    try {
+      const sh = await api('/api/shares', jsonBody('POST', { kind, target }));
+      const url = location.origin + sh.url;
+      const field = el('input', { class: 'share-url', readonly: '', value: url, size: 28, onclick: ev => { ev.stopPropagation(); ev.target.select(); } });
+      out.replaceChildren(field, ' ', el('button', { onclick: ev => { ev.stopPropagation(); navigator.clipboard?.writeText(url); field.select(); } }, 'Copy'),
+        el('span', { class: 'muted' }, ` until ${fmtClock(sh.expires)}`));
+    } catch (err) { out.replaceChildren(el('span', { class: 'error' }, err.message)); }
+  } }, label || 'Share link');
+  return el('span', { class: 'share' }, b, ' ', out);
+}
+
+// Exports made and being made, and the links shared (revocable).
+async function pageExports(main) {
+  main.append(el('h1', {}, 'Exports'));
+  const [{ exports }, { shares }] = await Promise.all([api('/api/exports'), api('/api/shares')]);
+  if (!exports.length) main.append(el('p', { class: 'muted' }, 'Nothing exported yet: a swing, or Compare, has "Export MP4".'));
+  else main.append(el('table', { id: 'exports' }, el('tr', {}, ['Asked', 'What', 'State', ''].map(h => el('th', {}, h))),
+    exports.map(e => el('tr', { 'data-export': e.id }, el('td', {}, fmtClock(e.created)), el('td', {}, e.title), el('td', {}, exportStatus(e)),
+      el('td', {}, el('button', { class: 'danger', onclick: async () => { await api('/api/exports/' + e.id, jsonBody('DELETE', {})); route(); } }, 'Delete'))))));
+  main.append(el('h2', {}, 'Links shared'));
+  if (!shares.length) main.append(el('p', { class: 'muted' }, 'No links yet: "Share" on a swing, a lesson or an export makes one.'));
+  else main.append(el('table', { id: 'shares' }, el('tr', {}, ['Made', 'What', 'Open until', 'State', ''].map(h => el('th', {}, h))),
+    shares.map(sh => el('tr', { 'data-share': sh.id, 'data-state': sh.state }, el('td', {}, fmtClock(sh.created)),
+      el('td', {}, el('a', { href: sh.url, target: '_blank', rel: 'noopener' }, sh.title)), el('td', {}, fmtClock(sh.expires)), el('td', {}, sh.state),
+      el('td', {}, sh.state === 'active' ? el('button', { class: 'danger revoke', onclick: async () => { await api('/api/shares/' + sh.id, jsonBody('DELETE', {})); route(); } }, 'Revoke') : '')))));
+  main.dataset.ready = 'yes';
+}
+
 // ---------------------------------------------------------------- Sessions
 
 async function pageSessions(main) {
@@ -865,10 +941,11 @@ async function pageSessions(main) {
   // A lesson: a student's swings at one bay in one sitting, every camera in one row.
   const time = iso => new Date(iso).toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
   if (!lessons.length) main.append(el('p', { class: 'muted' }, 'No lessons yet: set who is hitting on the Live page, and their swings gather here.'));
-  else main.append(el('table', { id: 'lessons' }, el('tr', {}, ['Student', 'Bay', 'Day', 'Time', 'Swings', 'Cameras', 'Starred', 'Kept'].map(h => el('th', {}, h))),
-    lessons.map(l => el('tr', { class: 'link', 'data-lesson': l.id, 'data-student': l.student ?? '', onclick: () => { location.hash = '#/swings?lesson=' + encodeURIComponent(l.id) + '&discarded=show'; } },
+  else main.append(el('table', { id: 'lessons' }, el('tr', {}, ['Student', 'Bay', 'Day', 'Time', 'Swings', 'Cameras', 'Starred', 'Kept', ''].map(h => el('th', {}, h))),
+    lessons.map(l => el('tr', { class: 'link', 'data-lesson': l.id, 'data-student': l.student ?? '', onclick: e => { if (!e.target.closest('.share')) location.hash = '#/swings?lesson=' + encodeURIComponent(l.id) + '&discarded=show'; } },
       el('td', {}, l.studentName || 'no student'), el('td', {}, l.bay || '—'), el('td', {}, new Date(l.from).toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' })),
-      el('td', {}, `${time(l.from)}–${time(l.to)}`), el('td', {}, l.swings), el('td', {}, l.devices.length), el('td', {}, l.starred), el('td', {}, l.kept)))));
+      el('td', {}, `${time(l.from)}–${time(l.to)}`), el('td', {}, l.swings), el('td', {}, l.devices.length), el('td', {}, l.starred), el('td', {}, l.kept),
+      el('td', { class: 'share' }, shareButton('lesson', l.id, 'Share'))))));
   main.append(el('h2', {}, 'Capture sessions, one per camera'));
   if (!sessions.length) { main.append(el('p', { class: 'muted' }, 'No sessions yet.')); main.dataset.ready = 'yes'; return; }
   main.append(el('table', { id: 'sessions' }, el('tr', {}, ['Device', 'Session', 'Shots', 'Kept', 'Starred', 'Discarded', 'Size', 'Last clip'].map(h => el('th', {}, h))),
