@@ -42,6 +42,8 @@ public final class Studio: @unchecked Sendable {
     let exports: StudioExports
     /// Share links (`LIBRARY/shares.json`).
     let shares: StudioShares
+    /// Tags on swings (`LIBRARY/tags.json`).
+    let tags: StudioTags
 
     /// Files of a clip the studio serves; anything else under a clip is not.
     public static let mediaFiles: [String: String] = [
@@ -67,6 +69,7 @@ public final class Studio: @unchecked Sendable {
         self.library = library
         self.catalogue = catalogue
         shares = try StudioShares(library: library)
+        tags = try StudioTags(library: library)
         self.assets = assets
         self.live = live
         self.say = say
@@ -285,6 +288,9 @@ public final class Studio: @unchecked Sendable {
             case ("POST", "exports", 2): return try addExport(r.body)
             case ("GET", "exports", 3): return try exportJSON(p[2])
             case ("DELETE", "exports", 3): return try deleteExport(p[2])
+            case ("GET", "tags", 2): return .json(StudioAPI.TagList(tags: tags.counts))
+            case ("PUT", "swings", 4) where p[3] == "tags", ("POST", "swings", 4) where p[3] == "tags":
+                return try setTags(p[2], r.body)
             case ("GET", "shares", 2): return sharesJSON()
             case ("POST", "shares", 2): return try addShare(r.body)
             case ("DELETE", "shares", 3): return try revokeShare(p[2])
@@ -360,7 +366,9 @@ public final class Studio: @unchecked Sendable {
         }
         let hide = discarded == "hide" && flag != "discarded"
         let placement = roster?.placement
-        let filtered = ["bay", "device", "flag", "from", "to", "student", "lesson", "q"].contains { r.query[$0] != nil }
+        let filtered = ["bay", "device", "flag", "from", "to", "student", "lesson", "q", "tag"].contains {
+            r.query[$0] != nil
+        }
         let page: [[CatalogueClip]]
         let total: Int
         let more: Bool
@@ -381,10 +389,13 @@ public final class Studio: @unchecked Sendable {
                 all = all.filter { standing($0, placement).student?.id == (student == "none" ? nil : student) }
             }
             if let lesson = r.query["lesson"] { all = all.filter { standing($0, placement).lesson == lesson } }
+            if let tag = r.query["tag"]?.lowercased() {
+                all = all.filter { s in tags.tags(Self.swingID(s)).contains { $0.lowercased() == tag } }
+            }
             if let q = r.query["q"]?.lowercased(), !q.isEmpty {
                 all = all.filter { s in
                     let who = standing(s, placement).student?.name.lowercased() ?? ""
-                    return who.contains(q)
+                    return who.contains(q) || tags.tags(Self.swingID(s)).contains { $0.lowercased().contains(q) }
                         || s.contains {
                             $0.notes.lowercased().contains(q) || $0.device.lowercased().contains(q)
                                 || ($0.bay ?? "").lowercased().contains(q) || $0.receivedAt.hasPrefix(q)
@@ -461,7 +472,8 @@ public final class Studio: @unchecked Sendable {
             receivedAt: s.map(\.receivedAt).max() ?? "", flags: Self.swingFlags(s), student: st.student?.id,
             studentName: st.student?.name, lesson: st.lesson,
             // where t0 is in the video: the swing's own view (a list reads no clip's files)
-            angles: s.map { StudioAPI.Angle(clip: StudioAPI.Clip($0), video: videoURL($0), thumb: Self.thumbURL($0)) })
+            angles: s.map { StudioAPI.Angle(clip: StudioAPI.Clip($0), video: videoURL($0), thumb: Self.thumbURL($0)) },
+            tags: tags.tags(Self.swingID(s)))
     }
 
     static func thumbURL(_ c: CatalogueClip) -> String { "/media/\(c.clipID)/thumb.jpg" }
@@ -530,7 +542,7 @@ public final class Studio: @unchecked Sendable {
                 studentName: st.student?.name, lesson: st.lesson, lessonIndex: at.map { $0 + 1 },
                 lessonSwings: around.count, previous: at.flatMap { $0 > 0 ? around[$0 - 1] : nil },
                 next: at.flatMap { $0 + 1 < around.count ? around[$0 + 1] : nil }, positions: positions,
-                tempo: positions.tempo, angles: angles))
+                tempo: positions.tempo, angles: angles, tags: tags.tags(id)))
     }
 
     /// Every swing's id and lesson, oldest first, and what they were read against.

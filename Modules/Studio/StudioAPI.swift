@@ -190,6 +190,8 @@ public enum StudioAPI {
         @Nullable public var studentName: String?
         public var lesson: String
         public var angles: [Angle]
+        /// The coach's words on it (`PUT /api/swings/<id>/tags`).
+        public var tags: [String] = []
     }
 
     public struct SwingList: Codable, Sendable, Equatable {
@@ -227,6 +229,7 @@ public enum StudioAPI {
         public var positions: KeyPositions
         @Nullable public var tempo: KeyPositions.Tempo?
         public var angles: [Angle]
+        public var tags: [String] = []
     }
 
     public struct Refused: Codable, Sendable, Equatable {

@@ -296,6 +296,7 @@ extension Studio {
             )
         }
         let removed = try LibraryRemoval.remove(s, library: library, catalogue: catalogue)
+        if !tags.tags(id).isEmpty { _ = try? tags.set(id, []) }  // a swing gone takes its tags with it
         return .json(StudioAPI.Removed(swing: id, clips: removed.clips, bytes: removed.bytes))
     }
 }

@@ -367,6 +367,18 @@ try:
     # burned in, with sound — made by the host while the page waits on its progress; judged by ffprobe and ffmpeg.
     driver.get(base + f'#/swing/{ana[1]}')
     ready('swing')
+    # A tag typed on the swing; Swings then filters on it.
+    tag_field = driver.find_element(By.ID, 'tag-add')
+    tag_field.send_keys('Driver')
+    tag_field.send_keys('\ue007')  # Enter
+    wait(lambda: main('tags') == 'Driver', 20, 'the tag kept')
+    driver.get(base + '#/swings?discarded=show')  # (this swing was discarded above)
+    ready('swings')
+    Select(driver.find_element(By.ID, 'filter-tag')).select_by_value('Driver')
+    wait(lambda: rows_of('data-swing') == [ana[1]], 20, 'Swings filtered by the tag')
+    step('a tag typed on a swing; Swings filters on it')
+    driver.get(base + f'#/swing/{ana[1]}')
+    ready('swing')
     detail = api(f'/api/swings/{ana[1]}')
     for id_, v in [('export-from', '-0.2'), ('export-to', '0.2')]:
         f = driver.find_element(By.ID, id_)
@@ -526,7 +538,7 @@ try:
 
     # 6. A phone: nothing past the right edge; opened with no address and no camera connected: Swings.
     driver.set_window_size(390, 844)
-    for page in ['#/swings', '#/swing/' + ana[0], '#/sessions']:  # noqa: the drawings bar wraps
+    for page in ['#/swings', '#/swing/' + ana[0], '#/sessions', '#/exports']:  # noqa: the drawings bar wraps
         driver.get(base + page)
         ready(page.split('/')[1])
         over = js("""const w = document.documentElement.clientWidth; return [document.documentElement.scrollWidth - w,

@@ -158,6 +158,12 @@ struct StudioAPIDocumentTests {
             ),
             ("CatalogueMessage", "WebSocket", try keys(StudioAPI.CatalogueMessage())),
             ("ExportMessage", "WebSocket", try keys(StudioAPI.ExportMessage(export: Self.export))),
+            ("Tags", "PUT /api/swings/<id>/tags", try keys(StudioAPI.Tags(tags: []))),
+            (
+                "TagList", "PUT /api/swings/<id>/tags",
+                try keys(StudioAPI.TagList(tags: [.init(tag: "t", swings: 1)]))
+            ),
+            ("TagList.Tag", "PUT /api/swings/<id>/tags", try keys(StudioAPI.TagList.Tag(tag: "t", swings: 1))),
             ("Export", "POST /api/exports", try keys(Self.export)),
             ("ExportRequest", "POST /api/exports", try keys(Self.export.request)),
             ("ExportList", "POST /api/exports", try keys(StudioAPI.ExportList(exports: []))),

@@ -216,3 +216,43 @@ extension StudioTests {
         } throws: { "\($0)".contains("students.json") && "\($0)".contains("students[0].id") }
     }
 }
+
+/// Tags (issue 35, point 1): the coach's words on swings, filtered and searched, kept by swing id.
+extension StudioTests {
+    @Test func tagsAreKeptBySwingFilteredAndSearchedAndGoWithADeletedSwing() throws {
+        let lib = try library()
+        let s = lib.studio
+        let put = try send(
+            s, "PUT", "/api/swings/\(lib.swings[0])/tags", #"{"tags": ["Driver", "  over   the top ", "driver"]}"#)
+        #expect(put.status == 200, "\(put.text)")
+        #expect(
+            try JSONDecoder().decode(StudioAPI.Tags.self, from: Data(put.text.utf8)).tags == ["Driver", "over the top"])
+        #expect(try send(s, "PUT", "/api/swings/\(lib.swings[2])/tags", #"{"tags": ["driver"]}"#).status == 200)
+        let byTag = try decode(StudioAPI.SwingList.self, s, "/api/swings?tag=DRIVER")
+        #expect(Set(byTag.swings.map(\.id)) == [lib.swings[0], lib.swings[2]])
+        #expect(byTag.swings.first { $0.id == lib.swings[0] }?.tags == ["Driver", "over the top"])
+        #expect(try decode(StudioAPI.SwingList.self, s, "/api/swings?q=over%20the").swings.map(\.id) == [lib.swings[0]])
+        #expect(
+            try decode(StudioAPI.SwingDetail.self, s, "/api/swings/\(lib.swings[0])").tags == [
+                "Driver", "over the top",
+            ])
+        let all = try decode(StudioAPI.TagList.self, s, "/api/tags").tags
+        #expect(all == [.init(tag: "Driver", swings: 2), .init(tag: "over the top", swings: 1)])
+        // Refused, naming why.
+        let long = try send(
+            s, "PUT", "/api/swings/\(lib.swings[0])/tags", #"{"tags": ["\#(String(repeating: "x", count: 41))"]}"#)
+        #expect(long.status == 400 && long.text.contains("tags[0]"), "\(long.text)")
+        #expect(try send(s, "PUT", "/api/swings/nope/tags", #"{"tags": []}"#).status == 404)
+        #expect(try send(s, "PUT", "/api/swings/\(lib.swings[0])/tags", #"{"tags": "driver"}"#).status == 400)
+        // Kept in the library: a studio started again reads them.
+        s.stop()
+        let again = try Studio(
+            host: "127.0.0.1", port: 0, library: lib.tmp.path, catalogue: lib.catalogue, roster: lib.roster,
+            live: { [] })
+        defer { again.stop() }
+        #expect(try decode(StudioAPI.SwingDetail.self, again, "/api/swings/\(lib.swings[2])").tags == ["driver"])
+        // A deleted swing takes its tags with it.
+        #expect(try send(again, "DELETE", "/api/swings/\(lib.swings[2])", "{}").status == 200)
+        #expect(try decode(StudioAPI.TagList.self, again, "/api/tags").tags.first { $0.tag == "Driver" }?.swings == 1)
+    }
+}

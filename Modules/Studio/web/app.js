@@ -211,13 +211,14 @@ async function pageSwings(main) {
   main.append(el('h1', {}, 'Swings'));
   const params = new URLSearchParams(location.hash.split('?')[1] || '');
   const filters = {};
-  for (const k of ['bay', 'device', 'flag', 'from', 'to', 'student', 'lesson', 'q']) filters[k] = params.get(k) || '';
+  for (const k of ['bay', 'device', 'flag', 'tag', 'from', 'to', 'student', 'lesson', 'q']) filters[k] = params.get(k) || '';
   // Discarded swings are hidden unless asked for (or the flag filter asks for them).
   filters.discarded = params.get('discarded') === 'show' ? 'show' : 'hide';
   const query = () => Object.entries(filters).filter(([, v]) => v).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
   // The bays and students (for the filters) and the first page are asked for at once: one round trip.
   const first = api('/api/swings?limit=100&' + query());
-  const [{ bays }, roster] = await Promise.all([api('/api/bays').catch(() => ({ bays: [] })), api('/api/students').catch(() => ({ students: [] }))]);
+  const [{ bays }, roster, { tags }] = await Promise.all([api('/api/bays').catch(() => ({ bays: [] })), api('/api/students').catch(() => ({ students: [] })),
+    api('/api/tags').catch(() => ({ tags: [] }))]);
   const pick = (key, label, options) => el('label', { class: 'filter' }, label + ' ', el('select', { id: 'filter-' + key, onchange: e => { filters[key] = e.target.value; apply(); } },
     [['', 'all'], ...options].map(([v, t]) => { const o = el('option', { value: v }, t); if (v === filters[key]) o.selected = true; return o; })));
   const day = (key, label) => el('label', { class: 'filter' }, label + ' ', el('input', { type: 'date', id: 'filter-' + key, value: filters[key], onchange: e => { filters[key] = e.target.value; apply(); } }));
@@ -232,6 +233,7 @@ async function pageSwings(main) {
     pick('student', 'Student', [...roster.students.map(st => [st.id, st.name]), ['none', 'no student']]),
     pick('bay', 'Bay', bays.map(b => [b.name, b.name])), pick('device', 'Device', devices.map(d => [d, d])),
     pick('flag', 'Flag', [['starred', '★ starred'], ['kept', 'kept'], ['discarded', 'discarded'], ['none', 'not marked']]),
+    tags.length || filters.tag ? pick('tag', 'Tag', tags.map(t => [t.tag, `${t.tag} (${t.swings})`])) : '',
     day('from', 'From'), day('to', 'To'), search, el('label', { class: 'filter' }, showDiscarded, ' show discarded'),
     filters.lesson ? el('a', { href: '#/swings', id: 'filter-lesson' }, 'one lesson ✕') : '',
     el('span', { class: 'muted', id: 'swings-total' })));
@@ -241,7 +243,8 @@ async function pageSwings(main) {
   let next = null;
   const row = s => el('div', { class: 'swing-row', 'data-swing': s.id, 'data-seq': s.seq ?? '', 'data-student': s.student ?? '', onclick: () => { location.hash = '#/swing/' + encodeURIComponent(s.id); } },
     el('div', { class: 'when' }, el('div', { class: 'who' }, s.studentName || 'no student'), el('div', {}, fmtClock(s.receivedAt)),
-      el('div', { class: 'muted' }, `${s.bay ? s.bay + ' · ' : ''}${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`), flagText(s.flags)),
+      el('div', { class: 'muted' }, `${s.bay ? s.bay + ' · ' : ''}${s.angles.length} angle${s.angles.length > 1 ? 's' : ''}`), flagText(s.flags),
+      (s.tags || []).length ? el('div', { class: 'tags' }, s.tags.map(t => el('span', { class: 'tag' }, t))) : ''),
     el('div', { class: 'thumbs' }, s.angles.map(a => el('div', { class: 'thumb' },
       el('img', { src: a.thumb, loading: 'lazy', alt: `${a.device} at impact`, width: 180, height: 101 }),
       el('span', {}, `${a.device} · ${a.captureProfile}`)))));
@@ -271,11 +274,11 @@ async function pageSwings(main) {
   // A swing catalogued now: its row is added on top (or, for an angle of a swing listed, updated in place).
   live.listeners.add(async m => {
     if (m.type !== 'clip') return;
-    if ((filters.bay && m.bay !== filters.bay) || filters.flag || filters.to || filters.q || filters.lesson) return;  // a new swing is unmarked, today's, without notes
+    if ((filters.bay && m.bay !== filters.bay) || filters.flag || filters.tag || filters.to || filters.q || filters.lesson) return;  // a new swing is unmarked, untagged, today's, without notes
     const s = await api('/api/swings/' + encodeURIComponent(m.swingId));
     if (filters.device && !s.angles.some(a => a.device === filters.device)) return;
     if (filters.student && (s.student ?? 'none') !== filters.student) return;
-    const summary = { id: s.id, seq: s.seq, bay: s.bay, flags: s.flags, student: s.student, studentName: s.studentName, receivedAt: s.angles.map(a => a.receivedAt).sort().pop(), angles: s.angles };
+    const summary = { id: s.id, seq: s.seq, bay: s.bay, flags: s.flags, tags: s.tags, student: s.student, studentName: s.studentName, receivedAt: s.angles.map(a => a.receivedAt).sort().pop(), angles: s.angles };
     const old = list.querySelector(`[data-swing="${CSS.escape(s.id)}"]`);
     $('#no-swings', list)?.remove();
     if (old) old.replaceWith(row(summary)); else list.prepend(row(summary));
@@ -704,9 +707,28 @@ async function pageSwing(main, [id]) {
   };
   for (const [key, label] of [['address', 'Address (A)'], ['top', 'Top (T)'], ['finish', 'Finish (F)']]) posBtns[key] = el('button', { id: 'mark-' + key, onclick: () => mark(key) }, label);
   const positionsBar = el('div', { class: 'controls' }, el('span', { class: 'muted' }, 'Key positions'), ...Object.values(posBtns), tempo);
+  // Tags: the coach's words on the swing (Enter adds one, × takes it off); the library's tags offered as they type.
+  const tagChips = el('span', { id: 'tags' });
+  const tagState = el('span', { class: 'muted', id: 'tags-status' });
+  const saveTags = async next => {
+    try { s.tags = (await api(`/api/swings/${encodeURIComponent(s.id)}/tags`, jsonBody('PUT', { tags: next }))).tags; tagState.textContent = ''; }
+    catch (e) { tagState.textContent = e.message; }
+    showTags();
+  };
+  const showTags = () => {
+    tagChips.replaceChildren(...s.tags.map(t => el('span', { class: 'tag' }, t, el('button', { class: 'untag', title: `take "${t}" off`, onclick: () => saveTags(s.tags.filter(x => x !== t)) }, '×'))));
+    main.dataset.tags = s.tags.join(',');
+  };
+  const known = el('datalist', { id: 'known-tags' });
+  api('/api/tags').then(r => known.replaceChildren(...r.tags.map(t => el('option', { value: t.tag })))).catch(() => {});
+  const tagInput = el('input', { id: 'tag-add', list: 'known-tags', placeholder: 'add a tag…', size: 14, onkeydown: e => {
+    if (e.key === 'Enter' && e.target.value.trim()) { e.preventDefault(); const t = e.target.value.trim(); e.target.value = ''; saveTags([...s.tags, t]); }
+  } });
+  const tagsBar = el('div', { class: 'controls' }, el('span', { class: 'muted' }, 'Tags'), tagChips, tagInput, known, tagState);
+  showTags();
   showPositions();
   let redrawScrub = null;
-  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, positionsBar, scrub,
+  main.append(grid, transport(player, [...flagBtns, el('span', { class: 'sep' }), ...downloads.flatMap(d => [d, ' '])]), measureBar, positionsBar, tagsBar, scrub,
     exportPanel(() => ({ swings: [{ swing: s.id }] }), `${s.angles.length > 1 ? 'its angles side by side' : 'this swing'}`),
     el('div', { class: 'controls' }, shareButton('swing', s.id, 'Share this swing')));
   await measure.load();
