@@ -263,3 +263,24 @@ extension StudioTests {
         #expect(try get(keyed, "/share/\(link.key)/media/\(w.angles[0])/clip.mp4").status == 403)
     }
 }
+
+extension StudioTests {
+    @Test func anOverlayExportIsOneAngleOverTheOtherAtTheFirstsSize() throws {
+        let w = try twoAngleSwing()
+        defer { w.studio.stop() }
+        let made = try send(
+            w.studio, "POST", "/api/exports",
+            #"{"swings": [{"swing": "\#(w.swing)"}], "layout": "overlay", "opacity": 0.3, "after": 0.4, "drawings": false}"#
+        )
+        #expect(made.status == 202, "\(made.text)")
+        let id = try JSONDecoder().decode(StudioAPI.Export.self, from: Data(made.text.utf8)).id
+        exportsMade(w.studio)
+        let e = try decode(StudioAPI.Export.self, w.studio, "/api/exports/\(id)")
+        #expect(e.state == "done" && e.width == 320 && e.height == 180, "\(e)")
+        // Overlay asks for exactly two angles.
+        let one = try send(
+            w.studio, "POST", "/api/exports",
+            #"{"swings": [{"swing": "\#(w.swing)", "angle": "\#(w.angles[0])"}], "layout": "overlay"}"#)
+        #expect(one.status == 400 && one.text.contains("two angles"), "\(one.text)")
+    }
+}
