@@ -55,13 +55,8 @@ public final class Bays: @unchecked Sendable {
     public init(library: String) throws {
         path = "\(library)/\(Self.fileName)"
         current = Plan(bays: [])
-        guard FileSystem.exists(path) else { return }
-        let plan: Plan
-        do {
-            plan = try JSONInput.decode(
-                Plan.self, from: Data(FileSystem.readSmallFile(path, limit: 1 << 20, regularFileOnly: true)))
-        } catch {
-            throw LibraryError("\(path): not a library's bays (\(error))")
+        guard let plan = try LibraryFile.read(Plan.self, from: path, limit: 1 << 20, what: "a library's bays") else {
+            return
         }
         if let why = plan.problem { throw LibraryError("\(path): \(why)") }
         current = plan
@@ -76,11 +71,9 @@ public final class Bays: @unchecked Sendable {
     /// Replaces the bays, kept in bays.json (whole or not at all); refused, naming what, when the plan cannot stand.
     public func set(_ plan: Plan) throws {
         if let why = plan.problem { throw LibraryError(why) }
-        let e = JSONEncoder()
-        e.outputFormatting = [.prettyPrinted, .sortedKeys]
         lock.lock()
         defer { lock.unlock() }
-        try FileSystem.writeAtomically(Array(try e.encode(plan)), to: path)
+        try LibraryFile.write(plan, to: path)
         current = plan
     }
 

@@ -78,13 +78,9 @@ public final class Roster: @unchecked Sendable {
     public init(library: String) throws {
         path = "\(library)/\(Self.fileName)"
         current = File(students: [], turns: [])
-        guard FileSystem.exists(path) else { return }
-        do {
-            current = try JSONInput.decode(
-                File.self, from: Data(FileSystem.readSmallFile(path, limit: 64 << 20, regularFileOnly: true)))
-        } catch {
-            throw LibraryError("\(path): not a library's students (\(error))")
-        }
+        guard let file = try LibraryFile.read(File.self, from: path, limit: 64 << 20, what: "a library's students")
+        else { return }
+        current = file
         if let why = Self.problem(current) { throw LibraryError("\(path): \(why)") }
     }
 
@@ -237,9 +233,7 @@ public final class Roster: @unchecked Sendable {
 
     func write(_ file: File) throws {
         if let why = Self.problem(file) { throw LibraryError(why) }
-        let e = JSONEncoder()
-        e.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try FileSystem.writeAtomically(Array(try e.encode(file)), to: path)
+        try LibraryFile.write(file, to: path)
         current = file
         changes += 1
     }

@@ -349,40 +349,63 @@ extension ClipComposer {
         }
     }
 
+    /// One libavfilter graph: filters made by name with their options, linked output 0 to an input pad, configured
+    /// once; freed with it.
+    final class FilterGraph {
+        let graph: UnsafeMutablePointer<AVFilterGraph>
+        var serial = 0
+
+        init() throws(MediaError) {
+            guard let g = avfilter_graph_alloc() else {
+                throw MediaError(operation: "allocate filter graph", "out of memory")
+            }
+            graph = g
+            g.pointee.nb_threads = 0
+        }
+
+        deinit {
+            var g: UnsafeMutablePointer<AVFilterGraph>? = graph
+            avfilter_graph_free(&g)
+        }
+
+        func add(_ name: String, _ args: String?) throws(MediaError) -> UnsafeMutablePointer<AVFilterContext> {
+            guard let f = avfilter_get_by_name(name) else {
+                throw MediaError(operation: "export", "libavfilter has no \(name) filter")
+            }
+            serial += 1
+            var ctx: UnsafeMutablePointer<AVFilterContext>?
+            try check(
+                avfilter_graph_create_filter(&ctx, f, "\(name)\(serial)", args, nil, graph),
+                "filter \(name)=\(args ?? "")")
+            return ctx!
+        }
+
+        func link(
+            _ a: UnsafeMutablePointer<AVFilterContext>, _ b: UnsafeMutablePointer<AVFilterContext>, _ pad: UInt32 = 0
+        ) throws(MediaError) {
+            try check(avfilter_link(a, 0, b, pad), "link filters")
+        }
+
+        func configure(_ what: String) throws(MediaError) {
+            try check(avfilter_graph_config(graph, nil), "configure \(what)")
+        }
+    }
+
     /// The filter graph: per input, its pictures overlaid, its time slowed, its rate made the export's and its size
     /// the export's height; then the inputs stacked or blended.
     final class VideoGraph {
-        let graph: UnsafeMutablePointer<AVFilterGraph>
+        let filters: FilterGraph
         var sources: [UnsafeMutablePointer<AVFilterContext>] = []
         let sink: UnsafeMutablePointer<AVFilterContext>
         let out: UnsafeMutablePointer<AVFrame>
         var width = 0, height = 0
 
         init(_ spec: Spec, _ inputs: [Source]) throws(MediaError) {
-            guard let g = avfilter_graph_alloc(), let o = av_frame_alloc() else {
-                throw MediaError(operation: "allocate filter graph", "out of memory")
-            }
-            graph = g
+            guard let o = av_frame_alloc() else { throw MediaError(operation: "allocate frame", "out of memory") }
             out = o
-            g.pointee.nb_threads = 0
-            var serial = 0
-            func make(_ name: String, _ args: String?) throws(MediaError) -> UnsafeMutablePointer<AVFilterContext> {
-                guard let f = avfilter_get_by_name(name) else {
-                    throw MediaError(operation: "export", "libavfilter has no \(name) filter")
-                }
-                serial += 1
-                var ctx: UnsafeMutablePointer<AVFilterContext>?
-                try check(
-                    avfilter_graph_create_filter(&ctx, f, "\(name)\(serial)", args, nil, g),
-                    "filter \(name)=\(args ?? "")")
-                return ctx!
-            }
-            func link(
-                _ a: UnsafeMutablePointer<AVFilterContext>, _ b: UnsafeMutablePointer<AVFilterContext>,
-                _ pad: UInt32 = 0
-            ) throws(MediaError) {
-                try check(avfilter_link(a, 0, b, pad), "link filters")
-            }
+            let g = try FilterGraph()
+            filters = g
+            let make = g.add
             // The export's height, and each input's width at it (even; its aspect kept).
             let h = spec.height & ~1
             // Picture sources, fed once the graph is configured (a source takes frames only then).
@@ -401,19 +424,19 @@ extension ClipComposer {
                         "video_size=\(s.width)x\(s.height):pix_fmt=\(AV_PIX_FMT_BGRA.rawValue):time_base=1/1000000:pixel_aspect=1/1"
                     )
                     let over = try make("overlay", "eof_action=repeat:alpha=premultiplied:format=auto")
-                    try link(last, over, 0)
-                    try link(pictures, over, 1)
+                    try g.link(last, over, 0)
+                    try g.link(pictures, over, 1)
                     last = over
                     feeds.append((s, pictures))
                 }
                 if let slow = spec.slow, slow.factor < 1 {
                     let k = 1 / slow.factor - 1
                     let setpts = try make("setpts", "(T+\(k)*(clip(T\\,\(slow.from)\\,\(slow.to))-\(slow.from)))/TB")
-                    try link(last, setpts)
+                    try g.link(last, setpts)
                     last = setpts
                 }
                 let fps = try make("fps", "fps=\(spec.framesPerSecond)")
-                try link(last, fps)
+                try g.link(last, fps)
                 let w: Int
                 if case .overlay = spec.layout, i == 1 {
                     w = widths[0]
@@ -422,16 +445,16 @@ extension ClipComposer {
                 }
                 widths.append(w)
                 let scale = try make("scale", "w=\(w):h=\(h)")
-                try link(fps, scale)
+                try g.link(fps, scale)
                 let sar = try make("setsar", "1")
-                try link(scale, sar)
+                try g.link(scale, sar)
                 ends.append(sar)
             }
             var top: UnsafeMutablePointer<AVFilterContext>
             switch spec.layout {
             case .sideBySide where ends.count > 1:
                 top = try make("hstack", "inputs=\(ends.count)")
-                for (i, e) in ends.enumerated() { try link(e, top, UInt32(i)) }
+                for (i, e) in ends.enumerated() { try g.link(e, top, UInt32(i)) }
                 width = widths.reduce(0, +)
             case .sideBySide:
                 top = ends[0]
@@ -439,16 +462,16 @@ extension ClipComposer {
             case .overlay(let opacity):
                 // blend's first input is the top layer; its opacity weighs it against the second.
                 top = try make("blend", "all_mode=normal:all_opacity=\(opacity)")
-                try link(ends[1], top, 0)
-                try link(ends[0], top, 1)
+                try g.link(ends[1], top, 0)
+                try g.link(ends[0], top, 1)
                 width = widths[0]
             }
             let format = try make("format", "pix_fmts=yuv420p")
-            try link(top, format)
+            try g.link(top, format)
             sink = try make("buffersink", nil)
-            try link(format, sink)
+            try g.link(format, sink)
             height = h
-            try check(avfilter_graph_config(g, nil), "configure the export's filters")
+            try g.configure("the export's filters")
             for (s, pictures) in feeds {
                 try Self.feed(
                     // Within the cut: a picture's frame after the video's last would have overlay repeat that
@@ -538,8 +561,6 @@ extension ClipComposer {
         deinit {
             var f: UnsafeMutablePointer<AVFrame>? = out
             av_frame_free(&f)
-            var g: UnsafeMutablePointer<AVFilterGraph>? = graph
-            avfilter_graph_free(&g)
         }
     }
 
@@ -625,25 +646,13 @@ extension ClipComposer {
     enum Tempo {
         static func stretch(_ samples: [Float], sampleRate: Int, factor: Double) throws(MediaError) -> [Float] {
             guard factor < 1, !samples.isEmpty else { return samples }
-            guard let g = avfilter_graph_alloc(), let frame = av_frame_alloc() else {
-                throw MediaError(operation: "allocate filter graph", "out of memory")
-            }
-            var graph: UnsafeMutablePointer<AVFilterGraph>? = g
+            guard let frame = av_frame_alloc() else { throw MediaError(operation: "allocate frame", "out of memory") }
             var fp: UnsafeMutablePointer<AVFrame>? = frame
-            defer {
-                av_frame_free(&fp)
-                avfilter_graph_free(&graph)
-            }
-            var serial = 0
-            func make(_ name: String, _ args: String?) throws(MediaError) -> UnsafeMutablePointer<AVFilterContext> {
-                serial += 1
-                var ctx: UnsafeMutablePointer<AVFilterContext>?
-                guard let f = avfilter_get_by_name(name) else {
-                    throw MediaError(operation: "export", "libavfilter has no \(name) filter")
-                }
-                try check(avfilter_graph_create_filter(&ctx, f, "\(name)\(serial)", args, nil, g), "filter \(name)")
-                return ctx!
-            }
+            defer { av_frame_free(&fp) }
+            let g = try FilterGraph()
+            // The sink and source below are the graph's: it must outlive their last use, not just its own.
+            defer { withExtendedLifetime(g) {} }
+            let make = g.add
             let src = try make(
                 "abuffer", "time_base=1/\(sampleRate):sample_rate=\(sampleRate):sample_fmt=flt:channel_layout=mono")
             var last = src
@@ -651,15 +660,15 @@ extension ClipComposer {
             while left < 0.999 {
                 let stage = max(0.5, left)
                 let t = try make("atempo", "tempo=\(stage)")
-                try check(avfilter_link(last, 0, t, 0), "link filters")
+                try g.link(last, t)
                 last = t
                 left /= stage
             }
             let fmt = try make("aformat", "sample_fmts=flt:channel_layouts=mono")
-            try check(avfilter_link(last, 0, fmt, 0), "link filters")
+            try g.link(last, fmt)
             let sink = try make("abuffersink", nil)
-            try check(avfilter_link(fmt, 0, sink, 0), "link filters")
-            try check(avfilter_graph_config(g, nil), "configure the sound's filters")
+            try g.link(fmt, sink)
+            try g.configure("the sound's filters")
             var out: [Float] = []
             out.reserveCapacity(Int(Double(samples.count) / factor) + 4_096)
             func take() throws(MediaError) {

@@ -1,5 +1,6 @@
 import Foundation
 import JSONInput
+import Library
 import Syscall
 
 /// What a coach drew on a clip's frames — a line (its tilt from the horizontal: a shaft, a spine), an angle (three
@@ -156,11 +157,8 @@ public enum ClipDrawings {
     }
 
     public static func write(_ kept: Kept, to directory: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try FileSystem.writeAtomically(
-            [UInt8](try encoder.encode(File(drawings: kept.drawings, undo: kept.undo, redo: kept.redo))),
-            to: "\(directory)/\(fileName)")
+        try LibraryFile.write(
+            File(drawings: kept.drawings, undo: kept.undo, redo: kept.redo), to: "\(directory)/\(fileName)")
     }
 
     struct File: Codable {

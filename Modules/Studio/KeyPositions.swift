@@ -1,5 +1,6 @@
 import Foundation
 import JSONInput
+import Library
 import Syscall
 
 /// The moments of a swing a coach marks — address, top and finish; the impact is t0 itself — as times on the swing's
@@ -72,10 +73,7 @@ public struct KeyPositions: Codable, Sendable, Equatable {
     }
 
     public func write(to directory: String) throws {
-        let e = JSONEncoder()
-        e.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try FileSystem.writeAtomically(
-            Array(try e.encode(File(positions: self))), to: "\(directory)/\(Self.fileName)")
+        try LibraryFile.write(File(positions: self), to: "\(directory)/\(Self.fileName)")
     }
 
     public struct PositionsError: Error, CustomStringConvertible {

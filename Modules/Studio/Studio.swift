@@ -448,13 +448,8 @@ public final class Studio: @unchecked Sendable {
     /// device at one, in the order its angles are shown; kept in the library's bays.json.
     func setBays(_ body: Data) throws -> WebServer.Response {
         guard let bays else { throw StudioError(409, "this studio was started without a library's bays") }
-        let plan: Bays.Plan
-        do { plan = try JSONInput.decode(Bays.Plan.self, from: body) } catch {
-            throw StudioError(
-                400,
-                "the body must be {\"bays\": [{\"name\": …, \"devices\": [device, …]}, …]} (\(Self.decodingProblem(error)))"
-            )
-        }
+        let plan = try Self.body(
+            Bays.Plan.self, body, shape: #"{"bays": [{"name": …, "devices": [device, …]}, …]}"#)
         do { try bays.set(plan) } catch let e as LibraryError { throw StudioError(400, e.description) } catch {
             throw StudioError(500, "\(bays.path): \(error)")
         }
@@ -742,13 +737,12 @@ public final class Studio: @unchecked Sendable {
     /// before can be undone. Kept beside the clip only.
     func setDrawings(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         struct Body: Decodable { var drawings: [ClipDrawings.Drawing] }
-        let given: [ClipDrawings.Drawing]
-        do { given = try JSONInput.decode(Body.self, from: body).drawings } catch {
-            throw StudioError(
-                400,
-                "\(clipID): the body must be {\"drawings\": [{\"kind\": \"line\"|\"angle\"|\"circle\"|\"arrow\"|\"text\"|\"freehand\", \"t\": seconds, \"points\": [[x, y], …], \"color\": \"#rrggbb\", \"span\": \"frame\"|\"clip\", \"text\": …}, …]} (\(Self.decodingProblem(error)))"
-            )
-        }
+        let given = try Self.body(
+            Body.self, body,
+            shape:
+                ##"{"drawings": [{"kind": "line"|"angle"|"circle"|"arrow"|"text"|"freehand", "t": seconds, "points": [[x, y], …], "color": "#rrggbb", "span": "frame"|"clip", "text": …}, …]}"##,
+            about: clipID
+        ).drawings
         if let why = ClipDrawings.problem(given) { throw StudioError(400, "\(clipID): \(why)") }
         // A file there that is not drawings is replaced (GET names it): the coach draws anew, with no history.
         return try changeDrawings(clipID, replacingUnreadable: true) { $0.replace(with: given) }
@@ -786,6 +780,15 @@ public final class Studio: @unchecked Sendable {
     }
 
     /// A JSON decoding error in a sentence: the field it stopped at and why.
+    /// A request's JSON body as `type`; one that does not read is a 400 saying the shape it must have (`shape`), after
+    /// `about` (the swing or clip it is for) when given, and which field was wrong.
+    static func body<T: Decodable>(_ type: T.Type, _ body: Data, shape: String, about: String? = nil) throws -> T {
+        do { return try JSONInput.decode(type, from: body) } catch {
+            throw StudioError(
+                400, "\(about.map { "\($0): " } ?? "")the body must be \(shape) (\(decodingProblem(error)))")
+        }
+    }
+
     static func decodingProblem(_ error: any Error) -> String {
         func path(_ c: [any CodingKey]) -> String {
             c.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()

@@ -453,13 +453,11 @@ extension Studio {
     func exportsJSON() -> WebServer.Response { .json(StudioAPI.ExportList(exports: exports.all)) }
 
     func addExport(_ body: Data) throws -> WebServer.Response {
-        let q: StudioAPI.ExportRequest
-        do { q = try JSONInput.decode(StudioAPI.ExportRequest.self, from: body) } catch {
-            throw StudioError(
-                400,
-                "the body must be {\"swings\": [{\"swing\": id, \"angle\": clipId?}], \"layout\", \"align\", \"slow\": {\"factor\", \"from\", \"to\"}, …} (\(Self.decodingProblem(error)))"
-            )
-        }
+        let q = try Self.body(
+            StudioAPI.ExportRequest.self, body,
+            shape:
+                #"{"swings": [{"swing": id, "angle": clipId?}], "layout", "align", "slow": {"factor", "from", "to"}, …}"#
+        )
         do {
             let e = try exports.add(q, title: exportTitle(q))
             return .json(e, status: 202)

@@ -163,13 +163,8 @@ extension Studio {
     /// `POST /api/students` (a new one) or `PUT /api/students/<id>` (a change): `{"name", "handedness", "notes"}`.
     func saveStudent(_ id: String?, _ body: Data) throws -> WebServer.Response {
         let roster = try rosterHere()
-        let b: StudentBody
-        do { b = try JSONInput.decode(StudentBody.self, from: body) } catch {
-            throw StudioError(
-                400,
-                "the body must be {\"name\": …, \"handedness\": \"right\"|\"left\", \"notes\": …} (\(Self.decodingProblem(error)))"
-            )
-        }
+        let b = try Self.body(
+            StudentBody.self, body, shape: #"{"name": …, "handedness": "right"|"left", "notes": …}"#)
         if let name = b.name, let why = Roster.textProblem(name, what: "name", max: 200, empty: false) {
             throw StudioError(400, why)
         }
@@ -202,12 +197,7 @@ extension Studio {
     /// `PUT /api/hitting` `{"bay": B or null, "student": ID or null}`: from now, the bay's swings are the student's.
     func setHitting(_ body: Data) throws -> WebServer.Response {
         let roster = try rosterHere()
-        let b: HittingBody
-        do { b = try JSONInput.decode(HittingBody.self, from: body) } catch {
-            throw StudioError(
-                400,
-                "the body must be {\"bay\": name or null, \"student\": id or null} (\(Self.decodingProblem(error)))")
-        }
+        let b = try Self.body(HittingBody.self, body, shape: #"{"bay": name or null, "student": id or null}"#)
         if let bay = b.bay, let why = PlainName.problem(bay, what: "bay") { throw StudioError(400, why) }
         do {
             let wall = ISO8601DateFormatter()
@@ -266,13 +256,9 @@ extension Studio {
     /// `PUT /api/swings/<id>/positions` `{"address": s, "top": s, "finish": s}` (seconds from the impact; null or
     /// missing: not marked): replaces them, kept beside every angle; returns the swing.
     func setKeyPositions(_ id: String, _ body: Data) throws -> WebServer.Response {
-        let p: KeyPositions
-        do { p = try JSONInput.decode(KeyPositions.self, from: body) } catch {
-            throw StudioError(
-                400,
-                "\(id): the body must be {\"address\": s, \"top\": s, \"finish\": s} in seconds from the impact, or null (\(Self.decodingProblem(error)))"
-            )
-        }
+        let p = try Self.body(
+            KeyPositions.self, body,
+            shape: #"{"address": s, "top": s, "finish": s} in seconds from the impact, or null"#, about: id)
         if let why = p.problem { throw StudioError(400, "\(id): \(why)") }
         guard let s = try swing(id) else { throw StudioError(404, "\(id): no such swing") }
         for c in s { try Self.requireFolder(c) }

@@ -2,6 +2,7 @@ import Catalogue
 import Crypto
 import Foundation
 import JSONInput
+import Library
 import PayloadSource
 import Synchronization
 import Syscall
@@ -88,23 +89,13 @@ final class StudioShares: @unchecked Sendable {
 
     init(library: String) throws {
         path = library + "/shares.json"
-        guard FileSystem.exists(path) else { return }
-        do {
-            let file = try JSONInput.decode(
-                File.self, from: Data(FileSystem.readSmallFile(path, limit: 16 << 20, regularFileOnly: true)))
-            for (i, s) in file.shares.enumerated()
-            where s.key.utf8.count < 32 || !["swing", "lesson", "export"].contains(s.kind) {
-                throw LibraryFileError("shares[\(i)]: key of \(s.key.utf8.count) characters or kind '\(s.kind)'")
-            }
-            shares.withLock { $0 = file.shares }
-        } catch {
-            throw LibraryFileError("\(path): not a library's share links (\(error))")
+        guard let file = try LibraryFile.read(File.self, from: path, limit: 16 << 20, what: "a library's share links")
+        else { return }
+        for (i, s) in file.shares.enumerated()
+        where s.key.utf8.count < 32 || !["swing", "lesson", "export"].contains(s.kind) {
+            throw LibraryError("\(path): shares[\(i)]: key of \(s.key.utf8.count) characters or kind '\(s.kind)'")
         }
-    }
-
-    struct LibraryFileError: Error, CustomStringConvertible {
-        let description: String
-        init(_ d: String) { description = d }
+        shares.withLock { $0 = file.shares }
     }
 
     static var stamp: ISO8601DateFormatter { ISO8601DateFormatter.utcSeconds }
@@ -154,9 +145,7 @@ final class StudioShares: @unchecked Sendable {
         try shares.withLock { list in
             var next = list
             body(&next)
-            let e = JSONEncoder()
-            e.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try FileSystem.writeAtomically(Array(try e.encode(File(shares: next))), to: path)
+            try LibraryFile.write(File(shares: next), to: path)
             list = next
         }
     }
@@ -176,13 +165,8 @@ extension Studio {
     func sharesJSON() -> WebServer.Response { .json(StudioAPI.ShareList(shares: shares.all)) }
 
     func addShare(_ body: Data) throws -> WebServer.Response {
-        let q: StudioAPI.ShareRequest
-        do { q = try JSONInput.decode(StudioAPI.ShareRequest.self, from: body) } catch {
-            throw StudioError(
-                400,
-                "the body must be {\"kind\": \"swing\"|\"lesson\"|\"export\", \"target\": id, \"hours\": n} (\(Self.decodingProblem(error)))"
-            )
-        }
+        let q = try Self.body(
+            StudioAPI.ShareRequest.self, body, shape: #"{"kind": "swing"|"lesson"|"export", "target": id, "hours": n}"#)
         let hours = q.hours ?? 168
         guard hours.isFinite, hours > 0, hours <= StudioShares.maxHours else {
             throw StudioError(400, "hours \(hours): more than 0, at most \(Int(StudioShares.maxHours)) (90 days)")

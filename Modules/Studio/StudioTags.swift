@@ -1,5 +1,6 @@
 import Foundation
 import JSONInput
+import Library
 import Synchronization
 import Syscall
 import WebServer
@@ -38,22 +39,13 @@ final class StudioTags: @unchecked Sendable {
 
     init(library: String) throws {
         path = library + "/tags.json"
-        guard FileSystem.exists(path) else { return }
-        do {
-            let file = try JSONInput.decode(
-                File.self, from: Data(FileSystem.readSmallFile(path, limit: 64 << 20, regularFileOnly: true)))
-            for (id, tags) in file.swings {
-                if let why = Self.problem(tags) { throw TagsError("swings.\(id.prefix(60)): \(why)") }
-            }
-            bySwing.withLock { $0 = file.swings }
-        } catch {
-            throw TagsError("\(path): not a library's tags (\(error))")
+        guard let file = try LibraryFile.read(File.self, from: path, limit: 64 << 20, what: "a library's tags") else {
+            return
         }
-    }
-
-    struct TagsError: Error, CustomStringConvertible {
-        let description: String
-        init(_ d: String) { description = d }
+        for (id, tags) in file.swings {
+            if let why = Self.problem(tags) { throw LibraryError("\(path): swings.\(id.prefix(60)): \(why)") }
+        }
+        bySwing.withLock { $0 = file.swings }
     }
 
     /// A tag as kept: trimmed, its inner runs of spaces one space.
@@ -84,9 +76,7 @@ final class StudioTags: @unchecked Sendable {
             var next = all
             next[swing] = tags.isEmpty ? nil : tags
             guard next.count <= Self.maxSwings else { throw Studio.StudioError(507, "tags kept for too many swings") }
-            let e = JSONEncoder()
-            e.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try FileSystem.writeAtomically(Array(try e.encode(File(swings: next))), to: path)
+            try LibraryFile.write(File(swings: next), to: path)
             all = next
         }
         return tags
@@ -113,10 +103,7 @@ final class StudioTags: @unchecked Sendable {
 
 extension Studio {
     func setTags(_ id: String, _ body: Data) throws -> WebServer.Response {
-        let q: StudioAPI.Tags
-        do { q = try JSONInput.decode(StudioAPI.Tags.self, from: body) } catch {
-            throw StudioError(400, "\(id): the body must be {\"tags\": [text, …]} (\(Self.decodingProblem(error)))")
-        }
+        let q = try Self.body(StudioAPI.Tags.self, body, shape: #"{"tags": [text, …]}"#, about: id)
         guard try swing(id) != nil else { throw StudioError(404, "\(id): no such swing") }
         do { return .json(StudioAPI.Tags(tags: try tags.set(id, q.tags))) } catch let e as StudioError {
             throw StudioError(e.status, "\(id): \(e.message)")
