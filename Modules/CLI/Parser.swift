@@ -195,6 +195,13 @@ public enum Terminal {
         write(1, String(decoding: data, as: UTF8.self) + "\n")  // JSON escapes control characters itself
     }
 
+    /// Prints an Encodable value as `json(_:)` prints a Foundation object: keys sorted, pretty, slashes unescaped.
+    public static func json<T: Encodable>(_ value: T) throws {
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        write(1, String(decoding: try e.encode(value), as: UTF8.self) + "\n")
+    }
+
     /// A line on stdout. Control characters in it are shown, not obeyed (`StandardStream.visible`): much of what a
     /// tool prints carries text from outside — a peer's reason, a name on the network, a file's path.
     public static func out(_ s: String, terminator: String = "\n") {

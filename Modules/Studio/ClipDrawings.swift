@@ -72,12 +72,7 @@ public enum ClipDrawings {
                     return "drawings[\(i)].points[\(k)] \(p): [x, y], each a fraction of the frame from 0 to 1"
                 }
             }
-            if let c = d.color {
-                let hex = c.utf8.dropFirst()
-                guard c.utf8.count == 7, c.hasPrefix("#"),
-                    hex.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x66 || (0x30...0x39).contains($0) })
-                else { return "drawings[\(i)].color '\(c.prefix(20))': #rrggbb" }
-            }
+            if let c = d.color, !Self.isHexColour(c) { return "drawings[\(i)].color '\(c.prefix(20))': #rrggbb" }
             switch (d.kind, d.text) {
             case (.text, nil): return "drawings[\(i)]: a text has its words (text)"
             case (.text, let s?):
@@ -89,6 +84,12 @@ public enum ClipDrawings {
             }
         }
         return nil
+    }
+
+    /// `#rrggbb`: a hash and six hexadecimal digits, either case.
+    static func isHexColour(_ c: String) -> Bool {
+        let b = Array(c.utf8)
+        return b.count == 7 && b[0] == UInt8(ascii: "#") && b.dropFirst().allSatisfy { $0.isHexDigit }
     }
 
     /// What is kept: the drawings now, and the states undo and redo go back and forth to.
@@ -173,5 +174,13 @@ public enum ClipDrawings {
     public struct DrawingsError: Error, CustomStringConvertible {
         public let description: String
         init(_ d: String) { description = d }
+    }
+}
+
+extension UInt8 {
+    /// 0-9, a-f, A-F.
+    fileprivate var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }
 }

@@ -227,13 +227,17 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
             // Where sample `next` (the first the restarted stream would have had, had nothing been lost) sits now.
             let slope = clock.slope
             let at = Double(clock.timeNs(ofSample: Double(next)) ?? 0)
+            let base = runBase
+            // The samples a point says were lost: where its time puts its position now, less where the run numbered it.
+            func impliedLoss(_ p: PCMClockPoint) -> Double {
+                Double(next) + (Double(p.timeNs) - at) / slope - Double(base + p.position)
+            }
             var n = 0
             for i in 0..<heldCount {
                 guard let p = held[i].point else { continue }
-                let positionNow = Double(next) + (Double(p.timeNs) - at) / slope
                 // insertion into the sorted prefix: a handful of numbers, nothing allocated
                 var k = n
-                let v = positionNow - Double(runBase + p.position)
+                let v = impliedLoss(p)
                 while k > 0, implied[k - 1] > v {
                     implied[k] = implied[k - 1]
                     k -= 1
@@ -251,8 +255,9 @@ public final class ALSASource: AudioSource, SampleClockMapping, SourceDetailing,
             let tolerance = 1e6 / slope
             for i in 0..<heldCount {
                 guard let p = held[i].point else { continue }
-                let v = Double(next) + (Double(p.timeNs) - at) / slope - Double(runBase - lost + p.position)
-                if abs(v - median) <= tolerance { clock.add(position: runBase + p.position, timeNs: p.timeNs) }
+                if abs(impliedLoss(p) - median) <= tolerance {
+                    clock.add(position: runBase + p.position, timeNs: p.timeNs)
+                }
             }
         }
     }

@@ -307,6 +307,10 @@ struct StudioTests {
                 #"{"drawings": [{"kind": "circle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]], "color": "red"}]}"#,
                 "drawings[0].color 'red': #rrggbb"
             ),
+            (
+                ##"{"drawings": [{"kind": "circle", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]], "color": "#12345g"}]}"##,
+                "drawings[0].color '#12345g': #rrggbb"
+            ),
             (#"{"drawings": [{"kind": "text", "t": 1, "points": [[0.1, 0.1]]}]}"#, "a text has its words"),
             (
                 #"{"drawings": [{"kind": "line", "t": 1, "points": [[0.1, 0.1], [0.2, 0.2]], "text": "x"}]}"#,

@@ -89,17 +89,12 @@ enum Corpus {
                 written[kind, default: 0] += 1
             }
             if inv.flag("json") {
-                let e = JSONEncoder()
-                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 struct Said: Encodable {
                     var directory: String
                     var written: [String: Int]
                     var skipped: [String]
                 }
-                Terminal.out(
-                    String(
-                        decoding: try e.encode(Said(directory: dir, written: written, skipped: skipped)), as: UTF8.self)
-                )
+                try Terminal.json(Said(directory: dir, written: written, skipped: skipped))
             } else {
                 for s in skipped { Terminal.err("ppc-host: left out: \(s)") }
                 Terminal.out(

@@ -84,9 +84,7 @@ enum Retention {
                     dryRun: inv.flag("dry-run"), discardedBefore: cutoff,
                     removed: removed.map { .init(swing: $0.swing, clips: $0.clips, bytes: $0.bytes) }, bytes: bytes,
                     failures: failures)
-                let e = JSONEncoder()
-                e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                Terminal.out(String(decoding: try e.encode(report), as: UTF8.self))
+                try Terminal.json(report)
             } else {
                 for r in removed {
                     Terminal.out(
