@@ -18,34 +18,21 @@ With --bench N it instead plays N swings and prints, as JSON, how long after eac
 (requestVideoFrameCallback), and when the whole clip was catalogued — `ppc-tool bench replay`.
 Waiting is on conditions (WebDriverWait, process output), never on a bare sleep.
 """
-import argparse, json, os, re, signal, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
+import json, os, re, signal, socket, statistics, subprocess, sys, threading, time, urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Proc, fail, free_port, procs, watchdog  # noqa: E402
+from harness import Proc, chromium, fail, free_port, procs, test_arguments, watchdog  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument('--host-tool', required=True)
-ap.add_argument('--tool', required=True)
-ap.add_argument('--out', required=True)
-ap.add_argument('--work', default=None)
-ap.add_argument('--bench', type=int, default=0, help='measure this many swings instead of testing')
-args = ap.parse_args()
-os.makedirs(args.out, exist_ok=True)
-work = args.work or tempfile.mkdtemp(prefix='ppc-bay-')
-library = os.path.join(work, 'library')
-os.makedirs(library, exist_ok=True)
+args, work, library, env = test_arguments(
+    'ppc-bay-', lambda ap: ap.add_argument('--bench', type=int, default=0, help='measure this many swings instead of testing'))
 say = (lambda m: print(m, file=sys.stderr, flush=True)) if args.bench else (lambda m: print('- ' + m, flush=True))
 
 
 
-env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, 'state'), SWIFT_BACKTRACE='enable=no')
 
 
 
@@ -94,15 +81,10 @@ def relation_known(id):
 
 
 subprocess.run([args.host_tool, 'bay', 'bay-1', 'face', 'dtl', '--library', library], check=True, env=env, stdout=subprocess.DEVNULL)
-opts = Options()
-opts.binary_location = '/usr/bin/chromium'
-for a in ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1920,1080',
-          '--autoplay-policy=no-user-gesture-required', '--mute-audio']:
-    opts.add_argument(a)
 driver = None
 try:
     host = start_host()
-    driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
+    driver = chromium('1920,1080')
     # Ten minutes for the whole script (it takes one or two; a loaded machine, a few): never a run held for ever.
     watchdog(int(os.environ.get('PPC_BROWSER_TEST_SECONDS', str(600 + 30 * args.bench))), cleanup=lambda: driver.service.process.kill())
     wait = lambda cond, t=60, what='': WebDriverWait(driver, t).until(lambda d: cond(), message=what)

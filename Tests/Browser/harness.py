@@ -1,7 +1,11 @@
-"""What the browser tests share: a child process whose output is read line by line and waited on by condition, a
-failure that says what was seen, a free loopback port. Imported by studio_test.py and bay_test.py."""
-import os, re, signal, socket, subprocess, threading, time
+"""What the browser tests share: their arguments and working folders, Debian's chromium driven headless, a child
+process whose output is read line by line and waited on by condition, a failure that says what was seen, a free
+loopback port. Imported by studio_test.py, bay_test.py, library_test.py and swings_bench.py."""
+import argparse, os, re, signal, socket, subprocess, tempfile, threading, time
 
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.remote_connection import RemoteConnection
 
 procs = []
@@ -26,6 +30,39 @@ def watchdog(seconds, cleanup=lambda: None):
     t = threading.Timer(seconds, fire)
     t.daemon = True
     t.start()
+
+
+def test_arguments(prefix, more=None):
+    """The arguments every browser test takes (--host-tool, --tool, --out, --work; `more` adds its own), the output
+    folder made, a work folder (a new one named for `prefix` unless --work gives it) with its library folder, and the
+    environment the tools run in (their state kept in the work folder, never the person's own)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--host-tool', required=True)
+    ap.add_argument('--tool', required=True)
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--work', default=None)
+    if more:
+        more(ap)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    work = args.work or tempfile.mkdtemp(prefix=prefix)
+    library = os.path.join(work, 'library')
+    os.makedirs(library, exist_ok=True)
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, 'state'), SWIFT_BACKTRACE='enable=no')
+    return args, work, library, env
+
+
+def chromium(size='1400,1000', media=True):
+    """Debian's chromium through chromium-driver, headless (never a downloaded browser); `media`: videos play without
+    a gesture, muted."""
+    opts = Options()
+    opts.binary_location = '/usr/bin/chromium'
+    flags = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', f'--window-size={size}']
+    if media:
+        flags += ['--autoplay-policy=no-user-gesture-required', '--mute-audio']
+    for a in flags:
+        opts.add_argument(a)
+    return webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
 
 
 def fail(msg):

@@ -21,30 +21,17 @@ What it proves, each step asserting and failing with what it saw:
      pixels); a share link that opens on a phone and is refused for another swing, after revocation and after expiry.
 Waiting is on conditions (WebDriverWait, process exit), never on a bare sleep.
 """
-import argparse, json, os, sys, tempfile, time, urllib.error, urllib.request
+import json, os, sys, time, urllib.error, urllib.request
 
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Proc, fail, free_port, procs, watchdog  # noqa: E402
+from harness import Proc, chromium, fail, free_port, procs, test_arguments, watchdog  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument('--host-tool', required=True)
-ap.add_argument('--tool', required=True)
-ap.add_argument('--out', required=True)
-ap.add_argument('--work', default=None)
-args = ap.parse_args()
-os.makedirs(args.out, exist_ok=True)
-work = args.work or tempfile.mkdtemp(prefix='ppc-library-')
-library = os.path.join(work, 'library')
-os.makedirs(library, exist_ok=True)
-env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, 'state'), SWIFT_BACKTRACE='enable=no')
+args, work, library, env = test_arguments('ppc-library-')
 link_port, http_port = free_port(), free_port()
 base = f'http://127.0.0.1:{http_port}/'
 
@@ -91,11 +78,6 @@ def session(devices, impacts):
             fail(f'{r.name}: exit {r.p.returncode}\n' + '\n'.join(r.lines[-20:]))
 
 
-opts = Options()
-opts.binary_location = '/usr/bin/chromium'
-for a in ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,1000',
-          '--autoplay-policy=no-user-gesture-required', '--mute-audio']:
-    opts.add_argument(a)
 driver = None
 try:
     import subprocess
@@ -103,7 +85,7 @@ try:
     host = Proc([args.host_tool, '--library', library, '--listen', f'127.0.0.1:{link_port}', '--http', f'127.0.0.1:{http_port}',
                  '--insecure-loopback-only', '--ingest-policy', 'any'], env=env, name='ppc-host')
     host.wait_for(r'listening on 127\.0\.0\.1:')
-    driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
+    driver = chromium()
     watchdog(int(os.environ.get('PPC_BROWSER_TEST_SECONDS', '600')), cleanup=lambda: driver.service.process.kill())
     # A list the page is rebuilding (a filter just changed) replaces its rows under a find: such a condition is asked again.
     wait = lambda cond, t=60, what='': WebDriverWait(driver, t, ignored_exceptions=[StaleElementReferenceException]).until(lambda d: cond(), message=what)

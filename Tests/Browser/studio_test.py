@@ -17,27 +17,16 @@ What it proves, each step asserting and failing with what it saw:
      link it prints sets the cookie and leaves the address bar; the key and the cookie outlast a host restart.
 Screenshots of every page go to --out. Waiting is on conditions (WebDriverWait, process exit), never on a bare sleep.
 """
-import argparse, json, os, re, signal, subprocess, sys, tempfile, threading, time, urllib.error, urllib.request
+import json, os, re, signal, subprocess, sys, threading, time, urllib.error, urllib.request
 
-from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Proc, fail, free_port, procs, watchdog  # noqa: E402
+from harness import Proc, chromium, fail, free_port, procs, test_arguments, watchdog  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument('--host-tool', required=True)
-ap.add_argument('--tool', required=True)
-ap.add_argument('--out', required=True)
-ap.add_argument('--work', default=None)
-args = ap.parse_args()
-os.makedirs(args.out, exist_ok=True)
-work = args.work or tempfile.mkdtemp(prefix='ppc-studio-')
-library = os.path.join(work, 'library')
+args, work, library, env = test_arguments('ppc-studio-')
 
 
 
@@ -45,7 +34,6 @@ def step(msg):
     print('- ' + msg, flush=True)
 
 
-env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, 'state'), SWIFT_BACKTRACE='enable=no')
 
 
 def start_host():
@@ -90,14 +78,9 @@ def refused_without_key(url):
     return False
 
 
-opts = Options()
-opts.binary_location = '/usr/bin/chromium'
-for a in ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,1000',
-          '--autoplay-policy=no-user-gesture-required', '--mute-audio']:
-    opts.add_argument(a)
 driver = None
 try:
-    driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
+    driver = chromium()
     # Ten minutes for the whole script (it takes one or two; a loaded machine, a few): never a run held for ever.
     watchdog(int(os.environ.get('PPC_BROWSER_TEST_SECONDS', '600')), cleanup=lambda: driver.service.process.kill())
     wait = lambda cond, t=60, what='': WebDriverWait(driver, t).until(lambda d: cond(), message=what)

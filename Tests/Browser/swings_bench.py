@@ -8,22 +8,18 @@ Prints `READY <cold ms> <warm ms>` once the list is painted (ms from navigation 
 the page; the first time, and again on a reload with the page's files cached),
 then, for each row the page adds, `ADDED <wall ms>` (Date.now() when the row was put in, the frame after); exits after N.
 """
-import argparse, sys, time
+import argparse, os, sys, time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import chromium  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument('--url', required=True)
 ap.add_argument('--adds', type=int, default=5)
 args = ap.parse_args()
-opts = Options()
-opts.binary_location = '/usr/bin/chromium'
-for a in ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,1000']:
-    opts.add_argument(a)
-driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=opts)
+driver = chromium(media=False)
 try:
     js = driver.execute_script
     wait = lambda cond, t=120: WebDriverWait(driver, t).until(lambda d: cond())
