@@ -12,17 +12,22 @@ import Foundation
 /// few frames an input however long the clips are.
 public enum ClipComposer {
     /// A picture laid over an input while its time is in `from..<to` (input seconds): BGRA, alpha premultiplied
-    /// (cairo's ARGB32), the input's own size.
+    /// (cairo's ARGB32), the input's size in the export (`outputSizes`) — drawn at the size it is shown, so a 4K clip's
+    /// drawings cost the export's pixels, not the clip's.
     public struct Picture: Sendable {
         public var from: Double
         public var to: Double
         public var bgra: [UInt8]
         public var stride: Int
-        public init(from: Double, to: Double, bgra: [UInt8], stride: Int) {
+        public var width: Int
+        public var height: Int
+        public init(from: Double, to: Double, bgra: [UInt8], stride: Int, width: Int, height: Int) {
             self.from = from
             self.to = to
             self.bgra = bgra
             self.stride = stride
+            self.width = width
+            self.height = height
         }
     }
 
@@ -101,6 +106,32 @@ public enum ClipComposer {
 
     /// The slowest export (⅛×: the studio's slowest rate) and the most inputs side by side.
     public static let slowest = 0.125, maxInputs = 4
+    /// The most bytes of pictures an export holds (they are fed to the graph whole): 256 MiB — at 1280×720, some 70
+    /// changes of what is drawn.
+    public static let maxPictureBytes = 256 << 20
+    /// The widest export: 8K across, whatever the angles side by side add up to.
+    public static let maxWidth = 7_680
+
+    /// Each input's size in the export, from its own: scaled to the export's height, its aspect kept, even; in an
+    /// overlay the second takes the first's size.
+    public static func outputSizes(_ spec: Spec, inputs: [(width: Int, height: Int)]) -> [(width: Int, height: Int)] {
+        let h = spec.height & ~1
+        var out: [(width: Int, height: Int)] = []
+        for (i, s) in inputs.enumerated() {
+            if case .overlay = spec.layout, i == 1, let first = out.first {
+                out.append(first)
+            } else {
+                out.append((max(2, Int((Double(s.width) * Double(h) / Double(max(1, s.height))).rounded()) & ~1), h))
+            }
+        }
+        return out
+    }
+
+    /// Where input time `t` (s from the cut's start) plays in the export, after the slowed span.
+    public static func exportTime(_ t: Double, _ slow: Slow?) -> Double {
+        guard let slow, slow.factor < 1 else { return t }
+        return t + (1 / slow.factor - 1) * (min(max(t, slow.from), slow.to) - slow.from)
+    }
 
     /// Why `spec` cannot be made, naming the field; nil when it can.
     public static func problem(_ spec: Spec) -> String? {
@@ -126,6 +157,11 @@ public enum ClipComposer {
                 return "slow \(s.from)…\(s.to) s: from before to"
             }
         }
+        let pictureBytes = spec.inputs.reduce(0) { $0 + $1.pictures.reduce(0) { $0 + $1.bgra.count } }
+        guard pictureBytes <= maxPictureBytes else {
+            return
+                "pictures: \(pictureBytes >> 20) MiB; at most \(maxPictureBytes >> 20) MiB (fewer changes of what is drawn)"
+        }
         if let a = spec.soundFrom, !spec.inputs.indices.contains(a) {
             return "soundFrom \(a): an input's index, 0…\(spec.inputs.count - 1)"
         }
@@ -133,9 +169,10 @@ public enum ClipComposer {
     }
 
     /// Writes `output` (MP4, faststart) from `spec`; built beside it and renamed into place only when whole.
-    /// `progress` is told the fraction done (0…1) as frames are encoded.
+    /// `progress` is told the fraction done (0…1) as frames are encoded; `stop` is asked at each frame, and when it says
+    /// so the export ends, nothing written.
     public static func compose(
-        _ spec: Spec, to output: String, progress: (Double) -> Void = { _ in }
+        _ spec: Spec, to output: String, stop: () -> Bool = { false }, progress: (Double) -> Void = { _ in }
     ) throws(MediaError) -> Report {
         MediaLog.quiet()
         if let why = problem(spec) { throw MediaError(operation: "export", path: output, why) }
@@ -160,6 +197,7 @@ public enum ClipComposer {
         var frames = 0
         func drain() throws(MediaError) {
             while let f = try graph.pull() {
+                if stop() { throw MediaError(operation: "export", path: output, "stopped: the export was deleted") }
                 f.pointee.pts = av_rescale_q(f.pointee.pts, graph.timeBase, writer.encoder.pointee.time_base)
                 try writer.encode(f)
                 av_frame_unref(f)
@@ -223,53 +261,50 @@ public enum ClipComposer {
 // MARK: - The parts
 
 extension ClipComposer {
-    /// One input: its demuxer and video decoder, read frame by frame.
+    /// One input: its demuxer and video decoder, read frame by frame. What it holds of libav is freed by its deinit,
+    /// however far its opening got.
     final class Source {
         let input: Input
-        let format: UnsafeMutablePointer<AVFormatContext>
-        let decoder: UnsafeMutablePointer<AVCodecContext>
-        let stream: Int32
-        let timeBase: AVRational
-        let packet: UnsafeMutablePointer<AVPacket>
-        let frame: UnsafeMutablePointer<AVFrame>
-        let hasSound: Bool
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        var decoder: UnsafeMutablePointer<AVCodecContext>?
+        var packet: UnsafeMutablePointer<AVPacket>! = av_packet_alloc()
+        var frame: UnsafeMutablePointer<AVFrame>! = av_frame_alloc()
+        var stream: Int32 = -1
+        var timeBase = ppc_rational(1, 1)
+        var hasSound = false
         var firstPts: Int64?
+        var lastSeconds: Double?
         var nextSeconds: Double = 0
         var ended = false
         var drained = false
         /// The first frame, decoded at open (its size and format shape the graph), handed out first.
-        var held: Bool
+        var held = false
+        /// The first frame's size and pixel format: every later frame must have them (the graph was made for them).
+        var shape: (width: Int32, height: Int32, format: Int32) = (0, 0, -1)
+
+        /// The largest step between two frames of a part: a clip's frames are milliseconds apart; a file that jumps
+        /// seconds would have the export repeat a frame for all of them.
+        static let largestStepSeconds = 1.0
 
         init(_ input: Input) throws(MediaError) {
             self.input = input
+            guard packet != nil, frame != nil else { throw MediaError(operation: "allocate", "out of memory") }
             var ctx: UnsafeMutablePointer<AVFormatContext>?
             try check(avformat_open_input(&ctx, input.path, nil, nil), "open", path: input.path)
-            guard let ctx else { throw MediaError(operation: "open", path: input.path, "no context") }
             format = ctx
-            guard let p = av_packet_alloc(), let f = av_frame_alloc() else {
-                throw MediaError(operation: "allocate", "out of memory")
-            }
-            packet = p
-            frame = f
-            do {
-                try check(avformat_find_stream_info(ctx, nil), "read stream info", path: input.path)
-            } catch {
-                var c: UnsafeMutablePointer<AVFormatContext>? = ctx
-                avformat_close_input(&c)
-                throw error
-            }
+            guard let ctx else { throw MediaError(operation: "open", path: input.path, "no context") }
+            try check(avformat_find_stream_info(ctx, nil), "read stream info", path: input.path)
             stream = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
             hasSound = av_find_best_stream(ctx, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0) >= 0
             guard stream >= 0, let par = ctx.pointee.streams[Int(stream)]?.pointee.codecpar,
                 let codec = avcodec_find_decoder(par.pointee.codec_id), let dec = avcodec_alloc_context3(codec)
-            else {
-                var c: UnsafeMutablePointer<AVFormatContext>? = ctx
-                avformat_close_input(&c)
-                throw MediaError(operation: "export", path: input.path, "no video stream this FFmpeg decodes")
-            }
+            else { throw MediaError(operation: "export", path: input.path, "no video stream this FFmpeg decodes") }
             decoder = dec
             timeBase = ctx.pointee.streams[Int(stream)]!.pointee.time_base
-            held = false
+            guard timeBase.num > 0, timeBase.den > 0 else {
+                throw MediaError(
+                    operation: "export", path: input.path, "a time base of \(timeBase.num)/\(timeBase.den)")
+            }
             try check(avcodec_parameters_to_context(dec, par), "decoder parameters", path: input.path)
             dec.pointee.thread_count = 0
             try check(avcodec_open2(dec, codec, nil), "open decoder", path: input.path)
@@ -277,20 +312,49 @@ extension ClipComposer {
             held = true
         }
 
+        deinit {
+            av_frame_free(&frame)
+            av_packet_free(&packet)
+            avcodec_free_context(&decoder)
+            avformat_close_input(&format)
+        }
+
         var width: Int { Int(frame.pointee.width) }
         var height: Int { Int(frame.pointee.height) }
         var pixelFormat: Int32 { frame.pointee.format }
 
-        /// Decodes the next frame of the part into `frame`; false at its end.
+        /// Decodes the next frame of the part into `frame`; false at its end. A frame with no time is passed over; one
+        /// of another size or format than the first, or seconds after the one before, ends the export naming the file.
         func decode() throws(MediaError) -> Bool {
+            guard let decoder, let format else { return false }
             while true {
                 let r = avcodec_receive_frame(decoder, frame)
                 if r >= 0 {
                     let pts =
                         frame.pointee.best_effort_timestamp != ppc_av_nopts_value()
                         ? frame.pointee.best_effort_timestamp : frame.pointee.pts
-                    if firstPts == nil { firstPts = pts }
-                    let seconds = Double(pts - (firstPts ?? 0)) * Double(timeBase.num) / Double(timeBase.den)
+                    guard pts != ppc_av_nopts_value() else {
+                        av_frame_unref(frame)
+                        continue
+                    }
+                    if firstPts == nil {
+                        firstPts = pts
+                        shape = (frame.pointee.width, frame.pointee.height, frame.pointee.format)
+                    } else if (frame.pointee.width, frame.pointee.height, frame.pointee.format) != shape {
+                        throw MediaError(
+                            operation: "export", path: input.path,
+                            "a frame of \(frame.pointee.width)x\(frame.pointee.height) (format \(frame.pointee.format)) after frames of \(shape.width)x\(shape.height) (format \(shape.format)): a clip keeps one size"
+                        )
+                    }
+                    // In Double: a file's timestamps may lie anywhere in Int64, and their difference need not fit one.
+                    let seconds = (Double(pts) - Double(firstPts ?? 0)) * Double(timeBase.num) / Double(timeBase.den)
+                    guard seconds.isFinite, abs(seconds - (lastSeconds ?? seconds)) <= Self.largestStepSeconds else {
+                        throw MediaError(
+                            operation: "export", path: input.path,
+                            "its frames jump from \(lastSeconds ?? 0) s to \(seconds) s: more than \(Self.largestStepSeconds) s between two frames"
+                        )
+                    }
+                    lastSeconds = seconds
                     if seconds < input.start - 1e-6 {
                         av_frame_unref(frame)
                         continue
@@ -335,17 +399,6 @@ extension ClipComposer {
                 return nil
             }
             return frame
-        }
-
-        deinit {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-            var d: UnsafeMutablePointer<AVCodecContext>? = decoder
-            avcodec_free_context(&d)
-            var c: UnsafeMutablePointer<AVFormatContext>? = format
-            avformat_close_input(&c)
         }
     }
 
@@ -394,22 +447,31 @@ extension ClipComposer {
     /// The filter graph: per input, its pictures overlaid, its time slowed, its rate made the export's and its size
     /// the export's height; then the inputs stacked or blended.
     final class VideoGraph {
-        let filters: FilterGraph
+        var filters: FilterGraph?
         var sources: [UnsafeMutablePointer<AVFilterContext>] = []
-        let sink: UnsafeMutablePointer<AVFilterContext>
-        let out: UnsafeMutablePointer<AVFrame>
+        var sink: UnsafeMutablePointer<AVFilterContext>!
+        var out: UnsafeMutablePointer<AVFrame>! = av_frame_alloc()
         var width = 0, height = 0
 
+        /// The widest export: 8K across, whatever the angles side by side add up to.
+        static let maxWidth = 7_680
+
         init(_ spec: Spec, _ inputs: [Source]) throws(MediaError) {
-            guard let o = av_frame_alloc() else { throw MediaError(operation: "allocate frame", "out of memory") }
-            out = o
+            guard out != nil else { throw MediaError(operation: "allocate frame", "out of memory") }
             let g = try FilterGraph()
             filters = g
             let make = g.add
             // The export's height, and each input's width at it (even; its aspect kept).
             let h = spec.height & ~1
             // Picture sources, fed once the graph is configured (a source takes frames only then).
-            var feeds: [(Source, UnsafeMutablePointer<AVFilterContext>)] = []
+            var feeds: [(Source, UnsafeMutablePointer<AVFilterContext>, (width: Int, height: Int))] = []
+            let sizes = ClipComposer.outputSizes(spec, inputs: inputs.map { ($0.width, $0.height) })
+            guard spec.layout != .sideBySide || sizes.reduce(0, { $0 + $1.width }) <= ClipComposer.maxWidth else {
+                throw MediaError(
+                    operation: "export",
+                    "\(sizes.map { "\($0.width)" }.joined(separator: " + ")) pixels across: at most \(ClipComposer.maxWidth)"
+                )
+            }
             var ends: [UnsafeMutablePointer<AVFilterContext>] = []
             var widths: [Int] = []
             for (i, s) in inputs.enumerated() {
@@ -418,17 +480,6 @@ extension ClipComposer {
                     "video_size=\(s.width)x\(s.height):pix_fmt=\(s.pixelFormat):time_base=1/1000000:pixel_aspect=1/1")
                 sources.append(src)
                 var last = src
-                if !s.input.pictures.isEmpty {
-                    let pictures = try make(
-                        "buffer",
-                        "video_size=\(s.width)x\(s.height):pix_fmt=\(AV_PIX_FMT_BGRA.rawValue):time_base=1/1000000:pixel_aspect=1/1"
-                    )
-                    let over = try make("overlay", "eof_action=repeat:alpha=premultiplied:format=auto")
-                    try g.link(last, over, 0)
-                    try g.link(pictures, over, 1)
-                    last = over
-                    feeds.append((s, pictures))
-                }
                 if let slow = spec.slow, slow.factor < 1 {
                     let k = 1 / slow.factor - 1
                     let setpts = try make("setpts", "(T+\(k)*(clip(T\\,\(slow.from)\\,\(slow.to))-\(slow.from)))/TB")
@@ -437,18 +488,25 @@ extension ClipComposer {
                 }
                 let fps = try make("fps", "fps=\(spec.framesPerSecond)")
                 try g.link(last, fps)
-                let w: Int
-                if case .overlay = spec.layout, i == 1 {
-                    w = widths[0]
-                } else {
-                    w = max(2, Int((Double(s.width) * Double(h) / Double(max(1, s.height))).rounded()) & ~1)
-                }
+                let w = sizes[i].width
                 widths.append(w)
                 let scale = try make("scale", "w=\(w):h=\(h)")
                 try g.link(fps, scale)
                 let sar = try make("setsar", "1")
                 try g.link(scale, sar)
-                ends.append(sar)
+                last = sar
+                // The pictures over it, at its size in the export, on the export's clock (after the slowed span).
+                if !s.input.pictures.isEmpty {
+                    let pictures = try make(
+                        "buffer",
+                        "video_size=\(w)x\(h):pix_fmt=\(AV_PIX_FMT_BGRA.rawValue):time_base=1/1000000:pixel_aspect=1/1")
+                    let over = try make("overlay", "eof_action=repeat:alpha=premultiplied:format=auto")
+                    try g.link(last, over, 0)
+                    try g.link(pictures, over, 1)
+                    last = over
+                    feeds.append((s, pictures, (w, h)))
+                }
+                ends.append(last)
             }
             var top: UnsafeMutablePointer<AVFilterContext>
             switch spec.layout {
@@ -472,16 +530,19 @@ extension ClipComposer {
             try g.link(format, sink)
             height = h
             try g.configure("the export's filters")
-            for (s, pictures) in feeds {
+            let cut = inputs.map { $0.input.end - $0.input.start }.min() ?? 0
+            for (s, pictures, size) in feeds {
+                // Within the cut, on the export's clock: a picture's frame after the video's last would have overlay
+                // repeat that frame until it.
+                let placed = s.input.pictures.map {
+                    Picture(
+                        from: ClipComposer.exportTime($0.from - s.input.start, spec.slow),
+                        to: ClipComposer.exportTime(min($0.to, s.input.end) - s.input.start, spec.slow), bgra: $0.bgra,
+                        stride: $0.stride, width: $0.width, height: $0.height)
+                }
                 try Self.feed(
-                    // Within the cut: a picture's frame after the video's last would have overlay repeat that
-                    // frame until it.
-                    s.input.pictures.map {
-                        Picture(
-                            from: $0.from - s.input.start, to: min($0.to, s.input.end) - s.input.start, bgra: $0.bgra,
-                            stride: $0.stride)
-                    }, width: s.width, height: s.height, length: s.input.end - s.input.start, into: pictures,
-                    path: s.input.path)
+                    placed, width: size.width, height: size.height, length: ClipComposer.exportTime(cut, spec.slow),
+                    into: pictures, path: s.input.path)
             }
         }
 
@@ -519,7 +580,14 @@ extension ClipComposer {
             var lastPts = Int64.min
             for p in sorted {
                 let from = max(p.from, at)
-                guard p.to > from, p.bgra.count >= p.stride * height, p.stride >= width * 4 else { continue }
+                guard p.to > from else { continue }
+                guard p.width == width, p.height == height, p.stride >= width * 4, p.bgra.count >= p.stride * height
+                else {
+                    throw MediaError(
+                        operation: "export", path: path,
+                        "a picture of \(p.width)x\(p.height) (stride \(p.stride), \(p.bgra.count) bytes) over an angle shown at \(width)x\(height)"
+                    )
+                }
                 let pts = Int64((max(0, from) * 1e6).rounded())
                 if from > at, pts > lastPts {
                     try push(nil, stride: 0, seconds: at)
@@ -558,35 +626,33 @@ extension ClipComposer {
         /// The sink's clock (the fps filter's, 1/rate).
         var timeBase: AVRational { av_buffersink_get_time_base(sink) }
 
-        deinit {
-            var f: UnsafeMutablePointer<AVFrame>? = out
-            av_frame_free(&f)
-        }
+        deinit { av_frame_free(&out) }
     }
 
     /// The MP4: H.264 (libx264) at the export's rate, and the sound track when there is one, interleaved.
     final class Writer {
         let path: String
-        let oc: UnsafeMutablePointer<AVFormatContext>
-        let encoder: UnsafeMutablePointer<AVCodecContext>
-        let stream: UnsafeMutablePointer<AVStream>
-        let packet: UnsafeMutablePointer<AVPacket>
-        let sound: ClipSoundTrack.Encoded?
+        var oc: UnsafeMutablePointer<AVFormatContext>?
+        var encoder: UnsafeMutablePointer<AVCodecContext>!
+        var stream: UnsafeMutablePointer<AVStream>!
+        var packet: UnsafeMutablePointer<AVPacket>! = av_packet_alloc()
+        var sound: ClipSoundTrack.Encoded?
         var opened = false
 
         init(
             _ path: String, width: Int, height: Int, framesPerSecond: Int, sound track: ClipSoundTrack?
         ) throws(MediaError) {
             self.path = path
-            var out: UnsafeMutablePointer<AVFormatContext>?
-            try check(avformat_alloc_output_context2(&out, nil, "mp4", path), "create MP4 muxer", path: path)
-            guard let out, let codec = avcodec_find_encoder_by_name("libx264"), let ctx = avcodec_alloc_context3(codec),
-                let s = avformat_new_stream(out, nil), let p = av_packet_alloc()
-            else { throw MediaError(operation: "export", path: path, "no libx264 in this FFmpeg, or out of memory") }
-            oc = out
-            encoder = ctx
-            stream = s
-            packet = p
+            guard packet != nil else { throw MediaError(operation: "allocate packet", "out of memory") }
+            try check(avformat_alloc_output_context2(&oc, nil, "mp4", path), "create MP4 muxer", path: path)
+            guard let out = oc, let codec = avcodec_find_encoder_by_name("libx264") else {
+                throw MediaError(operation: "export", path: path, "no libx264 in this FFmpeg")
+            }
+            encoder = avcodec_alloc_context3(codec)
+            stream = avformat_new_stream(out, nil)
+            guard let ctx = encoder, let s = stream else {
+                throw MediaError(operation: "export", path: path, "out of memory")
+            }
             ctx.pointee.width = Int32(width)
             ctx.pointee.height = Int32(height)
             ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
@@ -618,7 +684,7 @@ extension ClipComposer {
                 if r == ppc_averror_eagain() || r == ppc_averror_eof() { return }
                 try check(r, "encode", path: path)
                 let at90k = av_rescale_q(packet.pointee.pts, encoder.pointee.time_base, mpegTimeBase)
-                try sound?.write(until90k: at90k, into: oc, path: path)
+                try sound?.write(until90k: at90k, into: oc!, path: path)
                 packet.pointee.stream_index = stream.pointee.index
                 av_packet_rescale_ts(packet, encoder.pointee.time_base, stream.pointee.time_base)
                 try check(av_interleaved_write_frame(oc, packet), "write MP4 video packet", path: path)
@@ -627,17 +693,15 @@ extension ClipComposer {
 
         func finish() throws(MediaError) {
             try encode(nil)
-            try sound?.write(until90k: .max, into: oc, path: path)
+            try sound?.write(until90k: .max, into: oc!, path: path)
             try check(av_write_trailer(oc), "finish MP4", path: path)
         }
 
         deinit {
             sound?.free()
-            var c: UnsafeMutablePointer<AVCodecContext>? = encoder
-            avcodec_free_context(&c)
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-            if opened { avio_closep(&oc.pointee.pb) }
+            avcodec_free_context(&encoder)
+            av_packet_free(&packet)
+            if opened, let oc { avio_closep(&oc.pointee.pb) }
             avformat_free_context(oc)
         }
     }

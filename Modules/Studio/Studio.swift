@@ -88,7 +88,10 @@ public final class Studio: @unchecked Sendable {
             socket.broadcast(text: Self.encode(StudioAPI.ExportMessage(export: e)))
         }
         let api = self
-        exports.begin { [unowned api] q in try api.exportSpec(q) }
+        exports.begin { [weak api] q, rendering in
+            guard let api else { throw StudioError(503, "the studio has stopped") }
+            return try api.exportSpec(q, rendering: rendering)
+        }
         server.handle("/api") { api.route($0) }
         server.handle("/media") { api.media($0) }
         server.handle("/looks") { api.lookFile($0) }

@@ -101,15 +101,20 @@ final class StudioExports: @unchecked Sendable {
     let tell: @Sendable (StudioAPI.Export) -> Void
     /// Turns a request into what the composer makes (the studio's swings, drawings and key positions): given once the
     /// studio is made (`begin`).
-    let planner = Mutex<(@Sendable (StudioAPI.ExportRequest) throws -> ClipComposer.Spec)?>(nil)
+    /// `rendering` false: checked and counted, its drawings not drawn yet.
+    typealias Plan = @Sendable (_ request: StudioAPI.ExportRequest, _ rendering: Bool) throws -> ClipComposer.Spec
+    let planner = Mutex<Plan?>(nil)
+    /// Exports deleted while being made: the composer is told to stop at its next frame.
+    let stopped = Mutex<Set<String>>([])
 
-    func plan(_ q: StudioAPI.ExportRequest) throws -> ClipComposer.Spec {
+    func plan(_ q: StudioAPI.ExportRequest, rendering: Bool) throws -> ClipComposer.Spec {
         guard let p = planner.withLock({ $0 }) else { throw Studio.StudioError(503, "the studio is starting") }
-        return try p(q)
+        return try p(q, rendering)
     }
 
-    /// The most exports kept; the oldest finished is removed past it (each is a few MB).
-    static let maxKept = 200
+    /// The most exports kept; the oldest finished is removed past it (each is a few MB). The most waiting or being
+    /// made at once: past it, a new one is refused (429) until one is made or deleted.
+    static let maxKept = 200, maxWaiting = 20
 
     init(library: String, tell: @escaping @Sendable (StudioAPI.Export) -> Void) {
         directory = library + "/exports"
@@ -130,7 +135,7 @@ final class StudioExports: @unchecked Sendable {
     }
 
     /// Starts making: with `plan`, the exports left queued when the host last stopped first, oldest first.
-    func begin(plan: @escaping @Sendable (StudioAPI.ExportRequest) throws -> ClipComposer.Spec) {
+    func begin(plan: @escaping Plan) {
         planner.withLock { $0 = plan }
         for e in all.reversed() where e.state == "queued" { start(e.id) }
     }
@@ -143,7 +148,12 @@ final class StudioExports: @unchecked Sendable {
 
     /// Queues `request` (checked now: a swing that is not there or a field out of range is refused at once).
     func add(_ request: StudioAPI.ExportRequest, title: String) throws -> StudioAPI.Export {
-        _ = try plan(request)
+        _ = try plan(request, rendering: false)
+        let waiting = jobs.withLock { $0.values.filter { $0.state == "queued" || $0.state == "making" }.count }
+        guard waiting < Self.maxWaiting else {
+            throw Studio.StudioError(
+                429, "\(waiting) exports are waiting to be made: let them finish, or delete one (GET /api/exports)")
+        }
         let id = Self.newID()
         let e = StudioAPI.Export(
             id: id, state: "queued", progress: 0, created: ISO8601DateFormatter.utcSeconds.string(from: Date()),
@@ -159,7 +169,8 @@ final class StudioExports: @unchecked Sendable {
 
     /// Removes an export and its file.
     func remove(_ id: String) -> Bool {
-        guard jobs.withLock({ $0.removeValue(forKey: id) }) != nil else { return false }
+        guard let gone = jobs.withLock({ $0.removeValue(forKey: id) }) else { return false }
+        if gone.state == "making" { stopped.withLock { _ = $0.insert(id) } }
         try? FileManager.default.removeItem(atPath: "\(directory)/\(id)")
         return true
     }
@@ -169,10 +180,18 @@ final class StudioExports: @unchecked Sendable {
         try FileSystem.writeAtomically(Array(try JSONBody.data(encoding: e)), to: "\(directory)/\(e.id)/export.json")
     }
 
+    /// Changes export `id` as it stands — read, changed and put back in one step, so an export deleted meanwhile stays
+    /// deleted — then keeps and tells it.
     func update(_ id: String, _ change: (inout StudioAPI.Export) -> Void) {
-        guard var e = jobs.withLock({ $0[id] }) else { return }
-        change(&e)
-        try? keep(e)
+        let changed: StudioAPI.Export? = jobs.withLock { all in
+            guard var e = all[id] else { return nil }
+            change(&e)
+            all[id] = e
+            return e
+        }
+        guard let e = changed else { return }
+        try? FileSystem.writeAtomically(
+            Array((try? JSONBody.data(encoding: e)) ?? Data()), to: "\(directory)/\(id)/export.json")
         tell(e)
     }
 
@@ -184,9 +203,11 @@ final class StudioExports: @unchecked Sendable {
         guard let e = export(id), e.state == "queued" else { return }
         update(id) { $0.state = "making" }
         do {
-            let spec = try plan(e.request)
+            let spec = try plan(e.request, rendering: true)
             var told = 0
-            let report = try ClipComposer.compose(spec, to: file(id)) { fraction in
+            let report = try ClipComposer.compose(
+                spec, to: file(id), stop: { self.stopped.withLock { $0.contains(id) } }
+            ) { fraction in
                 let percent = Int(fraction * 100)
                 guard percent > told else { return }
                 told = percent
@@ -209,6 +230,7 @@ final class StudioExports: @unchecked Sendable {
                 $0.error = "\(error)"
             }
         }
+        stopped.withLock { _ = $0.remove(id) }
     }
 
     /// Past `maxKept`, the oldest finished exports go.
@@ -239,7 +261,7 @@ extension ISO8601DateFormatter {
 
 extension Studio {
     /// The export's parts: each side's angles cut around the aligned moment, their drawings and the impact drawn.
-    func exportSpec(_ q: StudioAPI.ExportRequest) throws -> ClipComposer.Spec {
+    func exportSpec(_ q: StudioAPI.ExportRequest, rendering: Bool = true) throws -> ClipComposer.Spec {
         guard (1...2).contains(q.swings.count) else {
             throw StudioError(400, "swings: \(q.swings.count); one swing, or two to compare or overlay")
         }
@@ -313,32 +335,61 @@ extension Studio {
             throw StudioError(
                 400, "the angles share no time around their \(align) (before \(before) s, after \(after) s)")
         }
-        let drawings = q.drawings ?? true
-        var inputs: [ClipComposer.Input] = []
-        for p in parts {
-            let start = max(0, p.key - before)
-            let end = p.key + after
-            let pictures = try exportPictures(
-                p.clip, size: p.size, impact: p.impact, drawings: drawings, within: start...end)
-            inputs.append(.init(path: p.clip.path + "/clip.mp4", start: start, end: end, pictures: pictures))
-        }
         let height = min(720, parts.map(\.size.height).min() ?? 720) & ~1
-        let spec = ClipComposer.Spec(
-            inputs: inputs, layout: overlay ? .overlay(opacity: q.opacity ?? 0.5) : .sideBySide,
-            height: max(16, height),
+        var spec = ClipComposer.Spec(
+            inputs: parts.map {
+                .init(path: $0.clip.path + "/clip.mp4", start: max(0, $0.key - before), end: $0.key + after)
+            }, layout: overlay ? .overlay(opacity: q.opacity ?? 0.5) : .sideBySide, height: max(16, height),
             framesPerSecond: 30,
             slow: q.slow.map { .init(from: before + $0.from, to: before + $0.to, factor: $0.factor) }, soundFrom: 0)
         if let why = ClipComposer.problem(spec) { throw StudioError(400, why) }
+        // What is drawn over each angle, at the size it is shown in the export: counted against the pictures' budget
+        // when the request is checked, drawn when the export is made.
+        let sizes = ClipComposer.outputSizes(spec, inputs: parts.map(\.size))
+        let drawings = q.drawings ?? true
+        var stretches: [[Stretch]] = []
+        var bytes = 0
+        for (i, p) in parts.enumerated() {
+            let s = try exportStretches(
+                p.clip, impact: p.impact, drawings: drawings, within: spec.inputs[i].start...spec.inputs[i].end)
+            bytes += s.count * sizes[i].width * sizes[i].height * 4
+            stretches.append(s)
+        }
+        guard bytes <= ClipComposer.maxPictureBytes else {
+            throw StudioError(
+                422,
+                "\(stretches.map(\.count).reduce(0, +)) changes of what is drawn, \(bytes >> 20) MiB of pictures: at most \(ClipComposer.maxPictureBytes >> 20) MiB — fewer drawings near their frames, or one for the whole clip"
+            )
+        }
+        if rendering {
+            for i in parts.indices {
+                spec.inputs[i].pictures = try stretches[i].map { try picture($0, size: sizes[i]) }
+            }
+        }
         return spec
     }
 
-    /// The pictures over one angle: its drawings (each near its frame, ±0.25 s as the studio shows it, or all through)
-    /// and the impact's mark (for 0.1 s of video from it), one picture for each stretch of time in which what is shown
-    /// does not change.
-    func exportPictures(
-        _ c: CatalogueClip, size: (width: Int, height: Int), impact: Double, drawings: Bool,
-        within: ClosedRange<Double>
-    ) throws -> [ClipComposer.Picture] {
+    /// A stretch of an angle's time in which what is drawn over it does not change; nil in `shown`: the impact's mark.
+    struct Stretch {
+        let from: Double
+        let to: Double
+        let shown: [ClipDrawings.Drawing?]
+    }
+
+    func picture(_ s: Stretch, size: (width: Int, height: Int)) throws -> ClipComposer.Picture {
+        let r: Raster
+        do { r = try Raster(width: size.width, height: size.height) } catch { throw StudioError(422, "\(error)") }
+        for d in s.shown { Self.draw(d, on: r) }
+        let (bytes, stride) = r.withPixels { b, stride in ([UInt8](b), stride) }
+        return .init(from: s.from, to: s.to, bgra: bytes, stride: stride, width: size.width, height: size.height)
+    }
+
+    /// What is drawn over one angle: its drawings (each near its frame, ±0.25 s as the studio shows it, or all
+    /// through) and the impact's mark (for 0.1 s of video from it), one stretch for each span of time in which what is
+    /// shown does not change.
+    func exportStretches(
+        _ c: CatalogueClip, impact: Double, drawings: Bool, within: ClosedRange<Double>
+    ) throws -> [Stretch] {
         var shown: [(from: Double, to: Double, drawing: ClipDrawings.Drawing?)] = []
         if drawings {
             let kept: [ClipDrawings.Drawing]
@@ -355,21 +406,14 @@ extension Studio {
         var cuts = Set(shown.flatMap { [$0.from, $0.to] }.map { min(max($0, within.lowerBound), within.upperBound) })
         cuts.insert(within.lowerBound)
         let times = cuts.sorted()
-        var pictures: [ClipComposer.Picture] = []
+        var stretches: [Stretch] = []
         for (a, b) in zip(times, times.dropFirst()) where b > a {
             let mid = (a + b) / 2
             let here = shown.filter { $0.from <= mid && mid < $0.to }
             guard !here.isEmpty else { continue }
-            guard pictures.count < 400 else {
-                throw StudioError(422, "\(c.clipID): over 400 changes of what is drawn; too many to burn in")
-            }
-            let r: Raster
-            do { r = try Raster(width: size.width, height: size.height) } catch { throw StudioError(422, "\(error)") }
-            for h in here { Self.draw(h.drawing, on: r) }
-            let bytes = r.withPixels { b, stride in ([UInt8](b), stride) }
-            pictures.append(.init(from: a, to: b, bgra: bytes.0, stride: bytes.1))
+            stretches.append(Stretch(from: a, to: b, shown: here.map(\.drawing)))
         }
-        return pictures
+        return stretches
     }
 
     /// One drawing as the studio's page draws it (its tilt or angle in degrees beside a line or an angle), or the
@@ -486,6 +530,7 @@ extension Studio {
         guard let e = exports.export(id), e.state == "done", FileSystem.isRegularFile(exports.file(id)) else {
             return .error(404, "\(id): no such export made (GET /api/exports lists them)")
         }
+        _ = e
         return .file(
             path: exports.file(id), contentType: "video/mp4",
             headers: ["Content-Disposition: inline; filename=\"ppc-\(id).mp4\""])

@@ -17,6 +17,9 @@ extension StudioAPI {
         /// `swing`, `lesson` or `export`.
         public var kind: String
         public var target: String
+        /// The swings it opens, fixed when it was made (a lesson's swings then, its discarded ones left out; [] for an
+        /// export): a swing added to the lesson later is not sent without the coach's say.
+        public var swings: [String] = []
         public var title: String
         public var created: String
         public var expires: String
@@ -98,28 +101,33 @@ final class StudioShares: @unchecked Sendable {
         shares.withLock { $0 = file.shares }
     }
 
+    /// A formatter is made per use (or per list): one shared between civetweb's threads is not safe to share.
     static var stamp: ISO8601DateFormatter { ISO8601DateFormatter.utcSeconds }
 
-    /// Its state now: expired and revoked links open nothing.
-    static func state(_ s: StudioAPI.Share, now: Date = Date()) -> String {
+    /// Its state now: expired and revoked links open nothing; one whose expiry does not read has expired.
+    static func state(_ s: StudioAPI.Share, now: Date = Date(), reading f: ISO8601DateFormatter = stamp) -> String {
         if s.revoked != nil { return "revoked" }
-        if let e = stamp.date(from: s.expires), e <= now { return "expired" }
+        guard let e = f.date(from: s.expires), e > now else { return "expired" }
         return "active"
     }
 
     var all: [StudioAPI.Share] {
-        shares.withLock { $0 }.reversed().map {
+        let f = Self.stamp
+        let now = Date()
+        return shares.withLock { $0 }.reversed().map {
             var s = $0
-            s.state = Self.state(s)
+            s.state = Self.state(s, now: now, reading: f)
             return s
         }
     }
 
-    func add(kind: String, target: String, title: String, hours: Double) throws -> StudioAPI.Share {
-        let key = Crypto.random(32).map { String(format: "%02x", $0) }.joined()
+    func add(kind: String, target: String, swings: [String], title: String, hours: Double) throws -> StudioAPI.Share {
+        let hex = { (n: Int) in Crypto.random(n).map { String(format: "%02x", $0) }.joined() }
+        let key = hex(32)
         let now = Date()
+        // Its id is its own random name, nothing of the key: the id is shown and sent where the key must not be.
         let s = StudioAPI.Share(
-            id: "s" + key.prefix(8), key: key, kind: kind, target: target, title: title,
+            id: "s" + hex(8), key: key, kind: kind, target: target, swings: swings, title: title,
             created: Self.stamp.string(from: now),
             expires: Self.stamp.string(from: now.addingTimeInterval(hours * 3600)),
             revoked: nil, url: "/share/\(key)", state: "active")
@@ -172,16 +180,26 @@ extension Studio {
             throw StudioError(400, "hours \(hours): more than 0, at most \(Int(StudioShares.maxHours)) (90 days)")
         }
         let title: String
+        var swings: [String] = []
         switch q.kind {
         case "swing":
             guard let s = try swing(q.target) else { throw StudioError(404, "target \(q.target): no such swing") }
             let st = standing(s, roster?.placement)
             title = st.student.map { "\($0.name)'s swing" } ?? "A swing"
+            swings = [q.target]
         case "lesson":
-            let order = try lessonOrder()
-            let n = order.swings.filter { $0.lesson == q.target }.count
-            guard n > 0 else { throw StudioError(404, "target \(q.target): no such lesson") }
-            title = "Lesson \(q.target), \(n) swing\(n == 1 ? "" : "s")"
+            // The lesson's swings now, the discarded left out: what the coach sees when sharing it.
+            let ids = try lessonOrder().swings.filter { $0.lesson == q.target }.map(\.id)
+            guard !ids.isEmpty else { throw StudioError(404, "target \(q.target): no such lesson") }
+            for id in ids {
+                if let s = try swing(id), !Self.swingFlags(s).contains(ClipFlag.discarded.rawValue) {
+                    swings.append(id)
+                }
+            }
+            guard !swings.isEmpty else { throw StudioError(404, "target \(q.target): every swing of it is discarded") }
+            let who = try swing(swings[0]).flatMap { standing($0, roster?.placement).student?.name }
+            title =
+                "\(who.map { "\($0)'s lesson" } ?? "A lesson"), \(swings.count) swing\(swings.count == 1 ? "" : "s")"
         case "export":
             guard let e = exports.export(q.target), e.state == "done" else {
                 throw StudioError(404, "target \(q.target): no such export made")
@@ -191,7 +209,8 @@ extension Studio {
             throw StudioError(400, "kind \(q.kind.prefix(40)): swing, lesson or export")
         }
         do {
-            return .json(try shares.add(kind: q.kind, target: q.target, title: title, hours: hours), status: 201)
+            return .json(
+                try shares.add(kind: q.kind, target: q.target, swings: swings, title: title, hours: hours), status: 201)
         } catch { throw StudioError(500, "the link could not be kept (\(error))") }
     }
 
@@ -233,12 +252,13 @@ extension Studio {
         do {
             switch p.count {
             case 3 where p[2] == "api":
-                return .json(try sharedContent(s))
+                return Self.unkept(.json(try sharedContent(s)))
             case 3 where p[2] == "export.mp4":
-                guard s.kind == "export", let e = exports.export(s.target), e.state == "done",
+                guard s.kind == "export" else { return .error(403, "this link shares a \(s.kind), not an export") }
+                guard let e = exports.export(s.target), e.state == "done",
                     FileSystem.isRegularFile(exports.file(s.target))
-                else { return .error(403, "this link shares \(s.kind) \(s.target), not an export") }
-                return .file(path: exports.file(s.target), contentType: "video/mp4", headers: [])
+                else { return .error(410, "the export this link shared was deleted") }
+                return Self.unkept(.file(path: exports.file(s.target), contentType: "video/mp4", headers: []))
             case 5 where p[2] == "media":
                 let clipID = p[3]
                 guard ["clip.mp4", "view.mp4", "thumb.jpg"].contains(p[4]) else {
@@ -249,7 +269,7 @@ extension Studio {
                 }
                 var inner = r
                 inner.path = "/media/\(clipID)/\(p[4])"
-                return media(inner)
+                return Self.unkept(media(inner))
             default:
                 return .error(404, "\(r.path): a share link has its page, /api, /media/<clipId>/<file> and /export.mp4")
             }
@@ -260,13 +280,25 @@ extension Studio {
         }
     }
 
-    /// The swing ids a link shares.
-    func sharedSwings(_ s: StudioAPI.Share) throws -> [String] {
-        switch s.kind {
-        case "swing": return [s.target]
-        case "lesson": return try lessonOrder().swings.filter { $0.lesson == s.target }.map(\.id)
-        default: return []
+    /// An answer through a share link kept by no cache (the browser's own included): once the link is revoked or
+    /// expired, what it showed is not shown again from a cache.
+    static func unkept(_ r: WebServer.Response) -> WebServer.Response {
+        switch r {
+        case .file(let path, let type, let headers):
+            return .file(path: path, contentType: type, headers: headers + ["Cache-Control: private, no-store"])
+        case .bytes(let status, let type, let body, let headers):
+            return .bytes(
+                status: status, contentType: type, body: body,
+                headers: headers.filter { !$0.lowercased().hasPrefix("cache-control:") } + [
+                    "Cache-Control: private, no-store"
+                ])
         }
+    }
+
+    /// The swing ids a link shares: those fixed when it was made (a link written before they were, its target swing).
+    func sharedSwings(_ s: StudioAPI.Share) throws -> [String] {
+        if !s.swings.isEmpty { return s.swings }
+        return s.kind == "swing" ? [s.target] : []
     }
 
     /// The clip ids a link's media may come from.

@@ -23,13 +23,14 @@ extension StudioAPI {
 
 /// A coach's words on swings ("driver", "over the top", "drill 3"), kept by swing id in `LIBRARY/tags.json` (written
 /// whole or not at all). A swing's id is kept from its first angle to its last, so its tags are too; a tag is 1…40
-/// characters of text (no control characters), at most 20 a swing, compared without regard to case.
+/// characters of text (no control characters), at most 20 a swing, compared without regard to case; at most 50 000
+/// swings carry tags, so the file stays under the 64 MiB it is read within.
 final class StudioTags: @unchecked Sendable {
     // @unchecked: `bySwing` is behind its Mutex.
     let path: String
     let bySwing = Mutex<[String: [String]]>([:])
 
-    static let maxLength = 40, maxPerSwing = 20, maxSwings = 1_000_000
+    static let maxLength = 40, maxPerSwing = 20, maxSwings = 50_000
 
     struct File: Codable {
         var format = "ppc-tags"

@@ -549,11 +549,14 @@ extension WebServer {
         let size = Int64(st.st_size)
         let etag = "\"\(String(UInt(bitPattern: st.st_mtim.tv_sec), radix: 16)).\(size)\""
         let modified = httpDate(st.st_mtim.tv_sec)
+        // The caller's Cache-Control, when it gives one (a share link's media: private, no-store), else civetweb's.
+        let cache =
+            extra.contains { $0.lowercased().hasPrefix("cache-control:") } ? [] : ["Cache-Control: max-age=3600"]
         var common =
             [
                 "Content-Type: \(contentType)", "Accept-Ranges: bytes", "ETag: \(etag)", "Last-Modified: \(modified)",
-                "Cache-Control: max-age=3600", "X-Content-Type-Options: nosniff",
-            ] + extra
+                "X-Content-Type-Options: nosniff",
+            ] + cache + extra
         if let match = request.headers["if-none-match"],
             match.split(separator: ",").contains(where: { $0.trimmingSpaces == etag || $0.trimmingSpaces == "*" })
         {

@@ -68,13 +68,15 @@ struct ClipComposerTests {
         }
         let spec = ClipComposer.Spec(
             inputs: [
-                .init(path: a, start: 0.5, end: 2.5, pictures: [.init(from: 0, to: 3, bgra: picture, stride: stride)]),
+                .init(
+                    path: a, start: 0.5, end: 2.5,
+                    pictures: [.init(from: 0, to: 3, bgra: picture, stride: stride, width: 640, height: 360)]),
                 .init(path: b, start: 0.5, end: 2.5),
             ], height: 360, framesPerSecond: 30, slow: .init(from: 0.5, to: 1.0, factor: 0.25), soundFrom: 0)
         #expect(abs(spec.durationSeconds - 3.5) < 1e-9)  // 2 s cut, its 0.5 s slowed four times: + 1.5 s
         let out = tmp.sub("export.mp4")
         var seen: [Double] = []
-        let report = try ClipComposer.compose(spec, to: out) { seen.append($0) }
+        let report = try ClipComposer.compose(spec, to: out, progress: { seen.append($0) })
         #expect(report.width == 640 + 480)
         #expect(report.height == 360)
         #expect(report.hasSound)
@@ -132,5 +134,45 @@ struct ClipComposerTests {
             try ClipComposer.compose(.init(inputs: [.init(path: junk, start: 0, end: 1)]), to: tmp.sub("o.mp4"))
         }
         #expect(error?.path == junk)
+    }
+
+    @Test func aPictureOfAnotherSizeIsRefusedAndAStoppedExportLeavesNothing() throws {
+        let tmp = TemporaryDirectory()
+        let a = tmp.sub("a.mp4")
+        try Self.clip(a, video: "testsrc2=s=320x240:r=30:d=2", sound: false)
+        let wrong = ClipComposer.Spec(
+            inputs: [
+                .init(
+                    path: a, start: 0, end: 1,
+                    pictures: [
+                        .init(
+                            from: 0, to: 1, bgra: [UInt8](repeating: 0, count: 64 * 64 * 4), stride: 256, width: 64,
+                            height: 64)
+                    ])
+            ], height: 240, soundFrom: nil)
+        let error = #expect(throws: MediaError.self) { try ClipComposer.compose(wrong, to: tmp.sub("w.mp4")) }
+        #expect(error?.message.contains("64x64") == true, "\(String(describing: error))")
+        let out = tmp.sub("stopped.mp4")
+        var frames = 0
+        let stopped = #expect(throws: MediaError.self) {
+            try ClipComposer.compose(
+                .init(inputs: [.init(path: a, start: 0, end: 1.5)], height: 240, soundFrom: nil), to: out,
+                stop: { frames >= 5 }, progress: { _ in frames += 1 })
+        }
+        #expect(stopped?.message.contains("stopped") == true)
+        #expect(
+            !FileManager.default.fileExists(atPath: out) && !FileManager.default.fileExists(atPath: out + ".partial"))
+        // Pictures past the budget are refused before anything is made.
+        let big = ClipComposer.Spec(
+            inputs: [
+                .init(
+                    path: a, start: 0, end: 1,
+                    pictures: [
+                        .init(
+                            from: 0, to: 1, bgra: [UInt8](repeating: 0, count: ClipComposer.maxPictureBytes + 4),
+                            stride: 4, width: 1, height: 1)
+                    ])
+            ])
+        #expect(ClipComposer.problem(big)?.contains("MiB") == true)
     }
 }

@@ -176,6 +176,11 @@ extension StudioTests {
         let s = lib.studio
         let link = try share(s, #"{"kind": "swing", "target": "\#(lib.swings[0])"}"#)
         #expect(link.key.count == 64 && link.url == "/share/\(link.key)" && link.state == "active")
+        #expect(!link.key.contains(link.id.dropFirst()), "its id gives away nothing of its key")
+        #expect(link.swings == [lib.swings[0]])
+        // Nothing it serves is kept by a cache.
+        let answer = try get(s, "/share/\(link.key)/api")
+        #expect(answer.headers["cache-control"]?.contains("no-store") == true, "\(answer.headers)")
         let shared = try decode(StudioAPI.Shared.self, s, "/share/\(link.key)/api")
         #expect(shared.swings.map(\.id) == [lib.swings[0]])
         #expect(shared.swings[0].studentName == "Ana Ruiz")
@@ -210,6 +215,13 @@ extension StudioTests {
         let link = try share(s, #"{"kind": "lesson", "target": "\#(lesson.id)", "hours": 1}"#)
         #expect(
             try decode(StudioAPI.Shared.self, s, "/share/\(link.key)/api").swings.map(\.id) == Array(lib.swings[0..<2]))
+        // A lesson's link is its swings when it was made: one discarded before sharing is left out, and one discarded
+        // after does not change what was sent.
+        #expect(
+            try send(s, "POST", "/api/swings/\(lib.swings[1])/annotate", #"{"flags": ["discarded"]}"#).status == 200)
+        let later = try share(s, #"{"kind": "lesson", "target": "\#(lesson.id)"}"#)
+        #expect(later.swings == [lib.swings[0]])
+        #expect(try decode(StudioAPI.Shared.self, s, "/share/\(link.key)/api").swings.count == 2)
         #expect(try get(s, "/share/\(link.key)/media/face-on-5/clip.mp4").status == 403)  // Ben's swing
         for (body, words) in [
             (#"{"kind": "lesson", "target": "nope"}"#, "no such lesson"),
@@ -261,6 +273,9 @@ extension StudioTests {
         #expect(video.status == 200 && video.body.count > 1_000)
         // … and no clip's media through it.
         #expect(try get(keyed, "/share/\(link.key)/media/\(w.angles[0])/clip.mp4").status == 403)
+        // Once the export is deleted, the link says so.
+        #expect(try send(keyed, "DELETE", "/api/exports/\(id)\(key)", "{}").status == 200)
+        #expect(try get(keyed, "/share/\(link.key)/export.mp4").status == 410)
     }
 }
 
