@@ -206,13 +206,13 @@ final class StudioExports: @unchecked Sendable {
             let spec = try plan(e.request, rendering: true)
             var told = 0
             let report = try ClipComposer.compose(
-                spec, to: file(id), stop: { self.stopped.withLock { $0.contains(id) } }
-            ) { fraction in
-                let percent = Int(fraction * 100)
-                guard percent > told else { return }
-                told = percent
-                update(id) { $0.progress = fraction }
-            }
+                spec, to: file(id), stop: { self.stopped.withLock { $0.contains(id) } },
+                progress: { fraction in
+                    let percent = Int(fraction * 100)
+                    guard percent > told else { return }
+                    told = percent
+                    update(id) { $0.progress = fraction }
+                })
             let bytes = (try? FileManager.default.attributesOfItem(atPath: file(id))[.size] as? Int64) ?? nil
             update(id) {
                 $0.state = "done"
