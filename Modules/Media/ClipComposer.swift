@@ -290,7 +290,8 @@ extension ClipComposer {
             self.input = input
             guard packet != nil, frame != nil else { throw MediaError(operation: "allocate", "out of memory") }
             var ctx: UnsafeMutablePointer<AVFormatContext>?
-            try check(avformat_open_input(&ctx, input.path, nil, nil), "open", path: input.path)
+            // An export reads a library's clips, MP4 every one: that demuxer only, whatever a file's bytes look like.
+            try check(avformat_open_input(&ctx, input.path, av_find_input_format("mp4"), nil), "open", path: input.path)
             format = ctx
             guard let ctx else { throw MediaError(operation: "open", path: input.path, "no context") }
             try check(avformat_find_stream_info(ctx, nil), "read stream info", path: input.path)

@@ -207,7 +207,9 @@ public final class WebServer: @unchecked Sendable {
         handlers.stop()
     }
 
-    /// Serves every request whose path starts with `prefix` (longest registered prefix wins, as civetweb matches).
+    /// Serves the path `prefix` and every path under it (`prefix/…`), as civetweb matches: an exact match first, then
+    /// the first registered prefix followed by `/`, then civetweb's patterns (so "/" is reached last, by pattern). Two
+    /// prefixes one inside the other ("/a", "/a/b") go to whichever was registered first: register the longer first.
     public func handle(_ prefix: String, _ handler: @escaping @Sendable (Request) -> Response) {
         let route = Route(prefix: prefix, handler: handler, gate: gate, threads: handlers, door: door)
         routes.withLock { $0.append(route) }
