@@ -131,7 +131,7 @@ let package = Package(
         // MARK: - Audio
 
         /** The last seconds of audio for candidate windows; WAV writing. */
-        .target(name: "Audio", path: "Modules/Audio"),
+        .target(name: "Audio", dependencies: ["Syscall"], path: "Modules/Audio"),
 
         // MARK: - Detect
 

@@ -25,6 +25,11 @@ final class AudioStage: @unchecked Sendable {
     private(set) var backlogDeepestBlocks = 0
     /// Why the source was away when it came back verified: the reason the next gap gives.
     let resumedReason = Mutex<String?>(nil)
+    /// The audio kept at rest beside the ring (`OUT/audio-ring/`), for a window cut by hand after the session; nil
+    /// once it could not be written (said as a note: capture goes on without it).
+    private(set) var atRest: AudioRingWriter?
+    /// Blocks since the last anchor written at rest.
+    var sinceAnchor = 0
 
     /// A shot's audio window owed until its last sample is heard: its first sample, length, and the capture-clock
     /// time and period of its first sample from the same clock fit as t0.
@@ -75,6 +80,28 @@ final class AudioStage: @unchecked Sendable {
                     samples: cut.samples, rate: rate, firstSample: w.first, missing: cut.missing,
                     firstSampleNs: w.firstNs, nsPerSample: w.nsPerSample), for: w.id)
         }
+        // Where sample k lies on the capture clock: the source's own fit, else the nominal rate from the stream's start.
+        func captureNs(ofSample k: Int64) -> Int64 {
+            clock?.captureTimeNs(ofSample: Double(k)) ?? (streamStartNs + k * 1_000_000_000 / Int64(rate))
+        }
+        func keepAtRest(_ b: AudioBlock, _ part: UnsafeBufferPointer<Float>) {
+            guard let w = atRest else { return }
+            do {
+                try w.write(first: b.firstSample, part)
+                // About ten anchors a second (one a block would cost a lock on the clock fit each 10 ms).
+                sinceAnchor += 1
+                if sinceAnchor >= 10 {
+                    sinceAnchor = 0
+                    let end = b.firstSample + Int64(b.count)
+                    try w.anchor(sample: end, captureNs: captureNs(ofSample: end))
+                }
+            } catch {
+                atRest = nil
+                session.record(
+                    .note("audio at rest stopped (\(error)): a window cut from the ring after the session has no sound")
+                )
+            }
+        }
         let eventSinks = session.roles.eventSinks
         let threshold = session.options.shotThreshold
         do {
@@ -86,6 +113,18 @@ final class AudioStage: @unchecked Sendable {
                     streamStartNs = b.timeNs - b.firstSample * 1_000_000_000 / Int64(rate)
                     try components.detector?.start(sampleRate: rate, streamStartNs: streamStartNs)
                     started = true
+                    do {
+                        let w = try AudioRingWriter(
+                            directory: "\(session.options.context.outputDirectory)/\(AudioRingWriter.directoryName)",
+                            sampleRate: rate, seconds: c[.ringSeconds] + 5)
+                        try w.anchor(sample: b.firstSample, captureNs: captureNs(ofSample: b.firstSample))
+                        atRest = w
+                    } catch {
+                        session.record(
+                            .note(
+                                "audio is not kept at rest (\(error)): a window cut from the ring after the session has no sound"
+                            ))
+                    }
                     expected = b.firstSample
                     history.skip(b.firstSample)
                 }
@@ -113,6 +152,7 @@ final class AudioStage: @unchecked Sendable {
                 let nominal = startNs! + b.firstSample * 1_000_000_000 / Int64(rate)
                 driftMaxNs = max(driftMaxNs, abs(b.timeNs - nominal))
                 history.append(part)
+                keepAtRest(b, part)
                 var peak: Float = 0
                 for x in part { peak = max(peak, abs(x)) }
                 envelope.add(timeNs: b.timeNs, peak: peak)
@@ -154,6 +194,8 @@ final class AudioStage: @unchecked Sendable {
             session.record(.failed(stage: "audio", error: "\(error)"))
         }
         reader.stop()
+        // The last samples placed too: the ring at rest ends where the stream did.
+        if let w = atRest, started { try? w.anchor(sample: expected, captureNs: captureNs(ofSample: expected)) }
         backlogDeepestBlocks = reader.deepestBacklog
         // The stream ended: windows still owed get what there is, the rest counted as missing.
         for w in owed { handOver(w) }

@@ -107,3 +107,46 @@ struct PayloadToolTests {
         #expect(!FileSystem.exists(tmp.sub("d.mp4")) && !FileSystem.exists(tmp.sub("d.mp4.partial.mp4")))
     }
 }
+
+/// Issue 35, point 8: a swing cut by hand from the ring is a labelled miss — its sound from the session's audio at rest,
+/// its impact at t0's sample — and `detect eval` scores the detector on it.
+extension PayloadToolTests {
+    @Test func aSwingCutByHandIsALabelledMissThatDetectEvalScores() throws {
+        let tmp = TemporaryDirectory("ppc-payload-miss")
+        let corpus = tmp.sub("corpus")
+        // 3.304 s is the short session's second impact (its synthetic truth, on the capture clock).
+        let r = try ToolRunner.run([
+            "payload", "mint", Self.session.ring, "--t0-ns", "3304000000", "--pre", "1.5", "--post", "1",
+            "--out", tmp.sub("hand.mp4"), "--miss", corpus, "--json",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(o["miss"] as? String == corpus + "/miss-hand", "\(o)")
+        let truth = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: corpus + "/miss-hand.truth.json")))
+                as? [String: Any])
+        #expect((truth["impacts"] as? [Int]) == [72_000], "\(truth)")  // 1.5 s into the window at 48 kHz
+        let eval = try ToolRunner.run(["detect", "eval", corpus, "--json"])
+        #expect(eval.status == 0, "\(eval.stderr)")
+        let scored = try #require(try JSONSerialization.jsonObject(with: Data(eval.stdout.utf8)) as? [String: Any])
+        let miss = try #require((scored["byKind"] as? [String: Any])?["miss"] as? [String: Any])
+        #expect(miss["truePositives"] as? Int == 1 && miss["falseNegatives"] as? Int == 0, "\(miss)")
+        // Without t0 there is no impact to label; a label is never written over.
+        let noT0 = try ToolRunner.run([
+            "payload", "mint", Self.session.ring, "--last", "1", "--out", tmp.sub("x.mp4"), "--miss", corpus,
+        ])
+        #expect(noT0.status != 0 && noT0.stderr.contains("--t0-ns"), "\(noT0.stderr)")
+        let again = try ToolRunner.run([
+            "payload", "mint", Self.session.ring, "--t0-ns", "3304000000", "--out", tmp.sub("other.mp4"), "--miss",
+            corpus,
+        ])
+        #expect(again.status == 0)
+        try FileManager.default.createDirectory(atPath: tmp.sub("sub"), withIntermediateDirectories: true)
+        let twice = try ToolRunner.run([
+            "payload", "mint", Self.session.ring, "--t0-ns", "3304000000", "--out", tmp.sub("sub/hand.mp4"),
+            "--miss", corpus,
+        ])
+        #expect(twice.status != 0 && twice.stderr.contains("never written over"), "\(twice.stderr)")
+    }
+}

@@ -1,3 +1,4 @@
+import Audio
 import CLI
 import Capture
 import Config
@@ -36,8 +37,15 @@ enum PayloadCommand {
                 "mint",
                 abstract: "Write the window's clip: its fragments remuxed into a faststart MP4 starting on a keyframe.",
                 discussion:
-                    "Each fragment is linked or copied out and checked against its record first, so a session still writing the ring cannot hand over a recycled fragment. The timeline and audio are not kept with a ring: the clip is video only.",
-                options: windowOptions + [.value("out", "file.mp4", help: "Where to write the clip (must not exist).")],
+                    "Each fragment is linked or copied out and checked against its record first, so a session still writing the ring cannot hand over a recycled fragment. The clip is video only; the session's sound is kept beside the ring (OUT/audio-ring), and --miss writes the window's sound as a labelled miss: a swing the detector did not hear, its impact at t0, for `ppc-tool detect eval`.",
+                options: windowOptions + [
+                    .value("out", "file.mp4", help: "Where to write the clip (must not exist)."),
+                    .value(
+                        "miss", "dir",
+                        help:
+                            "Also write the window's sound to DIR as a labelled miss (miss-NAME.wav + miss-NAME.truth.json, the impact at t0's sample). Needs --t0-ns."
+                    ),
+                ],
                 arguments: [Argument("ring", help: "A ring directory (OUT/ring).")], run: mint),
         ])
 
@@ -145,6 +153,9 @@ enum PayloadCommand {
 
     static func mint(_ inv: Invocation) throws -> ExitCode {
         guard let out = inv.value("out") else { throw CommandFailure.usage("--out FILE.mp4: where to write the clip") }
+        if inv.value("miss") != nil, inv.value("t0-ns") == nil {
+            throw CommandFailure.usage("--miss DIR labels a swing at t0: give --t0-ns, where its impact is")
+        }
         guard !FileSystem.exists(out) else {
             throw CommandFailure.dataError("\(out) exists: a clip is never written over; name another")
         }
@@ -162,15 +173,60 @@ enum PayloadCommand {
             try? FileSystem.removeIfPresent(partial)
             throw CommandFailure.failure("\(out): \((error as? PayloadError)?.message ?? "\(error)")")
         }
+        var miss: String?
+        if let dir = inv.value("miss"), let t0 {
+            miss = try labelledMiss(ring: inv.argument(0)!, window: w, t0Ns: t0, clip: out, to: dir)
+        }
         if inv.flag("json") {
             var o = describe(w, t0Ns: t0)
             o["clip"] = out
             o["frames"] = clip.frames
+            o["miss"] = miss as Any? ?? NSNull()
             try printJSON(o)
         } else {
             say(w, t0Ns: t0)
             Terminal.out("  clip: \(out) (\(clip.frames) frames)")
+            if let miss { Terminal.out("  labelled miss: \(miss).wav + .truth.json (ppc-tool detect eval scores it)") }
         }
         return .success
+    }
+
+    /// The window's sound from the session's audio at rest, written as a labelled miss in `detect eval`'s format: its
+    /// impact at t0's sample, placed by the same clock anchors the session placed t0 with. Returns the path without
+    /// extension.
+    static func labelledMiss(
+        ring: String, window w: SwingWindow<RingAtRestPayloadSource>, t0Ns: Int64, clip: String, to dir: String
+    )
+        throws -> String
+    {
+        let audio = (ring as NSString).deletingLastPathComponent + "/" + AudioRingWriter.directoryName
+        let cut: AudioRingAtRest.Cut
+        do { cut = try AudioRingAtRest.read(directory: audio, fromNs: w.startNs, toNs: w.endNs) } catch {
+            throw CommandFailure.dataError("\(error) — the clip \(clip) is written; no labelled miss")
+        }
+        let impact = Int(((Double(t0Ns - cut.firstSampleNs)) / cut.nsPerSample).rounded())
+        guard cut.samples.indices.contains(impact) else {
+            throw CommandFailure.dataError(
+                "t0 \(t0Ns) ns falls outside the sound held for the window; no labelled miss")
+        }
+        do { try FileSystem.makeDirectory(dir) } catch { throw CommandFailure.dataError("\(dir): \(error)") }
+        let name = "\(dir)/miss-" + ((clip as NSString).lastPathComponent as NSString).deletingPathExtension
+        for p in [name + ".wav", name + ".truth.json"] where FileSystem.exists(p) {
+            throw CommandFailure.dataError("\(p) exists: a label is never written over; name the clip otherwise")
+        }
+        let truth: [String: Any] = [
+            "sampleRate": cut.sampleRate, "impacts": [impact], "events": [] as [Any],
+            "source": "\(ring) at \(t0Ns) ns",
+            "note":
+                "a swing cut by hand from the ring (payload mint): the detector did not hear it; its impact at t0's sample",
+        ]
+        do {
+            try FileSystem.writeAtomically(
+                WAVWriter.data(samples: cut.samples, sampleRate: cut.sampleRate), to: name + ".wav")
+            try FileSystem.writeAtomically(
+                Array(try JSONSerialization.data(withJSONObject: truth, options: [.prettyPrinted, .sortedKeys])),
+                to: name + ".truth.json")
+        } catch { throw CommandFailure.failure("\(name): \(error)") }
+        return name
     }
 }
