@@ -42,7 +42,9 @@ import Testing
     @Test func aTornAnchorIsPassedOverAndNoRingIsSaid() throws {
         let dir = Self.directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect(throws: AudioRingAtRest.AtRestError.self) { try AudioRingAtRest.read(directory: dir, fromNs: 0, toNs: 1) }
+        #expect(throws: AudioRingAtRest.AtRestError.self) {
+            try AudioRingAtRest.read(directory: dir, fromNs: 0, toNs: 1)
+        }
         let w = try AudioRingWriter(directory: dir, sampleRate: 1_000, seconds: 2)
         let block = [Float](repeating: 0.5, count: 1_000)
         try block.withUnsafeBufferPointer { try w.write(first: 0, $0) }

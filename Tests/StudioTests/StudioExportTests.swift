@@ -280,6 +280,37 @@ extension StudioTests {
 }
 
 extension StudioTests {
+    @Test func aComparisonOfTwoSwingsPutsEachSidesAngleSideBySideAlignedOnTheirImpact() throws {
+        let w = try twoAngleSwing()
+        defer { w.studio.stop() }
+        // A second swing a minute later: the same clip under other ids, placed apart from the first.
+        let catalogue = try Catalogue(path: w.tmp.sub("catalogue.sqlite"))
+        let real = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: Self.library.path + "/clips").sorted().first)
+        let meta = try ClipMetaFacts("\(Self.library.path)/clips/\(real)/meta.json")
+        let dir = w.tmp.sub("face-on/face-on-2")
+        try FileManager.default.copyItem(atPath: "\(Self.library.path)/clips/\(real)", toPath: dir)
+        let second = try catalogue.place(
+            CatalogueClip(
+                clipID: "face-on-2", device: "face-on", session: "s", sessionID: "20261204T090000Z-face-on",
+                t0DeviceNs: meta.t0Ns, t0HostNs: 65_000_000_000, t0UncertaintyNs: 1_000, frames: meta.frames,
+                captureProfile: "320x180@120 h264", belowPolicy: nil, receivedAt: "2026-12-04T09:11:05Z", path: dir,
+                bytes: 100, hostBoot: "boot", receivedMonoNs: 65_000_000_000, bay: "bay-1"),
+            files: [], rule: SwingRule())
+        let other = second.swingID ?? "face-on-2"
+        #expect(other != w.swing)
+        let made = try send(
+            w.studio, "POST", "/api/exports",
+            #"{"swings": [{"swing": "\#(w.swing)", "angle": "\#(w.angles[1])"}, {"swing": "\#(other)"}], "after": 0.5}"#
+        )
+        #expect(made.status == 202, "\(made.text)")
+        let id = try JSONDecoder().decode(StudioAPI.Export.self, from: Data(made.text.utf8)).id
+        exportsMade(w.studio)
+        let e = try decode(StudioAPI.Export.self, w.studio, "/api/exports/\(id)")
+        #expect(e.state == "done" && e.width == 640 && e.height == 180 && e.sound == true, "\(e)")
+        #expect(e.title.hasPrefix("Comparison"), "\(e.title)")
+    }
+
     @Test func anOverlayExportIsOneAngleOverTheOtherAtTheFirstsSize() throws {
         let w = try twoAngleSwing()
         defer { w.studio.stop() }
