@@ -58,7 +58,8 @@ public final class AudioRingWriter {
         guard !block.isEmpty, first >= 0 else { return }
         let slot = first % capacity
         let head = Int(min(Int64(block.count), capacity - slot))
-        try samples.writeAll(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(block)[0..<(head * 4)]), at: slot * 4)
+        try samples.writeAll(
+            UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(block)[0..<(head * 4)]), at: slot * 4)
         if head < block.count {
             try samples.writeAll(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(block)[(head * 4)...]), at: 0)
         }
@@ -66,7 +67,10 @@ public final class AudioRingWriter {
 
     /// Records that sample `sample` lies at `captureNs` on the capture clock.
     public func anchor(sample: Int64, captureNs: Int64) throws {
-        var record = (sample.littleEndian, captureNs.littleEndian, (UInt64(bitPattern: sample) ^ UInt64(bitPattern: captureNs) ^ Self.checkKey).littleEndian)
+        var record = (
+            sample.littleEndian, captureNs.littleEndian,
+            (UInt64(bitPattern: sample) ^ UInt64(bitPattern: captureNs) ^ Self.checkKey).littleEndian
+        )
         let offset = Int64(Self.headerBytes) + (anchorsWritten % anchorSlots) * Int64(Self.anchorBytes)
         try withUnsafeBytes(of: &record) { try anchors.writeAll($0, at: offset) }
         anchorsWritten += 1
@@ -94,7 +98,8 @@ public enum AudioRingAtRest {
         let anchorPath = "\(directory)/anchors.bin"
         let samplePath = "\(directory)/samples.f32"
         guard FileSystem.isRegularFile(anchorPath), FileSystem.isRegularFile(samplePath) else {
-            throw AtRestError(description: "\(directory): no audio at rest (a session without an audio source, or older)")
+            throw AtRestError(
+                description: "\(directory): no audio at rest (a session without an audio source, or older)")
         }
         let raw = try FileSystem.readSmallFile(anchorPath, limit: 64 << 20, regularFileOnly: true)
         func int64(_ at: Int) -> Int64 {
@@ -139,7 +144,8 @@ public enum AudioRingAtRest {
         guard fromNs >= first.ns, toNs <= newest.ns, toNs > fromNs else {
             throw AtRestError(
                 description:
-                    "\(directory): holds audio from \(first.ns) to \(newest.ns) ns; \(fromNs)…\(toNs) ns is not all there")
+                    "\(directory): holds audio from \(first.ns) to \(newest.ns) ns; \(fromNs)…\(toNs) ns is not all there"
+            )
         }
         let s0 = Int64(sample(ofNs: fromNs).rounded(.up))
         let s1 = Int64(sample(ofNs: toNs).rounded(.down))

@@ -543,7 +543,7 @@ public final class Studio: @unchecked Sendable {
                 tempo: positions.tempo, angles: angles, tags: tags.tags(id)))
     }
 
-    /// Every swing's id and lesson, oldest first, and what they were read against.
+    /// Every swing's id, lesson, student and first receipt, oldest first, and what they were read against.
     struct LessonOrder {
         struct Key: Equatable {
             let swings: Int
@@ -551,7 +551,7 @@ public final class Studio: @unchecked Sendable {
             let roster: Int
         }
         let key: Key
-        let swings: [(id: String, lesson: String)]
+        let swings: [(id: String, lesson: String, student: String?, receivedAt: String)]
     }
 
     /// The swings in lesson order, read from every clip only when the catalogue's count of swings, its newest swing or
@@ -566,7 +566,11 @@ public final class Studio: @unchecked Sendable {
         let order = LessonOrder(
             key: key,
             swings: Catalogue.placedSwings(try clips()).reversed().map {
-                (id: Self.swingID($0), lesson: standing($0, placement).lesson)
+                let st = standing($0, placement)
+                return (
+                    id: Self.swingID($0), lesson: st.lesson, student: st.student?.id,
+                    receivedAt: $0.map(\.receivedAt).min() ?? ""
+                )
             })
         lessonOrderCache.withLock { $0 = order }
         return order

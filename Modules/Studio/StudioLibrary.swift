@@ -132,13 +132,15 @@ extension Studio {
     /// `GET /api/students`: every student with their swing count, and who is hitting at each bay now.
     func studentsJSON() throws -> WebServer.Response {
         let roster = try rosterHere()
-        let placement = roster.placement
+        // Each student's swings from the cached placement of every swing (read again only when a swing arrives or goes,
+        // or the roster changes): the Swings page asks for the students as it opens.
         var count: [String: (Int, String)] = [:]
-        for s in Catalogue.placedSwings(try clips()) {
-            guard let id = standing(s, placement).student?.id else { continue }
-            let at = s.map(\.receivedAt).min() ?? ""
-            let c = count[id] ?? (0, "")
-            count[id] = (c.0 + 1, max(c.1, at))
+        if !roster.students.isEmpty {
+            for s in try lessonOrder().swings {
+                guard let id = s.student else { continue }
+                let c = count[id] ?? (0, "")
+                count[id] = (c.0 + 1, max(c.1, s.receivedAt))
+            }
         }
         return .json(
             StudioAPI.Roster(
