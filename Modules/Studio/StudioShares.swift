@@ -46,9 +46,13 @@ extension StudioAPI {
         public struct Angle: Codable, Sendable, Equatable {
             public var video: String
             public var thumb: String
+            /// The camera, as the studio names it (its bay's device name).
+            public var device: String
             public var framesPerSecond: Int
             public var impactSeconds: Double
             public var durationSeconds: Double
+            /// What the coach drew on it, as the studio keeps it (`drawings.json`).
+            public var drawings: [ClipDrawings.Drawing] = []
         }
         public struct Swing: Codable, Sendable, Equatable {
             public var id: String
@@ -321,9 +325,10 @@ extension Studio {
                 out.append(
                     .init(
                         video: "\(base)/media/\(c.clipID)/\(view)", thumb: "\(base)/media/\(c.clipID)/thumb.jpg",
-                        framesPerSecond: meta.captureProfile.framesPerSecond,
+                        device: c.device, framesPerSecond: meta.captureProfile.framesPerSecond,
                         impactSeconds: Double(meta.t0Ns.value - meta.window.clipTimeZeroNs) / 1e9,
-                        durationSeconds: Double(meta.frames) / Double(max(1, meta.captureProfile.framesPerSecond))))
+                        durationSeconds: Double(meta.frames) / Double(max(1, meta.captureProfile.framesPerSecond)),
+                        drawings: (try? ClipDrawings.read(c.path)) ?? []))
             }
             let positions = try keyPositions(angles)
             swings.append(

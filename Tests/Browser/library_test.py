@@ -423,6 +423,12 @@ try:
     driver.get(link)
     wait(lambda: js("return document.querySelectorAll('section.swing video').length") == len(detail['angles']), 20, 'the shared swing on the phone')
     wait(lambda: js("return [...document.querySelectorAll('section.swing video')].every(v => v.readyState >= 2)"), 30, 'its videos loaded')
+    # What the coach drew is drawn there too (the whole-clip line), and each angle says which camera it is.
+    wait(lambda: js("return [...document.querySelectorAll('section.swing canvas')].some(c => Number(c.dataset.drawn || 0) >= 1)"), 20,
+         'the drawings on the shared swing')
+    labels = js("return [...document.querySelectorAll('section.swing .label')].map(l => l.textContent)")
+    if sorted(labels) != sorted(a['device'] for a in detail['angles']):
+        fail(f'the shared swing names its cameras {labels}')
     over = js("const w = document.documentElement.clientWidth; return [document.documentElement.scrollWidth - w, "
               "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1).length]")
     if over[0] > 0 or over[1] > 0:
@@ -440,6 +446,8 @@ try:
     ready('exports')
     share_id = next(sh['id'] for sh in api('/api/shares')['shares'] if sh['key'] == key)
     driver.find_element(By.CSS_SELECTOR, f'tr[data-share="{share_id}"] button.revoke').click()
+    WebDriverWait(driver, 10).until(EC.alert_is_present(), 'revoking asks first')
+    driver.switch_to.alert.accept()
     wait(lambda: js(f"const r = document.querySelector('tr[data-share=\"{share_id}\"]'); return r && r.dataset.state") == 'revoked', 20, 'revoked')
     driver.get(link)
     wait(lambda: 'withdrawn' in js("const r = document.getElementById('refused'); return r ? r.textContent : ''"), 20, 'the revoked link refused')

@@ -48,7 +48,11 @@ struct StudioAPIDocumentTests {
         state: "active")
     static let sharedSwing = StudioAPI.Shared.Swing(
         id: "s", receivedAt: "r", studentName: "S", positions: KeyPositions(), tempo: nil,
-        angles: [.init(video: "v", thumb: "t", framesPerSecond: 1, impactSeconds: 1, durationSeconds: 1)])
+        angles: [
+            .init(
+                video: "v", thumb: "t", device: "d", framesPerSecond: 1, impactSeconds: 1, durationSeconds: 1,
+                drawings: [])
+        ])
     static let device = StudioAPI.Device(
         id: "face-on", link: "connected", captureProfile: "p",
         relation: .init(offsetNs: 1, skewPpm: 0.1, uncertaintyNs: 2, samples: 3),

@@ -835,7 +835,15 @@ async function pageCompare(main, [a, b]) {
   const label = s => `${s.studentName ? s.studentName + ' · ' : ''}${fmtClock(s.receivedAt)} · ${s.angles.map(x => x.device).join(', ')}`;
   const pickSwing = (value, which) => el('select', { id: 'pick-' + which, onchange: e => { if (which === 'a') a = e.target.value; else b = e.target.value; go(); } },
     swings.map(s => { const o = el('option', { value: s.id }, label(s)); if (s.id === value) o.selected = true; return o; }));
-  const [sa, sb] = await Promise.all([api('/api/swings/' + encodeURIComponent(a)), api('/api/swings/' + encodeURIComponent(b))]);
+  let sa, sb;
+  try {
+    [sa, sb] = await Promise.all([api('/api/swings/' + encodeURIComponent(a)), api('/api/swings/' + encodeURIComponent(b))]);
+  } catch (e) {
+    // A link to a swing since deleted: said, with the way back to the pickers (the newest two swings).
+    main.append(el('p', { class: 'error' }, e.message), el('p', {}, el('a', { href: '#/compare', id: 'compare-again' }, 'Compare the newest two swings')));
+    main.dataset.ready = 'yes';
+    return;
+  }
   // Each side's angle: the one chosen, else the first.
   const angleOf = (s, device) => s.angles.find(x => x.device === device) || s.angles[0];
   const pickAngle = (s, which) => el('select', { id: 'angle-' + which, onchange: e => { choice[which] = e.target.value; go(); } },
@@ -965,8 +973,16 @@ async function pageExports(main) {
   if (!shares.length) main.append(el('p', { class: 'muted' }, 'No links yet: "Share" on a swing, a lesson or an export makes one.'));
   else main.append(el('table', { id: 'shares' }, el('tr', {}, ['Made', 'What', 'Open until', 'State', ''].map(h => el('th', {}, h))),
     shares.map(sh => el('tr', { 'data-share': sh.id, 'data-state': sh.state }, el('td', {}, fmtClock(sh.created)),
-      el('td', {}, el('a', { href: sh.url, target: '_blank', rel: 'noopener' }, sh.title)), el('td', {}, fmtClock(sh.expires)), el('td', {}, sh.state),
-      el('td', {}, sh.state === 'active' ? el('button', { class: 'danger revoke', onclick: async () => { await api('/api/shares/' + sh.id, jsonBody('DELETE', {})); route(); } }, 'Revoke') : '')))));
+      el('td', {}, el('a', { href: sh.url, target: '_blank', rel: 'noopener' }, sh.title),
+        sh.kind === 'swing' ? [' · ', el('a', { href: '#/swing/' + encodeURIComponent(sh.target) }, 'open the swing')] : ''),
+      el('td', {}, fmtClock(sh.expires)), el('td', {}, sh.state),
+      el('td', {}, sh.state === 'active' ? [
+        el('button', { class: 'copy-link', onclick: () => navigator.clipboard?.writeText(location.origin + sh.url) }, 'Copy link'), ' ',
+        el('button', { class: 'danger revoke', onclick: async () => {
+          // Asked first: whoever was sent the link can no longer open it, and a revoked link is not opened again.
+          if (!confirm(`Revoke the link to "${sh.title}"? Whoever has it can no longer open it; this cannot be undone.`)) return;
+          await api('/api/shares/' + sh.id, jsonBody('DELETE', {})); route();
+        } }, 'Revoke')] : '')))));
   main.dataset.ready = 'yes';
 }
 
