@@ -180,7 +180,8 @@ try:
     dtl.p.wait(timeout=seconds + 60)
     for w, h in [(1920, 1080), (1024, 768)]:
         driver.set_window_size(w, h)
-        wait(lambda: js('return document.documentElement.scrollWidth <= window.innerWidth + 1'), 10, f'nothing past the right edge at {w}x{h}')
+        # (A loaded machine lays a resized page out slowly: the condition is waited on, not timed.)
+        wait(lambda: js('return document.documentElement.scrollWidth <= window.innerWidth + 1'), 60, f'nothing past the right edge at {w}x{h}')
         shot(f'{w}x{h}')
     last = main('swing')
     host.stop()
@@ -226,6 +227,14 @@ try:
         fail(f'the list shows {[(x["id"], x["flags"]) for x in listed]}')
     say('a swing starred with one angle kept its star, notes and address when the second arrived, shown on the open page')
     print('PASS', flush=True)
+except Exception as e:
+    # Said on standard output with the last lines of every child, as the other browser tests do: a clean-clone run once
+    # ended here with status 1 and nothing said.
+    if driver:
+        driver.save_screenshot(os.path.join(args.out, 'bay-failure.png'))
+    for p in procs:
+        print(f'--- {p.name} (last lines)\n' + '\n'.join(p.lines[-25:]), flush=True)
+    fail(f'{type(e).__name__}: {e}')
 finally:
     if driver:
         driver.quit()
