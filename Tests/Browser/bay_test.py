@@ -140,7 +140,9 @@ try:
     wait(lambda: main('first') == 'no', 60, 'the whole clips replaced the first looks')
     # The bay's order (face-on left, down-the-line right), whichever angle arrived first: on the screen and in the API.
     shown = js("return [...document.querySelectorAll('.bay-angle')].map(a => a.dataset.device)")
-    listed = [a['device'] for a in api('/api/swings?limit=1')['swings'][0]['angles']]
+    # (The swing on screen, asked for by its id: on a loaded machine the next shot's first angle may already be the
+    # newest swing in the list.)
+    listed = [a['device'] for a in api(f"/api/swings/{main('swing')}")['angles']]
     if shown != ['face', 'dtl'] or listed != ['face', 'dtl']:
         fail(f'angles in the order {shown} on the screen and {listed} in the list, not the bay\'s (face, dtl)')
     if main('rate') != '0.25':
