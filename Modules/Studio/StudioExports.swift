@@ -2,6 +2,7 @@ import Catalogue
 import Crypto
 import Foundation
 import JSONInput
+import Library
 import Media
 import PayloadSource
 import Raster
@@ -122,8 +123,8 @@ final class StudioExports: @unchecked Sendable {
         var found: [String: StudioAPI.Export] = [:]
         for id in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
             guard PlainName.problem(id, what: "export") == nil,
-                let bytes = try? FileSystem.readSmallFile("\(directory)/\(id)/export.json", limit: 1 << 20),
-                var e = try? JSONInput.decode(StudioAPI.Export.self, from: Data(bytes))
+                var e = try? LibraryFile.read(
+                    StudioAPI.Export.self, from: record(id), limit: 1 << 20, what: "an export")
             else { continue }
             if e.state == "queued" || e.state == "making" {
                 e.state = "queued"
@@ -175,9 +176,12 @@ final class StudioExports: @unchecked Sendable {
         return true
     }
 
+    /// Where export `id`'s record is kept.
+    func record(_ id: String) -> String { "\(directory)/\(id)/export.json" }
+
     func keep(_ e: StudioAPI.Export) throws {
         jobs.withLock { $0[e.id] = e }
-        try FileSystem.writeAtomically(Array(try JSONBody.data(encoding: e)), to: "\(directory)/\(e.id)/export.json")
+        try LibraryFile.write(e, to: record(e.id))
     }
 
     /// Changes export `id` as it stands — read, changed and put back in one step, so an export deleted meanwhile stays
@@ -190,8 +194,7 @@ final class StudioExports: @unchecked Sendable {
             return e
         }
         guard let e = changed else { return }
-        try? FileSystem.writeAtomically(
-            Array((try? JSONBody.data(encoding: e)) ?? Data()), to: "\(directory)/\(id)/export.json")
+        try? LibraryFile.write(e, to: record(id))  // (a record deleted meanwhile has no folder: nothing is written)
         tell(e)
     }
 
@@ -527,10 +530,9 @@ extension Studio {
             return .error(404, "\(r.path): exports are /exports/<id>.mp4")
         }
         let id = String(parts[1].dropLast(4))
-        guard let e = exports.export(id), e.state == "done", FileSystem.isRegularFile(exports.file(id)) else {
+        guard exports.export(id)?.state == "done", FileSystem.isRegularFile(exports.file(id)) else {
             return .error(404, "\(id): no such export made (GET /api/exports lists them)")
         }
-        _ = e
         return .file(
             path: exports.file(id), contentType: "video/mp4",
             headers: ["Content-Disposition: inline; filename=\"ppc-\(id).mp4\""])
