@@ -200,7 +200,7 @@ public enum ClipRemuxer {
             try check(avformat_open_input(&ic, path, nil, nil), "open fragment", path: path)
             defer { avformat_close_input(&ic) }
             guard let input = ic else { continue }
-            try check(avformat_find_stream_info(input, nil), "read stream info", path: path)
+            if n == 0 { try check(avformat_find_stream_info(input, nil), "read stream info", path: path) }
             let videoIndex = av_find_best_stream(input, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
             try check(videoIndex, "find a video stream", path: path)
             let inStream = input.pointee.streams[Int(videoIndex)]!
