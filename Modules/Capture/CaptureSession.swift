@@ -41,6 +41,9 @@ public final class CaptureSession {
         public var framesMissingAtSource = 0
         public var fragmentsPublished = 0
         public var fragmentsRefused = 0
+        /// Fragments opened off the grid at a cut asked for (``FragmentCuts``), and cuts asked for too late to make.
+        public var fragmentCutsMade = 0
+        public var fragmentCutsMissed = 0
         public var firstFrameNs: Int64?
         public var lastFrameNs: Int64?
         /// Wall-clock duration of the run, ns (CLOCK_MONOTONIC).
@@ -85,6 +88,10 @@ public final class CaptureSession {
     public let framesDroppedSoFar = Atomic<Int>(0)
     /// Frames encoded so far, readable from any thread while it runs (a live frame rate).
     public let framesEncodedSoFar = Atomic<Int>(0)
+
+    /// Fragment boundaries asked for off the grid (each shot's post-roll end), from any thread: the encoder opens a
+    /// fragment at the first frame at or after each.
+    public var fragmentCuts: FragmentCuts { output.cuts }
 
     /// Fragments published and refused so far (read by a progress display; updated once per fragment).
     public var fragmentCounts: (published: Int, refused: Int) { (output.published, output.refused) }
@@ -190,6 +197,8 @@ public final class CaptureSession {
         stats.wallNs = monotonicNowNs() - wallStart
         stats.fragmentsPublished = output.published
         stats.fragmentsRefused = output.refused
+        stats.fragmentCutsMade = output.cuts.made
+        stats.fragmentCutsMissed = output.cuts.missed
         if stats.framesEncoded > 0 {
             stats.encodeMeanNs = Double(encodeTotal) / Double(stats.framesEncoded)
             let kept = samples[0..<min(sampleCount, samples.count)].sorted()
@@ -212,6 +221,8 @@ final class RingFragmentOutput: FragmentOutput {
     var published = 0
     var refused = 0
     var onPublish: ((FragmentInfo) -> Void)?
+    let cuts = FragmentCuts()
+    var fragmentCuts: FragmentCuts? { cuts }
 
     init(ring: FragmentRing, timeline: SourceTimeline?) {
         self.ring = ring

@@ -36,6 +36,11 @@ public enum Catalog {
             note: "⚠ Post-roll after t0. With clipPreNs the window is 4.5 s, which disagrees with PRD §16.2's 3 s.",
             constraints: [.range(1, 600_000_000_000)]),
         .init(
+            "capture.sealPostRollEarly", .boolean, unit: "", .given(.boolean(true), .assumed),
+            note:
+                "A shot's post-roll end opens a fragment (an extra IDR, the grid counted on from there), so its clip is minted once the post-roll is captured, not up to a fragment later. One fragment per shot is shorter than capture.fragmentSeconds, and the ring's window by as much while it holds that fragment. false: the grid alone."
+        ),
+        .init(
             "capture.allowFrameReordering", .boolean, unit: "", .given(.boolean(false), .vendor(source: "seed 000 §3")),
             note: "⛔ No B-frames: reordering adds delay and breaks frame-accurate extraction from the ring.",
             constraints: [.hardLimit(.boolean(false), reason: "seed 000: no B-frames, no reordering")]),

@@ -113,6 +113,8 @@ extension ConfigurationKey where Value == Bool {
     public static var allowFrameReordering: Self { .init("capture.allowFrameReordering") }
     /// `capture.realTime`.
     public static var realTime: Self { .init("capture.realTime") }
+    /// `capture.sealPostRollEarly`.
+    public static var sealPostRollEarly: Self { .init("capture.sealPostRollEarly") }
 }
 
 /// Every typed key, by name and value type (for the test that keeps them in step with the catalogue).
@@ -124,6 +126,7 @@ extension Configuration {
         ("capture.expectedFrameRate", .integer),
         ("capture.clipPreNs", .integer),
         ("capture.clipPostNs", .integer),
+        ("capture.sealPostRollEarly", .boolean),
         ("capture.allowFrameReordering", .boolean),
         ("capture.realTime", .boolean),
         ("capture.frameStartToExposureOffsetNs", .integer),

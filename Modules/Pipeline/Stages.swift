@@ -161,6 +161,13 @@ public protocol FragmentOutput: AnyObject {
     /// or for the last, the last frame's time plus one interval), its frames and its codec — the very record the ring
     /// commits (one idea, one type).
     func endFragment(_ timing: FragmentTiming) throws
+    /// Boundaries asked for off the grid (a capture session's: each shot's post-roll end), for the encoder's
+    /// ``FragmentGrid``; nil: the grid alone.
+    var fragmentCuts: FragmentCuts? { get }
+}
+
+extension FragmentOutput {
+    public var fragmentCuts: FragmentCuts? { nil }
 }
 
 /// Takes frames, gives keyframe-aligned fragments to a ``FragmentOutput``.
@@ -490,41 +497,4 @@ public protocol ClipSink: AnyObject {
     /// Takes the bundle at `staged` (which it may move); returns where it now is.
     func deliver(staged: String, clipID: String) throws -> String
     func finish() throws
-}
-
-/// Where an encoder's fragment boundaries fall: on a grid of `fragmentNs` anchored at the first frame, decided by frame
-/// time, not frame count, so a dropped frame never shifts a boundary. Shared by every `VideoEncoder`.
-public struct FragmentGrid: Sendable {
-    public let fragmentNs: Int64
-    public let frameIntervalNs: Int64
-    var originNs: Int64?
-    var index: Int64 = -1
-    public private(set) var lastFrameNs: Int64 = 0
-
-    public init(fragmentNs: Int64, frameIntervalNs: Int64) {
-        self.fragmentNs = fragmentNs
-        self.frameIntervalNs = frameIntervalNs
-    }
-
-    /// What a frame at `timeNs` does: whether it opens a fragment (a forced keyframe), and if so whether a previous
-    /// fragment ends at it. Half a frame of tolerance absorbs timestamp jitter.
-    public mutating func place(_ timeNs: Int64) -> (opens: Bool, closesPrevious: Bool) {
-        let origin = originNs ?? timeNs
-        originNs = origin
-        let cell = (timeNs - origin + frameIntervalNs / 2) / fragmentNs
-        let opens = cell > index
-        let closes = opens && index >= 0
-        if opens { index = cell }
-        lastFrameNs = timeNs
-        return (opens, closes)
-    }
-
-    /// Nanoseconds since the first frame (an encoder's presentation time base).
-    public func elapsed(_ timeNs: Int64) -> Int64 { timeNs - (originNs ?? timeNs) }
-
-    /// Whether a fragment is open (frames have been placed since the last `reset`).
-    public var hasOpenFragment: Bool { index >= 0 }
-
-    /// After the last fragment is closed.
-    public mutating func reset() { index = -1 }
 }

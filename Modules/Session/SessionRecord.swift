@@ -45,7 +45,7 @@ extension SessionRunner {
             if isShot, let same = relay.heard(cand, waiting: book.pending) { book.withdraw(same) }
             if isShot {
                 eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))
-                extendStop(for: cand)
+                shotAdded(cand)
             }
         case .audioWindow, .minted: break  // applied by `keep(_:for:)` and the minter
         case .sourceEnded(.audio): audioDone = true

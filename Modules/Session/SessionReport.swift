@@ -146,6 +146,10 @@ struct SessionReporter {
             achievedFps: Figure(achieved, .derived, "framesEncoded / captureSeconds"),
             fragments: Figure(stats?.fragmentsPublished ?? 0, .measured),
             fragmentsRefused: Figure(stats?.fragmentsRefused ?? 0, .measured, "ring full of pinned, unconfirmed clips"),
+            fragmentsCutAtPostRoll: Figure(
+                stats?.fragmentCutsMade ?? 0, .measured,
+                "fragments opened at a shot's post-roll end, so its clip was minted when the post-roll was captured (capture.sealPostRollEarly); \(stats?.fragmentCutsMissed ?? 0) asked for too late to make"
+            ),
             diskFull: Figure(
                 DiskFull(
                     events: diskFull.events, headroomReleasedBytes: diskFull.headroomReleasedBytes,

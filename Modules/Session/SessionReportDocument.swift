@@ -166,6 +166,7 @@ extension SessionReport {
         public var achievedFps: Figure<Double>
         public var fragments: Figure<Int>
         public var fragmentsRefused: Figure<Int>
+        public var fragmentsCutAtPostRoll: Figure<Int>
         public var diskFull: Figure<DiskFull>
         public var encodeMsPerFrame: Figure<EncodeTime>
         public var capturePriority: String

@@ -182,12 +182,19 @@ public final class SessionRunner: @unchecked Sendable {
         guard !videoDone else { return }  // capture is over: no frames to mint it from
         guard let shot = relay.arrive(r, own: book.shots) else { return }
         book.addShot(shot)
-        extendStop(for: shot)
+        shotAdded(shot)
         lock.broadcast()
     }
 
-    /// A shot heard while a graceful stop waits moves the stop to its post-roll's end, within the stop's limit. Under `lock`.
-    func extendStop(for shot: DetectedImpact) { stop.extend(for: shot.t0Ns) }
+    /// A new shot, heard or relayed: a graceful stop that waits moves to its post-roll's end, within the stop's limit, and
+    /// (with `capture.sealPostRollEarly`) the encoder is asked to open a fragment there, so the clip is minted once
+    /// its post-roll is captured rather than when the grid next closes a fragment. Under `lock`.
+    func shotAdded(_ shot: DetectedImpact) {
+        stop.extend(for: shot.t0Ns)
+        if components.config[.sealPostRollEarly] {
+            capture?.fragmentCuts.request(atNs: shot.t0Ns &+ components.config[.clipPostNs])
+        }
+    }
 
     /// Runs every stage to the end; returns the session report.
     public func run() throws -> SessionReport {

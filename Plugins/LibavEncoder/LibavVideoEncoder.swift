@@ -44,7 +44,7 @@ public final class LibavVideoEncoder: VideoEncoder {
         muxer = try FragmentMuxer(encoder: s) { [unowned output] bytes in try output.write(bytes) }
         self.output = output
         self.format = format
-        grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs)
+        grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs, cuts: output.fragmentCuts)
     }
 
     public func nextFrameBuffer() throws -> VideoFrameBuffer {

@@ -42,7 +42,7 @@ public final class PassthroughEncoder: VideoEncoder, FrameRefusing {
         }
         self.output = output
         self.format = format
-        grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs)
+        grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs, cuts: output.fragmentCuts)
     }
 
     public func nextFrameBuffer() throws -> VideoFrameBuffer {

@@ -33,7 +33,7 @@ public final class ZstdFragmentEncoder: VideoEncoder {
             throw ZstdCodecError("zstd stores NV12; the source gives \(format.pixelFormat)")
         }
         self.format = format
-        grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs)
+        grid = FragmentGrid(fragmentNs: fragmentNs, frameIntervalNs: format.frameIntervalNs, cuts: output.fragmentCuts)
         self.output = output
         frame.deallocate()
         frame = .allocate(byteCount: format.frameBytes, alignment: 64)

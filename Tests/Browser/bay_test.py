@@ -103,8 +103,11 @@ try:
     # each device's picture is on CLOCK_MONOTONIC from its own start (-1), so an impact's t0 is when it happened;
     # testing, both pictures share one start, so the two angles show the same moment of the synthetic swing.
     swings = max(2, args.bench)
-    spacing = 6.3 if args.bench else 5.0  # measuring: impacts fall at every place in the 0.5 s fragment grid
-    impacts = [3.0 + spacing * i for i in range(swings)]
+    # Measuring, impacts fall at every place in the 0.5 s fragment grid: a device counts its grid on from each shot's
+    # post-roll end (capture.sealPostRollEarly), so the gap from one swing to the next, not the time since the start,
+    # sets where the next impact falls in its fragment — the gaps are 6.0 s plus 0, 0.13, 0.26, 0.39, 0.02, … s.
+    gaps = [6.0 + (0.13 * i) % 0.5 for i in range(swings)] if args.bench else [5.0] * swings
+    impacts = [round(3.0 + sum(gaps[:i]), 3) for i in range(swings)]
     seconds = impacts[-1] + (4.5 if args.bench else 3.0)
     start = -1 if args.bench else time.monotonic_ns()
     dtl = device(manifest('dtl', 60, False, seconds + 4, impacts, start_ns=start), 'dtl')

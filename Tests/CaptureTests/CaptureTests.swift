@@ -27,7 +27,8 @@ struct CaptureTests {
 
     static let impactNs: Int64 = 2_004_000_000  // between frames 240 (2.0 s) and 241 at 120 fps
 
-    static func capture(codec: EncoderSession.Settings.Codec, seconds: Double = 4) throws -> Run {
+    static func capture(codec: EncoderSession.Settings.Codec, seconds: Double = 4, cutsAtNs: [Int64] = []) throws -> Run
+    {
         let tmp = TemporaryDirectory("ppc-capture")
         let ring = try FragmentRing(
             directory: tmp.sub("ring"), configuration: .init(capacity: 20, durability: .none, fileExtension: "ts"))
@@ -38,6 +39,7 @@ struct CaptureTests {
         let encoder = LibavVideoEncoder(codec: codec, bitrateBps: 2_000_000, preset: "ultrafast", threads: 1)
         let session = CaptureSession(
             source: source, encoder: encoder, ring: ring, timeline: video, fragmentNs: 500_000_000)
+        for cut in cutsAtNs { session.fragmentCuts.request(atNs: cut) }
         let stats = try session.run()
         return Run(tmp: tmp, ring: ring, index: index, source: source, stats: stats, format: format)
     }
@@ -166,6 +168,36 @@ struct CaptureTests {
         let gone = try #require(ball.firstIndex(of: false))
         #expect(Int64(gone) == impactFrame - firstCounter)
         #expect(ball[..<gone].allSatisfy { $0 })
+    }
+
+    /// A shot's post-roll end cut (`capture.sealPostRollEarly`): the fragment holding it ends at the first frame at or
+    /// after it, that frame opens the next on an IDR, and a clip ending there decodes as one on the grid does.
+    @Test(arguments: [EncoderSession.Settings.Codec.h264, .hevc])
+    func aCutAtAPostRollEndSealsItsFragmentThereAndAClipEndingThereDecodes(codec: EncoderSession.Settings.Codec) throws
+    {
+        let cut: Int64 = 2_904_000_000  // between frames 348 (2.8999 s) and 349 (2.9083 s)
+        let run = try Self.capture(codec: codec, cutsAtNs: [cut])
+        #expect(run.stats.fragmentCutsMade == 1 && run.stats.fragmentCutsMissed == 0)
+        #expect(run.ring.fragments.map(\.frameCount) == [60, 60, 60, 60, 60, 49, 60, 60, 11])
+        let afterCut = run.ring.fragments[6]
+        #expect(afterCut.startNs == run.source.timeNs(ofFrame: 349))
+        let first = try Self.ffprobeFirstFrame(run.ring.path(of: afterCut.sequence))
+        #expect(first.keyframe && first.pictType == "I", "the fragment the cut opens starts with \(first)")
+
+        // The window a mint takes for a post-roll ending at the cut ends with the fragment the cut sealed.
+        let live = RingPayloadSource(ring: run.ring, index: run.index)
+        let window = try live.freeze(startNs: Self.impactNs - 1_000_000_000, endNs: cut)
+        defer { try? live.release(window) }
+        #expect(window.fragments.last?.info.endNs == run.source.timeNs(ofFrame: 349))
+        let clipPath = run.tmp.sub("clip.mp4")
+        let clip = try ClipMinter.mint(window, to: clipPath, frameIntervalNs: run.format.frameIntervalNs)
+        let decode = try ToolRunner.runProgram("ffmpeg", ["-v", "error", "-i", clipPath, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "ffmpeg said: \(decode.stderr)")
+        let (counters, _) = try Self.decodedCounters(clipPath, width: 320, height: 180)
+        #expect(counters.count == clip.frames && clip.frames == window.frameCount)
+        let firstCounter = try #require(counters.first ?? nil)
+        #expect(counters == (0..<Int64(counters.count)).map { Optional(firstCounter + $0) })
+        #expect(counters.last == 348)
     }
 
     @Test func aWindowTheRingNoLongerHoldsIsRefused() throws {

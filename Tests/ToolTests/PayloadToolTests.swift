@@ -9,11 +9,13 @@ import Testing
 /// judged by ffmpeg and the synthetic frames' own counters.
 @Suite("ppc-tool payload: a clip from a ring at rest, around any instant it holds", .serialized)
 struct PayloadToolTests {
-    /// A finished short session (5 s at 120 fps, 0.5 s fragments) and its ring.
+    /// A finished short session (5 s at 120 fps, 0.5 s fragments on the grid alone: no cut at its shots' post-roll
+    /// ends, so the windows below fall where the grid says) and its ring.
     static let session: (ring: String, keep: TemporaryDirectory) = {
         let tmp = TemporaryDirectory("ppc-payload")
         let r = try? ToolRunner.run([
             "run", ToolRunner.fixture("manifests/short-session.json"), "--out", tmp.sub("out"),
+            "--set", "capture.sealPostRollEarly=false",
         ])
         precondition(r?.status == 0, "ppc-tool run failed: \(r?.stderr ?? "")")
         return (tmp.sub("out/ring"), tmp)

@@ -234,7 +234,10 @@ struct RunToolTests {
     /// pre-roll was lost, its window starting 21 µs before the first frame): minted from the first frame, and said.
     @Test func aShotSoonerAfterArmingThanItsPreRollIsMintedFromTheFirstFrame() throws {
         let tmp = TemporaryDirectory("ppc-run-early")
-        let manifest = try Self.flatManifest(tmp.path, session: "early", fps: 60, seconds: 4, impacts: "[0.6]")
+        // The picture paced as a camera's: the shot is heard (the sound is read as fast as it can be) long before the
+        // picture reaches its post-roll's end, as at a bay, so the cut there is always asked for in time.
+        let manifest = try Self.flatManifest(
+            tmp.path, session: "early", fps: 60, seconds: 4, impacts: "[0.6]", video: #", "pace": "realtime""#)
         let out = tmp.sub("out")
         let r = try ToolRunner.run(["run", manifest, "--out", out, "--device-id", "bay-3"])
         #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)")
@@ -246,6 +249,10 @@ struct RunToolTests {
         #expect(clips.count == 1)
         #expect(clips.first?.startNs == 0)
         let path = try #require(clips.first?.path)
+        // The clip ends where its post-roll does: the frame before the first at or after t0 + 3 s, where the session
+        // cut a fragment (capture.sealPostRollEarly).
+        let t0 = try #require(clips.first?.t0Ns)
+        let frames = ((t0 + 3_000_000_000) * 60 + 999_999_999) / 1_000_000_000
         let probe = try ToolRunner.runProgram(
             "/usr/bin/ffprobe",
             [
@@ -255,20 +262,22 @@ struct RunToolTests {
         #expect(
             probe.status == 0
                 && String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                    == "240",
-            "\(probe)")  // every frame: 0.6 s before t0 and the 3.4 s after it, whole fragments
+                    == "\(frames)",
+            "\(probe)")  // every frame: 0.6 s before t0 and 3 s after it
+        #expect(try sessionReport(out).fragmentsCutAtPostRoll.value == 1)
     }
 
     /// A synthetic session to a file sink: flat 320×180 video and its audio (`audio`: more of the audio's parameters).
     static func flatManifest(
-        _ dir: String, session: String, fps: Int, seconds: Double, impacts: String, audio: String = ""
+        _ dir: String, session: String, fps: Int, seconds: Double, impacts: String, audio: String = "",
+        video: String = ""
     ) throws -> String {
         let manifest = "\(dir)/\(session).json"
         try """
         {
           "session": "\(session)",
           "sources": [
-            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": \(fps), "seconds": \(seconds), "texture": "flat", "impacts": \(impacts) } },
+            { "plugin": "synthetic.video", "params": { "width": 320, "height": 180, "fps": \(fps), "seconds": \(seconds), "texture": "flat", "impacts": \(impacts)\(video) } },
             { "plugin": "synthetic.audio", "params": { "seconds": \(seconds), "impacts": \(impacts)\(audio) } }
           ],
           "encoder": { "plugin": "x264", "params": { "threads": 1 } },

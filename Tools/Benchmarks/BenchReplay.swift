@@ -55,7 +55,7 @@ enum BenchReplay {
             "shotToWholeClipMs": "≤ post-roll + 500 (3500 at the defaults)",
         ]
         result["note"] =
-            "a clip ends at t0 + clipPost, inside a 0.5 s fragment that must seal before the clip is minted (seed 000 fixes the fragment grid): 0–500 ms of waiting, half that on average, before a mint of about 0.1 s and a delivery of a few tens of ms"
+            "a clip ends at t0 + clipPost; the fragment holding that end is cut there (capture.sealPostRollEarly: the next frame opens a fragment on an IDR), so the mint starts one frame after the post-roll instead of 0–500 ms after it on the 0.5 s grid; then the mint (remux, the sound track encoded and checked, the bundle written and fsynced) and the delivery (sent, verified and fsynced by the host, catalogued). With the devices, the host and chromium sharing two cores, those two take most of the time and vary most"
         result["measuredAgainst"] =
             "the swing's t0 on the host clock, in wall-clock ms; the screen's frame time from requestVideoFrameCallback; devices 320x180 (face-on 120 fps with a microphone, down-the-line 60 fps without), host and chromium on one machine"
         func row(_ name: String, _ key: String) -> String {
