@@ -264,12 +264,21 @@ async function pageSwings(main) {
   let prefetched = first;
   // A filter changed while a page was on its way: that page is dropped (each change starts a generation of its own).
   let generation = 0;
+  // A screenful of rows is put in at once and painted; the rest of the page follows after that frame, so the first
+  // paint waits on what a screen shows (about 8 rows at 1000 px), not on a hundred.
+  const screenful = 20;
+  let rest = Promise.resolve();
   const load = async () => {
     const mine = generation;
+    await rest;  // the last page's rows are all in first
     const r = prefetched ? await prefetched : await api('/api/swings?limit=100&' + query() + (next ? '&before=' + next : ''));
     if (mine !== generation) return;
     prefetched = null;
-    list.append(...r.swings.map(row));
+    list.append(...r.swings.slice(0, screenful).map(row));
+    rest = r.swings.length <= screenful ? Promise.resolve() : new Promise(done => requestAnimationFrame(() => setTimeout(() => {
+      if (mine === generation) list.append(...r.swings.slice(screenful).map(row));
+      done();
+    }, 0)));
     next = r.next;
     more.hidden = next == null;
     $('#swings-total', main).textContent = `${r.total} swing${r.total === 1 ? '' : 's'}`;
@@ -285,7 +294,9 @@ async function pageSwings(main) {
   await load();
   // Ready (for a person's keys and the tests) once the filters are there too; the page counts as painted now.
   // (A page left before they arrive is not touched: its bar is no longer in the document.)
-  offered.then(o => { if (filterBar.isConnected) offerFilters(o); }).finally(() => { if (filterBar.isConnected) main.dataset.ready = 'yes'; });
+  // Ready once the page's last rows are in as well.
+  Promise.all([offered.then(o => { if (filterBar.isConnected) offerFilters(o); }), rest])
+    .finally(() => { if (filterBar.isConnected) main.dataset.ready = 'yes'; });
   // A swing catalogued now: its row is added on top (or, for an angle of a swing listed, updated in place).
   live.listeners.add(async m => {
     if (m.type !== 'clip') return;
