@@ -12,7 +12,8 @@ import TimelineIndex
 /// ```
 ///
 /// The loop runs on the calling thread, which it raises in priority first (what the OS granted is in the statistics).
-/// Per frame it allocates nothing and takes no lock: the source fills the encoder's frame, the encoder's muxer writes
+/// Per frame it allocates nothing and takes no lock (but on the one frame a cut asked for falls on, `FragmentCuts`'
+/// own, once a shot): the source fills the encoder's frame, the encoder's muxer writes
 /// through to the ring reservation, and statistics go into preallocated storage.
 public final class CaptureSession {
     public struct Options: Sendable {
@@ -96,12 +97,15 @@ public final class CaptureSession {
     /// Fragments published and refused so far (read by a progress display; updated once per fragment).
     public var fragmentCounts: (published: Int, refused: Int) { (output.published, output.refused) }
 
+    /// `fragmentCuts`: where the encoder is asked to open fragments off the grid (a session makes it before capture
+    /// starts, so a shot heard or relayed before the first frame still has its cut).
     public init(
-        source: VideoSource, encoder: VideoEncoder, ring: FragmentRing, timeline: SourceTimeline?, fragmentNs: Int64
+        source: VideoSource, encoder: VideoEncoder, ring: FragmentRing, timeline: SourceTimeline?, fragmentNs: Int64,
+        fragmentCuts: FragmentCuts = FragmentCuts()
     ) {
         self.source = source
         self.encoder = encoder
-        self.output = RingFragmentOutput(ring: ring, timeline: timeline)
+        self.output = RingFragmentOutput(ring: ring, timeline: timeline, cuts: fragmentCuts)
         self.fragmentNs = fragmentNs
     }
 
@@ -194,6 +198,7 @@ public final class CaptureSession {
             stats.lastFrameNs = info.timeNs
         }
         try encoder.finish()
+        output.cuts.abandon()  // past the last frame: never made
         stats.wallNs = monotonicNowNs() - wallStart
         stats.fragmentsPublished = output.published
         stats.fragmentsRefused = output.refused
@@ -221,12 +226,13 @@ final class RingFragmentOutput: FragmentOutput {
     var published = 0
     var refused = 0
     var onPublish: ((FragmentInfo) -> Void)?
-    let cuts = FragmentCuts()
+    let cuts: FragmentCuts
     var fragmentCuts: FragmentCuts? { cuts }
 
-    init(ring: FragmentRing, timeline: SourceTimeline?) {
+    init(ring: FragmentRing, timeline: SourceTimeline?, cuts: FragmentCuts) {
         self.ring = ring
         self.timeline = timeline
+        self.cuts = cuts
     }
 
     func beginFragment() throws {

@@ -64,7 +64,9 @@ public enum Catalog {
                 ) {
                     .real($0.real("capture.fragmentSeconds") * $0.real("capture.fragmentCapacity"))
                 }),
-            note: "The retained window."),
+            note:
+                "The retained window, at most: while the ring holds a fragment cut short at a shot's post-roll end (capture.sealPostRollEarly), less by up to a fragment for each."
+        ),
         .init(
             "capture.fragmentNs", .integer, unit: "ns",
             .derived(

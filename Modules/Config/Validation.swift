@@ -41,7 +41,7 @@ extension Configuration {
             problems.append(
                 .init(
                     .constraintViolated, key: "capture.clipPostNs",
-                    "capture.clipPreNs (\(pre) ns) + capture.clipPostNs (\(post) ns) = \(Format.seconds(pre + post)) must fit in capture.ringSeconds (\(Format.seconds(ringNs))) with one fragment (\(Format.seconds(fragmentNs))) to spare"
+                    "capture.clipPreNs (\(pre) ns) + capture.clipPostNs (\(post) ns) = \(Format.seconds(pre + post)) must fit in capture.ringSeconds (\(Format.seconds(ringNs))) with one fragment (\(Format.seconds(fragmentNs))) to spare (with capture.sealPostRollEarly, each shot's cut still in the ring takes up to a fragment more)"
                 ))
         }
 

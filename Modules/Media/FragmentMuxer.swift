@@ -200,10 +200,18 @@ public enum ClipRemuxer {
             try check(avformat_open_input(&ic, path, nil, nil), "open fragment", path: path)
             defer { avformat_close_input(&ic) }
             guard let input = ic else { continue }
+            // Every fragment of a clip comes from one encode session: the first is probed for what the MP4 needs to
+            // say (codec, size, parameter sets); the others only have to hold the same codec.
             if n == 0 { try check(avformat_find_stream_info(input, nil), "read stream info", path: path) }
             let videoIndex = av_find_best_stream(input, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
             try check(videoIndex, "find a video stream", path: path)
             let inStream = input.pointee.streams[Int(videoIndex)]!
+            if let s = outStream, inStream.pointee.codecpar.pointee.codec_id != s.pointee.codecpar.pointee.codec_id {
+                throw MediaError(
+                    operation: "remux", path: path,
+                    "holds \(String(cString: avcodec_get_name(inStream.pointee.codecpar.pointee.codec_id))), the clip's first fragment \(String(cString: avcodec_get_name(s.pointee.codecpar.pointee.codec_id))): not one encode session"
+                )
+            }
             if n == 0 {
                 guard let s = avformat_new_stream(oc, nil) else {
                     throw MediaError(operation: "create MP4 stream", "out of memory")

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Where an encoder's fragment boundaries fall: on a grid of `fragmentNs` anchored at the first frame, decided by frame
-/// time, not frame count, so a dropped frame never shifts a boundary. Shared by every `VideoEncoder`.
+/// Where an encoder's fragment boundaries fall: on a grid of `fragmentNs` anchored at the first frame (and at each cut
+/// since), decided by frame time, not frame count, so a dropped frame never shifts a boundary. Shared by every
+/// `VideoEncoder`.
 ///
 /// A cut asked for through ``FragmentCuts`` (a shot's post-roll end) opens a fragment at the first frame at or after
 /// it, and the grid is counted from there on: the fragment before the cut is the one shorter than `fragmentNs`.
@@ -71,11 +72,14 @@ public final class FragmentCuts: Sendable {
     private let madeCount = Atomic<Int>(0)
     private let missedCount = Atomic<Int>(0)
 
-    public init() {}
+    public init() {
+        waiting.withLock { $0.reserveCapacity(Self.capacity) }  // never grown under the lock
+    }
 
     /// Cuts made: fragments opened off the grid.
     public var made: Int { madeCount.load(ordering: .relaxed) }
-    /// Cuts asked for at or before a frame already encoded (too late to make), or not kept.
+    /// Cuts not made: asked for at or before a frame already encoded (too late), not kept, or still waiting when
+    /// capture ended (``abandon()``).
     public var missed: Int { missedCount.load(ordering: .relaxed) }
 
     /// Asks for a fragment to open at the first frame at or after `atNs` (capture clock). False when it is not kept.
@@ -91,17 +95,42 @@ public final class FragmentCuts: Sendable {
         return kept
     }
 
+    /// Withdraws a cut asked for at `atNs` and not yet made (a relayed shot this device then heard itself: its own
+    /// shot asked for the cut that matters). Whether one was waiting.
+    @discardableResult
+    public func cancel(atNs: Int64) -> Bool {
+        waiting.withLock { cuts -> Bool in
+            guard let i = cuts.firstIndex(of: atNs) else { return false }
+            cuts.remove(at: i)
+            next.store(cuts.first ?? .max, ordering: .relaxed)
+            return true
+        }
+    }
+
+    /// Capture ended: the cuts still waiting will not be made; counted as missed. How many there were.
+    @discardableResult
+    public func abandon() -> Int {
+        let left = waiting.withLock { cuts -> Int in
+            let n = cuts.count
+            cuts.removeAll(keepingCapacity: true)
+            next.store(.max, ordering: .relaxed)
+            return n
+        }
+        if left > 0 { missedCount.add(left, ordering: .relaxed) }
+        return left
+    }
+
     /// Whether the frame at `frameNs` opens a fragment: a cut waits in (`previousNs`, `frameNs`]. Cuts at or before
     /// `previousNs` (the frame before; nil for a first frame, which opens one anyway) are let go, counted as missed.
     func take(frameNs: Int64, previousNs: Int64?) -> Bool {
         guard next.load(ordering: .relaxed) <= frameNs else { return false }
         let (made, missed) = waiting.withLock { cuts -> (Bool, Int) in
-            let due = cuts.prefix { $0 <= frameNs }
-            let late = due.reduce(0) { n, cut in n + (previousNs.map { cut > $0 } == true ? 0 : 1) }
-            let made = due.count > late
-            cuts.removeFirst(due.count)
+            let due = cuts.firstIndex { $0 > frameNs } ?? cuts.endIndex
+            var late = 0
+            for i in 0..<due where previousNs.map({ cuts[i] <= $0 }) ?? true { late += 1 }
+            cuts.removeFirst(due)
             next.store(cuts.first ?? .max, ordering: .relaxed)
-            return (made, late)
+            return (due > late, late)
         }
         if missed > 0 { missedCount.add(missed, ordering: .relaxed) }
         if made { madeCount.add(1, ordering: .relaxed) }

@@ -104,8 +104,11 @@ final class Minter: @unchecked Sendable {
     /// Called under `lock` (each published fragment wakes the mint loop to ask again).
     func mintMustWait(_ shot: DetectedImpact, pre: Int64) -> Bool {
         guard session.policy.stance >= .transferAndMintPaused, !session.videoDone else { return false }
-        let c = session.components.config
-        let oldestKept = session.newestFragmentEndNs - Int64(c[.ringSeconds] * 1e9) + 2 * c[.fragmentNs]
+        // The ring keeps its newest `capacity` fragments: two publishes from now the fragments before this one are
+        // recycled. Read from the ring, not from ringSeconds: a shot's post-roll cut makes a fragment shorter.
+        let live = session.ring.fragments
+        let danger = live.count + 2 - session.ring.configuration.capacity
+        let oldestKept = danger > 0 && danger < live.count ? live[danger].startNs : .min
         if shot.t0Ns - pre <= oldestKept {
             if !session.mintForced.contains(shot.id) {
                 session.mintForced.insert(shot.id)

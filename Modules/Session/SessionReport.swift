@@ -148,7 +148,7 @@ struct SessionReporter {
             fragmentsRefused: Figure(stats?.fragmentsRefused ?? 0, .measured, "ring full of pinned, unconfirmed clips"),
             fragmentsCutAtPostRoll: Figure(
                 stats?.fragmentCutsMade ?? 0, .measured,
-                "fragments opened at a shot's post-roll end, so its clip was minted when the post-roll was captured (capture.sealPostRollEarly); \(stats?.fragmentCutsMissed ?? 0) asked for too late to make"
+                "fragments opened at a shot's post-roll end, so its clip was minted when the post-roll was captured (capture.sealPostRollEarly); \(stats?.fragmentCutsMissed ?? 0) not made: asked for too late, or still waiting when capture ended"
             ),
             diskFull: Figure(
                 DiskFull(

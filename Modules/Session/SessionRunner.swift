@@ -101,6 +101,9 @@ public final class SessionRunner: @unchecked Sendable {
     /// The time of the IMU sample being taken (every one before it is on the timeline: samples come in time order), and
     /// whether the IMU stream has ended: a mint waits until the first is past its window or the second is true.
     let imuPendingNs = Atomic<Int64>(.min), imuEnded = Atomic<Bool>(false)
+    /// Where the encoder is asked to open a fragment off the grid: each shot's post-roll end. Made before capture starts,
+    /// so a shot heard or relayed before the first frame has its cut too.
+    let fragmentCuts = FragmentCuts()
     /// Each stop asked for, in words, for the report (under `lock`).
     var stopRequests: [String] { stop.requests }
 
@@ -191,10 +194,11 @@ public final class SessionRunner: @unchecked Sendable {
     /// its post-roll is captured rather than when the grid next closes a fragment. Under `lock`.
     func shotAdded(_ shot: DetectedImpact) {
         stop.extend(for: shot.t0Ns)
-        if components.config[.sealPostRollEarly] {
-            capture?.fragmentCuts.request(atNs: shot.t0Ns &+ components.config[.clipPostNs])
-        }
+        if components.config[.sealPostRollEarly], !videoDone { fragmentCuts.request(atNs: postRollEnd(of: shot)) }
     }
+
+    /// Where `shot`'s post-roll ends on the capture clock.
+    func postRollEnd(of shot: DetectedImpact) -> Int64 { shot.t0Ns &+ components.config[.clipPostNs] }
 
     /// Runs every stage to the end; returns the session report.
     public func run() throws -> SessionReport {

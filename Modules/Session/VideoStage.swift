@@ -16,7 +16,7 @@ final class VideoStage: @unchecked Sendable {
         let session = CaptureSession(
             source: runner.components.video, encoder: runner.components.encoder, ring: runner.ring,
             timeline: runner.videoTimeline,
-            fragmentNs: runner.components.config[.fragmentNs])
+            fragmentNs: runner.components.config[.fragmentNs], fragmentCuts: runner.fragmentCuts)
         runner.lock.lock()
         runner.capture = session
         runner.lock.unlock()

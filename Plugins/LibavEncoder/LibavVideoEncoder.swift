@@ -7,7 +7,8 @@ import Pipeline
 ///
 /// Fragment boundaries sit on a grid of `fragmentNs` anchored at the first frame and are decided by frame *time*, not
 /// frame count, so a dropped frame never shifts a boundary: the first frame at or after each grid line is a forced IDR
-/// and opens a new fragment.
+/// and opens a new fragment — as is the first at or after each cut a capture session asks for (a shot's post-roll end),
+/// from which the grid is counted on (``FragmentGrid``).
 public final class LibavVideoEncoder: VideoEncoder {
     public let codec: EncoderSession.Settings.Codec
     let bitrateBps: Int

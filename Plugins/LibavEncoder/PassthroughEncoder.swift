@@ -5,7 +5,8 @@ import Pipeline
 
 /// `passthrough`: compressed frames (Motion JPEG) written into fragments as they arrive — never decoded, never
 /// re-encoded. Every Motion JPEG frame is a keyframe, so fragments split on the same time grid as the encoders'
-/// (``FragmentGrid``: by frame time, a dropped frame never shifts a boundary), each a NUT file that stands alone.
+/// (``FragmentGrid``: by frame time, a dropped frame never shifts a boundary; and at each cut a session asks for), each a
+/// NUT file that stands alone.
 ///
 /// Per frame: the source writes the JPEG into this encoder's own buffer, which the muxer references for the length of
 /// one `av_write_frame` — no copy on our side, nothing allocated.
