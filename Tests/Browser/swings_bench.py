@@ -10,7 +10,7 @@ browser's cache emptied, and again with the page's files cached; and the browser
 for it), then, for each row the page adds, `ADDED <wall ms>` (Date.now() when the row was put in, the frame after); exits
 after N.
 """
-import argparse, json, os, sys, time
+import argparse, json, os, signal, sys, time
 
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -23,6 +23,8 @@ ap.add_argument('--adds', type=int, default=5)
 ap.add_argument('--visits', type=int, default=7)
 args = ap.parse_args()
 driver = chromium(media=False)
+# Ended by its caller (SIGTERM), it still closes chromium: the browser is not left running behind it.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 try:
     js = driver.execute_script
     wait = lambda cond, t=120: WebDriverWait(driver, t).until(lambda d: cond())

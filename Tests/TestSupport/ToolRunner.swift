@@ -75,6 +75,13 @@ public struct ToolRunner {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         p.waitUntilExit()
-        return (p.terminationStatus, outData, String(decoding: errData, as: UTF8.self))
+        var said = String(decoding: errData, as: UTF8.self)
+        // Foundation gives a signal's number as the status (SIGHUP's is 1, an exit's too): a program a signal ended says
+        // so, and its status is the shell's 128 + the signal, never a plain exit status.
+        if p.terminationReason == .uncaughtSignal {
+            said += "\n(\(program) was ended by signal \(p.terminationStatus))"
+            return (128 + p.terminationStatus, outData, said)
+        }
+        return (p.terminationStatus, outData, said)
     }
 }
