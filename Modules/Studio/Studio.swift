@@ -38,6 +38,8 @@ public final class Studio: @unchecked Sendable {
     /// Every swing's id and lesson, oldest first, as a swing's page places it among its lesson's (`lessonOrder`);
     /// read again only when the catalogue's swings or the roster changed.
     let lessonOrderCache = Mutex<LessonOrder?>(nil)
+    /// Flags and notes changed through this studio, counted: a swing discarded here is read again into the lesson order.
+    let annotations = Atomic<Int>(0)
     /// Exports being made and made (`LIBRARY/exports/`).
     let exports: StudioExports
     /// Share links (`LIBRARY/shares.json`).
@@ -467,7 +469,8 @@ public final class Studio: @unchecked Sendable {
         let st = standing(s, placement)
         return StudioAPI.Swing(
             id: Self.swingID(s), seq: s.first?.receivedSeq, bay: s.first?.bay, t0HostNs: s.compactMap(\.t0HostNs).min(),
-            receivedAt: s.map(\.receivedAt).max() ?? "", flags: Self.swingFlags(s), student: st.student?.id,
+            // Its first angle's receipt, as its page says: the swing was placed then, and keeps it as angles join.
+            receivedAt: s.map(\.receivedAt).min() ?? "", flags: Self.swingFlags(s), student: st.student?.id,
             studentName: st.student?.name, lesson: st.lesson,
             // where t0 is in the video: the swing's own view (a list reads no clip's files)
             angles: s.map { StudioAPI.Angle(clip: StudioAPI.Clip($0), video: videoURL($0), thumb: Self.thumbURL($0)) },
@@ -520,12 +523,14 @@ public final class Studio: @unchecked Sendable {
                     clip: StudioAPI.Clip(c), video: videoURL(c), thumb: Self.thumbURL(c), playback: playback))
         }
         let t0Host = s.compactMap(\.t0HostNs).min()
-        // Its place among the swings of its lesson (all swings, when it is its lesson's only one), oldest first.
+        // Its place among the swings of its lesson (all swings, when it is its lesson's only one), oldest first — as
+        // Swings lists them: the discarded left out, unless it is one itself.
         let placement = roster?.placement
         let st = standing(s, placement)
         let order = try lessonOrder()
-        var around = order.swings.filter { $0.lesson == st.lesson }.map(\.id)
-        if around.count < 2 { around = order.swings.map(\.id) }
+        let listed = order.swings.filter { !$0.discarded || $0.id == id }
+        var around = listed.filter { $0.lesson == st.lesson }.map(\.id)
+        if around.count < 2 { around = listed.map(\.id) }
         let at = around.firstIndex(of: id)
         let synced = s.allSatisfy { $0.t0HostNs != nil }
         let positions = try keyPositions(s)
@@ -547,20 +552,27 @@ public final class Studio: @unchecked Sendable {
     struct LessonOrder {
         struct Key: Equatable {
             let swings: Int
+            /// Those not discarded (another host sharing the catalogue discarding one changes it), and the flags
+            /// changed here.
+            let shown: Int
+            let annotations: Int
             let newest: String?
             let roster: Int
         }
         let key: Key
-        let swings: [(id: String, lesson: String, student: String?, receivedAt: String)]
+        let swings: [(id: String, lesson: String, student: String?, receivedAt: String, discarded: Bool)]
     }
 
-    /// The swings in lesson order, read from every clip only when the catalogue's count of swings, its newest swing or
-    /// the roster changed since the last read: a swing's page at 10 000 clips asks the catalogue for one swing, not all.
+    /// The swings in lesson order, read from every clip only when the catalogue's count of swings (or of those not
+    /// discarded), its newest swing, the roster or a flag set here changed since the last read: a swing's page at
+    /// 10 000 clips asks the catalogue for one swing, not all.
     func lessonOrder() throws -> LessonOrder {
+        let annotated = annotations.load(ordering: .relaxed)  // before the reads: a change between is read next time
         let newest = try catalogue.newestSwings(limit: 1, before: nil, hidingDiscarded: false)
+        let shown = try catalogue.newestSwings(limit: 1, before: nil, hidingDiscarded: true).swings
         let key = LessonOrder.Key(
-            swings: newest.swings, newest: newest.clips.isEmpty ? nil : Self.swingID(newest.clips),
-            roster: roster?.generation ?? 0)
+            swings: newest.swings, shown: shown, annotations: annotated,
+            newest: newest.clips.isEmpty ? nil : Self.swingID(newest.clips), roster: roster?.generation ?? 0)
         if let cached = lessonOrderCache.withLock({ $0 }), cached.key == key { return cached }
         let placement = roster?.placement  // read after the generation: a change between is read again next time
         let order = LessonOrder(
@@ -569,7 +581,8 @@ public final class Studio: @unchecked Sendable {
                 let st = standing($0, placement)
                 return (
                     id: Self.swingID($0), lesson: st.lesson, student: st.student?.id,
-                    receivedAt: $0.map(\.receivedAt).min() ?? ""
+                    receivedAt: $0.map(\.receivedAt).min() ?? "",
+                    discarded: Self.swingFlags($0).contains(ClipFlag.discarded.rawValue)
                 )
             })
         lessonOrderCache.withLock { $0 = order }
@@ -700,6 +713,7 @@ public final class Studio: @unchecked Sendable {
     func annotate(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, clipID)
         let here = try clipHere(clipID)  // nothing said of a clip that is not catalogued or is gone
+        defer { annotations.add(1, ordering: .relaxed) }
         do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch {
             throw StudioError(error.unavailable ? 503 : 404, "\(error)")
         }
@@ -814,6 +828,7 @@ public final class Studio: @unchecked Sendable {
         let (flags, notes) = try decodeAnnotation(body, id)
         guard let s = try swing(id) else { throw StudioError(404, "\(id): no such swing") }
         for c in s { try Self.requireFolder(c) }
+        defer { annotations.add(1, ordering: .relaxed) }
         for c in s {
             do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch {
                 throw StudioError(error.unavailable ? 503 : 500, "\(error)")

@@ -20,6 +20,8 @@ extension StudioAPI {
         /// The swings it opens, fixed when it was made (a lesson's swings then, its discarded ones left out; [] for an
         /// export): a swing added to the lesson later is not sent without the coach's say.
         public var swings: [String] = []
+        /// Whether the swings' notes go with them (the coach's choice when sharing; null or false: they do not).
+        @Nullable public var withNotes: Bool?
         public var title: String
         public var created: String
         public var expires: String
@@ -34,11 +36,13 @@ extension StudioAPI {
         public var shares: [Share]
     }
 
-    /// `POST /api/shares`: `{"kind": "swing"|"lesson"|"export", "target": id, "hours": n}` (hours: 168 when left out).
+    /// `POST /api/shares`: `{"kind": "swing"|"lesson"|"export", "target": id, "hours": n, "withNotes": bool}` (hours:
+    /// 168 when left out; the notes go only when asked).
     public struct ShareRequest: Codable, Sendable, Equatable {
         public var kind: String
         public var target: String
         public var hours: Double?
+        public var withNotes: Bool?
     }
 
     /// What a share link's page is given (`GET /share/<key>/api`): only what was shared.
@@ -58,6 +62,8 @@ extension StudioAPI {
             public var id: String
             public var receivedAt: String
             @Nullable public var studentName: String?
+            /// The coach's notes on it, when the link was made with them (null otherwise); as they read now.
+            @Nullable public var notes: String?
             public var positions: KeyPositions
             @Nullable public var tempo: KeyPositions.Tempo?
             public var angles: [Angle]
@@ -125,13 +131,16 @@ final class StudioShares: @unchecked Sendable {
         }
     }
 
-    func add(kind: String, target: String, swings: [String], title: String, hours: Double) throws -> StudioAPI.Share {
+    func add(kind: String, target: String, swings: [String], title: String, hours: Double, withNotes: Bool) throws
+        -> StudioAPI.Share
+    {
         let hex = { (n: Int) in Crypto.random(n).map { String(format: "%02x", $0) }.joined() }
         let key = hex(32)
         let now = Date()
         // Its id is its own random name, nothing of the key: the id is shown and sent where the key must not be.
         let s = StudioAPI.Share(
-            id: "s" + hex(8), key: key, kind: kind, target: target, swings: swings, title: title,
+            id: "s" + hex(8), key: key, kind: kind, target: target, swings: swings, withNotes: withNotes ? true : nil,
+            title: title,
             created: Self.stamp.string(from: now),
             expires: Self.stamp.string(from: now.addingTimeInterval(hours * 3600)),
             revoked: nil, url: "/share/\(key)", state: "active")
@@ -178,7 +187,8 @@ extension Studio {
 
     func addShare(_ body: Data) throws -> WebServer.Response {
         let q = try Self.body(
-            StudioAPI.ShareRequest.self, body, shape: #"{"kind": "swing"|"lesson"|"export", "target": id, "hours": n}"#)
+            StudioAPI.ShareRequest.self, body,
+            shape: #"{"kind": "swing"|"lesson"|"export", "target": id, "hours": n, "withNotes": true|false}"#)
         let hours = q.hours ?? 168
         guard hours.isFinite, hours > 0, hours <= StudioShares.maxHours else {
             throw StudioError(400, "hours \(hours): more than 0, at most \(Int(StudioShares.maxHours)) (90 days)")
@@ -214,7 +224,10 @@ extension Studio {
         }
         do {
             return .json(
-                try shares.add(kind: q.kind, target: q.target, swings: swings, title: title, hours: hours), status: 201)
+                try shares.add(
+                    kind: q.kind, target: q.target, swings: swings, title: title, hours: hours,
+                    withNotes: q.withNotes == true && q.kind != "export"),
+                status: 201)
         } catch { throw StudioError(500, "the link could not be kept (\(error))") }
     }
 
@@ -331,10 +344,12 @@ extension Studio {
                         drawings: (try? ClipDrawings.read(c.path)) ?? []))
             }
             let positions = try keyPositions(angles)
+            // A swing's notes are kept on every angle; the first that has any says them.
+            let notes = s.withNotes == true ? angles.first { !$0.notes.isEmpty }?.notes : nil
             swings.append(
                 .init(
                     id: id, receivedAt: angles.map(\.receivedAt).min() ?? "",
-                    studentName: standing(angles, placement).student?.name, positions: positions,
+                    studentName: standing(angles, placement).student?.name, notes: notes, positions: positions,
                     tempo: positions.tempo, angles: out))
         }
         var video: StudioAPI.Shared.Video?

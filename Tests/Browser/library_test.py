@@ -18,7 +18,8 @@ What it proves, each step asserting and failing with what it saw:
   6. at 390×844 nothing lies past the right edge of Swings or a swing; opened with no address and no camera
      connected, the studio shows Swings;
   7. an export of a swing's two angles side by side, slowed, with sound and the drawn line burned in (ffprobe, ffmpeg's
-     pixels); a share link that opens on a phone and is refused for another swing, after revocation and after expiry.
+     pixels); a share link that opens on a phone with the notes asked for and is refused for another swing, after
+     revocation and after expiry.
 Waiting is on conditions (WebDriverWait, process exit), never on a bare sleep.
 """
 import json, os, sys, time, urllib.error, urllib.request
@@ -413,8 +414,10 @@ try:
         fail(f'the drawn line is not in the export at ({px}, {py}): {[tuple(c) for c in near[21:28]]}, beside it {tuple(beside)}')
     shot('export')
     step(f'export: {video["width"]}x{video["height"]}, both angles side by side, {got:.2f} s (¼× over 0.4 s), sound, the drawn line burned in')
-    # A share link to the swing, opened on a phone: plays its angles; refused for another swing's clip, after revocation
-    # and after its expiry.
+    # A share link to the swing, opened on a phone: plays its angles, with the coach's notes (asked for by ticking "with
+    # my notes"); refused for another swing's clip, after revocation and after its expiry.
+    api(f'/api/swings/{ana[1]}/annotate', 'POST', {'notes': 'Hold the finish <b>2 s</b>'})
+    driver.find_element(By.CSS_SELECTOR, '.share .share-notes').click()
     driver.find_element(By.CSS_SELECTOR, '.share-make[data-kind="swing"]').click()
     wait(lambda: find('.share-url'), 20, 'the link shown')
     link = find('.share-url')[0].get_attribute('value')
@@ -426,6 +429,10 @@ try:
     # What the coach drew is drawn there too (the whole-clip line), and each angle says which camera it is.
     wait(lambda: js("return [...document.querySelectorAll('section.swing canvas')].some(c => Number(c.dataset.drawn || 0) >= 1)"), 20,
          'the drawings on the shared swing')
+    # The notes as typed, shown as text (never read as markup).
+    said = js("const n = document.querySelector('section.swing .notes'); return n ? [n.textContent, n.querySelectorAll('b').length] : null")
+    if said != ['Hold the finish <b>2 s</b>', 0]:
+        fail(f'the shared swing shows the notes as {said}')
     labels = js("return [...document.querySelectorAll('section.swing .label')].map(l => l.textContent)")
     if sorted(labels) != sorted(a['device'] for a in detail['angles']):
         fail(f'the shared swing names its cameras {labels}')
@@ -455,7 +462,7 @@ try:
     wait(lambda: next(sh['state'] for sh in api('/api/shares')['shares'] if sh['id'] == brief['id']) == 'expired', 30, 'the brief link expired')
     driver.get(base.rstrip('/') + brief['url'])
     wait(lambda: 'expired' in js("const r = document.getElementById('refused'); return r ? r.textContent : ''"), 20, 'the expired link refused')
-    step('share link: opens the swing at 390×844, refused for another swing\'s clip, after revocation and after expiry')
+    step('share link: opens the swing at 390×844 with the notes asked for, refused for another swing\'s clip, after revocation and after expiry')
     driver.get(base + '#/swings?student=ana-ruiz')
     ready('swings')
     wait(lambda: rows_of('data-swing') == [ana[0]], 20, 'the discarded swing hidden')

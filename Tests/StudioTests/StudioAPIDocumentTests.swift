@@ -44,10 +44,11 @@ struct StudioAPIDocumentTests {
             slow: .init(factor: 0.25, from: -0.1, to: 0.1), drawings: true),
         video: "v", error: nil, width: 1, height: 1, durationSeconds: 1, bytes: 1, sound: true)
     static let share = StudioAPI.Share(
-        id: "s", key: "k", kind: "swing", target: "t", title: "t", created: "c", expires: "e", revoked: nil, url: "u",
+        id: "s", key: "k", kind: "swing", target: "t", withNotes: true, title: "t", created: "c", expires: "e",
+        revoked: nil, url: "u",
         state: "active")
     static let sharedSwing = StudioAPI.Shared.Swing(
-        id: "s", receivedAt: "r", studentName: "S", positions: KeyPositions(), tempo: nil,
+        id: "s", receivedAt: "r", studentName: "S", notes: "n", positions: KeyPositions(), tempo: nil,
         angles: [
             .init(
                 video: "v", thumb: "t", device: "d", framesPerSecond: 1, impactSeconds: 1, durationSeconds: 1,
@@ -175,7 +176,7 @@ struct StudioAPIDocumentTests {
             ("ShareList", "POST /api/shares", try keys(StudioAPI.ShareList(shares: []))),
             (
                 "ShareRequest", "POST /api/shares",
-                try keys(StudioAPI.ShareRequest(kind: "swing", target: "t", hours: 1))
+                try keys(StudioAPI.ShareRequest(kind: "swing", target: "t", hours: 1, withNotes: true))
             ),
             (
                 "Shared", "POST /api/shares",

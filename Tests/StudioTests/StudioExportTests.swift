@@ -207,6 +207,33 @@ extension StudioTests {
         #expect(try send(s, "DELETE", "/api/shares/nope", "{}").status == 404)
     }
 
+    /// A swing's notes go with its link only when the coach asked (they may not be meant for the student), as they read
+    /// when the link is opened.
+    @Test func aLinksNotesGoOnlyWhenTheCoachAskedAndAsTheyReadNow() throws {
+        let lib = try library()
+        defer { lib.studio.stop() }
+        let s = lib.studio
+        let id = lib.swings[0]
+        #expect(try send(s, "POST", "/api/swings/\(id)/annotate", #"{"notes": "Hands lead at impact"}"#).status == 200)
+        let plain = try share(s, #"{"kind": "swing", "target": "\#(id)"}"#)
+        let noted = try share(s, #"{"kind": "swing", "target": "\#(id)", "withNotes": true}"#)
+        #expect(plain.withNotes == nil && noted.withNotes == true)
+        #expect(try decode(StudioAPI.Shared.self, s, "/share/\(plain.key)/api").swings.map(\.notes) == [nil])
+        #expect(
+            try decode(StudioAPI.Shared.self, s, "/share/\(noted.key)/api").swings.map(\.notes) == [
+                "Hands lead at impact"
+            ])
+        #expect(
+            try send(s, "POST", "/api/swings/\(id)/annotate", #"{"notes": "Hands lead; hold the finish"}"#).status
+                == 200)
+        #expect(
+            try decode(StudioAPI.Shared.self, s, "/share/\(noted.key)/api").swings.map(\.notes) == [
+                "Hands lead; hold the finish"
+            ])
+        // The choice is kept with the link (newest first).
+        #expect(try decode(StudioAPI.ShareList.self, s, "/api/shares").shares.map(\.withNotes) == [true, nil])
+    }
+
     @Test func aLessonsLinkSharesEverySwingOfItAndAnExpiredLinkNothing() throws {
         let lib = try library()
         let s = lib.studio

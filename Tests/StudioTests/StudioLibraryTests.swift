@@ -104,6 +104,16 @@ extension StudioTests {
         #expect(first.next == lib.swings[1] && first.studentName == "Ana Ruiz" && first.syncUncertaintyNs == 1_000_000)
         let second = try decode(StudioAPI.SwingDetail.self, s, "/api/swings/\(lib.swings[1])")
         #expect(second.lessonIndex == 2 && second.previous == lib.swings[0] && second.next == nil)
+        // A swing discarded is left out of its lesson's count and neighbours, as Swings leaves it out — but opened
+        // itself, it still says where it falls; kept again, it counts again.
+        #expect(
+            try send(s, "POST", "/api/swings/\(lib.swings[0])/annotate", #"{"flags": ["discarded"]}"#).status == 200)
+        let alone = try decode(StudioAPI.SwingDetail.self, s, "/api/swings/\(lib.swings[1])")
+        #expect(alone.previous != lib.swings[0], "\(alone)")
+        let discarded = try decode(StudioAPI.SwingDetail.self, s, "/api/swings/\(lib.swings[0])")
+        #expect(discarded.lessonIndex == 1 && discarded.lessonSwings == 2 && discarded.next == lib.swings[1])
+        #expect(try send(s, "POST", "/api/swings/\(lib.swings[0])/annotate", #"{"flags": []}"#).status == 200)
+        #expect(try decode(StudioAPI.SwingDetail.self, s, "/api/swings/\(lib.swings[1])").previous == lib.swings[0])
 
         // Search: a student's name, words of the notes.
         #expect(

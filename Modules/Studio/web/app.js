@@ -304,7 +304,7 @@ async function pageSwings(main) {
     const s = await api('/api/swings/' + encodeURIComponent(m.swingId));
     if (filters.device && !s.angles.some(a => a.device === filters.device)) return;
     if (filters.student && (s.student ?? 'none') !== filters.student) return;
-    const summary = { id: s.id, seq: s.seq, bay: s.bay, flags: s.flags, tags: s.tags, student: s.student, studentName: s.studentName, receivedAt: s.angles.map(a => a.receivedAt).sort().pop(), angles: s.angles };
+    const summary = { id: s.id, seq: s.seq, bay: s.bay, flags: s.flags, tags: s.tags, student: s.student, studentName: s.studentName, receivedAt: s.receivedAt, angles: s.angles };
     const old = list.querySelector(`[data-swing="${CSS.escape(s.id)}"]`);
     $('#no-swings', list)?.remove();
     if (old) old.replaceWith(row(summary)); else list.prepend(row(summary));
@@ -956,20 +956,22 @@ function exportPanel(request, what, alignOn = 'impact') {
     el('label', { class: 'filter' }, drawn, ' drawings'), make, status);
 }
 
-// "Share link": a read-only link to one swing, lesson or export (7 days), shown to copy; revocable on Exports.
+// "Share link": a read-only link to one swing, lesson or export (7 days), shown to copy; revocable on Exports. A swing's
+// or lesson's notes go with it only when the coach ticks "with my notes" (notes may not be meant for the student).
 function shareButton(kind, target, label) {
   const out = el('span', { class: 'share-out' });
+  const notes = kind === 'export' ? null : el('input', { type: 'checkbox', class: 'share-notes', onclick: e => e.stopPropagation() });
   const b = el('button', { class: 'share-make', 'data-kind': kind, onclick: async e => {
     e.stopPropagation();
     try {
-      const sh = await api('/api/shares', jsonBody('POST', { kind, target }));
+      const sh = await api('/api/shares', jsonBody('POST', { kind, target, withNotes: !!notes?.checked }));
       const url = location.origin + sh.url;
       const field = el('input', { class: 'share-url', readonly: '', value: url, size: 28, onclick: ev => { ev.stopPropagation(); ev.target.select(); } });
       out.replaceChildren(field, ' ', el('button', { onclick: ev => { ev.stopPropagation(); navigator.clipboard?.writeText(url); field.select(); } }, 'Copy'),
         el('span', { class: 'muted' }, ` until ${fmtClock(sh.expires)}`));
     } catch (err) { out.replaceChildren(el('span', { class: 'error' }, err.message)); }
   } }, label || 'Share link');
-  return el('span', { class: 'share' }, b, ' ', out);
+  return el('span', { class: 'share' }, notes ? el('label', { class: 'filter', onclick: e => e.stopPropagation() }, notes, ' with my notes') : '', ' ', b, ' ', out);
 }
 
 // Exports made and being made, and the links shared (revocable).
