@@ -38,7 +38,7 @@ public final class Studio: @unchecked Sendable {
     /// Every swing's id and lesson, oldest first, as a swing's page places it among its lesson's (`lessonOrder`);
     /// read again only when the catalogue's swings or the roster changed.
     let lessonOrderCache = Mutex<LessonOrder?>(nil)
-    /// Flags and notes changed through this studio, counted: a swing discarded here is read again into the lesson order.
+    /// Flags changed through this studio, counted: a swing discarded here is read again into the lesson order.
     let annotations = Atomic<Int>(0)
     /// Exports being made and made (`LIBRARY/exports/`).
     let exports: StudioExports
@@ -713,7 +713,8 @@ public final class Studio: @unchecked Sendable {
     func annotate(_ clipID: String, _ body: Data) throws -> WebServer.Response {
         let (flags, notes) = try decodeAnnotation(body, clipID)
         let here = try clipHere(clipID)  // nothing said of a clip that is not catalogued or is gone
-        defer { annotations.add(1, ordering: .relaxed) }
+        // Only a flag can move a swing in its lesson's order (a discard); notes saved as typed leave the order be.
+        defer { if flags != nil { annotations.add(1, ordering: .relaxed) } }
         do { try catalogue.annotate(clipID: clipID, flags: flags, notes: notes) } catch {
             throw StudioError(error.unavailable ? 503 : 404, "\(error)")
         }
@@ -828,7 +829,8 @@ public final class Studio: @unchecked Sendable {
         let (flags, notes) = try decodeAnnotation(body, id)
         guard let s = try swing(id) else { throw StudioError(404, "\(id): no such swing") }
         for c in s { try Self.requireFolder(c) }
-        defer { annotations.add(1, ordering: .relaxed) }
+        // Only a flag can move a swing in its lesson's order (a discard); notes saved as typed leave the order be.
+        defer { if flags != nil { annotations.add(1, ordering: .relaxed) } }
         for c in s {
             do { try catalogue.annotate(clipID: c.clipID, flags: flags, notes: notes) } catch {
                 throw StudioError(error.unavailable ? 503 : 500, "\(error)")

@@ -344,8 +344,8 @@ extension Studio {
                         drawings: (try? ClipDrawings.read(c.path)) ?? []))
             }
             let positions = try keyPositions(angles)
-            // A swing's notes are kept on every angle; the first that has any says them.
-            let notes = s.withNotes == true ? angles.first { !$0.notes.isEmpty }?.notes : nil
+            // A swing's notes are kept on every angle; its first angle's, as the swing's page shows them.
+            let notes = s.withNotes == true ? angles.first.flatMap { $0.notes.isEmpty ? nil : $0.notes } : nil
             swings.append(
                 .init(
                     id: id, receivedAt: angles.map(\.receivedAt).min() ?? "",

@@ -22,9 +22,9 @@ ap.add_argument('--url', required=True)
 ap.add_argument('--adds', type=int, default=5)
 ap.add_argument('--visits', type=int, default=7)
 args = ap.parse_args()
-driver = chromium(media=False)
 # Ended by its caller (SIGTERM), it still closes chromium: the browser is not left running behind it.
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+driver = chromium(media=False)
 try:
     js = driver.execute_script
     wait = lambda cond, t=120: WebDriverWait(driver, t).until(lambda d: cond())

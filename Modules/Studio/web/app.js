@@ -302,6 +302,7 @@ async function pageSwings(main) {
     if (m.type !== 'clip') return;
     if ((filters.bay && m.bay !== filters.bay) || filters.flag || filters.tag || filters.to || filters.q || filters.lesson) return;  // a new swing is unmarked, untagged, today's, without notes
     const s = await api('/api/swings/' + encodeURIComponent(m.swingId));
+    await rest;  // the page's last rows in first: an angle of one of them updates its row, never adds a second
     if (filters.device && !s.angles.some(a => a.device === filters.device)) return;
     if (filters.student && (s.student ?? 'none') !== filters.student) return;
     const summary = { id: s.id, seq: s.seq, bay: s.bay, flags: s.flags, tags: s.tags, student: s.student, studentName: s.studentName, receivedAt: s.receivedAt, angles: s.angles };
@@ -986,7 +987,7 @@ async function pageExports(main) {
   if (!shares.length) main.append(el('p', { class: 'muted' }, 'No links yet: "Share" on a swing, a lesson or an export makes one.'));
   else main.append(el('table', { id: 'shares' }, el('tr', {}, ['Made', 'What', 'Open until', 'State', ''].map(h => el('th', {}, h))),
     shares.map(sh => el('tr', { 'data-share': sh.id, 'data-state': sh.state }, el('td', {}, fmtClock(sh.created)),
-      el('td', {}, el('a', { href: sh.url, target: '_blank', rel: 'noopener' }, sh.title),
+      el('td', {}, el('a', { href: sh.url, target: '_blank', rel: 'noopener' }, sh.title), sh.withNotes ? el('span', { class: 'muted' }, ' · with notes') : '',
         sh.kind === 'swing' ? [' · ', el('a', { href: '#/swing/' + encodeURIComponent(sh.target) }, 'open the swing')] : ''),
       el('td', {}, fmtClock(sh.expires)), el('td', {}, sh.state),
       el('td', {}, sh.state === 'active' ? [
