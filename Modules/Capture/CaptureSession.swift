@@ -92,7 +92,7 @@ public final class CaptureSession {
 
     /// Fragment boundaries asked for off the grid (each shot's post-roll end), from any thread: the encoder opens a
     /// fragment at the first frame at or after each.
-    public var fragmentCuts: FragmentCuts { output.cuts }
+    public let fragmentCuts: FragmentCuts
 
     /// Fragments published and refused so far (read by a progress display; updated once per fragment).
     public var fragmentCounts: (published: Int, refused: Int) { (output.published, output.refused) }
@@ -105,6 +105,7 @@ public final class CaptureSession {
     ) {
         self.source = source
         self.encoder = encoder
+        self.fragmentCuts = fragmentCuts
         self.output = RingFragmentOutput(ring: ring, timeline: timeline, cuts: fragmentCuts)
         self.fragmentNs = fragmentNs
     }
@@ -198,12 +199,12 @@ public final class CaptureSession {
             stats.lastFrameNs = info.timeNs
         }
         try encoder.finish()
-        output.cuts.abandon()  // past the last frame: never made
+        fragmentCuts.abandon()  // past the last frame: never made
         stats.wallNs = monotonicNowNs() - wallStart
         stats.fragmentsPublished = output.published
         stats.fragmentsRefused = output.refused
-        stats.fragmentCutsMade = output.cuts.made
-        stats.fragmentCutsMissed = output.cuts.missed
+        stats.fragmentCutsMade = fragmentCuts.made
+        stats.fragmentCutsMissed = fragmentCuts.missed
         if stats.framesEncoded > 0 {
             stats.encodeMeanNs = Double(encodeTotal) / Double(stats.framesEncoded)
             let kept = samples[0..<min(sampleCount, samples.count)].sorted()
@@ -226,13 +227,12 @@ final class RingFragmentOutput: FragmentOutput {
     var published = 0
     var refused = 0
     var onPublish: ((FragmentInfo) -> Void)?
-    let cuts: FragmentCuts
-    var fragmentCuts: FragmentCuts? { cuts }
+    let fragmentCuts: FragmentCuts?
 
     init(ring: FragmentRing, timeline: SourceTimeline?, cuts: FragmentCuts) {
         self.ring = ring
         self.timeline = timeline
-        self.cuts = cuts
+        fragmentCuts = cuts
     }
 
     func beginFragment() throws {

@@ -57,12 +57,12 @@ struct CandidateBook: Sendable {
         pending.insert(shot, at: pending.firstIndex { $0.t0Ns > shot.t0Ns } ?? pending.endIndex)
     }
 
-    /// Withdraws a shot not yet minted (a relayed shot the session heard itself after all); whether it was waiting.
+    /// Withdraws a shot not yet minted (a relayed shot the session heard itself after all); the shot, when it was
+    /// waiting.
     @discardableResult
-    mutating func withdraw(_ id: UInt64) -> Bool {
-        guard let i = pending.firstIndex(where: { $0.id == id }) else { return false }
-        pending.remove(at: i)
+    mutating func withdraw(_ id: UInt64) -> DetectedImpact? {
+        guard let i = pending.firstIndex(where: { $0.id == id }) else { return nil }
         shots.removeAll { $0.id == id }
-        return true
+        return pending.remove(at: i)
     }
 }

@@ -43,11 +43,8 @@ extension SessionRunner {
             if let drop { audioWindows[drop] = nil }  // its audio goes with it, unless a shot still needs it
             // A bay-mate's relay of the same swing, still waiting, gives way to what this microphone heard.
             // Its cut goes too: this shot asks for its own, a few ms away (two would leave a sliver of a fragment).
-            if isShot, let same = relay.heard(cand, waiting: book.pending) {
-                if let t = book.pending.first(where: { $0.id == same }) {
-                    fragmentCuts.cancel(atNs: postRollEnd(of: t))
-                }
-                book.withdraw(same)
+            if isShot, let same = relay.heard(cand, waiting: book.pending), let gone = book.withdraw(same) {
+                fragmentCuts.cancel(atNs: postRollEnd(of: gone))
             }
             if isShot {
                 eventTimeline.append(timeNs: cand.t0Ns, kind: .shot, reference: cand.id, value: Int64(book.shots.count))

@@ -151,13 +151,19 @@ enum BenchStudio {
         else {
             throw CommandFailure.failure("the Swings page in chromium never said it was painted")
         }
-        func spread(_ xs: [Double]) -> [String: Any] {
-            let s = xs.sorted()
-            return [
-                "min": s[0], "median": s[s.count / 2],
-                "p95": s[min(s.count - 1, Int((0.95 * Double(s.count - 1)).rounded()))],
-                "max": s[s.count - 1], "n": s.count,
-            ]
+        /// Min, median, p95 and max of a browser figure's samples (never empty), as the JSON gives them.
+        struct Spread {
+            let sorted: [Double]
+            init(_ xs: [Double]) { sorted = xs.sorted() }
+            var median: Double { sorted[sorted.count / 2] }
+            var max: Double { sorted[sorted.count - 1] }
+            var json: [String: Any] {
+                [
+                    "min": sorted[0], "median": median,
+                    "p95": sorted[Swift.min(sorted.count - 1, Int((0.95 * Double(sorted.count - 1)).rounded()))],
+                    "max": max, "n": sorted.count,
+                ]
+            }
         }
         var after: [Double] = []
         for k in 0..<adds {
@@ -177,23 +183,22 @@ enum BenchStudio {
             }
             after.append(shown - catalogued)
         }
-        let sorted = after.sorted()
+        let (first, again, added) = (Spread(paint), Spread(warm), Spread(after))
         let json: [String: Any] = [
             "firstPaintMs": [
-                "firstVisit": spread(paint), "again": spread(warm),
+                "firstVisit": first.json, "again": again.json,
                 "browsersFirstPage": (visits["browsersFirstPage"] as? NSNumber)?.doubleValue ?? -1,
                 "note":
                     "each visit from about:blank once the last one's thumbnails in view had loaded; a first visit with the browser's cache emptied; the browser's very first page (its renderer started for it) said apart",
             ],
-            "newRowAfterCataloguedMs": ["median": sorted[sorted.count / 2], "max": sorted.last!, "n": adds],
+            "newRowAfterCataloguedMs": added.json,
             "measuredAgainst":
                 "targets (issue 32): first paint ≤ 300 ms, a new swing's row ≤ 200 ms after it is catalogued; chromium headless, 1400x1000",
         ]
         let line = String(
             format:
                 "  chromium at %d clips: Swings first painted %.0f ms after navigation (median of %d; max %.0f), %.0f on a later visit with its files cached (max %.0f); a new swing's row %.0f ms (median; max %.0f) after it was catalogued",
-            base, paint.sorted()[paint.count / 2], paint.count, paint.max()!, warm.sorted()[warm.count / 2],
-            warm.max()!, sorted[sorted.count / 2], sorted.last!)
+            base, first.median, paint.count, first.max, again.median, again.max, added.median, added.max)
         return (json, line)
     }
 
